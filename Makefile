@@ -1,0 +1,45 @@
+# Graded — the two README commands are `make run` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+HOST   ?= 127.0.0.1:8000
+
+.PHONY: run test install lint format bench clean
+
+$(BIN)/python:
+	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Graded needs Python 3.11+"'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+install: $(VENV)/.installed
+
+## Set up, migrate the SQLite database, load the demo and serve on $(HOST).
+run: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py load_demo
+	@echo "Graded is starting: open http://$(HOST)/ and log in with a demo account above."
+	$(BIN)/python manage.py runserver $(HOST)
+
+## Set up and run the whole test suite (lint, unit, API and browser tests).
+test: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint:
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+format:
+	$(BIN)/ruff format . && $(BIN)/ruff check --fix .
+
+## Run the benchmarks (see docs/benchmarks.md).
+bench: install
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(BIN)/python -m benchmarks.run
+
+clean:
+	rm -rf $(VENV) db.sqlite3 staticfiles .pytest_cache .test-media

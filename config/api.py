@@ -1,0 +1,54 @@
+"""REST framework glue shared by every API view: one error body shape."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+
+def _flatten(detail: Any, field: str | None = None) -> list[dict[str, Any]]:
+    """Turn DRF's nested error detail into a flat list of ``{field, message}`` items."""
+    if isinstance(detail, dict):
+        items: list[dict[str, Any]] = []
+        for key, value in detail.items():
+            name = key if field is None else f"{field}.{key}"
+            items.extend(_flatten(value, None if key == "non_field_errors" else name))
+        return items
+    if isinstance(detail, list):
+        if detail and all(isinstance(d, dict) and "message" in d for d in detail):
+            return [dict(d) for d in detail]
+        items = []
+        for value in detail:
+            items.extend(_flatten(value, field))
+        return items
+    item: dict[str, Any] = {"message": str(detail)}
+    if field:
+        item["field"] = field
+    return [item]
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """Render every API error as ``{"errors": [{"message": ..., "field"/"line": ...}]}``."""
+    if isinstance(exc, DjangoValidationError):
+        detail = exc.message_dict if hasattr(exc, "error_dict") else exc.messages
+        exc = exceptions.ValidationError(detail)
+    elif isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied()
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    errors = getattr(exc, "errors", None)
+    if errors is None:
+        errors = _flatten(response.data)
+    response.data = {"errors": errors}
+    if response.status_code == status.HTTP_400_BAD_REQUEST and not errors:
+        response.data = {"errors": [{"message": "Bad request."}]}
+    return response

@@ -1,0 +1,14 @@
+"""Settings for the test suite: fast hashing, inline background work."""
+
+from .base import *  # noqa: F403
+
+DEBUG = False
+SECRET_KEY = "test-only-insecure-key"
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+CELERY_TASK_ALWAYS_EAGER = True
+STORAGES = {
+    **STORAGES,  # noqa: F405
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+MEDIA_ROOT = BASE_DIR / ".test-media"  # noqa: F405
+LOGGING = {"version": 1, "disable_existing_loggers": False}

@@ -1,0 +1,423 @@
+"""Judging data model: collections, queries, documents, judges, judgments and their history.
+
+Writes go through :mod:`judging.services`; reads through :mod:`judging.selectors`.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.db.models import Q
+
+GRADE_MIN = 0
+GRADE_MAX = 4
+DEFAULT_GRADE_NAMES = [
+    "Not relevant",
+    "Marginally relevant",
+    "Relevant",
+    "Highly relevant",
+    "Perfect match",
+]
+DEFAULT_MEASURES = [
+    "nDCG@10",
+    "nDCG(gain=exp)@10",
+    "P@10",
+    "RR",
+    "AP",
+    "R@100",
+    "Judged@10",
+]
+
+
+def default_grade_names() -> list[str]:
+    """Return a fresh copy of the default names of grades 0–4."""
+    return list(DEFAULT_GRADE_NAMES)
+
+
+def default_measures() -> list[str]:
+    """Return a fresh copy of the default leaderboard measure set."""
+    return list(DEFAULT_MEASURES)
+
+
+def random_shuffle_key() -> int:
+    """Return a random 31-bit key used to shuffle pairs without an ORDER BY RANDOM()."""
+    return secrets.randbelow(2**31 - 1)
+
+
+class Collection(models.Model):
+    """A judging campaign: queries, documents, the grade scale and who takes part."""
+
+    name = models.CharField(max_length=200, help_text="Human-readable name.")
+    slug = models.SlugField(
+        max_length=100, unique=True, help_text="Identifier used in URLs and by scripts."
+    )
+    guidelines = models.TextField(
+        blank=True, help_text="Instructions for judges (Markdown), shown on every card."
+    )
+    grade_names = models.JSONField(
+        default=default_grade_names,
+        help_text="Names of grades 0 to 4, in order (exactly five strings).",
+    )
+    judges_per_pair = models.PositiveSmallIntegerField(
+        default=1, help_text="How many judges should grade each pooled (query, document) pair."
+    )
+    pool_depth = models.PositiveIntegerField(
+        default=10, help_text="Top-k documents of each submitted run that join the judging pool."
+    )
+    coverage_threshold = models.FloatField(
+        default=0.9,
+        help_text="Judged@k below this share marks a run's scores as resting on thin judgments.",
+    )
+    measures = models.JSONField(
+        default=default_measures, help_text="Measures shown on the leaderboard (engine names)."
+    )
+    leaderboard_published = models.BooleanField(
+        default=False,
+        help_text="When off, teams see only their own runs; coordinators always see all.",
+    )
+    judgments_version = models.PositiveBigIntegerField(
+        default=0,
+        help_text="Incremented on every judgment change; scores record the version they used.",
+    )
+    judgments_changed_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the judgment list last changed."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(judges_per_pair__gte=1), name="collection_judges_per_pair_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(coverage_threshold__gte=0) & Q(coverage_threshold__lte=1),
+                name="collection_coverage_threshold_unit",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        """Return the collection's name."""
+        return self.name
+
+    def clean(self) -> None:
+        """Check that exactly five non-empty grade names are given."""
+        names = self.grade_names
+        if (
+            not isinstance(names, list)
+            or len(names) != GRADE_MAX - GRADE_MIN + 1
+            or not all(isinstance(n, str) and n.strip() for n in names)
+        ):
+            raise ValidationError(
+                {"grade_names": "Give exactly five non-empty names, for grades 0 to 4."}
+            )
+
+    @property
+    def grade_scale(self) -> list[tuple[int, str]]:
+        """Return ``(grade, name)`` pairs from 0 to 4."""
+        return list(enumerate(self.grade_names, start=GRADE_MIN))
+
+
+class Membership(models.Model):
+    """A user's role in one collection."""
+
+    class Role(models.TextChoices):
+        COORDINATOR = "coordinator", "Coordinator"
+        JUDGE = "judge", "Judge"
+        TEAM = "team", "Team member"
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(
+        max_length=20, choices=Role.choices, help_text="What the user may do in the collection."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["collection", "user", "role"], name="membership_unique_role"
+            ),
+        ]
+        indexes = [models.Index(fields=["user", "role"], name="membership_user_role")]
+
+    def __str__(self) -> str:
+        """Return ``user @ collection (role)``."""
+        return f"{self.user} @ {self.collection} ({self.role})"
+
+
+class Query(models.Model):
+    """A topic: the query text plus what judges read to decide relevance."""
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="queries")
+    external_id = models.CharField(max_length=100, help_text="Query id as in runs and qrels.")
+    text = models.TextField(help_text="The query as a user typed it.")
+    description = models.TextField(blank=True, help_text="One-sentence information need.")
+    narrative = models.TextField(
+        blank=True, help_text="What makes a document relevant or not, for judges."
+    )
+
+    class Meta:
+        verbose_name_plural = "queries"
+        ordering = ["collection_id", "external_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["collection", "external_id"], name="query_unique_external_id"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        """Return ``external_id: text``."""
+        return f"{self.external_id}: {self.text}"
+
+
+class Document(models.Model):
+    """A document of a collection; bodies are untrusted text or HTML."""
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="documents")
+    external_id = models.CharField(max_length=200, help_text="Document id (docno) as in runs.")
+    title = models.TextField(blank=True, help_text="Title shown to judges.")
+    body = models.TextField(
+        blank=True, help_text="Untrusted text or HTML; sanitised before display."
+    )
+    url = models.URLField(max_length=2000, blank=True, help_text="Source address, if any.")
+    extra = models.JSONField(
+        default=dict, blank=True, help_text="Further fields, shown to judges as a table."
+    )
+    has_content = models.BooleanField(
+        default=True,
+        help_text="False for documents known only by id (from runs); never shown to judges.",
+    )
+
+    class Meta:
+        ordering = ["collection_id", "external_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["collection", "external_id"], name="document_unique_external_id"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        """Return the document id."""
+        return self.external_id
+
+
+class Judge(models.Model):
+    """Who produced a grade: a human user or an LLM configuration.
+
+    Both kinds live in one table so that agreement between any two judges is one query.
+    """
+
+    class Kind(models.TextChoices):
+        HUMAN = "human", "Human"
+        LLM = "llm", "LLM"
+
+    kind = models.CharField(max_length=10, choices=Kind.choices, help_text="Human or LLM.")
+    name = models.CharField(max_length=200, help_text="Display name (hidden from other judges).")
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="judge",
+        help_text="The user behind a human judge.",
+    )
+    provider = models.CharField(max_length=100, blank=True, help_text="LLM provider.")
+    model = models.CharField(max_length=200, blank=True, help_text="LLM model name.")
+    model_version = models.CharField(max_length=100, blank=True, help_text="LLM model version.")
+    prompt_template = models.TextField(blank=True, help_text="Prompt template the LLM was given.")
+    prompt_version = models.CharField(max_length=100, blank=True, help_text="Prompt version.")
+    decoding = models.JSONField(
+        default=dict, blank=True, help_text="Decoding parameters (temperature, top_p, ...)."
+    )
+    native_scale = models.JSONField(
+        default=list, blank=True, help_text="Labels of the LLM's own scale, if not 0–4."
+    )
+    scale_mapping = models.JSONField(
+        default=dict, blank=True, help_text="Mapping from native labels to grades 0–4."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(kind="human") & Q(user__isnull=False))
+                | (Q(kind="llm") & Q(user__isnull=True) & ~Q(model="")),
+                name="judge_kind_fields",
+                violation_error_message="A human judge needs a user; an LLM judge needs a model.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        """Return the judge's name."""
+        return self.name
+
+
+class PoolEntry(models.Model):
+    """A (query, document) pair in a collection's judging pool."""
+
+    class Source(models.TextChoices):
+        MANUAL = "manual", "Added by a coordinator"
+        RUN = "run", "Pooled from a run"
+        IMPORT = "import", "Imported"
+
+    query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="pool_entries")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="pool_entries")
+    collection = models.ForeignKey(
+        Collection,
+        on_delete=models.CASCADE,
+        related_name="pool_entries",
+        help_text="Denormalised from the query for fast per-collection queues.",
+    )
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.MANUAL)
+    graded_count = models.PositiveIntegerField(
+        default=0, help_text="How many judges have graded this pair (kept by the services)."
+    )
+    shuffle_key = models.PositiveIntegerField(
+        default=random_shuffle_key, help_text="Random key; orders pairs against position bias."
+    )
+    added_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "pool entries"
+        constraints = [
+            models.UniqueConstraint(fields=["query", "document"], name="pool_entry_unique_pair"),
+        ]
+        indexes = [
+            models.Index(fields=["collection", "graded_count"], name="pool_collection_count"),
+        ]
+
+    def __str__(self) -> str:
+        """Return ``qid/docno``."""
+        return f"{self.query_id}/{self.document_id}"
+
+
+class Judgment(models.Model):
+    """The current label one judge gave one (query, document) pair."""
+
+    class Status(models.TextChoices):
+        GRADED = "graded", "Graded"
+        CANNOT_JUDGE = "cannot_judge", "Cannot judge"
+        LATER = "later", "Judge later"
+
+    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="judgments")
+    query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="judgments")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="judgments")
+    collection = models.ForeignKey(
+        Collection,
+        on_delete=models.CASCADE,
+        related_name="judgments",
+        help_text="Denormalised from the query; the database checks it matches both sides.",
+    )
+    grade = models.SmallIntegerField(
+        null=True, blank=True, help_text="0 not relevant … 4 perfect; empty unless graded."
+    )
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.GRADED)
+    note = models.TextField(
+        blank=True, help_text="Judge's note, LLM explanation, or why it cannot be judged."
+    )
+    seconds = models.FloatField(
+        null=True, blank=True, help_text="Time spent on the pair (client-measured, capped)."
+    )
+    abstain_probability = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Probability that this document makes an LLM abstain (for UDCG), 0–1.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["judge", "query", "document"], name="judgment_unique_current"
+            ),
+            models.CheckConstraint(
+                condition=Q(grade__isnull=True) | Q(grade__gte=GRADE_MIN, grade__lte=GRADE_MAX),
+                name="judgment_grade_range",
+                violation_error_message="Grade must be between 0 and 4.",
+            ),
+            models.CheckConstraint(
+                condition=(Q(status="graded") & Q(grade__isnull=False))
+                | (Q(status__in=["cannot_judge", "later"]) & Q(grade__isnull=True)),
+                name="judgment_grade_iff_graded",
+                violation_error_message="A graded judgment has a grade; other statuses have none.",
+            ),
+            models.CheckConstraint(
+                condition=Q(seconds__isnull=True) | Q(seconds__gte=0),
+                name="judgment_seconds_nonnegative",
+            ),
+            models.CheckConstraint(
+                condition=Q(abstain_probability__isnull=True)
+                | Q(abstain_probability__gte=0, abstain_probability__lte=1),
+                name="judgment_abstain_probability_unit",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["collection", "query", "document"], name="judgment_pair"),
+            models.Index(fields=["judge", "collection", "created_at"], name="judgment_judge_time"),
+        ]
+
+    def __str__(self) -> str:
+        """Return ``judge: query/document = grade``."""
+        value = self.grade if self.status == self.Status.GRADED else self.status
+        return f"{self.judge_id}: {self.query_id}/{self.document_id} = {value}"
+
+
+class JudgmentEvent(models.Model):
+    """One append-only history entry: a judgment was created, changed or deleted."""
+
+    class Action(models.TextChoices):
+        CREATE = "create", "Created"
+        CHANGE = "change", "Changed"
+        DELETE = "delete", "Deleted"
+
+    class Channel(models.TextChoices):
+        BROWSER = "browser", "Browser"
+        API = "api", "API"
+        IMPORT = "import", "Import"
+        ADMIN = "admin", "Admin"
+        SYSTEM = "system", "System"
+
+    judgment = models.ForeignKey(
+        Judgment,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="events",
+        help_text="Empty once the judgment itself is deleted; the event stays.",
+    )
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="events")
+    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="events")
+    query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="events")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="events")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="judgment_events",
+        help_text="The user who made the change (empty for system changes).",
+    )
+    action = models.CharField(max_length=10, choices=Action.choices)
+    channel = models.CharField(max_length=10, choices=Channel.choices)
+    before = models.JSONField(null=True, blank=True, help_text="Label before the change.")
+    after = models.JSONField(null=True, blank=True, help_text="Label after the change.")
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["at", "id"]
+        indexes = [
+            models.Index(fields=["collection", "query", "document"], name="event_pair"),
+            models.Index(fields=["judge", "at"], name="event_judge_time"),
+        ]
+
+    def __str__(self) -> str:
+        """Return ``action judgment via channel``."""
+        return f"{self.action} {self.judgment_id} via {self.channel}"

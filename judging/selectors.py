@@ -1,0 +1,264 @@
+"""Read side of judging: every query a page or API needs, each in a fixed number of SQL queries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import (
+    BigIntegerField,
+    Case,
+    Count,
+    Exists,
+    ExpressionWrapper,
+    F,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
+from django.db.models.functions import Coalesce
+from django.http import Http404
+
+from .models import Collection, Judge, Judgment, Membership, PoolEntry
+
+FINAL_STATUSES = (Judgment.Status.GRADED, Judgment.Status.CANNOT_JUDGE)
+_MIX_MULTIPLIER = 2654435761  # Knuth's multiplicative hash constant
+_MIX_MODULUS = 2147483647
+
+
+def collection_for_member(
+    *, user: AbstractBaseUser, slug: str, roles: tuple[str, ...] | None = None
+) -> Collection:
+    """Return the collection if ``user`` holds one of ``roles`` in it (any role if None).
+
+    Superusers see every collection. Raises ``Http404`` otherwise, so that a collection's
+    existence does not leak to non-members.
+    """
+    queryset = Collection.objects.filter(slug=slug)
+    if not user.is_superuser:
+        memberships = Membership.objects.filter(collection=OuterRef("pk"), user=user)
+        if roles is not None:
+            memberships = memberships.filter(role__in=roles)
+        queryset = queryset.filter(Exists(memberships))
+    collection = queryset.first()
+    if collection is None:
+        raise Http404("No such collection.")
+    return collection
+
+
+def user_roles(*, user: AbstractBaseUser, collection: Collection) -> set[str]:
+    """Return the roles ``user`` holds in ``collection`` (superusers are coordinators)."""
+    roles = set(
+        Membership.objects.filter(collection=collection, user=user).values_list("role", flat=True)
+    )
+    if user.is_superuser:
+        roles.add(Membership.Role.COORDINATOR)
+    return roles
+
+
+def _open_pairs(judge_id: int | None) -> QuerySet[PoolEntry]:
+    """Pool entries still needing grades, with content, not finally judged by ``judge_id``."""
+    mine = Judgment.objects.filter(
+        judge_id=judge_id,
+        query_id=OuterRef("query_id"),
+        document_id=OuterRef("document_id"),
+        status__in=FINAL_STATUSES,
+    )
+    return PoolEntry.objects.filter(
+        graded_count__lt=F("collection__judges_per_pair"), document__has_content=True
+    ).exclude(Exists(mine))
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far one judge is in one collection."""
+
+    done: int
+    remaining: int
+
+    @property
+    def total(self) -> int:
+        """Return the pairs this judge has judged or may still judge."""
+        return self.done + self.remaining
+
+    @property
+    def percent(self) -> int:
+        """Return the share done, as a whole percentage (100 when there is nothing to do)."""
+        return 100 if self.total == 0 else round(100 * self.done / self.total)
+
+
+def _progress_annotations(judge_id: int | None) -> dict:
+    """Return ``done``/``remaining`` subquery annotations for a collection queryset."""
+    done = (
+        Judgment.objects.filter(
+            collection=OuterRef("pk"), judge_id=judge_id, status__in=FINAL_STATUSES
+        )
+        .order_by()
+        .values("collection")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    remaining = (
+        _open_pairs(judge_id)
+        .filter(collection=OuterRef("pk"))
+        .order_by()
+        .values("collection")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return {
+        "done": Coalesce(Subquery(done, output_field=IntegerField()), Value(0)),
+        "remaining": Coalesce(Subquery(remaining, output_field=IntegerField()), Value(0)),
+    }
+
+
+def collections_with_progress(*, user: AbstractBaseUser, judge: Judge | None) -> list[Collection]:
+    """Return the collections ``user`` belongs to, each with ``progress`` and ``roles``.
+
+    One SQL query for the collections with their progress, one for the roles.
+    """
+    judge_id = judge.pk if judge else None
+    collections = list(
+        Collection.objects.filter(memberships__user=user)
+        .distinct()
+        .annotate(**_progress_annotations(judge_id))
+        .order_by("name")
+    )
+    roles: dict[int, set[str]] = {}
+    for collection_id, role in Membership.objects.filter(user=user).values_list(
+        "collection_id", "role"
+    ):
+        roles.setdefault(collection_id, set()).add(role)
+    for collection in collections:
+        collection.progress = Progress(done=collection.done, remaining=collection.remaining)
+        collection.roles = roles.get(collection.pk, set())
+    return collections
+
+
+def judge_progress(*, judge: Judge, collection: Collection) -> Progress:
+    """Return ``judge``'s progress in ``collection`` in one SQL query."""
+    row = (
+        Collection.objects.filter(pk=collection.pk)
+        .annotate(**_progress_annotations(judge.pk))
+        .values("done", "remaining")
+        .get()
+    )
+    return Progress(done=row["done"], remaining=row["remaining"])
+
+
+def next_pair(
+    *, judge: Judge, collection: Collection, current_query_id: int | None = None
+) -> PoolEntry | None:
+    """Return the next pool entry ``judge`` should grade, or None when none is left.
+
+    Order: pairs deferred with "later" come last; pairs of the query the judge is working
+    on come first (so the narrative stays fresh); then pairs with the fewest grades; ties
+    are broken by a per-judge shuffle, so documents appear in a random order that does not
+    follow any run's ranking, and two judges see different orders.
+    """
+    deferred = Judgment.objects.filter(
+        judge=judge,
+        query_id=OuterRef("query_id"),
+        document_id=OuterRef("document_id"),
+        status=Judgment.Status.LATER,
+    )
+    mix = ExpressionWrapper(
+        (F("shuffle_key") + Value(judge.pk * _MIX_MULTIPLIER)) % Value(_MIX_MODULUS),
+        output_field=BigIntegerField(),
+    )
+    return (
+        _open_pairs(judge.pk)
+        .filter(collection=collection)
+        .annotate(
+            deferred=Exists(deferred),
+            other_query=Case(
+                When(query_id=current_query_id, then=Value(0)),
+                default=Value(1),
+                output_field=IntegerField(),
+            ),
+            mix=mix,
+        )
+        .select_related("query", "document")
+        .order_by("deferred", "other_query", "graded_count", "mix", "pk")
+        .first()
+    )
+
+
+def pool_entry_for_judge(*, collection: Collection, entry_id: int) -> PoolEntry:
+    """Return one pool entry of ``collection`` that judges may see, with query and document."""
+    entry = (
+        PoolEntry.objects.filter(collection=collection, pk=entry_id, document__has_content=True)
+        .select_related("query", "document")
+        .first()
+    )
+    if entry is None:
+        raise Http404("No such pair.")
+    return entry
+
+
+def judgment_of(*, judge: Judge, entry: PoolEntry) -> Judgment | None:
+    """Return ``judge``'s current judgment of the entry's pair, if any."""
+    return Judgment.objects.filter(
+        judge=judge, query_id=entry.query_id, document_id=entry.document_id
+    ).first()
+
+
+def previous_entry_id(
+    *, judge: Judge, collection: Collection, before: Judgment | None
+) -> int | None:
+    """Return the pool entry judged just before ``before`` (or the latest, if None)."""
+    judgments = Judgment.objects.filter(judge=judge, collection=collection)
+    if before is not None:
+        judgments = judgments.filter(
+            Q(created_at__lt=before.created_at) | Q(created_at=before.created_at, pk__lt=before.pk)
+        )
+    entry = PoolEntry.objects.filter(
+        collection=collection,
+        query_id=OuterRef("query_id"),
+        document_id=OuterRef("document_id"),
+    ).values("pk")[:1]
+    row = (
+        judgments.annotate(entry_id=Subquery(entry))
+        .filter(entry_id__isnull=False)
+        .order_by("-created_at", "-pk")
+        .values_list("entry_id", "query_id")
+        .first()
+    )
+    return row[0] if row else None
+
+
+def last_query_id(*, judge: Judge, collection: Collection) -> int | None:
+    """Return the query of ``judge``'s most recent judgment in ``collection``."""
+    return (
+        Judgment.objects.filter(judge=judge, collection=collection)
+        .order_by("-updated_at", "-pk")
+        .values_list("query_id", flat=True)
+        .first()
+    )
+
+
+def judgments_of_judge(
+    *,
+    judge: Judge,
+    collection: Collection,
+    status: str | None = None,
+    grade: int | None = None,
+    query_external_id: str | None = None,
+) -> QuerySet[Judgment]:
+    """Return ``judge``'s own judgments in ``collection``, newest first, filterable."""
+    queryset = (
+        Judgment.objects.filter(judge=judge, collection=collection)
+        .select_related("query", "document")
+        .order_by("-updated_at", "-pk")
+    )
+    if status:
+        queryset = queryset.filter(status=status)
+    if grade is not None:
+        queryset = queryset.filter(grade=grade)
+    if query_external_id:
+        queryset = queryset.filter(query__external_id=query_external_id)
+    return queryset

@@ -1,0 +1,5 @@
+"""Judging pages."""
+
+
+app_name = "judging"
+urlpatterns: list = []

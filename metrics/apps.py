@@ -1,0 +1,10 @@
+"""Metrics app configuration."""
+
+from django.apps import AppConfig
+
+
+class MetricsConfig(AppConfig):
+    """Runs, scores and leaderboards; the pure engine lives in ``metrics.engine``."""
+
+    name = "metrics"
+    verbose_name = "Metrics"

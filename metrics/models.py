@@ -1,0 +1,1 @@
+"""Metrics data model (teams, runs, scores) — see issue 'part 3'."""

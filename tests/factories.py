@@ -1,0 +1,66 @@
+"""Plain builders for test data (no factory library needed for a handful of models)."""
+
+from __future__ import annotations
+
+import itertools
+
+from django.contrib.auth import get_user_model
+
+from judging import services
+from judging.models import Collection, Document, Judge, Membership, PoolEntry, Query
+
+_seq = itertools.count(1)
+
+
+def user(username: str | None = None, *, password: str = "pw", **extra):
+    """Create a user with a known password."""
+    name = username or f"user{next(_seq)}"
+    return get_user_model().objects.create_user(username=name, password=password, **extra)
+
+
+def collection(slug: str | None = None, **fields) -> Collection:
+    """Create a collection."""
+    slug = slug or f"c{next(_seq)}"
+    return Collection.objects.create(name=fields.pop("name", slug.title()), slug=slug, **fields)
+
+
+def query(coll: Collection, external_id: str | None = None, **fields) -> Query:
+    """Create a query in ``coll``."""
+    qid = external_id or f"q{next(_seq)}"
+    fields.setdefault("text", f"query {qid}")
+    return Query.objects.create(collection=coll, external_id=qid, **fields)
+
+
+def document(coll: Collection, external_id: str | None = None, **fields) -> Document:
+    """Create a document in ``coll``."""
+    docno = external_id or f"d{next(_seq)}"
+    fields.setdefault("title", f"Document {docno}")
+    fields.setdefault("body", f"Body of {docno}.")
+    return Document.objects.create(collection=coll, external_id=docno, **fields)
+
+
+def member(coll: Collection, usr, role: str = Membership.Role.JUDGE) -> Membership:
+    """Give ``usr`` a role in ``coll``."""
+    return services.membership_grant(collection=coll, user=usr, role=role)
+
+
+def human_judge(usr) -> Judge:
+    """Return the human judge of ``usr``."""
+    return services.judge_for_user(user=usr)
+
+
+def llm_judge(name: str = "gpt-test") -> Judge:
+    """Create an LLM judge."""
+    return Judge.objects.create(kind=Judge.Kind.LLM, name=name, provider="test", model=name)
+
+
+def pool(coll: Collection, n_queries: int, n_docs: int) -> list[PoolEntry]:
+    """Create ``n_queries`` queries × ``n_docs`` documents, all pooled."""
+    queries = [query(coll) for _ in range(n_queries)]
+    docs = [document(coll) for _ in range(n_docs)]
+    entries = [
+        PoolEntry(collection=coll, query=q, document=d, source=PoolEntry.Source.MANUAL)
+        for q in queries
+        for d in docs
+    ]
+    return PoolEntry.objects.bulk_create(entries)
