@@ -85,6 +85,12 @@ class Collection(models.Model):
     judgments_changed_at = models.DateTimeField(
         null=True, blank=True, help_text="When the judgment list last changed."
     )
+    aggregation_policy = models.CharField(
+        max_length=50,
+        default="lower_median_human_then_llm",
+        help_text="How several judges' grades become the one live grade of a pair "
+        "(a name from judging.aggregation.POLICIES).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -421,3 +427,41 @@ class JudgmentEvent(models.Model):
     def __str__(self) -> str:
         """Return ``action judgment via channel``."""
         return f"{self.action} {self.judgment_id} via {self.channel}"
+
+
+class LiveGrade(models.Model):
+    """One aggregated grade per (query, document): the live judgment list.
+
+    Kept current by the judgment services from the judges' graded judgments under the
+    collection's aggregation policy; runs are scored against it. Fractional grades are
+    possible under averaging policies.
+    """
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="live_grades")
+    query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="live_grades")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="live_grades")
+    grade = models.FloatField(help_text="Aggregated grade, 0–4.")
+    human_count = models.PositiveIntegerField(
+        default=0, help_text="Human grades behind this pair's live grade."
+    )
+    llm_count = models.PositiveIntegerField(
+        default=0, help_text="LLM grades behind this pair's live grade."
+    )
+    version = models.PositiveBigIntegerField(
+        default=0, help_text="Collection judgment-list version at which this grade last changed."
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["query", "document"], name="live_grade_unique_pair"),
+            models.CheckConstraint(
+                condition=Q(grade__gte=GRADE_MIN, grade__lte=GRADE_MAX),
+                name="live_grade_range",
+            ),
+        ]
+        indexes = [models.Index(fields=["collection", "query"], name="live_grade_query")]
+
+    def __str__(self) -> str:
+        """Return ``query/document = grade``."""
+        return f"{self.query_id}/{self.document_id} = {self.grade:g}"

@@ -11,13 +11,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from . import aggregation
 from .models import (
     GRADE_MAX,
     GRADE_MIN,
@@ -26,6 +29,7 @@ from .models import (
     Judge,
     Judgment,
     JudgmentEvent,
+    LiveGrade,
     Membership,
     PoolEntry,
     Query,
@@ -49,9 +53,79 @@ def _label(judgment: Judgment | None) -> dict[str, Any] | None:
     }
 
 
-def _lock_collection(collection_id: int) -> None:
-    """Take the per-collection write lock (a row lock on the collection)."""
-    Collection.objects.select_for_update().filter(pk=collection_id).values_list("pk").get()
+def _lock_collection(collection_id: int) -> str:
+    """Take the per-collection write lock (a row lock); return the aggregation policy name."""
+    return (
+        Collection.objects.select_for_update()
+        .filter(pk=collection_id)
+        .values_list("aggregation_policy", flat=True)
+        .get()
+    )
+
+
+def _refresh_live_grades(
+    *,
+    collection_id: int,
+    policy_name: str,
+    query_ids: Iterable[int],
+    document_id: int | None = None,
+) -> None:
+    """Recompute the live grades of the given queries (of one document only, if given).
+
+    Reads the graded judgments with their judges' kinds, applies the collection's
+    aggregation policy (vectorised), and writes only the difference to ``LiveGrade``.
+    """
+    policy = aggregation.get_policy(policy_name)
+    scope = {"collection_id": collection_id, "query_id__in": list(query_ids)}
+    if document_id is not None:
+        scope["document_id"] = document_id
+    rows = list(
+        Judgment.objects.filter(status=Status.GRADED, **scope).values_list(
+            "query_id", "document_id", "grade", "judge__kind"
+        )
+    )
+    current = {(g.query_id, g.document_id): g for g in LiveGrade.objects.filter(**scope)}
+    keys = sorted({(q, d) for q, d, _, _ in rows})
+    new: dict[tuple[int, int], tuple[float, int, int]] = {}
+    if rows:
+        index = {key: i for i, key in enumerate(keys)}
+        pair_index = np.fromiter((index[(q, d)] for q, d, _, _ in rows), dtype=np.int64)
+        grades = np.fromiter((g for _, _, g, _ in rows), dtype=np.float64)
+        is_human = np.fromiter((k == Judge.Kind.HUMAN for *_, k in rows), dtype=bool)
+        pair_ids, live_grades = policy(pair_index, grades, is_human)
+        humans = np.bincount(pair_index, weights=is_human, minlength=len(keys))
+        totals = np.bincount(pair_index, minlength=len(keys))
+        for i, value in zip(pair_ids.tolist(), live_grades.tolist(), strict=True):
+            new[keys[i]] = (float(value), int(humans[i]), int(totals[i] - humans[i]))
+    version = Collection.objects.filter(pk=collection_id).values_list(
+        "judgments_version", flat=True
+    )[0]
+    gone = [g.pk for key, g in current.items() if key not in new]
+    if gone:
+        LiveGrade.objects.filter(pk__in=gone).delete()
+    changed, created = [], []
+    for key, (grade, humans, llms) in new.items():
+        existing = current.get(key)
+        if existing is None:
+            created.append(
+                LiveGrade(
+                    collection_id=collection_id,
+                    query_id=key[0],
+                    document_id=key[1],
+                    grade=grade,
+                    human_count=humans,
+                    llm_count=llms,
+                    version=version,
+                )
+            )
+        elif (existing.grade, existing.human_count, existing.llm_count) != (grade, humans, llms):
+            existing.grade, existing.human_count, existing.llm_count = grade, humans, llms
+            existing.version = version
+            changed.append(existing)
+    LiveGrade.objects.bulk_create(created, batch_size=1000)
+    LiveGrade.objects.bulk_update(
+        changed, ["grade", "human_count", "llm_count", "version"], batch_size=1000
+    )
 
 
 def _bump_version(collection_id: int, query_ids: Iterable[int], *, bulk: bool) -> int:
@@ -153,7 +227,7 @@ def judgment_record(
         grade=grade, status=status, seconds=seconds, abstain_probability=abstain_probability
     )
     _check_same_collection(query, document)
-    _lock_collection(query.collection_id)
+    policy_name = _lock_collection(query.collection_id)
     existing = (
         Judgment.objects.select_for_update()
         .filter(judge=judge, query=query, document=document)
@@ -192,6 +266,13 @@ def judgment_record(
     )
     _adjust_pool_count(query.pk, document.pk, int(status == Status.GRADED) - int(was_graded))
     _bump_version(query.collection_id, [query.pk], bulk=False)
+    if was_graded or status == Status.GRADED:
+        _refresh_live_grades(
+            collection_id=query.collection_id,
+            policy_name=policy_name,
+            query_ids=[query.pk],
+            document_id=document.pk,
+        )
     return judgment
 
 
@@ -200,7 +281,7 @@ def judgment_delete(
     *, judgment: Judgment, channel: str = Channel.BROWSER, actor: AbstractBaseUser | None = None
 ) -> None:
     """Delete a judgment; its history stays, ending with a ``delete`` event."""
-    _lock_collection(judgment.collection_id)
+    policy_name = _lock_collection(judgment.collection_id)
     JudgmentEvent.objects.create(
         judgment=None,
         collection_id=judgment.collection_id,
@@ -215,9 +296,17 @@ def judgment_delete(
     )
     if judgment.status == Status.GRADED:
         _adjust_pool_count(judgment.query_id, judgment.document_id, -1)
-    query_id = judgment.query_id
+    query_id, document_id = judgment.query_id, judgment.document_id
+    was_graded = judgment.status == Status.GRADED
     judgment.delete()
     _bump_version(judgment.collection_id, [query_id], bulk=False)
+    if was_graded:
+        _refresh_live_grades(
+            collection_id=judgment.collection_id,
+            policy_name=policy_name,
+            query_ids=[query_id],
+            document_id=document_id,
+        )
 
 
 @dataclass(frozen=True)
@@ -273,35 +362,33 @@ def pool_add(
     new = sorted(keys - existing)
     if not new:
         return 0
-    graded = _graded_counts(collection, new)
     PoolEntry.objects.bulk_create(
         [
-            PoolEntry(
-                collection=collection,
-                query_id=q,
-                document_id=d,
-                source=source,
-                graded_count=graded.get((q, d), 0),
-            )
+            PoolEntry(collection=collection, query_id=q, document_id=d, source=source)
             for q, d in new
         ],
         batch_size=1000,
     )
+    _recount_pool(collection.pk, {q for q, _ in new})
     return len(new)
 
 
-def _graded_counts(collection: Collection, pairs: list[tuple[int, int]]) -> dict:
-    """Count existing graded judgments for the given (query id, document id) pairs."""
-    query_ids = {q for q, _ in pairs}
-    wanted = set(pairs)
-    counts: dict[tuple[int, int], int] = {}
-    rows = Judgment.objects.filter(
-        collection=collection, query_id__in=query_ids, status=Status.GRADED
-    ).values_list("query_id", "document_id")
-    for key in rows:
-        if key in wanted:
-            counts[key] = counts.get(key, 0) + 1
-    return counts
+def _recount_pool(collection_id: int, query_ids: Iterable[int]) -> None:
+    """Recompute the graded counts of the pool entries of the given queries in one statement."""
+    graded = (
+        Judgment.objects.filter(
+            query_id=OuterRef("query_id"),
+            document_id=OuterRef("document_id"),
+            status=Status.GRADED,
+        )
+        .order_by()
+        .values("query_id")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    PoolEntry.objects.filter(collection_id=collection_id, query_id__in=list(query_ids)).update(
+        graded_count=Coalesce(Subquery(graded, output_field=IntegerField()), Value(0))
+    )
 
 
 @transaction.atomic
@@ -311,3 +398,163 @@ def membership_grant(*, collection: Collection, user: AbstractBaseUser, role: st
         raise ValidationError({"role": f"Unknown role {role!r}."})
     membership, _ = Membership.objects.get_or_create(collection=collection, user=user, role=role)
     return membership
+
+
+@dataclass(frozen=True)
+class JudgmentRow:
+    """One judgment of an import, named by external ids, with its line (or item) number."""
+
+    line: int
+    query_external_id: str
+    document_external_id: str
+    grade: int | None = None
+    status: str = Status.GRADED
+    note: str = ""
+    seconds: float | None = None
+    abstain_probability: float | None = None
+
+
+@dataclass(frozen=True)
+class ImportSummary:
+    """What an import changed."""
+
+    created: int
+    changed: int
+    unchanged: int
+    version: int
+
+
+@transaction.atomic
+def judgments_import(
+    *,
+    collection: Collection,
+    judge: Judge,
+    rows: Sequence[JudgmentRow],
+    channel: str = Channel.IMPORT,
+    actor: AbstractBaseUser | None = None,
+) -> ImportSummary:
+    """Record many judgments of one judge at once, all or nothing.
+
+    Every row is validated first; any problem raises ``ValidationError`` whose messages
+    each start with ``line N:``, and nothing is written. Unchanged rows append no history;
+    every created or changed row appends one event. The live list and pool counters of the
+    affected queries are recomputed once, and one bulk ``judgments_changed`` is sent.
+    """
+    queries = dict(collection.queries.values_list("external_id", "pk"))
+    wanted = {row.document_external_id for row in rows}
+    documents = dict(
+        collection.documents.filter(external_id__in=wanted).values_list("external_id", "pk")
+    )
+    errors: list[str] = []
+    seen: dict[tuple[str, str], int] = {}
+    labels: list[tuple[JudgmentRow, int, int, int | None, float | None]] = []
+    for row in rows:
+        key = (row.query_external_id, row.document_external_id)
+        if key in seen:
+            errors.append(
+                f"line {row.line}: query {key[0]!r} document {key[1]!r} repeated "
+                f"(first on line {seen[key]})"
+            )
+            continue
+        seen[key] = row.line
+        if row.query_external_id not in queries:
+            errors.append(f"line {row.line}: unknown query id {row.query_external_id!r}")
+            continue
+        if row.document_external_id not in documents:
+            errors.append(f"line {row.line}: unknown document id {row.document_external_id!r}")
+            continue
+        try:
+            grade, seconds = _validated_label(
+                grade=row.grade,
+                status=row.status,
+                seconds=row.seconds,
+                abstain_probability=row.abstain_probability,
+            )
+        except ValidationError as exc:
+            for field, messages in exc.message_dict.items():
+                errors.extend(f"line {row.line}: {field}: {m}" for m in messages)
+            continue
+        labels.append(
+            (
+                row,
+                queries[row.query_external_id],
+                documents[row.document_external_id],
+                grade,
+                seconds,
+            )
+        )
+    if errors:
+        raise ValidationError(errors)
+    policy_name = _lock_collection(collection.pk)
+    query_ids = {q for _, q, _, _, _ in labels}
+    existing = {
+        (j.query_id, j.document_id): j
+        for j in Judgment.objects.select_for_update().filter(
+            judge=judge, collection=collection, query_id__in=query_ids
+        )
+    }
+    created: list[Judgment] = []
+    changed: list[Judgment] = []
+    events: list[JudgmentEvent] = []
+    for row, query_id, document_id, grade, seconds in labels:
+        judgment = existing.get((query_id, document_id))
+        before = _label(judgment)
+        if judgment is None:
+            judgment = Judgment(
+                judge=judge, query_id=query_id, document_id=document_id, collection=collection
+            )
+        judgment.grade, judgment.status, judgment.note = grade, row.status, row.note
+        judgment.seconds, judgment.abstain_probability = seconds, row.abstain_probability
+        after = _label(judgment)
+        if before == after:
+            continue
+        (created if before is None else changed).append(judgment)
+        events.append(
+            JudgmentEvent(
+                judgment=judgment,
+                collection=collection,
+                judge=judge,
+                query_id=query_id,
+                document_id=document_id,
+                actor=actor,
+                action=JudgmentEvent.Action.CREATE
+                if before is None
+                else JudgmentEvent.Action.CHANGE,
+                channel=channel,
+                before=before,
+                after=after,
+            )
+        )
+    Judgment.objects.bulk_create(created, batch_size=1000)
+    now = timezone.now()
+    for judgment in changed:
+        judgment.updated_at = now
+    Judgment.objects.bulk_update(
+        changed,
+        ["grade", "status", "note", "seconds", "abstain_probability", "updated_at"],
+        batch_size=1000,
+    )
+    JudgmentEvent.objects.bulk_create(events, batch_size=1000)
+    touched = {e.query_id for e in events}
+    version = collection.judgments_version
+    if touched:
+        _recount_pool(collection.pk, touched)
+        version = _bump_version(collection.pk, touched, bulk=True)
+        _refresh_live_grades(
+            collection_id=collection.pk, policy_name=policy_name, query_ids=touched
+        )
+    return ImportSummary(
+        created=len(created),
+        changed=len(changed),
+        unchanged=len(labels) - len(created) - len(changed),
+        version=version,
+    )
+
+
+@transaction.atomic
+def live_grades_rebuild(*, collection: Collection) -> None:
+    """Recompute the whole live judgment list of ``collection`` (e.g. after a policy change)."""
+    policy_name = _lock_collection(collection.pk)
+    query_ids = list(collection.queries.values_list("pk", flat=True))
+    _bump_version(collection.pk, query_ids, bulk=True)
+    _refresh_live_grades(collection_id=collection.pk, policy_name=policy_name, query_ids=query_ids)
