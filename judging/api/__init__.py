@@ -1,0 +1,1 @@
+"""REST API of the judging app (``/api/v1/``)."""

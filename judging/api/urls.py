@@ -1,0 +1,4 @@
+"""Judging API routes."""
+
+app_name = "judging-api"
+urlpatterns: list = []
