@@ -69,7 +69,7 @@ def test_delete_updates_live_list(coll, setup):
 
 
 def test_import_is_atomic_and_names_every_bad_line(coll, setup):
-    q, docs, humans, _ = setup
+    _q, _docs, humans, _ = setup
     rows = [
         Row(1, "q1", "d0", grade=2),
         Row(2, "q9", "d0", grade=2),
@@ -89,7 +89,7 @@ def test_import_is_atomic_and_names_every_bad_line(coll, setup):
 
 
 def test_import_records_history_and_live_list(coll, setup):
-    q, docs, humans, llm = setup
+    q, docs, _humans, llm = setup
     PoolEntry.objects.create(collection=coll, query=q, document=docs[0])
     services.judgment_record(judge=llm, query=q, document=docs[0], grade=1)
     summary = services.judgments_import(
