@@ -356,8 +356,23 @@ def pool_add(
             collection.documents.filter(external_id__in=missing).values_list("external_id", "pk")
         )
     keys = {(queries[r.query_external_id], documents[r.document_external_id]) for r in pairs}
+    return pool_add_ids(collection=collection, pairs=keys, source=source)
+
+
+@transaction.atomic
+def pool_add_ids(*, collection: Collection, pairs: Iterable[tuple[int, int]], source: str) -> int:
+    """Add (query pk, document pk) pairs of ``collection`` to its pool; return how many were new.
+
+    Pairs already pooled are left alone; the database refuses pairs of another collection.
+    """
+    keys = set(pairs)
+    if not keys:
+        return 0
+    query_ids = {q for q, _ in keys}
     existing = set(
-        PoolEntry.objects.filter(collection=collection).values_list("query_id", "document_id")
+        PoolEntry.objects.filter(collection=collection, query_id__in=query_ids).values_list(
+            "query_id", "document_id"
+        )
     )
     new = sorted(keys - existing)
     if not new:
