@@ -23,7 +23,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 from django.http import Http404
 
-from .models import Collection, Judge, Judgment, Membership, PoolEntry
+from .models import Collection, Document, Judge, Judgment, Membership, PoolEntry, Query
 
 FINAL_STATUSES = (Judgment.Status.GRADED, Judgment.Status.CANNOT_JUDGE)
 _MIX_MULTIPLIER = 2654435761  # Knuth's multiplicative hash constant
@@ -262,3 +262,33 @@ def judgments_of_judge(
     if query_external_id:
         queryset = queryset.filter(query__external_id=query_external_id)
     return queryset
+
+
+def collection_counts(*, collection: Collection) -> dict[str, int]:
+    """Return how many queries, documents, pool pairs and judgments ``collection`` has.
+
+    One SQL query (four counting subqueries), for the coordinators' overview.
+    """
+
+    def count(queryset: QuerySet) -> Coalesce:
+        subquery = (
+            queryset.filter(collection=OuterRef("pk"))
+            .order_by()
+            .values("collection")
+            .annotate(n=Count("pk"))
+            .values("n")
+        )
+        return Coalesce(Subquery(subquery, output_field=IntegerField()), Value(0))
+
+    row = (
+        Collection.objects.filter(pk=collection.pk)
+        .annotate(
+            n_queries=count(Query.objects.all()),
+            n_documents=count(Document.objects.all()),
+            n_pool_pairs=count(PoolEntry.objects.all()),
+            n_judgments=count(Judgment.objects.all()),
+        )
+        .values("n_queries", "n_documents", "n_pool_pairs", "n_judgments")
+        .get()
+    )
+    return {name.removeprefix("n_"): value for name, value in row.items()}
