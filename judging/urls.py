@@ -1,5 +1,16 @@
 """Judging pages."""
 
+from django.urls import path
+
+from . import views
 
 app_name = "judging"
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("c/<slug:slug>/", views.collection_detail, name="collection_detail"),
+    path("c/<slug:slug>/judge/", views.judge_next, name="judge_next"),
+    path("c/<slug:slug>/judge/<int:entry_id>/", views.judge_pair, name="judge_pair"),
+    path("c/<slug:slug>/judgments/", views.judgment_list, name="judgment_list"),
+    path("c/<slug:slug>/judgments/<int:pk>/edit/", views.judgment_update, name="judgment_update"),
+    path("c/<slug:slug>/pairs/add/", views.pool_entry_create, name="poolentry_create"),
+]

@@ -1,0 +1,202 @@
+"""Forms of the judging pages: they validate input; the services do the writing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from .models import GRADE_MAX, GRADE_MIN, Collection, Judgment
+from .services import PairRow
+
+Status = Judgment.Status
+GRADE_CHOICES = [(g, str(g)) for g in range(GRADE_MIN, GRADE_MAX + 1)]
+NOTE_MAX_LENGTH = 5000
+PAIRS_MAX_BYTES = 5 * 1024 * 1024
+
+
+def add_service_errors(form: forms.Form, error: ValidationError) -> None:
+    """Attach a service's ``ValidationError`` to the form, per field where the form has it."""
+    if hasattr(error, "error_dict"):
+        for field, messages in error.message_dict.items():
+            form.add_error(field if field in form.fields else None, messages)
+    else:
+        form.add_error(None, error.messages)
+
+
+class JudgmentForm(forms.Form):
+    """One label from the judging card: a grade, or the status "can't judge" or "later"."""
+
+    grade = forms.TypedChoiceField(
+        choices=GRADE_CHOICES, coerce=int, required=False, empty_value=None, label="Grade"
+    )
+    status = forms.ChoiceField(
+        choices=[("", "—"), (Status.CANNOT_JUDGE, "Can't judge"), (Status.LATER, "Later")],
+        required=False,
+        label="Status",
+    )
+    note = forms.CharField(
+        required=False,
+        max_length=NOTE_MAX_LENGTH,
+        label="Note",
+        widget=forms.Textarea(attrs={"rows": 2}),
+    )
+    seconds = forms.FloatField(required=False, min_value=0, label="Seconds")
+
+    def clean(self) -> dict[str, Any]:
+        """Require exactly one of a grade or a status."""
+        data = super().clean()
+        if "grade" in self.errors or "status" in self.errors:
+            return data
+        grade, status = data.get("grade"), data.get("status")
+        if grade is not None and status:
+            self.add_error("status", "Give a grade or a status, not both.")
+        elif grade is None and not status:
+            self.add_error("grade", "Choose a grade from 0 to 4, “Can't judge” or “Later”.")
+        return data
+
+    def label(self) -> dict[str, Any]:
+        """Return the keyword arguments for ``services.judgment_record``."""
+        data = self.cleaned_data
+        return {
+            "grade": data["grade"],
+            "status": data["status"] or Status.GRADED,
+            "note": data["note"],
+            "seconds": data["seconds"],
+        }
+
+
+class JudgmentUpdateForm(forms.Form):
+    """Change one of the judge's own judgments from the judgment list."""
+
+    status = forms.ChoiceField(choices=Status.choices, label="Status", widget=forms.RadioSelect)
+    grade = forms.TypedChoiceField(
+        choices=GRADE_CHOICES,
+        coerce=int,
+        required=False,
+        empty_value=None,
+        label="Grade",
+        widget=forms.RadioSelect,
+        help_text="Only for the status “Graded”.",
+    )
+    note = forms.CharField(
+        required=False,
+        max_length=NOTE_MAX_LENGTH,
+        label="Note",
+        widget=forms.Textarea(attrs={"rows": 3}),
+    )
+
+    def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
+        """Label the grade choices with the collection's grade names."""
+        super().__init__(*args, **kwargs)
+        self.fields["grade"].choices = [(g, f"{g} · {name}") for g, name in collection.grade_scale]
+
+    def clean(self) -> dict[str, Any]:
+        """Require a grade for "graded"; drop it for the other statuses."""
+        data = super().clean()
+        if data.get("status") == Status.GRADED:
+            if data.get("grade") is None and "grade" not in self.errors:
+                self.add_error("grade", "A graded judgment needs a grade from 0 to 4.")
+        elif "status" in data:
+            data["grade"] = None
+        return data
+
+
+class JudgmentFilterForm(forms.Form):
+    """Filters of the judge's judgment list (GET)."""
+
+    status = forms.ChoiceField(
+        choices=[("", "Any status"), *Status.choices], required=False, label="Status"
+    )
+    grade = forms.TypedChoiceField(
+        choices=[("", "Any grade"), *GRADE_CHOICES],
+        coerce=int,
+        required=False,
+        empty_value=None,
+        label="Grade",
+    )
+    query = forms.CharField(required=False, max_length=100, label="Query id")
+
+    def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
+        """Label the grade choices with the collection's grade names."""
+        super().__init__(*args, **kwargs)
+        self.fields["grade"].choices = [
+            ("", "Any grade"),
+            *((g, f"{g} · {name}") for g, name in collection.grade_scale),
+        ]
+
+    def filters(self) -> dict[str, Any]:
+        """Return the valid filters as keyword arguments of ``judgments_of_judge``."""
+        data = self.cleaned_data if self.is_valid() else {}
+        return {
+            "status": data.get("status") or None,
+            "grade": data.get("grade"),
+            "query_external_id": (data.get("query") or "").strip() or None,
+        }
+
+
+def parse_pairs(text: str) -> list[PairRow]:
+    """Parse ``qid docno`` lines; blank lines and ``#`` comments are skipped.
+
+    Raises ``ValidationError`` listing every malformed line by its number.
+    """
+    rows, errors = [], []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        fields = line.split()
+        if len(fields) != 2:
+            errors.append(
+                f"line {number}: expected two fields “query-id document-id”, got {len(fields)}"
+            )
+            continue
+        rows.append(PairRow(number, fields[0], fields[1]))
+    if errors:
+        raise ValidationError(errors)
+    return rows
+
+
+class PoolEntryCreateForm(forms.Form):
+    """Pairs to add to a collection's pool: pasted lines or an uploaded text file."""
+
+    pairs = forms.CharField(
+        required=False,
+        label="Pairs",
+        widget=forms.Textarea(attrs={"rows": 12, "spellcheck": "false"}),
+        help_text="One pair per line: query id, white space, document id. "
+        "Lines starting with # are ignored.",
+    )
+    file = forms.FileField(
+        required=False,
+        label="…or a file",
+        help_text="A UTF-8 text file with the same lines.",
+    )
+
+    def clean(self) -> dict[str, Any]:
+        """Read exactly one source and parse it into ``rows``."""
+        data = super().clean()
+        text, upload = data.get("pairs") or "", data.get("file")
+        if upload is not None and text.strip():
+            raise ValidationError(
+                "Paste pairs or upload a file, not both (line numbers would be ambiguous)."
+            )
+        if upload is not None:
+            if upload.size > PAIRS_MAX_BYTES:
+                self.add_error("file", "The file is larger than 5 MB.")
+                return data
+            try:
+                text = upload.read().decode("utf-8-sig")
+            except UnicodeDecodeError:
+                self.add_error("file", "The file is not UTF-8 text.")
+                return data
+        try:
+            rows = parse_pairs(text)
+        except ValidationError as error:
+            self.add_error("file" if upload is not None else "pairs", error)
+            return data
+        if not rows:
+            self.add_error("pairs", "Give at least one “query-id document-id” line.")
+        data["rows"] = rows
+        return data

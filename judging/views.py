@@ -1,0 +1,291 @@
+"""Judging pages: thin views that validate, call a service or selectors, and render.
+
+Every view needs a logged-in user and checks object-level access through
+``selectors.collection_for_member`` (404 for non-members). Judging pages are for judges and
+coordinators; team members get 404 there. A judge only ever sees their own labels.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
+
+from . import selectors, services
+from .forms import (
+    JudgmentFilterForm,
+    JudgmentForm,
+    JudgmentUpdateForm,
+    PoolEntryCreateForm,
+    add_service_errors,
+)
+from .models import Collection, Judge, Judgment, JudgmentEvent, Membership, PoolEntry
+from .rendering import highlight, render_body, render_guidelines
+
+Role = Membership.Role
+JUDGING_ROLES = (Role.JUDGE, Role.COORDINATOR)
+JUDGMENTS_PER_PAGE = 25
+
+
+def _see_other(url: str) -> HttpResponseRedirect:
+    """Return a 303 redirect, the right answer to a successful POST."""
+    response = HttpResponseRedirect(url)
+    response.status_code = 303
+    return response
+
+
+def _judge(request: HttpRequest) -> Judge:
+    """Return the human judge of the logged-in user, creating it on first use."""
+    judge = getattr(request.user, "judge", None)
+    return judge if judge is not None else services.judge_for_user(user=request.user)
+
+
+def _label_text(collection: Collection, judgment: Judgment | None) -> str:
+    """Return a judge's own label as words: the grade's name or the status."""
+    if judgment is None:
+        return ""
+    if judgment.status == Judgment.Status.GRADED and judgment.grade is not None:
+        return f"{judgment.grade} · {collection.grade_names[judgment.grade]}"
+    return judgment.get_status_display()
+
+
+@login_required
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    """List the user's collections with their judging progress."""
+    collections = selectors.collections_with_progress(
+        user=request.user, judge=getattr(request.user, "judge", None)
+    )
+    return render(request, "judging/collection_list.html", {"collections": collections})
+
+
+@login_required
+@require_GET
+def collection_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    """Show a collection's guidelines, the user's progress and, for coordinators, counts."""
+    collection = selectors.collection_for_member(user=request.user, slug=slug)
+    roles = selectors.user_roles(user=request.user, collection=collection)
+    can_judge = bool(roles & set(JUDGING_ROLES))
+    is_coordinator = Role.COORDINATOR in roles
+    context = {
+        "collection": collection,
+        "roles": roles,
+        "can_judge": can_judge,
+        "is_coordinator": is_coordinator,
+        "guidelines_html": render_guidelines(collection.guidelines),
+        "progress": (
+            selectors.judge_progress(judge=_judge(request), collection=collection)
+            if can_judge
+            else None
+        ),
+        "counts": selectors.collection_counts(collection=collection) if is_coordinator else None,
+    }
+    return render(request, "judging/collection_detail.html", context)
+
+
+def _render_card(
+    request: HttpRequest,
+    *,
+    collection: Collection,
+    judge: Judge,
+    entry: PoolEntry | None,
+    judgment: Judgment | None,
+    previous_id: int | None,
+    form: JudgmentForm | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    """Render the judging card for ``entry`` (or the "all done" state when it is None)."""
+    if form is not None:
+        note = form.data.get("note", "")
+    else:
+        note = judgment.note if judgment is not None else ""
+    context = {
+        "collection": collection,
+        "entry": entry,
+        "judgment": judgment,
+        "current_label": _label_text(collection, judgment),
+        "previous_id": previous_id,
+        "progress": selectors.judge_progress(judge=judge, collection=collection),
+        "form": form,
+        "guidelines_html": render_guidelines(collection.guidelines),
+        "note": note,
+    }
+    if entry is not None:
+        query_text = entry.query.text
+        document = entry.document
+        context.update(
+            query=entry.query,
+            document=document,
+            title_html=highlight(document.title, query_text),
+            body_html=render_body(document.body, query_text),
+            extra=sorted(document.extra.items()) if isinstance(document.extra, dict) else [],
+        )
+    return render(request, "judging/judgment_create.html", context, status=status)
+
+
+@login_required
+@require_GET
+def judge_next(request: HttpRequest, slug: str) -> HttpResponse:
+    """Show the card of the next pair to judge, staying with the current query while it lasts."""
+    collection = selectors.collection_for_member(user=request.user, slug=slug, roles=JUDGING_ROLES)
+    judge = _judge(request)
+    entry = selectors.next_pair(
+        judge=judge,
+        collection=collection,
+        current_query_id=selectors.last_query_id(judge=judge, collection=collection),
+    )
+    judgment = selectors.judgment_of(judge=judge, entry=entry) if entry is not None else None
+    previous_id = selectors.previous_entry_id(judge=judge, collection=collection, before=None)
+    if entry is not None and previous_id == entry.pk:
+        # A pair put off with "later" and judged last: go back past it.
+        previous_id = selectors.previous_entry_id(
+            judge=judge, collection=collection, before=judgment
+        )
+    return _render_card(
+        request,
+        collection=collection,
+        judge=judge,
+        entry=entry,
+        judgment=judgment,
+        previous_id=previous_id,
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def judge_pair(request: HttpRequest, slug: str, entry_id: int) -> HttpResponse:
+    """Show one pair's card (to go back or re-grade), or record the judge's label for it."""
+    collection = selectors.collection_for_member(user=request.user, slug=slug, roles=JUDGING_ROLES)
+    judge = _judge(request)
+    entry = selectors.pool_entry_for_judge(collection=collection, entry_id=entry_id)
+    judgment = selectors.judgment_of(judge=judge, entry=entry)
+    form = None
+    if request.method == "POST":
+        form = JudgmentForm(request.POST)
+        if form.is_valid():
+            label = form.label()
+            if judgment is not None and judgment.seconds and label["seconds"] is not None:
+                label["seconds"] += judgment.seconds  # time spent adds up over visits
+            try:
+                services.judgment_record(
+                    judge=judge,
+                    query=entry.query,
+                    document=entry.document,
+                    channel=JudgmentEvent.Channel.BROWSER,
+                    actor=request.user,
+                    **label,
+                )
+            except ValidationError as error:
+                add_service_errors(form, error)
+            else:
+                return _see_other(reverse("judging:judge_next", args=[collection.slug]))
+    return _render_card(
+        request,
+        collection=collection,
+        judge=judge,
+        entry=entry,
+        judgment=judgment,
+        previous_id=selectors.previous_entry_id(
+            judge=judge, collection=collection, before=judgment
+        ),
+        form=form,
+        status=400 if form is not None else 200,
+    )
+
+
+@login_required
+@require_GET
+def judgment_list(request: HttpRequest, slug: str) -> HttpResponse:
+    """List the judge's own judgments, newest first, filtered and paginated."""
+    collection = selectors.collection_for_member(user=request.user, slug=slug, roles=JUDGING_ROLES)
+    form = JudgmentFilterForm(request.GET, collection=collection)
+    judgments = selectors.judgments_of_judge(
+        judge=_judge(request), collection=collection, **form.filters()
+    )
+    page = Paginator(judgments, JUDGMENTS_PER_PAGE).get_page(request.GET.get("page"))
+    for judgment in page:
+        judgment.label_text = _label_text(collection, judgment)
+    context = {"collection": collection, "form": form, "page": page}
+    return render(request, "judging/judgment_list.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def judgment_update(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Change one of the judge's own judgments (history records the change)."""
+    collection = selectors.collection_for_member(user=request.user, slug=slug, roles=JUDGING_ROLES)
+    judgment = get_object_or_404(
+        selectors.judgments_of_judge(judge=_judge(request), collection=collection), pk=pk
+    )
+    initial = {"status": judgment.status, "grade": judgment.grade, "note": judgment.note}
+    form = JudgmentUpdateForm(request.POST or None, collection=collection, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.judgment_record(
+                judge=judgment.judge,
+                query=judgment.query,
+                document=judgment.document,
+                grade=form.cleaned_data["grade"],
+                status=form.cleaned_data["status"],
+                note=form.cleaned_data["note"],
+                seconds=judgment.seconds,
+                abstain_probability=judgment.abstain_probability,
+                channel=JudgmentEvent.Channel.BROWSER,
+                actor=request.user,
+            )
+        except ValidationError as error:
+            add_service_errors(form, error)
+        else:
+            messages.success(
+                request,
+                f"Saved your judgment of {judgment.query.external_id} / "
+                f"{judgment.document.external_id}.",
+            )
+            return _see_other(reverse("judging:judgment_list", args=[collection.slug]))
+    context = {
+        "collection": collection,
+        "judgment": judgment,
+        "form": form,
+        "current_label": _label_text(collection, judgment),
+    }
+    return render(
+        request,
+        "judging/judgment_update.html",
+        context,
+        status=400 if request.method == "POST" else 200,
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def pool_entry_create(request: HttpRequest, slug: str) -> HttpResponse:
+    """Let a coordinator add (query id, document id) pairs to the pool, all or nothing."""
+    collection = selectors.collection_for_member(
+        user=request.user, slug=slug, roles=(Role.COORDINATOR,)
+    )
+    form = PoolEntryCreateForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        rows = form.cleaned_data["rows"]
+        try:
+            added = services.pool_add(collection=collection, pairs=rows)
+        except ValidationError as error:
+            form.add_error("file" if form.cleaned_data.get("file") else "pairs", error)
+        else:
+            already = len({(r.query_external_id, r.document_external_id) for r in rows}) - added
+            messages.success(
+                request,
+                f"Added {added} new pair{'s' if added != 1 else ''} to the pool"
+                + (f" ({already} already pooled)." if already else "."),
+            )
+            return _see_other(reverse("judging:collection_detail", args=[collection.slug]))
+    return render(
+        request,
+        "judging/poolentry_create.html",
+        {"collection": collection, "form": form},
+        status=400 if request.method == "POST" else 200,
+    )
