@@ -1,4 +1,41 @@
-"""Judging API routes."""
+"""Judging API routes (mounted at ``/api/v1/``)."""
+
+from django.urls import path
+
+from . import views
 
 app_name = "judging-api"
-urlpatterns: list = []
+urlpatterns = [
+    path("collections/", views.CollectionListView.as_view(), name="collection-list"),
+    path(
+        "collections/<slug:slug>/",
+        views.CollectionDetailView.as_view(),
+        name="collection-detail",
+    ),
+    path("collections/<slug:slug>/queries/", views.QueryListView.as_view(), name="query-list"),
+    path(
+        "collections/<slug:slug>/documents/",
+        views.DocumentListView.as_view(),
+        name="document-list",
+    ),
+    path("collections/<slug:slug>/pool/", views.PoolListView.as_view(), name="pool-list"),
+    path(
+        "collections/<slug:slug>/judgments/",
+        views.JudgmentListCreateView.as_view(),
+        name="judgment-list",
+    ),
+    path(
+        "collections/<slug:slug>/judgments/<int:pk>/",
+        views.JudgmentDetailView.as_view(),
+        name="judgment-detail",
+    ),
+    path(
+        "collections/<slug:slug>/judgments/<int:pk>/history/",
+        views.JudgmentHistoryView.as_view(),
+        name="judgment-history",
+    ),
+    path("collections/<slug:slug>/events/", views.EventListView.as_view(), name="event-list"),
+    path("collections/<slug:slug>/qrels/", views.QrelsView.as_view(), name="qrels"),
+    path("judges/", views.JudgeListCreateView.as_view(), name="judge-list"),
+    path("judges/<int:pk>/", views.JudgeDetailView.as_view(), name="judge-detail"),
+]

@@ -1,0 +1,245 @@
+"""Turn API batches and uploaded files into import rows, and report problems by line.
+
+Every parser returns ``(rows, errors)``: the rows it could read and one
+``{"line": n, "message": ...}`` per problem, so that :func:`import_rows` can list every bad
+line of a request at once (including those only the import service detects) and write
+nothing unless there are none.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from rest_framework import exceptions, status
+
+from .. import services
+from ..models import Collection, Judge, JudgmentEvent
+from ..services import ImportSummary, JudgmentRow
+
+LineError = dict[str, Any]
+
+#: Largest judgments file accepted, in bytes.
+MAX_FILE_BYTES = 50 * 1024 * 1024
+
+_ITEM_FIELDS = {"query", "document", "grade", "status", "note", "seconds", "abstain_probability"}
+_JSONL_ALIASES = {"qid": "query", "docno": "document"}
+_SERVICE_LINE = re.compile(r"^line (\d+): (.*)$", re.DOTALL)
+_WHOLE_NUMBER = re.compile(r"[+-]?[0-9]+")
+
+
+class LineErrors(exceptions.ValidationError):
+    """A 400 whose ``errors`` are rendered as they are (``line`` stays a number)."""
+
+    def __init__(self, errors: list[LineError]) -> None:
+        """Keep the error items for the project exception handler."""
+        super().__init__([e["message"] for e in errors])
+        self.errors = errors
+        self.status_code = status.HTTP_400_BAD_REQUEST
+
+
+class _DryRun(Exception):
+    """Raised inside a savepoint to roll back an import that only validated rows."""
+
+
+def _error(line: int, message: str) -> LineError:
+    """Return one line error."""
+    return {"line": line, "message": message}
+
+
+def _external_id(value: Any) -> str | None:
+    """Return an id given as a non-empty string or a whole number, else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    return None
+
+
+def _number(value: Any) -> bool:
+    """Return whether ``value`` is a finite JSON number (not a boolean)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def row_from_item(line: int, item: Any) -> tuple[JudgmentRow | None, list[LineError]]:
+    """Read one judgment object of a batch or JSON Lines file.
+
+    Checks only shapes and types; the import service checks ids, ranges and statuses.
+    """
+    if not isinstance(item, dict):
+        return None, [_error(line, "Each judgment must be a JSON object.")]
+    problems: list[str] = []
+    unknown = sorted(set(item) - _ITEM_FIELDS)
+    if unknown:
+        problems.append(f"unknown field(s): {', '.join(unknown)}")
+    ids = {}
+    for name in ("query", "document"):
+        ids[name] = _external_id(item.get(name))
+        if ids[name] is None:
+            problems.append(f"{name}: an external id (string) is required")
+    grade = item.get("grade")
+    if grade is not None:
+        if isinstance(grade, float) and grade.is_integer():
+            grade = int(grade)
+        elif isinstance(grade, bool) or not isinstance(grade, int):
+            problems.append(f"grade: must be a whole number from 0 to 4, not {grade!r}")
+    status_value = item.get("status", services.Status.GRADED)
+    if not isinstance(status_value, str):
+        problems.append("status: must be a string")
+    note = item.get("note", "")
+    if note is None:
+        note = ""
+    if not isinstance(note, str):
+        problems.append("note: must be a string")
+    for name in ("seconds", "abstain_probability"):
+        value = item.get(name)
+        if value is not None and not _number(value):
+            problems.append(f"{name}: must be a number")
+    if problems:
+        return None, [_error(line, p) for p in problems]
+    row = JudgmentRow(
+        line=line,
+        query_external_id=ids["query"],
+        document_external_id=ids["document"],
+        grade=grade,
+        status=status_value,
+        note=note,
+        seconds=None if item.get("seconds") is None else float(item["seconds"]),
+        abstain_probability=None
+        if item.get("abstain_probability") is None
+        else float(item["abstain_probability"]),
+    )
+    return row, []
+
+
+def rows_from_items(items: Sequence[Any]) -> tuple[list[JudgmentRow], list[LineError]]:
+    """Read the items of a JSON batch; lines are 1-based item indexes."""
+    rows: list[JudgmentRow] = []
+    errors: list[LineError] = []
+    for line, item in enumerate(items, start=1):
+        row, problems = row_from_item(line, item)
+        if row is not None:
+            rows.append(row)
+        errors.extend(problems)
+    return rows, errors
+
+
+def _lines(data: bytes) -> tuple[list[str], list[LineError]]:
+    """Decode a UTF-8 file into lines, or name the line that is not UTF-8."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return [], [_error(line, "The file is not UTF-8 text.")]
+    return [line.rstrip("\r") for line in text.split("\n")], []
+
+
+def rows_from_qrels(data: bytes) -> tuple[list[JudgmentRow], list[LineError]]:
+    """Read TREC qrels lines ``qid iter docno grade``; blank and ``#`` lines are skipped."""
+    lines, errors = _lines(data)
+    rows: list[JudgmentRow] = []
+    for number, text in enumerate(lines, start=1):
+        parts = text.split()
+        if not parts or parts[0].startswith("#"):
+            continue
+        if len(parts) != 4:
+            errors.append(
+                _error(
+                    number,
+                    f"expected 4 columns (qid iter docno grade), found {len(parts)}",
+                )
+            )
+            continue
+        qid, _, docno, grade = parts
+        if not _WHOLE_NUMBER.fullmatch(grade):
+            errors.append(
+                _error(number, f"grade: must be a whole number from 0 to 4, not {grade!r}")
+            )
+            continue
+        rows.append(JudgmentRow(number, qid, docno, grade=int(grade)))
+    return rows, errors
+
+
+def rows_from_jsonl(data: bytes) -> tuple[list[JudgmentRow], list[LineError]]:
+    """Read JSON Lines, one ``{"qid", "docno", "grade", ...}`` object per non-blank line.
+
+    ``query`` and ``document`` are accepted in place of ``qid`` and ``docno``.
+    """
+    lines, errors = _lines(data)
+    rows: list[JudgmentRow] = []
+    for number, text in enumerate(lines, start=1):
+        if not text.strip():
+            continue
+        try:
+            item = json.loads(text)
+        except ValueError as exc:
+            errors.append(_error(number, f"not valid JSON: {exc}"))
+            continue
+        if isinstance(item, dict):
+            item = {_JSONL_ALIASES.get(k, k): v for k, v in item.items()}
+        row, problems = row_from_item(number, item)
+        if row is not None:
+            rows.append(row)
+        errors.extend(problems)
+    return rows, errors
+
+
+def _service_errors(messages: Iterable[str]) -> list[LineError]:
+    """Turn the service's ``line N: ...`` messages into line errors."""
+    errors: list[LineError] = []
+    for message in messages:
+        match = _SERVICE_LINE.match(message)
+        if match:
+            errors.append(_error(int(match.group(1)), match.group(2)))
+        else:
+            errors.append({"message": message})
+    return errors
+
+
+def import_rows(
+    *,
+    collection: Collection,
+    judge: Judge,
+    rows: Sequence[JudgmentRow],
+    errors: Sequence[LineError] = (),
+    actor: AbstractBaseUser | None = None,
+) -> ImportSummary:
+    """Record ``rows`` through :func:`judging.services.judgments_import`, all or nothing.
+
+    ``errors`` are problems the parser already found. When there are some, the service
+    still validates the readable rows, inside a savepoint that is rolled back, so the
+    answer lists every bad line; nothing is written. Raises :class:`LineErrors`, sorted
+    by line.
+    """
+    errors = list(errors)
+    if not rows and not errors:
+        raise LineErrors([{"message": "No judgments given."}])
+    summary = None
+    if rows:
+        try:
+            with transaction.atomic():
+                summary = services.judgments_import(
+                    collection=collection,
+                    judge=judge,
+                    rows=rows,
+                    channel=JudgmentEvent.Channel.API,
+                    actor=actor,
+                )
+                if errors:
+                    raise _DryRun
+        except ValidationError as exc:
+            errors.extend(_service_errors(exc.messages))
+        except _DryRun:
+            summary = None
+    if errors or summary is None:
+        errors.sort(key=lambda e: e.get("line", 0))
+        raise LineErrors(errors)
+    return summary

@@ -1,0 +1,36 @@
+"""TREC qrels as a response format."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rest_framework.renderers import BaseRenderer
+
+
+def format_grade(grade: float) -> str:
+    """Return a grade as an integer when whole, else with up to six decimals."""
+    value = float(grade)
+    if value.is_integer():
+        return str(int(value))
+    return f"{value:.6f}".rstrip("0").rstrip(".")
+
+
+class QrelsRenderer(BaseRenderer):
+    """Render ``[{"qid", "docno", "grade", ...}]`` as ``qid 0 docno grade`` lines."""
+
+    media_type = "text/plain"
+    format = "qrels"
+    charset = "utf-8"
+
+    def render(
+        self,
+        data: Sequence[Mapping[str, Any]] | None,
+        accepted_media_type: str | None = None,
+        renderer_context: Mapping[str, Any] | None = None,
+    ) -> bytes:
+        """Return the rows as qrels text, one line per row."""
+        if not data:
+            return b""
+        lines = (f"{row['qid']} 0 {row['docno']} {format_grade(row['grade'])}\n" for row in data)
+        return "".join(lines).encode(self.charset)

@@ -1,0 +1,377 @@
+"""Serializers of the judging API: what each endpoint accepts and renders."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from ..models import (
+    GRADE_MAX,
+    GRADE_MIN,
+    Collection,
+    Document,
+    Judge,
+    Judgment,
+    JudgmentEvent,
+    Membership,
+    PoolEntry,
+    Query,
+)
+
+# --- errors -----------------------------------------------------------------------------
+
+
+class ErrorItemSerializer(serializers.Serializer):
+    """One problem: a message, with the field or the line (or batch item) it concerns."""
+
+    message = serializers.CharField()
+    field = serializers.CharField(
+        required=False, help_text="Request field the message is about, if any."
+    )
+    line = serializers.IntegerField(
+        required=False,
+        help_text="1-based file line or batch item the message is about, for imports.",
+    )
+
+
+class ErrorSerializer(serializers.Serializer):
+    """The body of every error response."""
+
+    errors = ErrorItemSerializer(many=True)
+
+
+# --- collections, queries, documents, pool ---------------------------------------------
+
+
+class CollectionSerializer(serializers.ModelSerializer):
+    """A collection the user takes part in, with the user's roles in it."""
+
+    roles = serializers.ListField(
+        child=serializers.ChoiceField(choices=Membership.Role.choices),
+        read_only=True,
+        help_text="The requesting user's roles in the collection.",
+    )
+
+    class Meta:
+        model = Collection
+        fields = [
+            "slug",
+            "name",
+            "guidelines",
+            "grade_names",
+            "judges_per_pair",
+            "judgments_version",
+            "judgments_changed_at",
+            "roles",
+        ]
+        read_only_fields = fields
+
+    def build_field(self, field_name: str, info: Any, model_class: Any, nested_depth: int):
+        """Document ``grade_names`` as five strings rather than free JSON."""
+        if field_name == "grade_names":
+            return serializers.ListField, {
+                "child": serializers.CharField(),
+                "read_only": True,
+                "help_text": "Names of grades 0 to 4, in order.",
+            }
+        return super().build_field(field_name, info, model_class, nested_depth)
+
+
+class QuerySerializer(serializers.ModelSerializer):
+    """A query with what judges (human or LLM) read to decide relevance."""
+
+    class Meta:
+        model = Query
+        fields = ["external_id", "text", "description", "narrative"]
+        read_only_fields = fields
+
+
+class DocumentSerializer(serializers.ModelSerializer):
+    """A document; `body` is untrusted text or HTML."""
+
+    class Meta:
+        model = Document
+        fields = ["external_id", "title", "body", "url", "extra", "has_content"]
+        read_only_fields = fields
+
+
+class PoolEntrySerializer(serializers.ModelSerializer):
+    """A pooled (query, document) pair and how many judges graded it."""
+
+    query = serializers.SlugRelatedField(slug_field="external_id", read_only=True)
+    document = serializers.SlugRelatedField(slug_field="external_id", read_only=True)
+
+    class Meta:
+        model = PoolEntry
+        fields = ["id", "query", "document", "graded_count", "source", "added_at"]
+        read_only_fields = fields
+
+
+# --- judges ------------------------------------------------------------------------------
+
+
+class JudgeSummarySerializer(serializers.ModelSerializer):
+    """Who gave a judgment."""
+
+    class Meta:
+        model = Judge
+        fields = ["id", "name", "kind"]
+        read_only_fields = fields
+
+
+class JudgeSerializer(serializers.ModelSerializer):
+    """A judge; registering one creates an LLM judge (human judges come with their users)."""
+
+    class Meta:
+        model = Judge
+        fields = [
+            "id",
+            "kind",
+            "name",
+            "provider",
+            "model",
+            "model_version",
+            "prompt_template",
+            "prompt_version",
+            "decoding",
+            "native_scale",
+            "scale_mapping",
+            "created_at",
+        ]
+        read_only_fields = ["id", "kind", "created_at"]
+        extra_kwargs = {"model": {"allow_blank": False, "required": True}}
+
+    def build_field(self, field_name: str, info: Any, model_class: Any, nested_depth: int):
+        """Type the JSON fields precisely so clients and the schema know their shapes."""
+        if field_name == "decoding":
+            return serializers.DictField, {
+                "required": False,
+                "help_text": "Decoding parameters (temperature, top_p, ...).",
+            }
+        if field_name == "native_scale":
+            return serializers.ListField, {
+                "child": serializers.CharField(),
+                "required": False,
+                "help_text": "Labels of the LLM's own scale, if not 0–4.",
+            }
+        if field_name == "scale_mapping":
+            return serializers.DictField, {
+                "child": serializers.IntegerField(min_value=GRADE_MIN, max_value=GRADE_MAX),
+                "required": False,
+                "help_text": "Grade 0–4 of each native label.",
+            }
+        return super().build_field(field_name, info, model_class, nested_depth)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        """Check that a scale mapping names only labels of the native scale."""
+        native = attrs.get("native_scale") or []
+        mapping = attrs.get("scale_mapping") or {}
+        unknown = sorted(set(mapping) - set(native)) if native else []
+        if unknown:
+            raise serializers.ValidationError(
+                {"scale_mapping": f"Labels not in native_scale: {', '.join(unknown)}."}
+            )
+        missing = sorted(set(native) - set(mapping)) if mapping else []
+        if missing:
+            raise serializers.ValidationError(
+                {"scale_mapping": f"No grade for native labels: {', '.join(missing)}."}
+            )
+        return attrs
+
+
+# --- judgments ---------------------------------------------------------------------------
+
+
+class JudgmentSerializer(serializers.ModelSerializer):
+    """A judge's current label of one (query, document) pair."""
+
+    judge = JudgeSummarySerializer(read_only=True)
+    query = serializers.SlugRelatedField(slug_field="external_id", read_only=True)
+    document = serializers.SlugRelatedField(slug_field="external_id", read_only=True)
+
+    class Meta:
+        model = Judgment
+        fields = [
+            "id",
+            "judge",
+            "query",
+            "document",
+            "grade",
+            "status",
+            "note",
+            "seconds",
+            "abstain_probability",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+
+class JudgmentLabelSerializer(serializers.Serializer):
+    """The label fields a history event records before and after a change."""
+
+    grade = serializers.IntegerField(allow_null=True, required=False)
+    status = serializers.ChoiceField(choices=Judgment.Status.choices, required=False)
+    note = serializers.CharField(required=False, allow_blank=True)
+    seconds = serializers.FloatField(allow_null=True, required=False)
+    abstain_probability = serializers.FloatField(allow_null=True, required=False)
+
+
+class JudgmentEventSerializer(serializers.ModelSerializer):
+    """One append-only history entry."""
+
+    judge = JudgeSummarySerializer(read_only=True)
+    query = serializers.SlugRelatedField(slug_field="external_id", read_only=True)
+    document = serializers.SlugRelatedField(slug_field="external_id", read_only=True)
+    actor = serializers.SlugRelatedField(
+        slug_field="username",
+        read_only=True,
+        allow_null=True,
+        help_text="Username of who made the change; empty for system changes.",
+    )
+    before = JudgmentLabelSerializer(read_only=True, allow_null=True)
+    after = JudgmentLabelSerializer(read_only=True, allow_null=True)
+
+    class Meta:
+        model = JudgmentEvent
+        fields = [
+            "id",
+            "judgment",
+            "judge",
+            "query",
+            "document",
+            "action",
+            "channel",
+            "actor",
+            "before",
+            "after",
+            "at",
+        ]
+        read_only_fields = fields
+
+
+class JudgmentItemSerializer(serializers.Serializer):
+    """One judgment to record, naming its pair by external ids."""
+
+    query = serializers.CharField(max_length=100, help_text="Query external id (qid).")
+    document = serializers.CharField(max_length=200, help_text="Document external id (docno).")
+    grade = serializers.IntegerField(
+        min_value=GRADE_MIN,
+        max_value=GRADE_MAX,
+        allow_null=True,
+        required=False,
+        default=None,
+        help_text="0 not relevant … 4 perfect; required when status is graded, else empty.",
+    )
+    status = serializers.ChoiceField(
+        choices=Judgment.Status.choices, default=Judgment.Status.GRADED
+    )
+    note = serializers.CharField(
+        allow_blank=True, required=False, default="", trim_whitespace=False
+    )
+    seconds = serializers.FloatField(
+        min_value=0, allow_null=True, required=False, default=None, help_text="Time spent."
+    )
+    abstain_probability = serializers.FloatField(
+        min_value=0, max_value=1, allow_null=True, required=False, default=None
+    )
+
+
+class JudgmentCreateSerializer(JudgmentItemSerializer):
+    """One judgment to record, optionally as another judge (an LLM judge, by coordinators)."""
+
+    judge = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="Judge id to record as; empty for the caller's own human judge.",
+    )
+
+
+@extend_schema_field(JudgmentItemSerializer(many=True))
+class JudgmentItemsField(serializers.ListField):
+    """The judgments of a batch; each item is checked on import, with its 1-based index."""
+
+    child = serializers.JSONField()
+
+
+class JudgmentBatchSerializer(serializers.Serializer):
+    """Many judgments of one judge, recorded all or nothing."""
+
+    judge = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="Judge id to record as; empty for the caller's own human judge.",
+    )
+    judgments = JudgmentItemsField(allow_empty=False)
+
+
+class JudgmentFileSerializer(serializers.Serializer):
+    """A TREC qrels file (``qid iter docno grade``) or JSON Lines file (``*.jsonl``)."""
+
+    file = serializers.FileField(
+        help_text="qrels text, one `qid iter docno grade` per line (grades 0–4), or, for "
+        "a name ending in .jsonl, one JSON object per line with qid, docno, grade and "
+        "optionally status, note, seconds, abstain_probability."
+    )
+    judge = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="Judge id to record as; empty for the caller's own human judge.",
+    )
+
+
+class JudgmentUpdateSerializer(serializers.Serializer):
+    """Changes to a judgment; fields left out keep their values."""
+
+    grade = serializers.IntegerField(
+        min_value=GRADE_MIN,
+        max_value=GRADE_MAX,
+        allow_null=True,
+        required=False,
+        help_text="Setting a grade alone also sets the status to graded.",
+    )
+    status = serializers.ChoiceField(
+        choices=Judgment.Status.choices,
+        required=False,
+        help_text="Setting cannot_judge or later alone also clears the grade.",
+    )
+    note = serializers.CharField(allow_blank=True, required=False, trim_whitespace=False)
+    seconds = serializers.FloatField(min_value=0, allow_null=True, required=False)
+    abstain_probability = serializers.FloatField(
+        min_value=0, max_value=1, allow_null=True, required=False
+    )
+
+
+class ImportSummarySerializer(serializers.Serializer):
+    """What a batch or file import changed, and the judgment-list version after it."""
+
+    created = serializers.IntegerField()
+    changed = serializers.IntegerField()
+    unchanged = serializers.IntegerField()
+    version = serializers.IntegerField()
+
+
+# --- qrels -------------------------------------------------------------------------------
+
+
+class LiveGradeSerializer(serializers.Serializer):
+    """One pair of the live judgment list."""
+
+    qid = serializers.CharField()
+    docno = serializers.CharField()
+    grade = serializers.FloatField(help_text="Aggregated grade, 0–4 (fractional possible).")
+    humans = serializers.IntegerField(help_text="Human grades behind the live grade.")
+    llms = serializers.IntegerField(help_text="LLM grades behind the live grade.")
+
+
+class QrelsLineSerializer(serializers.Serializer):
+    """One judge's graded label of a pair, as exported in qrels."""
+
+    qid = serializers.CharField()
+    docno = serializers.CharField()
+    grade = serializers.IntegerField()

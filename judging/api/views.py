@@ -1,0 +1,802 @@
+"""Views of the judging API: validate with a serializer, call one service or selector, render.
+
+Every error body is ``{"errors": [{"message": ..., "field": ... | "line": ...}]}`` (see
+:mod:`config.api`). Collection endpoints answer 404 to non-members and 403 to members whose
+role does not allow the request (see :mod:`judging.api.permissions`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict
+from functools import cached_property
+from typing import Any, ClassVar
+
+from django import forms
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404
+from django_filters import rest_framework as filters
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_view,
+)
+from rest_framework import exceptions, generics, status
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from .. import selectors as judging_selectors
+from .. import services
+from ..models import Collection, Document, Judge, Judgment, JudgmentEvent, PoolEntry, Query
+from . import imports, selectors
+from .permissions import (
+    ANY_ROLE,
+    COORDINATORS,
+    JUDGING_ROLES,
+    CanSeeJudgment,
+    HasCollectionRole,
+    IsCoordinatorAnywhere,
+    Role,
+    judge_to_record_as,
+)
+from .renderers import QrelsRenderer
+from .serializers import (
+    CollectionSerializer,
+    DocumentSerializer,
+    ErrorSerializer,
+    ImportSummarySerializer,
+    JudgeSerializer,
+    JudgmentBatchSerializer,
+    JudgmentCreateSerializer,
+    JudgmentEventSerializer,
+    JudgmentFileSerializer,
+    JudgmentSerializer,
+    JudgmentUpdateSerializer,
+    LiveGradeSerializer,
+    PoolEntrySerializer,
+    QrelsLineSerializer,
+    QuerySerializer,
+)
+
+API = JudgmentEvent.Channel.API
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def _errors(*codes: int) -> dict[tuple[int, str], OpenApiResponse]:
+    """Return schema entries for error responses, all JSON in the project's error shape."""
+    descriptions = {
+        400: "Invalid input; each item names its field or line.",
+        401: "No or invalid credentials (send `Authorization: Token <key>`).",
+        403: "Your role does not allow this.",
+        404: "No such object, or you are not a member of the collection.",
+    }
+    return {
+        (code, "application/json"): OpenApiResponse(
+            response=ErrorSerializer, description=descriptions[code]
+        )
+        for code in codes
+    }
+
+
+@extend_schema_field(OpenApiTypes.INT)
+class IdFilter(filters.NumberFilter):
+    """Filter on a whole-number id."""
+
+    field_class = forms.IntegerField
+
+
+def _flag(request: Request, name: str) -> bool | None:
+    """Read a boolean query parameter (1/0, true/false); None when absent."""
+    value = request.query_params.get(name, "").strip().lower()
+    if not value:
+        return None
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise exceptions.ValidationError({name: "Use 1 or 0."})
+
+
+def _int_param(request: Request, name: str) -> int | None:
+    """Read a whole-number query parameter; None when absent."""
+    value = request.query_params.get(name, "").strip()
+    if not value:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise exceptions.ValidationError({name: "A whole number is required."}) from None
+
+
+class ErrorBodyMixin:
+    """Give non-field errors (401, 403, 404, 405, ...) a bare ``{"message"}`` item.
+
+    The project handler flattens DRF's ``{"detail": ...}`` into an item with
+    ``"field": "detail"``; setting ``errors`` on the exception makes it render as is.
+    """
+
+    def handle_exception(self, exc: Exception) -> Response:
+        """Pre-render the error items of exceptions that concern no field."""
+        if isinstance(exc, Http404):
+            exc = exceptions.NotFound()
+        elif isinstance(exc, DjangoPermissionDenied):
+            exc = exceptions.PermissionDenied()
+        if (
+            isinstance(exc, exceptions.APIException)
+            and not isinstance(exc, exceptions.ValidationError)
+            and getattr(exc, "errors", None) is None
+            and isinstance(exc.detail, str)
+        ):
+            exc.errors = [{"message": str(exc.detail)}]
+        return super().handle_exception(exc)
+
+
+SLUG = OpenApiParameter("slug", OpenApiTypes.STR, OpenApiParameter.PATH, description="Collection.")
+INCLUDE_MISSING = OpenApiParameter(
+    "include_missing",
+    OpenApiTypes.BOOL,
+    description="Coordinators: also list id-only documents (has_content false). "
+    "Ignored for judges.",
+)
+
+
+class CollectionScopedView(ErrorBodyMixin, generics.GenericAPIView):
+    """Base of the endpoints under ``collections/<slug>/``.
+
+    Subclasses map HTTP methods to the roles allowed (``role_rules``). Looking up the
+    collection answers 404 to non-members; a member without an allowed role gets 403.
+    """
+
+    permission_classes: ClassVar[list] = [IsAuthenticated, HasCollectionRole]
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": ANY_ROLE}
+    filter_backends: ClassVar[list] = []
+
+    @cached_property
+    def collection(self) -> Collection:
+        """Return the collection of the URL if the user is a member (else 404)."""
+        return judging_selectors.collection_for_member(
+            user=self.request.user, slug=self.kwargs["slug"]
+        )
+
+    @cached_property
+    def roles(self) -> set[str]:
+        """Return the user's roles in the collection."""
+        return judging_selectors.user_roles(user=self.request.user, collection=self.collection)
+
+    @property
+    def is_coordinator(self) -> bool:
+        """Return whether the user coordinates the collection."""
+        return Role.COORDINATOR in self.roles
+
+    def allowed_roles(self) -> frozenset[str]:
+        """Return the roles that may make this request."""
+        method = "GET" if self.request.method in ("HEAD", "OPTIONS") else self.request.method
+        handled = method.lower() in self.http_method_names and hasattr(self, method.lower())
+        if not handled:
+            return ANY_ROLE  # let members see the 405
+        return self.role_rules.get(method, frozenset())
+
+    def finalize_response(
+        self, request: Request, response: Response, *args: Any, **kwargs: Any
+    ) -> Response:
+        """Render errors as JSON even when qrels text was negotiated."""
+        response = super().finalize_response(request, response, *args, **kwargs)
+        if getattr(response, "exception", False) and isinstance(
+            getattr(response, "accepted_renderer", None), QrelsRenderer
+        ):
+            response.accepted_renderer = JSONRenderer()
+            response.accepted_media_type = JSONRenderer.media_type
+        return response
+
+    def fake(self) -> bool:
+        """Return whether the view is being introspected for the OpenAPI schema."""
+        return getattr(self, "swagger_fake_view", False)
+
+
+# --- collections -------------------------------------------------------------------------
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="List your collections",
+        description="Collections you take part in, each with your roles in it.",
+        responses={200: CollectionSerializer(many=True), **_errors(401)},
+    )
+)
+class CollectionListView(ErrorBodyMixin, generics.ListAPIView):
+    """Collections the user belongs to."""
+
+    serializer_class = CollectionSerializer
+    filter_backends: ClassVar[list] = []
+
+    def get_queryset(self) -> Any:
+        """Return the user's collections with their roles."""
+        if getattr(self, "swagger_fake_view", False):
+            return Collection.objects.none()
+        return selectors.collections_for_user(user=self.request.user)
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="Show a collection",
+        parameters=[SLUG],
+        responses={200: CollectionSerializer, **_errors(401, 404)},
+    )
+)
+class CollectionDetailView(CollectionScopedView, generics.RetrieveAPIView):
+    """One collection the user belongs to."""
+
+    serializer_class = CollectionSerializer
+
+    def get_object(self) -> Collection:
+        """Return the collection with the user's roles."""
+        collection = self.collection
+        collection.roles = sorted(self.roles)
+        return collection
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="List the queries of a collection",
+        description="For coordinators and judges, e.g. LLM-judging scripts building prompts.",
+        parameters=[SLUG],
+        responses={200: QuerySerializer(many=True), **_errors(401, 403, 404)},
+    )
+)
+class QueryListView(CollectionScopedView, generics.ListAPIView):
+    """The queries of a collection."""
+
+    serializer_class = QuerySerializer
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": JUDGING_ROLES}
+
+    def get_queryset(self) -> Any:
+        """Return the collection's queries."""
+        if self.fake():
+            return Query.objects.none()
+        return selectors.queries_of(collection=self.collection)
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="List the documents of a collection",
+        description="For coordinators and judges. Documents known only by id are left out.",
+        parameters=[
+            SLUG,
+            INCLUDE_MISSING,
+            OpenApiParameter(
+                "pooled",
+                OpenApiTypes.BOOL,
+                description="1: only documents in the judging pool; 0: only those outside.",
+            ),
+            OpenApiParameter(
+                "query", OpenApiTypes.STR, description="Only documents pooled for this qid."
+            ),
+        ],
+        responses={200: DocumentSerializer(many=True), **_errors(400, 401, 403, 404)},
+    )
+)
+class DocumentListView(CollectionScopedView, generics.ListAPIView):
+    """The documents of a collection."""
+
+    serializer_class = DocumentSerializer
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": JUDGING_ROLES}
+
+    def get_queryset(self) -> Any:
+        """Return the collection's documents, filtered by the query parameters."""
+        if self.fake():
+            return Document.objects.none()
+        return selectors.documents_of(
+            collection=self.collection,
+            include_missing=bool(_flag(self.request, "include_missing")) and self.is_coordinator,
+            pooled=_flag(self.request, "pooled"),
+            query_external_id=self.request.query_params.get("query") or None,
+        )
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="List the judging pool",
+        description="Pooled (query, document) pairs with how many judges graded each; "
+        "what LLM workers iterate over. Pairs whose document has no content are left out.",
+        parameters=[
+            SLUG,
+            INCLUDE_MISSING,
+            OpenApiParameter("query", OpenApiTypes.STR, description="Only pairs of this qid."),
+            OpenApiParameter(
+                "unjudged_by",
+                OpenApiTypes.INT,
+                description="Only pairs this judge has not judged yet. Judges may give only "
+                "their own judge id.",
+            ),
+            OpenApiParameter(
+                "needs_grades",
+                OpenApiTypes.BOOL,
+                description="1: only pairs graded by fewer than judges_per_pair judges; "
+                "0: only the others.",
+            ),
+        ],
+        responses={200: PoolEntrySerializer(many=True), **_errors(400, 401, 403, 404)},
+    )
+)
+class PoolListView(CollectionScopedView, generics.ListAPIView):
+    """The judging pool of a collection."""
+
+    serializer_class = PoolEntrySerializer
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": JUDGING_ROLES}
+
+    def get_queryset(self) -> Any:
+        """Return the pool entries, filtered by the query parameters."""
+        if self.fake():
+            return PoolEntry.objects.none()
+        unjudged_by = _int_param(self.request, "unjudged_by")
+        if unjudged_by is not None and not self.is_coordinator:
+            own = Judge.objects.filter(user=self.request.user).values_list("pk", flat=True)
+            if unjudged_by not in own:
+                raise exceptions.PermissionDenied("Judges may ask only about their own judge id.")
+        return selectors.pool_of(
+            collection=self.collection,
+            include_missing=bool(_flag(self.request, "include_missing")) and self.is_coordinator,
+            query_external_id=self.request.query_params.get("query") or None,
+            unjudged_by=unjudged_by,
+            needs_grades=_flag(self.request, "needs_grades"),
+        )
+
+
+# --- judgments ---------------------------------------------------------------------------
+
+
+class JudgmentFilter(filters.FilterSet):
+    """Filters of the judgment export."""
+
+    judge = IdFilter(field_name="judge_id", help_text="Judge id.")
+    query = filters.CharFilter(field_name="query__external_id", help_text="Query id (qid).")
+    document = filters.CharFilter(
+        field_name="document__external_id", help_text="Document id (docno)."
+    )
+    status = filters.ChoiceFilter(choices=Judgment.Status.choices)
+    updated_after = filters.IsoDateTimeFilter(
+        field_name="updated_at",
+        lookup_expr="gt",
+        help_text="Only judgments changed after this time (ISO 8601).",
+    )
+
+    class Meta:
+        model = Judgment
+        fields: ClassVar[list[str]] = []
+
+
+_RECORD_REQUEST = PolymorphicProxySerializer(
+    component_name="JudgmentRecordRequest",
+    serializers=[JudgmentCreateSerializer, JudgmentBatchSerializer],
+    resource_type_field_name=None,
+)
+_RECORD_RESPONSE = PolymorphicProxySerializer(
+    component_name="JudgmentRecordResponse",
+    serializers=[JudgmentSerializer, ImportSummarySerializer],
+    resource_type_field_name=None,
+)
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="Export judgments",
+        description="Coordinators see every judgment of the collection; judges only their own. "
+        "`?format=qrels` exports one judge's graded labels as TREC qrels text "
+        "(coordinators must name the judge).",
+        parameters=[
+            SLUG,
+            OpenApiParameter(
+                "format",
+                OpenApiTypes.STR,
+                enum=["json", "qrels"],
+                description="json (default, paged) or qrels (text, not paged).",
+            ),
+        ],
+        responses={
+            (200, "application/json"): JudgmentSerializer(many=True),
+            (200, "text/plain"): OpenApiTypes.STR,
+            **_errors(400, 401, 403, 404),
+        },
+    ),
+    post=extend_schema(
+        summary="Record judgments",
+        description=(
+            "Three forms, all recorded with channel `api`:\n\n"
+            "* one judgment object → 201 with the judgment (200 if it existed before);\n"
+            '* `{"judge": <id>, "judgments": [...]}` → recorded all or nothing, 201 '
+            "(200 when nothing new) with counts; any bad item → 400 listing every bad "
+            "item by its 1-based `line`, nothing written;\n"
+            "* multipart `file`: TREC qrels (`qid iter docno grade`, grades 0–4) or, for a "
+            "name ending in `.jsonl`, JSON Lines; same as a batch, with file line numbers.\n\n"
+            "Without `judge` you record as your own human judge. Only coordinators may "
+            "record as another judge (an LLM judge, for an LLM worker); a judge may never "
+            "record as anyone else (403)."
+        ),
+        parameters=[SLUG],
+        request={
+            "application/json": _RECORD_REQUEST,
+            "multipart/form-data": JudgmentFileSerializer,
+        },
+        responses={
+            200: _RECORD_RESPONSE,
+            201: _RECORD_RESPONSE,
+            **_errors(400, 401, 403, 404),
+        },
+    ),
+)
+class JudgmentListCreateView(CollectionScopedView, generics.ListCreateAPIView):
+    """Export and record judgments."""
+
+    serializer_class = JudgmentSerializer
+    filterset_class = JudgmentFilter
+    filter_backends: ClassVar[list] = [filters.DjangoFilterBackend]
+    parser_classes: ClassVar[list] = [JSONParser, MultiPartParser, FormParser]
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {
+        "GET": JUDGING_ROLES,
+        "POST": JUDGING_ROLES,
+    }
+
+    def get_renderers(self) -> list[BaseRenderer]:
+        """Offer qrels text besides JSON for reading."""
+        renderers = super().get_renderers()
+        if self.request is not None and self.request.method in ("GET", "HEAD"):
+            renderers.append(QrelsRenderer())
+        return renderers
+
+    def get_queryset(self) -> Any:
+        """Return the judgments the user may see: all for coordinators, else their own."""
+        if self.fake():
+            return Judgment.objects.none()
+        return selectors.judgments_in(
+            collection=self.collection,
+            judge_user=None if self.is_coordinator else self.request.user,
+        )
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Return the judgments, paged, or one judge's graded labels as qrels."""
+        if request.accepted_renderer.format != QrelsRenderer.format:
+            return super().list(request, *args, **kwargs)
+        if self.is_coordinator and not request.query_params.get("judge"):
+            raise exceptions.ValidationError(
+                {"judge": "Give a judge id: a qrels file holds one judge's labels."}
+            )
+        labels = self.filter_queryset(self.get_queryset()).filter(status=Judgment.Status.GRADED)
+        rows = sorted(labels.values_list("query__external_id", "document__external_id", "grade"))
+        data = QrelsLineSerializer(
+            [{"qid": q, "docno": d, "grade": g} for q, d, g in rows], many=True
+        ).data
+        return Response(data)
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Record one judgment, a batch, or an uploaded qrels or JSON Lines file."""
+        if "file" in request.FILES:
+            return self._record_file(request)
+        if isinstance(request.data, Mapping) and "judgments" in request.data:
+            return self._record_batch(request)
+        if isinstance(request.data, Mapping):
+            return self._record_one(request)
+        raise exceptions.ValidationError(
+            'Send one judgment object, {"judgments": [...]}, or a multipart file.'
+        )
+
+    def _judge(self, judge_id: int | None) -> Judge:
+        """Return the judge to record as, checking the user may."""
+        return judge_to_record_as(
+            user=self.request.user,
+            collection=self.collection,
+            roles=self.roles,
+            judge_id=judge_id,
+        )
+
+    def _record_one(self, request: Request) -> Response:
+        """Record one judgment through ``judgment_record``."""
+        serializer = JudgmentCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        judge = self._judge(data["judge"])
+        query, document = selectors.pair_in(
+            collection=self.collection, query_id=data["query"], document_id=data["document"]
+        )
+        existed = selectors.judgment_exists(judge=judge, query=query, document=document)
+        judgment = services.judgment_record(
+            judge=judge,
+            query=query,
+            document=document,
+            grade=data["grade"],
+            status=data["status"],
+            note=data["note"],
+            seconds=data["seconds"],
+            abstain_probability=data["abstain_probability"],
+            channel=API,
+            actor=request.user,
+        )
+        return Response(
+            JudgmentSerializer(judgment).data,
+            status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED,
+        )
+
+    def _summary_response(self, judge: Judge, rows: Any, errors: Any) -> Response:
+        """Import parsed rows and answer with the counts (201 if anything was created)."""
+        summary = imports.import_rows(
+            collection=self.collection,
+            judge=judge,
+            rows=rows,
+            errors=errors,
+            actor=self.request.user,
+        )
+        return Response(
+            ImportSummarySerializer(summary).data,
+            status=status.HTTP_201_CREATED if summary.created else status.HTTP_200_OK,
+        )
+
+    def _record_batch(self, request: Request) -> Response:
+        """Record a JSON batch all or nothing."""
+        serializer = JudgmentBatchSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        judge = self._judge(serializer.validated_data["judge"])
+        rows, errors = imports.rows_from_items(serializer.validated_data["judgments"])
+        return self._summary_response(judge, rows, errors)
+
+    def _record_file(self, request: Request) -> Response:
+        """Record an uploaded qrels or JSON Lines file all or nothing."""
+        serializer = JudgmentFileSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        upload = serializer.validated_data["file"]
+        if upload.size > imports.MAX_FILE_BYTES:
+            raise exceptions.ValidationError(
+                {"file": f"The file is larger than {imports.MAX_FILE_BYTES} bytes."}
+            )
+        judge = self._judge(serializer.validated_data["judge"])
+        parse = (
+            imports.rows_from_jsonl
+            if (upload.name or "").lower().endswith(".jsonl")
+            else imports.rows_from_qrels
+        )
+        rows, errors = parse(upload.read())
+        return self._summary_response(judge, rows, errors)
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="Show a judgment",
+        parameters=[SLUG],
+        responses={200: JudgmentSerializer, **_errors(401, 403, 404)},
+    ),
+    patch=extend_schema(
+        summary="Change a judgment",
+        description="Recorded with channel `api`; the history keeps the previous label.",
+        parameters=[SLUG],
+        request=JudgmentUpdateSerializer,
+        responses={200: JudgmentSerializer, **_errors(400, 401, 403, 404)},
+    ),
+    delete=extend_schema(
+        summary="Delete a judgment",
+        description="The history stays, ending with a delete event (channel `api`).",
+        parameters=[SLUG],
+        responses={204: None, **_errors(401, 403, 404)},
+    ),
+)
+class JudgmentDetailView(CollectionScopedView, generics.RetrieveUpdateDestroyAPIView):
+    """One judgment: the user's own (judges) or any (coordinators)."""
+
+    serializer_class = JudgmentSerializer
+    http_method_names: ClassVar[list[str]] = ["get", "patch", "delete", "head", "options"]
+    permission_classes: ClassVar[list] = [IsAuthenticated, HasCollectionRole, CanSeeJudgment]
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {
+        "GET": JUDGING_ROLES,
+        "PATCH": JUDGING_ROLES,
+        "DELETE": JUDGING_ROLES,
+    }
+
+    def get_queryset(self) -> Any:
+        """Return the judgments the user may see: all for coordinators, else their own."""
+        if self.fake():
+            return Judgment.objects.none()
+        return selectors.judgments_in(
+            collection=self.collection,
+            judge_user=None if self.is_coordinator else self.request.user,
+        )
+
+    def partial_update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Change the judgment through ``judgment_record``."""
+        judgment = self.get_object()
+        serializer = JudgmentUpdateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        changes = serializer.validated_data
+        label_status = changes.get("status")
+        if label_status is None:
+            graded = changes.get("grade") is not None
+            label_status = Judgment.Status.GRADED if graded else judgment.status
+        if "grade" in changes:
+            grade = changes["grade"]
+        else:
+            grade = judgment.grade if label_status == Judgment.Status.GRADED else None
+        updated = services.judgment_record(
+            judge=judgment.judge,
+            query=judgment.query,
+            document=judgment.document,
+            grade=grade,
+            status=label_status,
+            note=changes.get("note", judgment.note),
+            seconds=changes.get("seconds", judgment.seconds),
+            abstain_probability=changes.get("abstain_probability", judgment.abstain_probability),
+            channel=API,
+            actor=request.user,
+        )
+        return Response(JudgmentSerializer(updated).data)
+
+    def perform_destroy(self, instance: Judgment) -> None:
+        """Delete the judgment through ``judgment_delete``; its history stays."""
+        services.judgment_delete(judgment=instance, channel=API, actor=self.request.user)
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="Show a judgment's history",
+        description="Every change of this judge's label of the pair, oldest first "
+        "(including earlier judgments of the pair that were deleted).",
+        parameters=[SLUG],
+        responses={200: JudgmentEventSerializer(many=True), **_errors(401, 403, 404)},
+    )
+)
+class JudgmentHistoryView(CollectionScopedView, generics.ListAPIView):
+    """The history of one judgment the user may see."""
+
+    serializer_class = JudgmentEventSerializer
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": JUDGING_ROLES}
+
+    def get_queryset(self) -> Any:
+        """Return the events of the judgment's judge on its pair."""
+        if self.fake():
+            return JudgmentEvent.objects.none()
+        judgment = (
+            selectors.judgments_in(
+                collection=self.collection,
+                judge_user=None if self.is_coordinator else self.request.user,
+            )
+            .filter(pk=self.kwargs["pk"])
+            .first()
+        )
+        if judgment is None:
+            raise Http404("No such judgment.")
+        return selectors.judgment_history(judgment=judgment)
+
+
+class EventFilter(filters.FilterSet):
+    """Filters of the judgment history feed."""
+
+    judge = IdFilter(field_name="judge_id", help_text="Judge id.")
+    query = filters.CharFilter(field_name="query__external_id", help_text="Query id (qid).")
+    document = filters.CharFilter(
+        field_name="document__external_id", help_text="Document id (docno)."
+    )
+    action = filters.ChoiceFilter(choices=JudgmentEvent.Action.choices)
+    channel = filters.ChoiceFilter(choices=JudgmentEvent.Channel.choices)
+    at_after = filters.IsoDateTimeFilter(
+        field_name="at", lookup_expr="gt", help_text="Only events after this time (ISO 8601)."
+    )
+
+    class Meta:
+        model = JudgmentEvent
+        fields: ClassVar[list[str]] = []
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="List the judgment history",
+        description="Coordinators only: the append-only history of every judgment change.",
+        parameters=[SLUG],
+        responses={200: JudgmentEventSerializer(many=True), **_errors(400, 401, 403, 404)},
+    )
+)
+class EventListView(CollectionScopedView, generics.ListAPIView):
+    """The judgment history of a collection."""
+
+    serializer_class = JudgmentEventSerializer
+    filterset_class = EventFilter
+    filter_backends: ClassVar[list] = [filters.DjangoFilterBackend]
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS}
+
+    def get_queryset(self) -> Any:
+        """Return the collection's events, oldest first."""
+        if self.fake():
+            return JudgmentEvent.objects.none()
+        return selectors.events_in(collection=self.collection)
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="Export the live judgment list",
+        description="Coordinators only. The aggregated grade of every judged pair as TREC "
+        "qrels text (`qid 0 docno grade`, sorted by qid then docno; whole grades as "
+        "integers, others with up to 6 decimals), or JSON with `?format=json`.",
+        parameters=[
+            SLUG,
+            OpenApiParameter(
+                "format", OpenApiTypes.STR, enum=["qrels", "json"], description="Default qrels."
+            ),
+        ],
+        responses={
+            (200, "text/plain"): OpenApiTypes.STR,
+            (200, "application/json"): LiveGradeSerializer(many=True),
+            **_errors(401, 403, 404),
+        },
+    )
+)
+class QrelsView(CollectionScopedView):
+    """The live judgment list as qrels."""
+
+    serializer_class = LiveGradeSerializer
+    pagination_class = None
+    renderer_classes: ClassVar[list] = [QrelsRenderer, JSONRenderer]
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS}
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Return the live list."""
+        rows = selectors.live_list(collection=self.collection)
+        data = LiveGradeSerializer([asdict(row) for row in rows], many=True).data
+        response = Response(data)
+        if request.accepted_renderer.format == QrelsRenderer.format:
+            response["Content-Disposition"] = f'inline; filename="{self.collection.slug}.qrels"'
+        return response
+
+
+# --- judges ------------------------------------------------------------------------------
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="List judges",
+        description="Coordinators (of any collection) see every judge; others only their "
+        "own human judge.",
+        responses={200: JudgeSerializer(many=True), **_errors(400, 401)},
+    ),
+    post=extend_schema(
+        summary="Register an LLM judge",
+        description="For coordinators of any collection. The judge is created with kind "
+        "`llm`; record its judgments with `judge` set to its id.",
+        responses={201: JudgeSerializer, **_errors(400, 401, 403)},
+    ),
+)
+class JudgeListCreateView(ErrorBodyMixin, generics.ListCreateAPIView):
+    """Judges, and registering LLM judges."""
+
+    serializer_class = JudgeSerializer
+    permission_classes: ClassVar[list] = [IsAuthenticated, IsCoordinatorAnywhere]
+    filterset_fields: ClassVar[list[str]] = ["kind"]
+
+    def get_queryset(self) -> Any:
+        """Return the judges the user may see."""
+        if getattr(self, "swagger_fake_view", False):
+            return Judge.objects.none()
+        return selectors.judges_visible_to(user=self.request.user)
+
+    def perform_create(self, serializer: JudgeSerializer) -> None:
+        """Create the LLM judge."""
+        serializer.save(kind=Judge.Kind.LLM)
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="Show a judge",
+        responses={200: JudgeSerializer, **_errors(401, 404)},
+    )
+)
+class JudgeDetailView(ErrorBodyMixin, generics.RetrieveAPIView):
+    """One judge the user may see."""
+
+    serializer_class = JudgeSerializer
+
+    def get_queryset(self) -> Any:
+        """Return the judges the user may see."""
+        if getattr(self, "swagger_fake_view", False):
+            return Judge.objects.none()
+        return selectors.judges_visible_to(user=self.request.user)
