@@ -1,0 +1,172 @@
+"""Read side of metrics: leaderboards, per-query scores, comparisons and visibility."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import QuerySet
+from django.http import Http404
+
+from judging.models import Collection, Membership, Query
+from judging.selectors import user_roles
+
+from .models import Run, RunQuery, Team
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """What one user may see of a collection's runs."""
+
+    is_coordinator: bool
+    team_ids: frozenset[int]
+    sees_all_runs: bool
+
+    @property
+    def may_submit(self) -> bool:
+        """Return whether the user belongs to a team that may submit runs."""
+        return bool(self.team_ids)
+
+
+def viewer(*, user: AbstractBaseUser, collection: Collection) -> Viewer:
+    """Return what ``user`` may see; judges (only) see no runs at all (judging is blind)."""
+    roles = user_roles(user=user, collection=collection)
+    is_coordinator = Membership.Role.COORDINATOR in roles
+    team_ids = frozenset(
+        Team.objects.filter(collection=collection, members=user).values_list("pk", flat=True)
+    )
+    return Viewer(
+        is_coordinator=is_coordinator,
+        team_ids=team_ids,
+        sees_all_runs=is_coordinator or (bool(team_ids) and collection.leaderboard_published),
+    )
+
+
+def visible_runs(*, collection: Collection, who: Viewer) -> QuerySet[Run]:
+    """Return the runs ``who`` may see: all for coordinators, else own team's (+ published)."""
+    runs = Run.objects.filter(collection=collection).select_related("team")
+    if who.sees_all_runs:
+        return runs
+    if not who.team_ids:
+        return runs.none()
+    return runs.filter(team_id__in=who.team_ids)
+
+
+def run_for_viewer(*, collection: Collection, who: Viewer, run_id: int) -> Run:
+    """Return one visible run or raise ``Http404``."""
+    run = visible_runs(collection=collection, who=who).filter(pk=run_id).first()
+    if run is None:
+        raise Http404("No such run.")
+    return run
+
+
+def run_for_owner(*, collection: Collection, who: Viewer, run_id: int) -> Run:
+    """Return a run the viewer may change (own team's, or any for coordinators)."""
+    runs = Run.objects.filter(collection=collection, pk=run_id)
+    if not who.is_coordinator:
+        runs = runs.filter(team_id__in=who.team_ids)
+    run = runs.select_related("team").first()
+    if run is None:
+        raise Http404("No such run.")
+    return run
+
+
+@dataclass(frozen=True)
+class LeaderboardRow:
+    """One run on the leaderboard."""
+
+    run: Run
+    scores: dict[str, float | None]
+    stale: bool
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """Runs × measures, with the judgment-list version they rest on."""
+
+    measures: list[str]
+    rows: list[LeaderboardRow]
+    version: int
+    changed_at: object
+
+
+def leaderboard(
+    *, collection: Collection, who: Viewer, measures: list[str], sort: str | None = None
+) -> Leaderboard:
+    """Return the visible runs with their mean scores, best first by ``sort`` (or the first).
+
+    ``measures`` are canonical names. A row is stale when its scores were computed against
+    an older judgment-list version than the current one.
+    """
+    version = collection.judgments_version
+    rows = [
+        LeaderboardRow(
+            run=run,
+            scores={m: run.scores.get(m) for m in measures},
+            stale=run.scored_version < version,
+        )
+        for run in visible_runs(collection=collection, who=who)
+    ]
+    key = sort if sort in measures else (measures[0] if measures else None)
+    if key:
+        rows.sort(key=lambda r: (r.scores.get(key) is None, -(r.scores.get(key) or 0.0)))
+    return Leaderboard(
+        measures=measures, rows=rows, version=version, changed_at=collection.judgments_changed_at
+    )
+
+
+@dataclass(frozen=True)
+class PerQuery:
+    """Per-query scores of one run: query objects in order and one array per measure."""
+
+    queries: list[Query]
+    retrieved: list[int]
+    values: dict[str, np.ndarray]
+    versions: list[int]
+
+
+def run_per_query(*, run: Run, measures: list[str]) -> PerQuery:
+    """Return the run's per-query scores over the live queries (NaN where left out)."""
+    rows = list(
+        RunQuery.objects.filter(run=run)
+        .exclude(scores={})
+        .select_related("query")
+        .only("query", "retrieved", "scores", "version")
+        .order_by("query__external_id")
+    )
+    return PerQuery(
+        queries=[r.query for r in rows],
+        retrieved=[r.retrieved for r in rows],
+        values={
+            m: np.array([np.nan if r.scores.get(m) is None else r.scores[m] for r in rows])
+            for m in measures
+        },
+        versions=[r.version for r in rows],
+    )
+
+
+def paired_scores(*, runs: list[Run], measure: str) -> tuple[list[Query], np.ndarray]:
+    """Return the live queries and a (runs × queries) matrix of one measure's values.
+
+    Queries are those scored for every given run (the live list is shared, so normally all);
+    the matrix is ready for paired significance tests.
+    """
+    rows = (
+        RunQuery.objects.filter(run__in=runs)
+        .exclude(scores={})
+        .values_list("run_id", "query_id", "scores")
+    )
+    by_run: dict[int, dict[int, float | None]] = {run.pk: {} for run in runs}
+    for run_id, query_id, scores in rows:
+        by_run[run_id][query_id] = scores.get(measure)
+    common = set.intersection(*(set(v) for v in by_run.values())) if by_run else set()
+    queries = list(Query.objects.filter(pk__in=common).order_by("external_id"))
+    matrix = np.array(
+        [
+            [np.nan if by_run[run.pk][q.pk] is None else by_run[run.pk][q.pk] for q in queries]
+            for run in runs
+        ],
+        dtype=float,
+    ).reshape(len(runs), len(queries))
+    return queries, matrix

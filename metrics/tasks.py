@@ -1,0 +1,13 @@
+"""Background work of the metrics app (Celery; runs inline when no broker is configured)."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from . import services
+
+
+@shared_task(name="metrics.rescore_queries")
+def rescore_queries(collection_id: int, query_ids: list[int]) -> None:
+    """Rescore every run of a collection for the given queries."""
+    services.runs_rescore_after_change(collection_id=collection_id, query_ids=query_ids)
