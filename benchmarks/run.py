@@ -1,0 +1,651 @@
+"""Benchmark Graded's evaluation engine against pytrec_eval and ranx on workload W1.
+
+Usage::
+
+    python -m benchmarks.run [--runs N] [--quick] [--reps R] [--output PATH]
+    make bench
+
+Everything is measured in this process and its children during one invocation, on
+the same files; times are wall clock (``time.perf_counter``), the median of
+several repetitions.  The Markdown report is printed and written to
+``benchmarks/results/latest.md`` (plus ``latest.json``).  See docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import gc
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from importlib import metadata
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+from benchmarks.adapters import FOURTEEN, NDCG10, Adapter, Engine, PytrecEval, Ranx
+from benchmarks.workload import W1, Workload, ensure
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+CLI = Path(__file__).resolve().parent / "evaluate_cli.py"
+LAUNCHER = Path(__file__).resolve().parent / "launcher.py"
+
+TARGETS = {
+    "speed": "one W1 run, parse + ndcg_cut.10, in-process: >= 10x faster than pytrec_eval",
+    "process": "whole `manage.py evaluate` process < 1/2 of pytrec_eval's whole process",
+    "fourteen": "fourteen measures in one pass < 2x ndcg_cut.10 alone",
+    "many": "N = 100 runs < 15 s on 2 cores",
+    "memory": "peak memory, one run < 250 MiB",
+}
+
+
+# -- records -----------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    """One measured (or unavailable) line of the report."""
+
+    key: str
+    what: str
+    tool: str
+    times: list[float] = field(default_factory=list)
+    value: str = ""
+    notes: str = ""
+    error: str = ""
+
+    @property
+    def median(self) -> float:
+        """Return the median time (NaN if not measured)."""
+        return statistics.median(self.times) if self.times else math.nan
+
+
+@dataclass
+class Report:
+    """Everything measured in one invocation."""
+
+    machine: dict[str, str]
+    workload: dict[str, Any]
+    rows: list[Row] = field(default_factory=list)
+    memory: list[Row] = field(default_factory=list)
+
+    def get(self, key: str) -> Row | None:
+        """Return the row with ``key``."""
+        return next((r for r in self.rows + self.memory if r.key == key), None)
+
+
+def log(msg: str) -> None:
+    """Print a progress line to stderr."""
+    print(msg, file=sys.stderr, flush=True)
+
+
+def timed(fn: Callable[[], Any], reps: int) -> tuple[list[float], Any]:
+    """Call ``fn`` ``reps`` times; return the wall times and the last result."""
+    times, out = [], None
+    for _ in range(reps):
+        out = None
+        gc.collect()
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return times, out
+
+
+# -- machine -------------------------------------------------------------------------
+
+
+def machine_info() -> dict[str, str]:
+    """Describe the machine and the software versions."""
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        cpu = platform.processor() or "unknown"
+    ram = "unknown"
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                ram = f"{int(line.split()[1]) / 1024**2:.1f} GiB"
+                break
+    except OSError:
+        pass
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count() or 0
+
+    def version(dist: str) -> str:
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            return "not installed"
+
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
+    except OSError:
+        commit = ""
+    return {
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "cpu": cpu,
+        "cores": f"{os.cpu_count()} logical, {usable} usable",
+        "ram": ram,
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "numpy": version("numpy"),
+        "pytrec_eval": version("pytrec-eval-terrier"),
+        "ranx": version("ranx"),
+        "numba": version("numba"),
+        "git": commit or "unknown",
+    }
+
+
+# -- in-process measurements -------------------------------------------------------
+
+
+def _time_parts(
+    tool: Adapter, qrels_path: Path, run_path: Path, reps: int
+) -> tuple[list[float], list[float], list[float]]:
+    """Time parsing the qrels, parsing the run and evaluating ndcg_cut.10 separately."""
+    t_q = timed(lambda: tool.load_qrels(qrels_path), reps)[0]
+    t_r = timed(lambda: tool.load_run(run_path), reps)[0]
+    qrels, run = tool.load_qrels(qrels_path), tool.load_run(run_path)
+    t_e = timed(lambda: tool.evaluate(qrels, run, [NDCG10]), reps)[0]
+    return t_q, t_r, t_e
+
+
+def bench_pytrec(report: Report, wl: Workload, reps: int) -> dict[str, float]:
+    """Time pytrec_eval: parse to dicts + RelevanceEvaluator(...).evaluate(run)."""
+    tool = PytrecEval()
+    if not tool.available:
+        report.rows.append(Row("pt.total", "parse + ndcg_cut.10", "pytrec_eval", error=tool.reason))
+        return {}
+    run_path = wl.runs[0]
+
+    def total(measures: Sequence[str]) -> Any:
+        q, r = tool.load_qrels(wl.qrels), tool.load_run(run_path)
+        return q, r, tool.evaluate(q, r, measures)  # freed outside the timed region
+
+    # Totals first, on a clean heap; nothing big stays alive between measurements.
+    t_tot, out = timed(lambda: total([NDCG10]), reps)
+    means = tool.means(out[2], [NDCG10])
+    del out
+    t_14, out = timed(lambda: total(FOURTEEN), reps)
+    m14 = tool.means(out[2], FOURTEEN)
+    del out
+    t_q, t_r, t_e = _time_parts(tool, wl.qrels, run_path, reps)
+    val = f"mean ndcg_cut.10 = {means[NDCG10]:.6f}"
+    report.rows += [
+        Row("pt.qrels", "parse qrels (`parse_qrel`)", "pytrec_eval", t_q),
+        Row("pt.run", "parse run (`parse_run`)", "pytrec_eval", t_r),
+        Row("pt.eval", "`RelevanceEvaluator` + `evaluate`, ndcg_cut.10", "pytrec_eval", t_e),
+        Row("pt.total", "**parse both + ndcg_cut.10**", "pytrec_eval", t_tot, val),
+        Row(
+            "pt.14",
+            "parse both + fourteen measures",
+            "pytrec_eval",
+            t_14,
+            f"map = {m14['map']:.6f}, num_rel_ret = {m14['num_rel_ret']:.2f}",
+        ),
+    ]
+    return means
+
+
+def bench_ranx(report: Report, wl: Workload, reps: int) -> None:
+    """Time ranx, the first (JIT) calls apart from the warm median."""
+    t0 = time.perf_counter()
+    tool = Ranx()
+    t_import = time.perf_counter() - t0
+    if not tool.available:
+        report.rows.append(Row("rx.total", "parse + ndcg@10", "ranx", error=tool.reason))
+        return
+    run_path = wl.runs[0]
+    t0 = time.perf_counter()
+    qrels = tool.load_qrels(wl.qrels)
+    t_q0 = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    run = tool.load_run(run_path)
+    t_r0 = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    tool.evaluate(qrels, run, [NDCG10])
+    t_e0 = time.perf_counter() - t0
+    first = t_q0 + t_r0 + t_e0
+
+    def total() -> Any:
+        q = tool.load_qrels(wl.qrels)
+        r = tool.load_run(run_path)
+        return q, r, tool.evaluate(q, r, [NDCG10])
+
+    t_tot, out = timed(total, reps)
+    mean = tool.means(out[2], [NDCG10])[NDCG10]
+    report.rows += [
+        Row(
+            "rx.first",
+            "first calls in the process (numba JIT compile or load of its on-disk cache)",
+            "ranx",
+            [first],
+            f"qrels {t_q0:.1f} s + run {t_r0:.1f} s + evaluate {t_e0:.1f} s",
+            f"`import ranx` alone: {t_import:.1f} s, not included",
+        ),
+        Row(
+            "rx.total",
+            "**parse both + ndcg@10** (warm)",
+            "ranx",
+            t_tot,
+            f"mean ndcg@10 = {mean:.6f}",
+            "`Qrels.from_file`, `Run.from_file`, `evaluate(..., threads=0)`",
+        ),
+    ]
+
+
+def bench_engine(report: Report, wl: Workload, reps: int, ref: dict[str, float]) -> None:
+    """Time Graded's engine, or record why it is not available."""
+    tool = Engine()
+    if not tool.available:
+        log(f"engine: not available ({tool.reason})")
+        report.rows.append(Row("en.total", "parse both + ndcg_cut.10", "engine", error=tool.reason))
+        return
+    run_path = wl.runs[0]
+    try:
+
+        def total(measures: Sequence[str]) -> Any:
+            q, r = tool.load_qrels(wl.qrels), tool.load_run(run_path)
+            return q, r, tool.evaluate(q, r, measures)  # freed outside the timed region
+
+        t_tot, out = timed(lambda: total([NDCG10]), reps)
+        mean = tool.means(out[2], [NDCG10])[NDCG10]
+        del out
+        t_14 = timed(lambda: total(FOURTEEN), reps)[0]
+        t_q, t_r, t_e = _time_parts(tool, wl.qrels, run_path, reps)
+    except Exception as exc:
+        reason = f"call failed: {type(exc).__name__}: {exc}"
+        log(f"engine: not available ({reason})")
+        log(traceback.format_exc())
+        report.rows.append(Row("en.total", "parse both + ndcg_cut.10", "engine", error=reason))
+        return
+    agree = ""
+    if NDCG10 in ref and not math.isnan(mean):
+        agree = f"differs from pytrec_eval by {abs(mean - ref[NDCG10]):.1e}"
+    report.rows += [
+        Row("en.qrels", "parse qrels (`read_qrels`)", "engine", t_q),
+        Row("en.run", "parse run (`read_run`)", "engine", t_r),
+        Row("en.eval", "`evaluate`, ndcg_cut.10", "engine", t_e),
+        Row("en.total", "**parse both + ndcg_cut.10**", "engine", t_tot, f"{mean:.6f}", agree),
+        Row("en.14", "parse both + fourteen measures", "engine", t_14),
+    ]
+
+
+# -- many runs -------------------------------------------------------------------------
+
+_worker_qrels: Any = None
+
+
+def _pt_init(qrels_path: str) -> None:
+    global _worker_qrels
+    _worker_qrels = PytrecEval().load_qrels(Path(qrels_path))
+
+
+def _pt_one(run_path: str) -> float:
+    tool = PytrecEval()
+    res = tool.evaluate(_worker_qrels, tool.load_run(Path(run_path)), FOURTEEN)
+    return tool.means(res, [NDCG10])[NDCG10]
+
+
+def bench_many(report: Report, wl: Workload, processes: int, baseline: bool) -> None:
+    """Time N runs x fourteen measures: the engine's evaluate_many and a pytrec_eval pool."""
+    n = len(wl.runs)
+    what = f"{n} runs x fourteen measures, incl. parsing"
+    tool = Engine()
+    if not tool.available:
+        report.rows.append(Row("en.many", what, "engine", error=tool.reason))
+    elif not tool.has_many:
+        report.rows.append(Row("en.many", what, "engine", error="no `evaluate_many`"))
+    else:
+        try:
+
+            def many() -> Any:
+                q = tool.load_qrels(wl.qrels)
+                return q, tool.evaluate_many(q, wl.runs, FOURTEEN, processes)
+
+            t, _ = timed(many, 1)
+            report.rows.append(
+                Row("en.many", what, "engine", t, notes=f"`evaluate_many(processes={processes})`")
+            )
+        except Exception as exc:
+            reason = f"call failed: {type(exc).__name__}: {exc}"
+            log(f"engine evaluate_many: not available ({reason})")
+            report.rows.append(Row("en.many", what, "engine", error=reason))
+    if baseline:
+        ctx = get_context("fork" if sys.platform.startswith("linux") else "spawn")
+        t0 = time.perf_counter()
+        with ctx.Pool(processes, initializer=_pt_init, initargs=(str(wl.qrels),)) as pool:
+            pool.map(_pt_one, [str(p) for p in wl.runs], chunksize=1)
+        report.rows.append(
+            Row(
+                "pt.many",
+                what,
+                "pytrec_eval",
+                [time.perf_counter() - t0],
+                notes=f"multiprocessing pool of {processes}, qrels parsed once per worker",
+            )
+        )
+
+
+# -- child processes ---------------------------------------------------------------------
+
+
+class Launcher:
+    """Client of ``benchmarks/launcher.py``, started while this process is still small."""
+
+    def __init__(self) -> None:
+        """Start the launcher process."""
+        self.proc = subprocess.Popen(
+            [sys.executable, str(LAUNCHER)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def run(self, cmd: Sequence[str]) -> tuple[float, int, int, str]:
+        """Run ``cmd``; return wall seconds, exit status, peak RSS (KiB) and output.
+
+        The peak RSS is the child's own ``ru_maxrss`` from ``os.wait4`` (Linux: KiB).
+        """
+        assert self.proc.stdin and self.proc.stdout
+        self.proc.stdin.write(json.dumps({"cmd": list(cmd), "cwd": str(ROOT)}) + "\n")
+        self.proc.stdin.flush()
+        out = json.loads(self.proc.stdout.readline())
+        return out["wall"], out["code"], int(out["maxrss_kib"]), out["output"]
+
+    def close(self) -> None:
+        """Stop the launcher."""
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        self.proc.wait()
+
+
+def _manage_cmd(wl: Workload) -> list[str]:
+    return [
+        sys.executable,
+        "manage.py",
+        "evaluate",
+        str(wl.qrels),
+        str(wl.runs[0]),
+        "-m",
+        NDCG10,
+    ]
+
+
+def _cli_cmd(tool: str, wl: Workload) -> list[str]:
+    return [sys.executable, str(CLI), "--tool", tool, str(wl.qrels), str(wl.runs[0]), "-m", NDCG10]
+
+
+def _first_line(text: str) -> str:
+    """Return the most telling line of a failed child's output."""
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    if not lines:
+        return "no output"
+    try:
+        return str(json.loads(lines[-1])["error"])[:200]
+    except (ValueError, KeyError, TypeError):
+        pass
+    return (lines[-1] if "Traceback" in text else lines[0])[:200]
+
+
+def bench_processes(report: Report, wl: Workload, reps: int, launcher: Launcher) -> None:
+    """Time whole processes and measure their peak memory."""
+    cases = [
+        (
+            "proc.pt",
+            "whole process: small pytrec_eval script",
+            "pytrec_eval",
+            _cli_cmd("pytrec_eval", wl),
+        ),
+        (
+            "proc.en",
+            "whole process: `manage.py evaluate -m ndcg_cut.10`",
+            "engine",
+            _manage_cmd(wl),
+        ),
+    ]
+    for key, what, tool, cmd in cases:
+        times, peak, err = [], 0, ""
+        for _ in range(reps):
+            wall, code, rss, text = launcher.run(cmd)
+            if code != 0:
+                err = f"exit {code}: {_first_line(text)}"
+                break
+            times.append(wall)
+            peak = max(peak, rss)
+        if err:
+            log(f"{tool}: not available ({err})")
+        report.rows.append(Row(key, what, tool, times, error=err))
+        if not err:
+            report.memory.append(
+                Row(f"mem.{key}", what, tool, value=f"{peak / 1024:.0f} MiB", notes="ru_maxrss")
+            )
+    for tool in ("noop", "engine", "ranx"):
+        _wall, code, rss, text = launcher.run(_cli_cmd(tool, wl))
+        what = {
+            "noop": "floor: interpreter + `import numpy`",
+            "engine": "`metrics.engine` script: read both + ndcg_cut.10",
+            "ranx": "ranx script: parse both + ndcg@10",
+        }[tool]
+        if code != 0:
+            report.memory.append(Row(f"mem.{tool}", what, tool, error=_first_line(text)))
+        else:
+            report.memory.append(
+                Row(f"mem.{tool}", what, tool, value=f"{rss / 1024:.0f} MiB", notes="ru_maxrss")
+            )
+
+
+# -- report ------------------------------------------------------------------------------
+
+
+def _fmt_times(row: Row) -> tuple[str, str]:
+    if row.error:
+        return "n/a", ""
+    if not row.times:
+        return "", ""
+    med = f"{row.median:.3f}"
+    spread = f"{min(row.times):.3f}–{max(row.times):.3f}" if len(row.times) > 1 else ""
+    return med, spread
+
+
+def _ratio(num: Row | None, den: Row | None) -> float:
+    if not num or not den or num.error or den.error or not num.times or not den.times:
+        return math.nan
+    return num.median / den.median
+
+
+def targets(report: Report, n_many: int) -> list[tuple[str, str, str, str]]:
+    """Return (target, measured, goal, status) rows; 'pending' without the engine."""
+    out = []
+
+    def status(ok: bool | None) -> str:
+        return "pending (engine not available)" if ok is None else ("met" if ok else "NOT met")
+
+    r = _ratio(report.get("pt.total"), report.get("en.total"))
+    out.append(
+        (
+            TARGETS["speed"],
+            "pending" if math.isnan(r) else f"{r:.1f}x faster",
+            ">= 10x",
+            status(None if math.isnan(r) else r >= 10),
+        )
+    )
+    r = _ratio(report.get("proc.en"), report.get("proc.pt"))
+    out.append(
+        (
+            TARGETS["process"],
+            "pending" if math.isnan(r) else f"{r:.2f} of pytrec_eval's",
+            "< 0.5",
+            status(None if math.isnan(r) else r < 0.5),
+        )
+    )
+    r = _ratio(report.get("en.14"), report.get("en.total"))
+    out.append(
+        (
+            TARGETS["fourteen"],
+            "pending" if math.isnan(r) else f"{r:.2f}x",
+            "< 2x",
+            status(None if math.isnan(r) else r < 2),
+        )
+    )
+    many = report.get("en.many")
+    ok = None if not many or many.error or not many.times else many.median < 15
+    measured = "pending" if ok is None else f"{many.median:.1f} s for {n_many} runs"
+    if ok is not None and n_many != 100:
+        ok, measured = None, measured + " (target is for 100)"
+    out.append((TARGETS["many"], measured, "< 15 s", status(ok)))
+    mem = report.get("mem.proc.en")
+    mem2 = report.get("mem.engine")
+    best = mem if mem and not mem.error else (mem2 if mem2 and not mem2.error else None)
+    if best is None:
+        out.append((TARGETS["memory"], "pending", "< 250 MiB", status(None)))
+    else:
+        mib = float(best.value.split()[0])
+        out.append(
+            (TARGETS["memory"], f"{mib:.0f} MiB ({best.what})", "< 250 MiB", status(mib < 250))
+        )
+    return out
+
+
+def render(report: Report, n_many: int) -> str:
+    """Render the report as Markdown."""
+    m, w = report.machine, report.workload
+    lines = [
+        "# Graded evaluation benchmarks — latest run",
+        "",
+        f"- Date: {m['date']} (git {m['git']})",
+        f"- CPU: {m['cpu']}; cores: {m['cores']}; RAM: {m['ram']}",
+        f"- {m['os']}; Python {m['python']}; numpy {m['numpy']}; "
+        f"pytrec_eval-terrier {m['pytrec_eval']}; ranx {m['ranx']} (numba {m['numba']})",
+        f"- Workload: {w['name']} — {w['n_queries']} queries x {w['depth']} docs/run "
+        f"({w['run_lines']:,} lines, {w['run_mb']:.1f} MB), {w['qrels_lines']:,} qrels; "
+        f"{n_many} runs for the many-runs row",
+        f"- Wall clock, median of {w['reps']} repetitions (whole processes: {w['proc_reps']}); "
+        "many-runs rows are a single repetition.",
+        "",
+        "## Timings",
+        "",
+        "| Measurement | Tool | Median (s) | Min–max (s) | Result | Notes |",
+        "|---|---|---:|---:|---|---|",
+    ]
+    for row in report.rows:
+        med, spread = _fmt_times(row)
+        notes = f"not available ({row.error})" if row.error else row.notes
+        lines.append(f"| {row.what} | {row.tool} | {med} | {spread} | {row.value} | {notes} |")
+    lines += [
+        "",
+        "## Peak memory (one run, ndcg_cut.10)",
+        "",
+        "Peak resident set size of a child process doing the whole job, from "
+        "`os.wait4(...).ru_maxrss` (the child's own, not cumulative).",
+        "",
+        "| Process | Tool | Peak RSS | Notes |",
+        "|---|---|---:|---|",
+    ]
+    for row in report.memory:
+        value = "n/a" if row.error else row.value
+        notes = f"not available ({row.error})" if row.error else row.notes
+        lines.append(f"| {row.what} | {row.tool} | {value} | {notes} |")
+    lines += ["", "## Targets", "", "| Target | Measured | Goal | Status |", "|---|---|---|---|"]
+    lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in targets(report, n_many)]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmarks and write the report."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=None, help="runs for the many-runs rows (100)")
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions, 10 runs")
+    parser.add_argument("--reps", type=int, default=None, help="repetitions (5; quick: 2)")
+    parser.add_argument("--processes", type=int, default=2, help="processes for many runs (2)")
+    parser.add_argument(
+        "--no-baseline-many", action="store_true", help="skip pytrec_eval on the N runs"
+    )
+    parser.add_argument("--output", type=Path, default=RESULTS_DIR / "latest.md")
+    args = parser.parse_args(argv)
+    launcher = Launcher()  # first, while this process is small (see launcher.py)
+    try:
+        return _main(args, launcher)
+    finally:
+        launcher.close()
+
+
+def _main(args: argparse.Namespace, launcher: Launcher) -> int:
+    """Run everything (``main`` without the launcher's lifetime)."""
+    n_many = args.runs if args.runs is not None else (10 if args.quick else 100)
+    reps = args.reps or (2 if args.quick else 5)
+    proc_reps = 1 if args.quick else 3
+
+    log(f"workload W1: generating/reusing qrels and {max(n_many, 1)} runs in benchmarks/data/")
+    wl = ensure(max(n_many, 1), W1, processes=args.processes, verbose=True)
+    with open(wl.runs[0]) as f:
+        run_lines = sum(1 for _ in f)
+    with open(wl.qrels) as f:
+        qrels_lines = sum(1 for _ in f)
+    workload = {
+        **asdict(W1),
+        "run_lines": run_lines,
+        "run_mb": wl.runs[0].stat().st_size / 1e6,
+        "qrels_lines": qrels_lines,
+        "reps": reps,
+        "proc_reps": proc_reps,
+    }
+    report = Report(machine_info(), workload)
+
+    log("pytrec_eval in-process ...")
+    ref = bench_pytrec(report, wl, reps)
+    log("ranx in-process ...")
+    bench_ranx(report, wl, reps)
+    log("engine in-process ...")
+    bench_engine(report, wl, reps, ref)
+    log("whole processes and peak memory ...")
+    bench_processes(report, wl, proc_reps, launcher)
+    if n_many > 0:
+        many = Workload(wl.spec, wl.qrels, wl.runs[:n_many])
+        log(f"{n_many} runs ...")
+        bench_many(report, many, args.processes, baseline=not args.no_baseline_many)
+
+    text = render(report, n_many)
+    print(text)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(text)
+    args.output.with_suffix(".json").write_text(
+        json.dumps(
+            {
+                "machine": report.machine,
+                "workload": report.workload,
+                "rows": [asdict(r) | {"median": r.median} for r in report.rows],
+                "memory": [asdict(r) for r in report.memory],
+            },
+            indent=1,
+            default=str,
+        )
+    )
+    log(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
