@@ -209,7 +209,7 @@ def judgment_history(*, judgment: Judgment) -> QuerySet[JudgmentEvent]:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, order=True)
 class LiveRow:
     """One line of the live judgment list."""
 

@@ -1,0 +1,85 @@
+"""Collections, queries, documents and the pool as LLM-judging scripts read them."""
+
+from __future__ import annotations
+
+import pytest
+
+from judging import services
+from judging.models import Judge
+
+pytestmark = pytest.mark.django_db
+C = "/api/v1/collections/demo/"
+
+
+def test_collection_fields_and_roles(api, world):
+    body = api("cora").get("/api/v1/collections/").json()
+    assert body["count"] == 1
+    (item,) = body["results"]
+    assert item == {
+        "slug": "demo",
+        "name": "Demo",
+        "guidelines": "",
+        "grade_names": world.coll.grade_names,
+        "judges_per_pair": 1,
+        "judgments_version": 0,
+        "judgments_changed_at": None,
+        "roles": ["coordinator"],
+    }
+    assert api("cora").get(C).json() == item
+    assert api("judy").get(C).json()["roles"] == ["judge"]
+
+
+def test_queries_list(api, world):
+    body = api("judy").get(C + "queries/").json()
+    assert body["count"] == 2
+    assert body["results"][0] == {
+        "external_id": "q1",
+        "text": "query q1",
+        "description": "q1 need",
+        "narrative": "",
+    }
+    page = api("judy").get(C + "queries/", {"limit": 1, "offset": 1}).json()
+    assert [q["external_id"] for q in page["results"]] == ["q2"]
+
+
+def test_documents_list_and_filters(api, world):
+    def ids(name, **params):
+        response = api(name).get(C + "documents/", params)
+        assert response.status_code == 200, response.json()
+        return [d["external_id"] for d in response.json()["results"]]
+
+    assert ids("judy") == ["d1", "d2", "d3"]
+    assert ids("judy", include_missing=1) == ["d1", "d2", "d3"]
+    assert ids("cora", include_missing=1) == ["d1", "d2", "d3", "dx"]
+    assert ids("cora", include_missing="true", query="q1") == ["d1", "d2", "dx"]
+    assert ids("cora", query="q2") == ["d3"]
+    world.docs["d3"].pool_entries.all().delete()
+    assert ids("cora", pooled=1) == ["d1", "d2"]
+    assert ids("cora", pooled=0) == ["d3"]
+    doc = api("judy").get(C + "documents/").json()["results"][0]
+    assert set(doc) == {"external_id", "title", "body", "url", "extra", "has_content"}
+    assert api("cora").get(C + "documents/", {"pooled": "maybe"}).status_code == 400
+
+
+def test_pool_list_and_filters(api, world):
+    def pairs(name, **params):
+        response = api(name).get(C + "pool/", params)
+        assert response.status_code == 200, response.json()
+        return [(e["query"], e["document"], e["graded_count"]) for e in response.json()["results"]]
+
+    assert pairs("judy") == [("q1", "d1", 0), ("q1", "d2", 0), ("q2", "d3", 0)]
+    assert pairs("cora", include_missing=1)[2] == ("q1", "dx", 0)
+    assert pairs("judy", query="q2") == [("q2", "d3", 0)]
+
+    llm = Judge.objects.create(kind="llm", name="gpt", model="gpt-x")
+    services.judgment_record(
+        judge=llm, query=world.queries["q1"], document=world.docs["d1"], grade=2
+    )
+    assert pairs("cora")[0] == ("q1", "d1", 1)
+    assert pairs("cora", unjudged_by=llm.pk) == [("q1", "d2", 0), ("q2", "d3", 0)]
+    assert pairs("cora", needs_grades=1) == [("q1", "d2", 0), ("q2", "d3", 0)]
+    assert pairs("cora", needs_grades=0) == [("q1", "d1", 1)]
+    assert api("judy").get(C + "pool/", {"unjudged_by": llm.pk}).status_code == 403
+    own = services.judge_for_user(user=world.users["judy"])
+    assert len(pairs("judy", unjudged_by=own.pk)) == 3
+    assert api("cora").get(C + "pool/", {"unjudged_by": "x"}).status_code == 400
