@@ -130,7 +130,7 @@
       }
       var field = form.querySelector("[data-seconds]");
       if (field) {
-        field.value = visibleSeconds().toFixed(1);
+        field.value = visibleSeconds().toFixed(3);
       }
       submitting = true;
     },

@@ -186,3 +186,35 @@ def test_login_page_renders_and_logs_in(client, judge_user):
     response = client.post(reverse("login"), {"username": "judy", "password": "pw"})
     assert response.status_code == 302
     assert response["Location"] == reverse("judging:home")
+
+
+def test_admin_lists_models_and_keeps_judgments_read_only(client, world):
+    admin_user = factories.user("root", is_staff=True, is_superuser=True)
+    client.force_login(admin_user)
+    for name in [
+        "collection",
+        "membership",
+        "query",
+        "document",
+        "judge",
+        "poolentry",
+        "judgment",
+        "judgmentevent",
+        "livegrade",
+    ]:
+        response = client.get(reverse(f"admin:judging_{name}_changelist"))
+        assert response.status_code == 200, name
+    response = client.get(reverse("admin:judging_judgment_changelist"))
+    assert b"Read-only" in response.content
+    assert client.get(reverse("admin:judging_judgment_add")).status_code == 403
+    judgment = world["own_judgment"]
+    url = reverse("admin:judging_judgment_change", args=[judgment.pk])
+    assert client.get(url).status_code == 200
+    client.post(url, {"grade": "0", "status": "graded"})
+    judgment.refresh_from_db()
+    assert judgment.grade == 2
+    delete = reverse("admin:judging_judgment_delete", args=[judgment.pk])
+    assert client.post(delete, {"post": "yes"}).status_code == 403
+    assert Judgment.objects.filter(pk=judgment.pk).exists()
+    coll = world["coll"]
+    assert client.get(reverse("admin:judging_collection_change", args=[coll.pk])).status_code == 200

@@ -1,0 +1,200 @@
+"""Django admin for coordinators.
+
+Collections, members, queries, documents, judges and pool entries are edited here.
+Judgments, their history and the live grades are read-only: every judgment change must go
+through ``judging.services`` so that history, pool counters and live grades stay right.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest, HttpResponse
+
+from .models import (
+    Collection,
+    Document,
+    Judge,
+    Judgment,
+    JudgmentEvent,
+    LiveGrade,
+    Membership,
+    PoolEntry,
+    Query,
+)
+
+READ_ONLY_NOTE = (
+    "Read-only: judgments change only through the judging pages, the API or imports, "
+    "so that every change is kept in the judgment history."
+)
+
+
+class MembershipInline(admin.TabularInline):
+    """Members of a collection, edited on the collection's page."""
+
+    model = Membership
+    extra = 1
+    raw_id_fields = ["user"]
+    fields = ["user", "role", "created_at"]
+    readonly_fields = ["created_at"]
+
+
+@admin.register(Collection)
+class CollectionAdmin(admin.ModelAdmin):
+    """Judging campaigns, with their members inline."""
+
+    list_display = [
+        "name",
+        "slug",
+        "judges_per_pair",
+        "pool_depth",
+        "leaderboard_published",
+        "judgments_version",
+        "created_at",
+    ]
+    list_filter = ["leaderboard_published"]
+    search_fields = ["name", "slug"]
+    prepopulated_fields = {"slug": ["name"]}
+    readonly_fields = ["judgments_version", "judgments_changed_at", "created_at"]
+    inlines = [MembershipInline]
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    """Who holds which role in which collection."""
+
+    list_display = ["user", "collection", "role", "created_at"]
+    list_filter = ["role", "collection"]
+    search_fields = ["user__username", "user__email", "collection__name", "collection__slug"]
+    raw_id_fields = ["user", "collection"]
+    list_select_related = ["user", "collection"]
+
+
+@admin.register(Query)
+class QueryAdmin(admin.ModelAdmin):
+    """Topics judges read: text, description and narrative."""
+
+    list_display = ["external_id", "text", "collection"]
+    list_filter = ["collection"]
+    search_fields = ["external_id", "text", "description"]
+    raw_id_fields = ["collection"]
+    list_select_related = ["collection"]
+
+
+@admin.register(Document)
+class DocumentAdmin(admin.ModelAdmin):
+    """Documents; bodies are untrusted and are sanitised wherever they are shown."""
+
+    list_display = ["external_id", "title", "collection", "has_content"]
+    list_filter = ["has_content", "collection"]
+    search_fields = ["external_id", "title", "url"]
+    raw_id_fields = ["collection"]
+    list_select_related = ["collection"]
+
+
+@admin.register(Judge)
+class JudgeAdmin(admin.ModelAdmin):
+    """Human and LLM judges."""
+
+    list_display = ["name", "kind", "user", "provider", "model", "model_version", "created_at"]
+    list_filter = ["kind", "provider"]
+    search_fields = ["name", "user__username", "model", "provider"]
+    raw_id_fields = ["user"]
+    list_select_related = ["user"]
+
+
+@admin.register(PoolEntry)
+class PoolEntryAdmin(admin.ModelAdmin):
+    """Pairs in judging pools (add many at once on the collection's "Add pairs" page)."""
+
+    list_display = ["id", "query", "document", "collection", "source", "graded_count", "added_at"]
+    list_filter = ["source", "collection"]
+    search_fields = ["query__external_id", "document__external_id"]
+    raw_id_fields = ["query", "document", "collection"]
+    readonly_fields = ["graded_count", "added_at"]
+    list_select_related = ["query", "document", "collection"]
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """An admin that lists and shows rows but never adds, changes or deletes them."""
+
+    help_text = READ_ONLY_NOTE
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        """Refuse: rows are written by the services only."""
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        """Refuse: rows are written by the services only."""
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        """Refuse: rows are written by the services only."""
+        return False
+
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        """Show the read-only note above the list."""
+        return super().changelist_view(
+            request, {**(extra_context or {}), "subtitle": self.help_text}
+        )
+
+    def changeform_view(
+        self,
+        request: HttpRequest,
+        object_id: str | None = None,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        """Show the read-only note above the details."""
+        return super().changeform_view(
+            request, object_id, form_url, {**(extra_context or {}), "subtitle": self.help_text}
+        )
+
+
+@admin.register(Judgment)
+class JudgmentAdmin(ReadOnlyAdmin):
+    """Current labels (read-only; see the history for every change)."""
+
+    list_display = [
+        "id",
+        "judge",
+        "query",
+        "document",
+        "grade",
+        "status",
+        "collection",
+        "updated_at",
+    ]
+    list_filter = ["status", "grade", "judge__kind", "collection"]
+    search_fields = ["query__external_id", "document__external_id", "judge__name", "note"]
+    raw_id_fields = ["judge", "query", "document", "collection"]
+    list_select_related = ["judge", "query", "document", "collection"]
+    date_hierarchy = "updated_at"
+
+
+@admin.register(JudgmentEvent)
+class JudgmentEventAdmin(ReadOnlyAdmin):
+    """Append-only judgment history (read-only)."""
+
+    help_text = "Read-only: the judgment history is append-only and written by the services."
+    list_display = ["at", "action", "channel", "judge", "query", "document", "actor", "collection"]
+    list_filter = ["action", "channel", "collection"]
+    search_fields = ["query__external_id", "document__external_id", "judge__name"]
+    raw_id_fields = ["judgment", "judge", "query", "document", "actor", "collection"]
+    list_select_related = ["judge", "query", "document", "actor", "collection"]
+    date_hierarchy = "at"
+
+
+@admin.register(LiveGrade)
+class LiveGradeAdmin(ReadOnlyAdmin):
+    """Aggregated grades per pair (read-only; kept by the services)."""
+
+    help_text = "Read-only: live grades are recomputed by the services from the judgments."
+    list_display = ["query", "document", "grade", "human_count", "llm_count", "version"]
+    list_filter = ["collection"]
+    search_fields = ["query__external_id", "document__external_id"]
+    raw_id_fields = ["query", "document", "collection"]
+    list_select_related = ["query", "document"]
