@@ -668,6 +668,10 @@ TOPICS = [
                 """
                 A soft linen tablecloth printed with watercolour blue hydrangeas, for
                 summer garden parties. Machine washable.
+
+                Woven from stonewashed European flax, so it is soft from the first use and gets
+                softer with every wash. The print is hand-painted by our studio and printed with
+                water-based inks. Pair it with the matching napkins for a relaxed summer table.
             """,
                 specs=[("Size", "150 × 250 cm"), ("Price", "$59")],
                 extra={"price": "$59"},
@@ -887,6 +891,12 @@ TOPICS = [
                 Call-out fees for plumbers in most cities now range from $75 to $150, with
                 hourly rates between $90 and $180. Emergency and weekend work costs more.
                 Always ask for a written quote.
+
+                Simple jobs such as replacing a tap washer are often billed as a fixed fee,
+                while bigger work like moving a bathroom is quoted per project. Prices run
+                highest in large cities and lowest in rural areas, where travel time may be
+                added. A licensed plumber should be happy to explain what is included, and many
+                offer a free estimate for larger jobs.
             """,
                 extra={"published": "2025-02-11"},
             ),
@@ -897,6 +907,10 @@ TOPICS = [
                 """
                 A water-saving two-piece toilet with a 4.1 / 6 litre dual flush, soft-close
                 seat and comfort height.
+
+                The skirted trapway is easy to wipe clean, and the rimless bowl leaves fewer
+                places for grime to hide. Supplied with wax ring, bolts and a quick-release seat
+                for cleaning.
             """,
                 specs=[("Flush", "4.1 / 6 L"), ("Price", "$289")],
                 extra={"price": "$289"},
@@ -1077,6 +1091,11 @@ TOPICS = [
                 Open the device manager, find the display adapter, and choose update
                 driver, or download the latest driver package from the card maker's site.
                 Restart after installing.
+
+                If a new driver causes crashes or flickering, roll back to the previous version
+                from the same menu. Gamers should update before major game releases, since new
+                drivers often include performance fixes. Laptop users may need the driver from
+                the laptop maker rather than the chip maker.
             """,
                 site="example-tech.test",
             ),
@@ -1087,6 +1106,11 @@ TOPICS = [
                 """
                 A driver with the right loft and shaft flex can add yards. Slower swing
                 speeds benefit from more loft, 10.5 to 12 degrees, and a flexible shaft.
+
+                Faster swingers, above about 105 mph, usually do better with 9 degrees of loft
+                and a stiff shaft to keep the ball flight down. A fitting session at a range
+                with a launch monitor takes the guesswork out, and many shops will let you try
+                demo clubs first.
             """,
                 site="example-golf.test",
             ),
@@ -1097,6 +1121,11 @@ TOPICS = [
                 """
                 Drivers for several ride-share apps rallied this week for minimum pay
                 standards, citing rising fuel and insurance costs.
+
+                Organisers say many drivers now work longer hours for less than they earned
+                three years ago. The companies argue that flexible schedules are what drivers
+                value most, and warn that minimum pay rules could raise fares for riders.
+                Lawmakers are expected to debate a bill next month.
             """,
                 extra={"published": "2024-09-22"},
             ),
@@ -1107,6 +1136,9 @@ TOPICS = [
                 """
                 Magnetic screwdriver with 32 precision bits for phones, laptops and
                 glasses. Aluminium handle and storage case.
+
+                Includes Phillips, slotted, Torx, pentalobe and tri-wing bits for small
+                electronics, plus a flexible extension and a spudger for opening cases.
             """,
                 specs=[("Bits", "32"), ("Price", "$14.99")],
                 extra={"price": "$14.99"},

@@ -178,6 +178,11 @@ TOPICS = [
                 No. Mould on soft foods like bread sends roots you cannot see through the
                 whole loaf. Throw it out. Hard cheeses are the exception: cut at least
                 2 cm around and below the spot.
+
+                Firm fruit and vegetables such as carrots or cabbage can be saved the same way
+                as hard cheese, but soft fruit, yoghurt, jam and cooked leftovers should go in
+                the bin. Keep bread in a cool, dry place, or freeze it if you will not finish it
+                within a few days.
             """,
                 site="example-kitchen.test",
             ),
@@ -189,6 +194,11 @@ TOPICS = [
                 A black, powdery coating on leaves is sooty mould. It grows on honeydew
                 left by aphids, scale insects and whitefly, so treat the insects and the
                 mould will weather away.
+
+                The coating itself does not infect the plant, but it blocks light and slows
+                growth. Wipe small plants with a damp cloth and a drop of soap; on shrubs, a
+                strong spray of water removes much of it. Ants farming the aphids for honeydew
+                are a common clue, so check for them too.
             """,
                 area="garden",
             ),
@@ -200,6 +210,11 @@ TOPICS = [
                 The discovery that a common mould could kill bacteria changed medicine,
                 though it took more than a decade and a wartime production effort before
                 penicillin was widely available.
+
+                By the end of the Second World War, mass production in deep fermentation tanks
+                had made the drug cheap enough for widespread use. Today, the rise of antibiotic
+                resistance has renewed interest in finding new compounds from soil microbes and
+                fungi.
             """,
             ),
             doc(
@@ -365,6 +380,10 @@ TOPICS = [
                 Cucumber leaves yellow with nitrogen shortage, over-watering or powdery
                 mildew, which starts as white patches. Feed regularly, water at the base
                 and pick off badly affected leaves.
+
+                A yellow mosaic pattern with puckered leaves points to cucumber mosaic virus,
+                spread by aphids; there is no cure, so remove the plant. Older leaves yellowing
+                at the end of the season is normal.
             """,
             ),
             doc(
@@ -375,6 +394,11 @@ TOPICS = [
                 Choose a compact or bush variety, a pot of at least 20 litres and a sunny
                 spot. Water daily in summer and feed weekly once fruit forms. Support the
                 plant with a cane before it gets heavy.
+
+                Wind can be harsh several floors up, so tie the stem loosely in several places
+                and choose a sheltered corner. A saucer under the pot catches run-off but empty
+                it after watering so the roots do not sit in water. Cherry varieties ripen
+                reliably even in a short summer.
             """,
             ),
             doc(
@@ -565,6 +589,10 @@ TOPICS = [
                 Clean the filter at the bottom of the tub, check the drain hose for kinks,
                 and make sure the garbage disposal knockout plug was removed if the
                 dishwasher was just installed.
+
+                If water still stands in the tub, listen during the drain cycle: a humming drain
+                pump that does not move water may be jammed with glass or a fruit stone. Unplug
+                the machine before reaching into the sump.
             """,
             ),
             doc(
@@ -597,6 +625,11 @@ TOPICS = [
                 """
                 The quietest fridges hum along at under 35 dB(A). Inverter compressors are
                 the key, since they vary speed rather than switching on and off.
+
+                We measured each fridge at one metre in a quiet room, during compressor start-up
+                and at steady running. Placement matters: a fridge pushed against a wall or set
+                on an uneven floor rattles and hums louder than its rating. Leave a few
+                centimetres at the back for air to circulate.
             """,
             ),
             doc(
@@ -607,6 +640,10 @@ TOPICS = [
                 Scrape plates, soak pans while you eat, and wash in order: glasses,
                 cutlery, plates, then pans. Use two basins, one to wash and one to rinse,
                 instead of a running tap.
+
+                Water hot enough to cut grease but comfortable for your hands works best; rubber
+                gloves let you go hotter. Let dishes air-dry in a rack rather than towel-drying,
+                which is quicker and more hygienic.
             """,
             ),
             doc(
@@ -616,6 +653,9 @@ TOPICS = [
                 """
                 A 36-inch oscillating tower fan with three speeds and a sleep mode at
                 28 dB(A).
+
+                A built-in timer switches it off after one to eight hours, and the display dims
+                automatically at night. The removable rear grille makes dusting easy.
             """,
                 specs=[("Noise", "28–52 dB(A)"), ("Price", "$79")],
                 extra={"price": "$79"},
@@ -732,6 +772,10 @@ TOPICS = [
                 Use a cup plunger, not a toilet plunger. Seal the overflow hole with a wet
                 cloth, add enough water to cover the plunger cup and pump hard ten to
                 fifteen times before lifting away sharply.
+
+                If the water drains away after plunging, run hot water for a minute to carry the
+                loosened debris through. If it does not, the blockage is probably further down
+                the pipe, and a drain snake or removing the trap is the next step.
             """,
             ),
             doc(
@@ -741,6 +785,10 @@ TOPICS = [
                 """
                 Fit a mesh drain strainer, clean the pop-up stopper once a month, and flush
                 the drain with hot water weekly. Avoid washing hair in the sink.
+
+                Once a month, pour a kettle of hot water down the drain to melt the soap scum
+                that binds hair together. If the sink is already slow, clean the stopper before
+                the clog gets worse.
             """,
             ),
             doc(
@@ -751,6 +799,10 @@ TOPICS = [
                 Turn off the disposal, check for a tripped reset button, and use an Allen
                 key in the hole underneath to free a jam. Never put your hand inside. Grease
                 clogs further down need a snake.
+
+                Afterwards, run cold water and the disposal together for half a minute. Do not
+                put fibrous peelings, coffee grounds or fat down a disposal; they are behind
+                most kitchen sink clogs.
             """,
             ),
             doc(
@@ -762,6 +814,9 @@ TOPICS = [
 
                 Reply from tileguy: pop off the cover and use a drain snake; shower clogs
                 are nearly always hair. A wet vac on the drain also works.
+
+                Reply from bathfixer_bea: also check whether the shower has a hair catcher under
+                the cover that nobody ever empties. Ours was packed solid.
             """,
                 extra={"replies": 7},
             ),
@@ -783,6 +838,10 @@ TOPICS = [
                 """
                 A bigger heat sink with more fin area dissipates more heat. Check the socket
                 compatibility and the height clearance of your case before buying.
+
+                Tower coolers with heat pipes suit most desktop builds, while low-profile
+                designs fit small cases. Apply a thin layer of fresh thermal paste when
+                mounting, and make sure fans push air in the same direction as the case airflow.
             """,
                 site="example-tech.test",
             ),
@@ -793,6 +852,11 @@ TOPICS = [
                 """
                 Granite composite sinks are quiet and come in many colours, but can stain.
                 Stainless steel is cheaper and tough but shows water spots.
+
+                Gauge matters for steel: a lower number means thicker, quieter metal, and 16 or
+                18 gauge is worth paying for. Undermount sinks make wiping crumbs from the
+                counter easier, while top-mount sinks are simpler to fit into an existing
+                worktop.
             """,
             ),
             doc(
@@ -803,6 +867,10 @@ TOPICS = [
                 An object floats when it displaces its own weight of water before it is
                 fully submerged. Density explains why a steel ship floats while a steel
                 nail sinks.
+
+                That is also why a ball of modelling clay sinks but the same clay shaped into a
+                bowl floats. Try it in the bath: the shape changes how much water the clay
+                pushes aside, not how heavy it is.
             """,
                 site="example-science.test",
             ),
@@ -930,6 +998,10 @@ TOPICS = [
                 The choke restricts air so the engine gets a richer fuel mix for cold
                 starts. Set it to choke for a cold engine, then move it to run once the
                 engine warms up.
+
+                Many newer mowers have an automatic choke or a primer bulb instead of a lever.
+                If the engine floods from too much choke, wait a few minutes with the choke open
+                before pulling again.
             """,
             ),
             doc(
@@ -940,6 +1012,10 @@ TOPICS = [
                 Before winter, either run the tank dry or fill it with stabilised fuel and
                 run for five minutes. Change the oil, clean under the deck, sharpen the
                 blade and store the mower dry.
+
+                Take the chance to check the air filter and replace the spark plug, so the mower
+                is ready in spring. Store it in a shed or garage rather than under a tarp, where
+                condensation collects.
             """,
             ),
             doc(
@@ -960,6 +1036,10 @@ TOPICS = [
                 The best 40 V and 80 V cordless mowers now cut as well as petrol for lawns
                 under a quarter acre, start at the push of a button and need no spring
                 tune-up.
+
+                Battery life is the limit: a 5 Ah pack covers roughly 450 square metres, so
+                larger lawns need a second battery. They are much quieter, which your neighbours
+                will appreciate on a Sunday morning.
             """,
             ),
             doc(
@@ -970,6 +1050,10 @@ TOPICS = [
                 A weak battery is the most common cause of a car that will not start on a
                 cold morning. A clicking sound when you turn the key points to the battery
                 or the starter motor.
+
+                If the engine turns over slowly, a jump start will usually get you going; then
+                have the battery tested, since a weak one will fail again. Batteries older than
+                five years are the most likely to give up on the first cold snap.
             """,
                 site="example-auto.test",
             ),
@@ -980,6 +1064,11 @@ TOPICS = [
                 """
                 Self-propelled mowers with a 53 cm deck suit lawns up to half an acre;
                 beyond that, consider a ride-on. Rear-wheel drive works best on slopes.
+
+                For big lawns, look for a wide cutting deck, a large collection bag or a
+                mulching option, and adjustable handle height. Electric start saves effort on a
+                petrol machine. Our top picks balance cutting quality with comfort over long
+                sessions.
             """,
             ),
             doc(
@@ -990,6 +1079,10 @@ TOPICS = [
                 Wait until the grass is growing steadily and the soil is firm. Set the
                 mower high for the first cut and never remove more than a third of the
                 blade length.
+
+                Rake out dead grass and moss first, and pick up stones and twigs the winter left
+                behind. Once the grass is growing well, mow weekly and lower the height
+                gradually.
             """,
             ),
         ],

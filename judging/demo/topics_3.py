@@ -141,6 +141,10 @@ TOPICS = [
                 There is no fixed schedule. Push a finger into the soil: if the top few
                 centimetres are dry, water thoroughly until it drains. Plants need less in
                 winter and in low light.
+
+                Pots with drainage holes make it far harder to over-water: empty the saucer half
+                an hour after watering. Plants in terracotta dry faster than plants in glazed or
+                plastic pots.
             """,
             ),
             doc(
@@ -150,6 +154,10 @@ TOPICS = [
                 """
                 Cacti, succulents, citrus and bird of paradise plants all enjoy full sun
                 indoors. Turn them every few weeks so they grow evenly.
+
+                In summer, a south window can scorch leaves through the glass, so a sheer
+                curtain helps at midday. Herbs like rosemary and thyme also do well on a sunny
+                sill.
             """,
                 also={"116": 1},
             ),
@@ -160,6 +168,10 @@ TOPICS = [
                 """
                 Repot when roots circle the pot or grow out of the drainage holes. Move up
                 only one pot size and use fresh potting mix suited to the plant.
+
+                Water the plant the day before to make it easier to slide out, tease out
+                circling roots, and set it at the same depth in the new pot. Keep it out of
+                strong sun for a week while it settles.
             """,
             ),
             doc(
@@ -169,6 +181,10 @@ TOPICS = [
                 """
                 Hostas, ferns, hellebores and foxgloves thrive in dry shade beneath trees.
                 Improve the soil with leaf mould and water well in the first year.
+
+                Plant in autumn, when the soil is still warm and the trees are losing their
+                leaves, so roots establish before summer's competition for water. Spring bulbs
+                like snowdrops and wood anemones flower before the canopy closes.
             """,
             ),
             doc(
@@ -178,6 +194,10 @@ TOPICS = [
                 """
                 Chickpea curry, black bean tacos, lentil bolognese, tofu stir-fry and a big
                 bowl of vegetable minestrone: all ready in thirty minutes.
+
+                Keep tins of beans and chickpeas, a bag of lentils and a jar of curry paste in
+                the cupboard, and most of these come together from the store cupboard plus one
+                fresh vegetable. Each recipe serves four and leftovers make tomorrow's lunch.
             """,
                 site="example-kitchen.test",
             ),
@@ -188,6 +208,10 @@ TOPICS = [
                 """
                 The city council approved a major upgrade to the main water treatment
                 plant, improving filtration and adding backup power.
+
+                Construction will begin next spring and take about three years. Officials said
+                residents will not see interruptions to supply during the works, and that water
+                rates will rise modestly to pay for the project.
             """,
                 extra={"published": "2023-06-15"},
             ),
@@ -198,6 +222,9 @@ TOPICS = [
                 """
                 A slim floor lamp with a dimmable warm-white LED for reading corners and
                 low-light living rooms.
+
+                The head tilts and the stem bends, so you can point the light at a book or wash
+                it up a wall. A foot switch cycles through brightness levels.
             """,
                 specs=[("Brightness", "2,000 lm"), ("Price", "$89")],
                 extra={"price": "$89"},
@@ -315,6 +342,9 @@ TOPICS = [
                 Most silicone sealants are touch-dry in under an hour but need 24 hours to
                 cure fully. Some fast-cure products allow showering after three hours;
                 check the label.
+
+                Cold, humid bathrooms slow the cure, so leave the fan running and the door open.
+                Acrylic caulks often need longer than silicone before they are waterproof.
             """,
             ),
             doc(
@@ -325,6 +355,10 @@ TOPICS = [
                 Clean the gap between the window frame and the wall, apply an exterior
                 grade caulk in a continuous bead, and smooth it. Caulk in dry weather above
                 5 °C.
+
+                On the inside, use a paintable acrylic caulk around trim, and fit self-adhesive
+                foam strips where the opening sash meets the frame. A lit incense stick held
+                near the frame on a windy day shows where the draughts are.
             """,
             ),
             doc(
@@ -334,6 +368,10 @@ TOPICS = [
                 """
                 Leave the joint between the worktop and the backsplash open for flexible
                 caulk, not grout. Tape, apply a thin bead of kitchen silicone and smooth.
+
+                Use a colour that matches the grout or the worktop so the line disappears, and
+                keep the bead thin: a fat bead collects grime. Wait a day before wiping the
+                counter with water.
             """,
             ),
             doc(
@@ -345,6 +383,9 @@ TOPICS = [
 
                 Reply from tiler_tom: that joint moves, so it should be caulk, not grout.
                 Rake the grout out and run a bead of silicone.
+
+                Reply from diy_dave: same problem here, and silicone in that corner has held for
+                four years. Match the colour to your grout and nobody notices.
             """,
                 extra={"replies": 4},
                 also={"106": 1},
@@ -356,6 +397,10 @@ TOPICS = [
                 """
                 A 150 cm freestanding tub can fit where you would expect a built-in. Look
                 for double-ended designs and an acrylic shell to keep the weight down.
+
+                Check that your floor can take the weight of a full tub and that the drain
+                position matches. Slipper tubs with one raised end are comfortable for a long
+                soak but need more length than a double-ended design.
             """,
             ),
             doc(
@@ -366,6 +411,10 @@ TOPICS = [
                 Refinishing coats a worn tub with a new epoxy or urethane surface. DIY kits
                 cost little but rarely last more than a few years; a professional finish
                 can last ten.
+
+                The key to any refinish is preparation: the old surface must be etched, repaired
+                and spotless, and the bathroom ventilated while the coating cures. A refinished
+                tub needs gentle cleaning, without abrasive powders.
             """,
             ),
             doc(
@@ -376,6 +425,10 @@ TOPICS = [
                 Traditional teak decks are caulked with a polysulphide compound between
                 the planks. Rake out failing seams, prime them and fill proud, then sand
                 flush.
+
+                Work in dry weather and keep the deck shaded while the compound cures, which can
+                take a week or more. Masking the planks either side saves hours of sanding
+                later.
             """,
                 site="example-boating.test",
             ),
@@ -386,6 +439,9 @@ TOPICS = [
                 """
                 A bamboo tray that spans your bathtub to hold a book, a tablet and a cup of
                 tea.
+
+                Non-slip silicone grips hold it steady, and there is a slot for a wine glass and
+                a phone stand. Wipe dry after use; the bamboo is sealed against splashes.
             """,
                 specs=[("Width", "70–105 cm"), ("Price", "$34")],
                 extra={"price": "$34"},
@@ -514,6 +570,10 @@ TOPICS = [
                 Our cat hated the robot at first. Running it while we were out, at the same
                 time every day, helped. It now keeps the cat hair tumbleweeds down, though
                 we still vacuum the sofa by hand.
+
+                The bin fills surprisingly fast in spring, when the cat sheds most, and we empty
+                it after every run. The side brush occasionally flicks the cat's toys under the
+                sofa, which she does not appreciate.
             """,
             ),
             doc(
@@ -524,6 +584,10 @@ TOPICS = [
                 Lidar navigation maps rooms quickly and works in the dark; camera systems
                 are cheaper and better at recognising objects. Look for no-go zones and
                 room-by-room cleaning in the app.
+
+                Battery run time matters in bigger homes, though most robots return to the dock
+                to recharge and then resume. Check the height too: a slim robot can reach under
+                low sofas and beds.
             """,
             ),
             doc(
@@ -533,6 +597,10 @@ TOPICS = [
                 """
                 For deep cleaning rugs and stairs, an upright with a motorised pet tool
                 still beats any robot. Look for anti-tangle brushes and a sealed system.
+
+                Bagged models are better for allergy sufferers because the dust stays sealed
+                when you empty them. A crevice tool and an upholstery brush are essential for
+                dog beds and sofa cushions.
             """,
             ),
             doc(
@@ -542,6 +610,10 @@ TOPICS = [
                 """
                 For daily upkeep on hard floors and low carpets, yes. You will still need a
                 regular vacuum for stairs, upholstery and deep cleaning.
+
+                Clutter is the biggest obstacle: cables, socks and toys stop a robot in its
+                tracks, so a quick tidy before each run helps. Most people end up running the
+                robot daily and a full vacuum once a week.
             """,
             ),
             doc(
@@ -565,6 +637,9 @@ TOPICS = [
                 Remove mats and shake them out, then vacuum from top to bottom with a
                 crevice tool. A stiff brush loosens pet hair from carpets before you
                 vacuum.
+
+                A cordless handheld with a brush attachment is easiest for the seats and boot.
+                Finish with the dashboard and doors using a soft brush to lift dust from vents.
             """,
                 site="example-auto.test",
             ),
@@ -575,6 +650,10 @@ TOPICS = [
                 """
                 Sales of robotic lawn mowers have doubled in three years as prices fall
                 and wire-free models using GPS reach the market.
+
+                Owners like the quiet and the neat, constantly trimmed look, since the mowers
+                cut a little every day. Retailers say theft protection, with PIN codes and GPS
+                tracking, has reassured buyers.
             """,
                 extra={"published": "2024-05-02"},
             ),
@@ -586,6 +665,10 @@ TOPICS = [
                 Dogs with double coats blow their undercoat in spring to prepare for
                 summer. Brushing daily during moulting season keeps loose hair under
                 control.
+
+                A deshedding tool and a monthly bath during moulting season help, and a good
+                diet keeps the coat healthy. Sudden bald patches or constant scratching are
+                worth a trip to the vet.
             """,
             ),
         ],
@@ -702,6 +785,11 @@ TOPICS = [
                 Residents of apartment buildings can now request a food scrap bin, with
                 weekly collection starting next month. The scraps will be composted at the
                 city's facility.
+
+                Building managers will receive a large shared container for the bin room, and
+                residents will get a small kitchen caddy and compostable bags. Accepted items
+                include fruit and vegetable scraps, meat, bones, coffee grounds and soiled
+                paper.
             """,
                 extra={"published": "2024-10-01"},
             ),
@@ -713,6 +801,10 @@ TOPICS = [
                 A well-run worm bin or bokashi bucket does not smell bad. Smells come from
                 too much wet food, not enough bedding or a lid left open. Bokashi smells
                 pickled when opened, which is normal.
+
+                If a worm bin starts to smell, stop feeding for a week and mix in dry shredded
+                cardboard. A rotten-egg smell in bokashi means air got in; press the scraps down
+                firmly and keep the lid tight.
             """,
             ),
             doc(
@@ -733,6 +825,9 @@ TOPICS = [
                 Fruit and vegetable scraps, coffee grounds, eggshells, leaves and cardboard
                 can go in. Avoid meat, dairy, oily food, pet waste and diseased plants in a
                 home heap.
+
+                Tea bags can go in if they are plastic-free, and shredded newspaper is fine, but
+                glossy magazine paper breaks down slowly. Chop larger scraps to speed things up.
             """,
             ),
             doc(
@@ -742,6 +837,10 @@ TOPICS = [
                 """
                 Plan meals, shop with a list, store food properly and cook leftovers into
                 new meals. Freeze bread and ripe bananas before they go off.
+
+                Check the fridge before you shop, move older items to the front, and learn the
+                difference between use-by dates, which are about safety, and best-before dates,
+                which are about quality.
             """,
             ),
             doc(
@@ -751,6 +850,10 @@ TOPICS = [
                 """
                 Many compostable cups need industrial composting facilities that few
                 cities have. In landfill, they behave much like ordinary plastic.
+
+                Labels such as 'plant-based' and 'biodegradable' are not the same as certified
+                compostable, and consumers are often confused. Campaigners want clearer
+                labelling and more investment in collection.
             """,
                 extra={"published": "2023-09-12"},
             ),
@@ -761,6 +864,10 @@ TOPICS = [
                 """
                 The regional council voted to expand the county landfill by 40 hectares,
                 citing rising waste volumes.
+
+                Residents living near the site raised concerns about traffic, odour and
+                groundwater. The council said the expansion will give the county another fifteen
+                years of capacity while recycling targets are pursued.
             """,
                 extra={"published": "2024-02-29"},
             ),
@@ -771,6 +878,10 @@ TOPICS = [
                 """
                 Use the backs of doors, under-bed boxes and wall-mounted shelves, and pick
                 furniture that does double duty, such as an ottoman with storage.
+
+                Mirrors and light colours make a small room feel larger, and a fold-down wall
+                desk can disappear when you are not working. Go through cupboards every season
+                and donate what you do not use.
             """,
             ),
         ],
@@ -908,6 +1019,10 @@ TOPICS = [
                 Clean the cabinets, sand everything with 120 then 220 grit, vacuum and tack
                 off the dust, prime, and finish with two coats of enamel, sanding lightly
                 between coats.
+
+                Sanding gives the best adhesion and lets you smooth out old drips and dents, but
+                it is slow and dusty. Spray-painting the doors gives the smoothest finish if you
+                have the space and equipment.
             """,
             ),
             doc(
@@ -918,6 +1033,10 @@ TOPICS = [
                 A tired dresser can become a statement piece with a bold colour and new
                 knobs. Clean it, prime it and paint in thin coats, and seal the top with a
                 water-based polyurethane.
+
+                For a worn, vintage look, sand the edges lightly after the paint has dried to
+                let the wood show through. Replace drawer runners or rub candle wax on wooden
+                ones so drawers glide again.
             """,
             ),
             doc(
@@ -927,6 +1046,9 @@ TOPICS = [
                 """
                 Flat hides imperfections but marks easily; eggshell and satin suit walls;
                 semi-gloss and gloss are tough and washable for trim and doors.
+
+                In bathrooms and kitchens, a satin or semi-gloss finish resists moisture and
+                wipes clean. Ceilings are usually flat, to hide imperfections and reduce glare.
             """,
             ),
             doc(
@@ -936,6 +1058,10 @@ TOPICS = [
                 """
                 Refacing keeps the cabinet boxes and replaces doors and veneers, for about
                 half the cost of new cabinets. Replacing lets you change the layout.
+
+                Refacing usually takes a few days and the kitchen stays usable, while a full
+                replacement can take weeks. If the boxes are water-damaged or the layout does
+                not work, replacement is the better investment.
             """,
             ),
             doc(
@@ -945,6 +1071,10 @@ TOPICS = [
                 """
                 Plan the layout from the centre, spread thinset with a notched trowel, set
                 the tiles with spacers, grout after 24 hours and seal.
+
+                Turn off power to outlets on the wall and use box extenders so the covers sit
+                flush over the tile. Leave a small gap at the worktop and fill it with flexible
+                caulk rather than grout.
             """,
             ),
             doc(
@@ -954,6 +1084,9 @@ TOPICS = [
                 """
                 Replace noisy hinges with hydraulic soft-close ones. Fits standard 35 mm
                 cup holes.
+
+                Three-way adjustment lets you line up doors perfectly after fitting. Overlay and
+                inset versions available; check which your cabinets use before ordering.
             """,
                 specs=[("Cup", "35 mm"), ("Price", "$21.99")],
                 extra={"price": "$21.99"},

@@ -109,6 +109,10 @@ TOPICS = [
                 Wrinkled, soft leaves usually mean the plant is thirsty and using its
                 stored water. Give it a thorough soak. If the leaves are wrinkled and
                 mushy, the cause is rot from too much water.
+
+                After watering, a thirsty succulent plumps up within a day or two. If it does
+                not, check the roots: dried, brittle roots mean it has been dry for too long,
+                while brown, soft ones mean rot.
             """,
             ),
             doc(
@@ -129,6 +133,10 @@ TOPICS = [
                 """
                 Use a gritty mix: half cactus compost and half coarse grit, pumice or
                 perlite. It drains fast so roots never sit wet.
+
+                Standard potting compost holds too much water on its own, even when it says it
+                is suitable for cacti. Top-dress the pot with grit to keep the base of the plant
+                dry and to show off the rosette.
             """,
             ),
             doc(
@@ -138,6 +146,9 @@ TOPICS = [
                 """
                 Twist off a healthy leaf, let it callus for a few days, and lay it on dry
                 mix. Mist lightly once roots appear; a new rosette forms in a few weeks.
+
+                Not every leaf succeeds, so start several. Echeverias and sedums root easily,
+                while some aloes and haworthias are better divided from offsets.
             """,
             ),
             doc(
@@ -159,6 +170,10 @@ TOPICS = [
                 """
                 Keep new seed moist with light watering twice a day until it germinates,
                 then water deeply two or three times a week to encourage deep roots.
+
+                New turf needs a thorough soak every day for the first two weeks; lift a corner
+                to check that the soil beneath is wet. Avoid walking on new grass until it has
+                been mown two or three times.
             """,
             ),
             doc(
@@ -169,6 +184,9 @@ TOPICS = [
                 Score the skin, rub with salt and leave uncovered in the fridge overnight.
                 Roast hot for half an hour, then low for two hours, for succulent meat and
                 crisp crackling.
+
+                Rest the joint for twenty minutes before carving, and serve with roast potatoes,
+                apple sauce and a sharp green salad. Leftovers make excellent sandwiches.
             """,
                 site="example-kitchen.test",
             ),
@@ -179,6 +197,10 @@ TOPICS = [
                 """
                 Tomatoes need deep, regular watering: about 5 cm a week, more in heat. Water
                 at the base in the morning, and mulch to keep the moisture even.
+
+                Plants in pots may need watering twice a day in a heatwave. Irregular watering
+                leads to split fruit and blossom end rot, so a drip line on a timer is worth
+                considering.
             """,
                 also={"107": 1},
             ),
@@ -311,6 +333,9 @@ TOPICS = [
                 From above, glue small wooden blocks or shims into the joint where the
                 tread meets the riser, or screw through the tread into the riser. From
                 below, glue blocks into the corners.
+
+                Sprinkling talc into the joints is a quick temporary fix on carpeted stairs. On
+                an old staircase, check that wedges under the treads have not worked loose.
             """,
             ),
             doc(
@@ -320,6 +345,10 @@ TOPICS = [
                 """
                 Laminate floats on an underlay; creaks usually mean an uneven subfloor or
                 an expansion gap that is too tight. Check the edges under the skirting.
+
+                If the floor moves underfoot near a wall, the skirting may be pinning it; trim
+                back the boards to restore the gap. A thicker underlay can help on a slightly
+                uneven subfloor.
             """,
             ),
             doc(
@@ -329,6 +358,10 @@ TOPICS = [
                 """
                 Sand with progressively finer grits using a drum sander, vacuum thoroughly,
                 stain if you like, and apply three coats of polyurethane.
+
+                Hire an edger for the edges and corners, and keep dust sealed off from the rest
+                of the house with plastic sheeting. Water-based finishes dry fast and stay
+                clear; oil-based finishes are warmer in tone.
             """,
             ),
             doc(
@@ -338,6 +371,9 @@ TOPICS = [
                 """
                 Tap out the hinge pin, clean it, coat it with petroleum jelly or a silicone
                 lubricant and tap it back in. Repeat for each hinge.
+
+                If the squeak comes from the latch rather than the hinges, a drop of oil on the
+                latch bolt solves it. Avoid cooking oil, which turns sticky and attracts dust.
             """,
             ),
             doc(
@@ -347,6 +383,9 @@ TOPICS = [
                 """
                 Light squealing is often dust or glazed pads. A constant high-pitched
                 squeal can be the wear indicator telling you the pads need replacing.
+
+                Grinding, rather than squealing, means metal on metal: get the brakes checked
+                straight away. New pads can squeak for a few days while they bed in.
             """,
                 site="example-auto.test",
             ),
@@ -356,6 +395,9 @@ TOPICS = [
                 "Solid oak dining table, 180 cm",
                 """
                 A solid hardwood table with a natural oil finish, seating six to eight.
+
+                Each table is made to order from sustainably sourced oak, so grain and colour
+                vary. Delivered with a care kit; re-oil once or twice a year.
             """,
                 specs=[("Wood", "solid oak"), ("Price", "$1,450")],
                 extra={"price": "$1,450"},
@@ -367,6 +409,10 @@ TOPICS = [
                 """
                 Solid hardwood can be refinished many times and lasts generations.
                 Engineered wood is more stable in humid rooms and over underfloor heating.
+
+                Engineered boards have a real wood top layer on a plywood core, so they can be
+                refinished a few times depending on the thickness of the wear layer. Both need
+                protective pads under furniture legs.
             """,
             ),
         ],
@@ -479,6 +525,10 @@ TOPICS = [
                 Our field test found cold-climate heat pumps kept homes warm at −20 °C
                 with a COP of about 1.8: still nearly twice as efficient as electric
                 resistance heating.
+
+                Below that, output dropped and the backup heat in two homes switched on for a
+                few hours on the coldest nights. Good insulation and correctly sized units made
+                the biggest difference to comfort.
             """,
                 extra={"published": "2025-02-17"},
             ),
@@ -489,6 +539,10 @@ TOPICS = [
                 """
                 Residential electricity prices rose 4% year on year while natural gas fell
                 9%, narrowing the running-cost advantage of heat pumps in some regions.
+
+                Analysts caution that prices vary widely by region, and that time-of-use
+                electricity tariffs can change the picture for heat pump owners who can shift
+                their heating to cheaper hours.
             """,
                 extra={"published": "2024-12-05"},
             ),
@@ -500,6 +554,10 @@ TOPICS = [
                 An air-source heat pump for a typical house costs $8,000 to $16,000
                 installed, depending on size and ductwork. Rebates can cut that by
                 thousands.
+
+                Ductless mini-splits cost less for one or two rooms, while homes without ducts
+                may need several indoor units. Get at least three quotes and ask each installer
+                for a heat loss calculation.
             """,
             ),
             doc(
@@ -509,6 +567,9 @@ TOPICS = [
                 """
                 Households can now claim rebates of up to $8,000 for qualifying heat pump
                 installations, with income limits.
+
+                The rebates are paid at the point of sale through participating contractors.
+                Separate tax credits are available for households above the income limits.
             """,
                 extra={"published": "2023-11-30"},
             ),
@@ -519,6 +580,10 @@ TOPICS = [
                 """
                 Replace the filter, check the flame sensor, inspect the flue and have the
                 heat exchanger checked for cracks before the heating season.
+
+                A professional service usually costs $80 to $150 and should include a carbon
+                monoxide check. Fit a carbon monoxide alarm near bedrooms if you have any gas
+                appliance.
             """,
             ),
             doc(
@@ -528,6 +593,10 @@ TOPICS = [
                 """
                 A heat pump water heater uses about a third of the electricity of a
                 standard electric tank, and pays back in three to five years.
+
+                They need space around them, ideally in a basement or garage, because they pull
+                heat from the surrounding air and cool the room as they work. Most models have a
+                backup electric element for periods of high demand.
             """,
             ),
             doc(
@@ -537,6 +606,9 @@ TOPICS = [
                 """
                 Extend your swimming season with an efficient pool heat pump. Titanium
                 heat exchanger and digital controls.
+
+                Sized for pools up to 60 m³ (about 15,000 gallons). Quiet operation and a
+                corrosion-resistant cabinet for outdoor installation.
             """,
                 specs=[("Output", "50,000 BTU"), ("Price", "$2,399")],
                 extra={
@@ -550,6 +622,9 @@ TOPICS = [
                 """
                 Induction boils water faster and is easier to clean; gas gives visual
                 control and works with any pan. Both make great food.
+
+                Induction needs magnetic pans: if a magnet sticks to the base, it will work.
+                Many chefs who tried induction reluctantly now say they would not go back.
             """,
                 site="example-kitchen.test",
             ),
@@ -625,6 +700,9 @@ TOPICS = [
                 A few strokes with a pocket diamond sharpener every few weeks keeps the
                 edge keen. Hold it flat against the bevel, stroke towards the tip, and
                 finish with a single pass on the flat back.
+
+                Wipe the blades after each use and oil the pivot monthly, and the edge will last
+                much longer between sharpenings.
             """,
             ),
             doc(
@@ -645,6 +723,9 @@ TOPICS = [
                 """
                 A compact, tapered diamond file for pruners, loppers and knives. Works dry
                 or with water.
+
+                The tapered shape fits the curve of bypass pruner blades, and the fine grit side
+                gives a clean final edge. Clip it to your belt or keep it in the tool bag.
             """,
                 specs=[("Grit", "400 / 600"), ("Price", "$12.95")],
                 extra={
@@ -660,6 +741,9 @@ TOPICS = [
                 Wipe with rubbing alcohol or a little vegetable oil on a rag, or scrub with
                 steel wool for dried sap. Disinfect between plants when cutting diseased
                 wood.
+
+                For stubborn resin from conifers, soak the blades in warm soapy water first, and
+                dry them thoroughly before oiling.
             """,
             ),
             doc(
@@ -669,6 +753,9 @@ TOPICS = [
                 """
                 Clamp the tool, and file the edge at about 45° with a mill file, stroking
                 away from the edge. Oil the metal to keep rust away.
+
+                A sharp spade cuts through roots and turf with much less effort. Only file the
+                inside edge of the blade, the side facing you when you dig.
             """,
             ),
             doc(
@@ -679,6 +766,10 @@ TOPICS = [
                 Bypass pruners cut like scissors and are best for live stems; anvil
                 pruners crush against a flat surface and suit dead wood. Pick a pair that
                 can be taken apart for sharpening.
+
+                Ratchet pruners multiply your hand strength in stages and help anyone with weak
+                grip. Try the handles in the shop: they should open comfortably within your hand
+                span.
             """,
             ),
             doc(
@@ -688,6 +779,10 @@ TOPICS = [
                 """
                 Clean soil off, sharpen edges, oil metal parts and wooden handles, and
                 store everything dry.
+
+                Wooden handles benefit from a coat of linseed oil, and a bucket of oily sand is
+                an easy way to clean and protect spades and forks after each use. Drain hoses
+                and store them coiled, out of the frost.
             """,
             ),
             doc(
@@ -698,6 +793,10 @@ TOPICS = [
                 Soak the stone, hold the knife at about 15°, and sweep the edge across the
                 coarse side, then the fine side, alternating sides to raise and remove a
                 burr.
+
+                Test the edge by slicing a sheet of paper: a sharp knife glides through without
+                tearing. A few strokes on a honing rod before each use keep it sharp for longer
+                between sessions.
             """,
                 site="example-kitchen.test",
             ),
@@ -708,6 +807,10 @@ TOPICS = [
                 """
                 Pruning removes weights or neurons from a trained network to make it
                 smaller and faster, often with little loss of accuracy after fine-tuning.
+
+                Structured pruning removes whole channels or layers and speeds up inference on
+                ordinary hardware, while unstructured pruning zeroes individual weights and
+                needs sparse-aware libraries to pay off.
             """,
                 site="example-tech.test",
             ),
@@ -718,6 +821,9 @@ TOPICS = [
                 """
                 Japanese steel hair-cutting shears with an adjustable tension screw and
                 finger rest.
+
+                An offset handle reduces wrist strain during long days at the chair. Supplied
+                with a leather case, cleaning cloth and oil.
             """,
                 specs=[("Length", "6 in"), ("Price", "$79")],
                 extra={"price": "$79"},
@@ -729,6 +835,10 @@ TOPICS = [
                 """
                 Several large retailers announced cuts to marketing and store openings,
                 pruning budgets to protect margins.
+
+                Executives pointed to higher wages and shipping costs, and said hiring would
+                slow for the rest of the year. Analysts expect more announcements as the
+                earnings season continues.
             """,
                 extra={"published": "2024-01-18"},
             ),
@@ -868,6 +978,9 @@ TOPICS = [
                 Regrade soil so it slopes away from the house, extend downspouts, and seal
                 cracks with hydraulic cement. Persistent leaks may need an interior drain
                 and sump pump.
+
+                White, chalky deposits on the walls show where water has come through. Interior
+                sealers help with dampness but will not stop water under pressure.
             """,
             ),
             doc(
@@ -877,6 +990,10 @@ TOPICS = [
                 """
                 Mini dehumidifiers that pull half a litre a day suit wardrobes and small
                 bathrooms. They are quiet but far too small for a basement.
+
+                Desiccant models work better than compressor models in cold rooms, and
+                rechargeable moisture absorbers need no power at all. Empty the small tanks
+                often.
             """,
             ),
             doc(
@@ -899,6 +1016,9 @@ TOPICS = [
                 """
                 Evaporative humidifiers are self-regulating and safe; ultrasonic models are
                 quiet but can leave white dust with hard water.
+
+                Clean the tank weekly to prevent mould and bacteria, and aim for 40–50% humidity
+                indoors; much higher encourages condensation on windows.
             """,
             ),
             doc(
@@ -908,6 +1028,10 @@ TOPICS = [
                 """
                 Check local permits, plan egress windows for bedrooms, insulate the walls
                 and choose moisture-tolerant flooring such as luxury vinyl.
+
+                Budget for a dedicated circuit and good lighting, since basements feel gloomy
+                without them. Leave access to the water meter, drains and shut-off valves behind
+                removable panels.
             """,
             ),
             doc(
@@ -917,6 +1041,9 @@ TOPICS = [
                 """
                 True HEPA air purifier for rooms up to 50 m², with an air quality sensor
                 and auto mode.
+
+                Three fan speeds and a sleep mode, with a filter-change indicator. Replacement
+                filters last six to twelve months.
             """,
                 specs=[("Coverage", "50 m²"), ("Price", "$199")],
                 extra={"price": "$199"},
