@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime
 import functools
 import html
-import random
 import re
 import zlib
 from collections.abc import Iterator
@@ -22,9 +21,10 @@ from typing import Any
 from . import topics_1, topics_2, topics_3, topics_4
 from .spec import DocSpec, TopicSpec
 
-#: Seed of the shuffle that gives documents their ids, so ids do not reveal their topic.
-DOCNO_SEED = 20240502
+#: Document ids are ``hg-`` and six digits hashed from the title: stable, and no hint of
+#: the topic or the grade.
 DOCNO_PREFIX = "hg-"
+DOCNO_SPACE = 1_000_000
 _FIRST_DATE = datetime.date(2019, 3, 1)
 _DATE_SPAN_DAYS = 2250
 _LIST_ITEM = re.compile(r"^(- |\d+\. )")
@@ -217,21 +217,33 @@ def _check(all_topics: tuple[TopicSpec, ...]) -> None:
                 raise ValueError(f"bad 'also' query ids {sorted(d.also)} in {d.title!r}")
 
 
+def _docnos(specs: list[DocSpec]) -> list[str]:
+    """Return a document id for each spec, derived from its title.
+
+    Ids stay the same when other documents are added, removed or reordered, so an existing
+    demo database only gains the new documents; a rare hash collision moves the later
+    document to the next free number.
+    """
+    taken: set[int] = set()
+    docnos = []
+    for spec in specs:
+        number = _stable_hash(spec.title) % DOCNO_SPACE
+        while number in taken:
+            number = (number + 1) % DOCNO_SPACE
+        taken.add(number)
+        docnos.append(f"{DOCNO_PREFIX}{number:06d}")
+    return docnos
+
+
 @functools.cache
 def demo_content() -> DemoContent:
     """Compose the demo's queries, documents and reference grades (cached)."""
     all_topics = topics()
     _check(all_topics)
     written = [(t, d) for t in all_topics for d in t.docs]
-    rng = random.Random(DOCNO_SEED)
-    numbers = sorted(rng.sample(range(1, 10_000), len(written)))
-    order = list(range(len(written)))
-    rng.shuffle(order)
     documents: list[DemoDocument] = []
     reference: list[ReferenceGrade] = []
-    for position, index in enumerate(order):
-        t, d = written[index]
-        docno = f"{DOCNO_PREFIX}{numbers[position]:05d}"
+    for (t, d), docno in zip(written, _docnos([d for _, d in written]), strict=True):
         documents.append(
             DemoDocument(
                 external_id=docno,

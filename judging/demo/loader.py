@@ -94,10 +94,12 @@ def demo_load(*, reset: bool = False, reset_passwords: bool = True) -> DemoSumma
     """Create whatever is missing of the demo collection, its pool and the demo accounts.
 
     Idempotent: existing queries, documents, pool entries, judgments and collection
-    settings are left alone, so running it again changes nothing. With ``reset`` the demo
+    settings are left alone, so running it again changes nothing; edits to the demo
+    content reach an existing database only as new documents. With ``reset`` the demo
     collection is deleted first, with everything in it (judgments and their history
-    included); the demo users are kept. With ``reset_passwords`` (the default) the demo
-    accounts' passwords are set back to the published demo passwords when they differ.
+    included), and loaded exactly as the current content; the demo users are kept. With
+    ``reset_passwords`` (the default) the demo accounts' passwords are set back to the
+    published demo passwords when they differ.
     """
     content = demo_content()
     deleted, _ = Collection.objects.filter(slug=DEMO_SLUG).delete() if reset else (0, {})
@@ -132,7 +134,7 @@ def demo_load(*, reset: bool = False, reset_passwords: bool = True) -> DemoSumma
             title=d.title,
             body=d.body,
             url=d.url,
-            extra=d.extra,
+            extra=dict(d.extra),
         )
         for d in content.documents
         if d.external_id not in have_documents

@@ -29,8 +29,8 @@ class Command(BaseCommand):
             action="store_true",
             help=(
                 "Delete the demo collection first, with everything in it: its pool, runs "
-                "and ALL ITS JUDGMENTS and their history. Then load it afresh. The demo "
-                "users are kept."
+                "and ALL ITS JUDGMENTS and their history. Then load it afresh, exactly as "
+                "the current demo content. The demo users are kept."
             ),
         )
         parser.add_argument(
