@@ -1,0 +1,517 @@
+"""The vectorised evaluation core: measures computed from padded label matrices.
+
+Everything here works on whole matrices (one row per query), never query by query:
+
+``ranked_labels``
+    float64 ``(n_queries, depth)``: the label of the document at each rank, NaN for
+    an unjudged document.  Cells at or beyond a row's ``n_ret`` are padding and
+    ignored, whatever they hold.
+``n_ret``
+    int ``(n_queries,)``: how many documents the run retrieved for the query.  It may
+    exceed ``depth`` when a stored ranking was truncated; measures that read deeper
+    than ``depth`` are then computed on the stored part only (see
+    :func:`metrics.engine.measures.required_depth` for the depth that keeps every
+    value exact).
+``judged_labels``
+    per query, the labels of every judged document (a :class:`JudgedPool` or a
+    sequence of 1-D arrays).  They give the ideal rankings, ``num_rel``,
+    ``Rprec``'s R and ``bpref``'s count of judged non-relevant documents.
+
+Label conventions (trec_eval's): a document is relevant at level ``r`` when its
+label is ``>= r`` and ``>= 0``; a negative label is judged but unusable (gain 0,
+never relevant, not in the ideal ranking, not counted as judged non-relevant by
+``bpref``); NaN means unjudged.  Gains only come from positive labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .errors import MeasureError
+from .measures import DEFAULT_SCALE_TOP, Measure, parse_measures
+
+F64 = NDArray[np.float64]
+
+
+class JudgedPool:
+    """The judged labels of each query, flattened and sorted by query, then label descending.
+
+    Build it once per qrels (``Qrels.pool`` does) or from per-query arrays with
+    :meth:`from_sequences`; :meth:`take` selects (and may repeat) queries cheaply,
+    which is how one query's judgments are shared by many runs.
+    """
+
+    __slots__ = ("_cache", "counts", "label", "n_queries", "query", "rank", "starts")
+
+    def __init__(
+        self, query: ArrayLike, label: ArrayLike, n_queries: int, *, presorted: bool = False
+    ) -> None:
+        """Store judged ``label`` of query index ``query`` (NaN labels are dropped)."""
+        q = np.asarray(query, dtype=np.int64).ravel()
+        lab = np.asarray(label, dtype=np.float64).ravel()
+        if q.shape != lab.shape:
+            raise ValueError("query and label arrays differ in length")
+        keep = ~np.isnan(lab)
+        if not keep.all():
+            q, lab = q[keep], lab[keep]
+        if len(q) and (q.min() < 0 or q.max() >= n_queries):
+            raise ValueError("query index out of range")
+        if not presorted and len(q):
+            order = np.lexsort((-lab, q))
+            q, lab = q[order], lab[order]
+        self.n_queries = int(n_queries)
+        self.query = q
+        self.label = lab
+        self.counts = np.bincount(q, minlength=self.n_queries).astype(np.int64)
+        self.starts = np.cumsum(self.counts) - self.counts
+        self.rank = np.arange(len(q), dtype=np.int64) - self.starts[q]
+        self._cache: dict[Any, NDArray[Any]] = {}
+
+    @classmethod
+    def from_sequences(cls, judged_labels: Sequence[ArrayLike]) -> JudgedPool:
+        """Build a pool from one array of judged labels per query."""
+        arrays = [np.asarray(a, dtype=np.float64).ravel() for a in judged_labels]
+        n = len(arrays)
+        lens = np.fromiter((len(a) for a in arrays), np.int64, n)
+        flat = np.concatenate(arrays) if n else np.zeros(0)
+        return cls(np.repeat(np.arange(n), lens), flat, n)
+
+    @classmethod
+    def empty(cls, n_queries: int) -> JudgedPool:
+        """Return a pool of ``n_queries`` queries without any judgment."""
+        return cls(np.zeros(0, np.int64), np.zeros(0), n_queries, presorted=True)
+
+    def take(self, rows: ArrayLike) -> JudgedPool:
+        """Return the pool of queries ``rows`` (indices into this pool, repeats allowed).
+
+        A negative index gives a query with no judgments.
+        """
+        rows = np.asarray(rows, dtype=np.int64).ravel()
+        valid = rows >= 0
+        safe = np.where(valid, rows, 0)
+        lens = np.where(valid, self.counts[safe], 0)
+        total = int(lens.sum())
+        new_starts = np.cumsum(lens) - lens
+        idx = np.repeat(self.starts[safe] - new_starts, lens) + np.arange(total)
+        q = np.repeat(np.arange(len(rows)), lens)
+        return JudgedPool(q, self.label[idx], len(rows), presorted=True)
+
+    def num_rel(self, rel: float) -> NDArray[np.int64]:
+        """Return, per query, how many judged documents are relevant at level ``rel``."""
+        key = ("num_rel", rel)
+        if key not in self._cache:
+            mask = (self.label >= rel) & (self.label >= 0)
+            self._cache[key] = np.bincount(self.query[mask], minlength=self.n_queries)
+        return self._cache[key]
+
+    def num_nonrel(self, rel: float) -> NDArray[np.int64]:
+        """Return, per query, how many documents are judged non-relevant (``0 <= label < rel``)."""
+        key = ("num_nonrel", rel)
+        if key not in self._cache:
+            mask = (self.label >= 0) & (self.label < rel)
+            self._cache[key] = np.bincount(self.query[mask], minlength=self.n_queries)
+        return self._cache[key]
+
+    def ideal_dcg(
+        self, gain: Callable[[F64], F64], monotone: bool, discount: str, cutoff: int | None
+    ) -> F64:
+        """Return, per query, the DCG of the best ``cutoff`` judged documents (positive gains).
+
+        ``monotone`` says that ``gain`` preserves the label order (linear, exp), so the
+        stored order is the ideal order; otherwise the pool is re-sorted by gain.
+        """
+        g = gain(self.label)
+        q, rank = self.query, self.rank
+        if not monotone and len(g):
+            order = np.lexsort((-g, q))
+            g, q = g[order], q[order]
+            rank = np.arange(len(q), dtype=np.int64) - self.starts[q]
+        mask = g > 0
+        if cutoff is not None:
+            mask &= rank < cutoff
+        if not mask.any():
+            return np.zeros(self.n_queries)
+        r = rank[mask]
+        disc = discounts(discount, int(r.max()) + 1)
+        return np.bincount(q[mask], weights=g[mask] * disc[r], minlength=self.n_queries)
+
+
+@lru_cache(maxsize=64)
+def _discounts_cached(kind: str, n: int) -> F64:
+    ranks = np.arange(1, n + 1, dtype=np.float64)
+    if kind == "log2":
+        d = 1.0 / np.log2(ranks + 1.0)
+    elif kind == "jk":
+        d = 1.0 / np.maximum(1.0, np.log2(ranks))
+    elif kind == "rank":
+        d = 1.0 / ranks
+    else:  # pragma: no cover - validated by the parser
+        raise MeasureError(f"unknown discount {kind!r}")
+    d.setflags(write=False)
+    return d
+
+
+def discounts(kind: str, n: int) -> F64:
+    """Return the discounts of ranks ``1..n``.
+
+    ``log2`` is 1/log2(i+1); ``jk`` (Järvelin-Kekäläinen) is 1/max(1, log2 i), so ranks
+    1 and 2 are undiscounted; ``rank`` is 1/i.
+    """
+    return _discounts_cached(kind, max(int(n), 0))
+
+
+def gain_function(m: Measure) -> tuple[Callable[[F64], F64], bool]:
+    """Return (label -> gain function, whether it preserves label order) for an NDCG measure.
+
+    Unjudged (NaN) and negative labels always get gain 0.  ``linear`` gives the label
+    itself, ``exp`` gives ``2**label - 1``; a custom map gives the mapped gain of
+    listed labels and the label itself for the others (trec_eval's ``ndcg.l=g``).
+    """
+    if m.gains is not None:
+        table = m.gains
+
+        def custom(labels: F64) -> F64:
+            labels = np.asarray(labels, dtype=np.float64)
+            usable = labels >= 0
+            out = np.where(usable, labels, 0.0)
+            for level, value in table:
+                out[labels == level] = value
+            out[~usable] = 0.0
+            return out
+
+        return custom, False
+    if m.gain == "exp":
+
+        def exp(labels: F64) -> F64:
+            labels = np.asarray(labels, dtype=np.float64)
+            pos = labels > 0
+            with np.errstate(over="ignore", invalid="ignore"):
+                return np.where(pos, np.exp2(np.where(pos, labels, 0.0)) - 1.0, 0.0)
+
+        return exp, True
+
+    def linear(labels: F64) -> F64:
+        labels = np.asarray(labels, dtype=np.float64)
+        return np.where(labels > 0, labels, 0.0)
+
+    return linear, True
+
+
+class _View:
+    """A ranking matrix plus lazily computed, cached derived matrices."""
+
+    def __init__(self, labels: F64, n_eff: NDArray[np.int64], n_ret: NDArray[np.int64]) -> None:
+        self.L = labels  # NaN beyond n_eff
+        self.n_eff = n_eff
+        self.n_ret = n_ret
+        self.width = labels.shape[1]
+        self._cache: dict[Any, Any] = {}
+
+    def rel(self, r: float) -> NDArray[np.bool_]:
+        key = ("rel", r)
+        if key not in self._cache:
+            self._cache[key] = (r <= self.L) & (self.L >= 0)
+        return self._cache[key]
+
+    def cumrel(self, r: float) -> NDArray[np.int64]:
+        key = ("cumrel", r)
+        if key not in self._cache:
+            self._cache[key] = np.cumsum(self.rel(r), axis=1, dtype=np.int64)
+        return self._cache[key]
+
+    def gains(self, m: Measure) -> F64:
+        key = ("gain", m.gain, m.gains)
+        if key not in self._cache:
+            self._cache[key] = gain_function(m)[0](self.L)
+        return self._cache[key]
+
+    def sorted_gains(self, m: Measure) -> F64:
+        """Return each row's gains sorted in decreasing order (the 'recall' ideal)."""
+        key = ("sorted_gain", m.gain, m.gains)
+        if key not in self._cache:
+            g = self.gains(m)
+            self._cache[key] = -np.sort(-g, axis=1)
+        return self._cache[key]
+
+
+class _Context:
+    """Everything one call of :func:`evaluate_ranked` shares between measures."""
+
+    def __init__(self, labels: F64, n_ret: NDArray[np.int64], pool: JudgedPool) -> None:
+        nq, depth = labels.shape
+        self.nq = nq
+        self.pool = pool
+        n_eff = np.minimum(n_ret, depth)
+        valid = np.arange(depth)[None, :] < n_eff[:, None]
+        full = labels if valid.all() else np.where(valid, labels, np.nan)
+        self.full = _View(full, n_eff, n_ret)
+        self._judged: _View | None = None
+
+    def view(self, judged_only: bool) -> _View:
+        if not judged_only:
+            return self.full
+        if self._judged is None:
+            L = self.full.L
+            keep = L >= 0  # judged with a usable label (trec_eval -J)
+            counts = keep.sum(axis=1)
+            width = int(counts.max()) if self.nq else 0
+            if keep.all():
+                compact = L
+            else:
+                order = np.argsort(~keep, axis=1, kind="stable")[:, :width]
+                compact = np.take_along_axis(L, order, axis=1)
+                compact[np.arange(width)[None, :] >= counts[:, None]] = np.nan
+            self._judged = _View(compact, counts.astype(np.int64), counts.astype(np.int64))
+        return self._judged
+
+
+def _cut(mat: NDArray[Any], k: int | None) -> NDArray[Any]:
+    return mat if k is None else mat[:, :k]
+
+
+def _safe_div(num: F64, den: NDArray[Any]) -> F64:
+    den = np.asarray(den, dtype=np.float64)
+    out = np.zeros(np.broadcast(num, den).shape)
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+def _first_hit(hits: NDArray[np.bool_]) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
+    if hits.shape[1] == 0:
+        return np.zeros(hits.shape[0], bool), np.zeros(hits.shape[0], np.int64)
+    return hits.any(axis=1), hits.argmax(axis=1)
+
+
+def _ndcg(m: Measure, ctx: _Context) -> F64:
+    v = ctx.view(m.judged_only)
+    k = m.cutoff
+    g = _cut(v.gains(m), k)
+    w = g.shape[1]
+    disc = discounts(m.discount, max(w, k or 0, 1))
+    dcg = g @ disc[:w] if w else np.zeros(ctx.nq)
+    gain_fn, monotone = gain_function(m)
+    if m.ideal == "global":
+        ideal = ctx.pool.ideal_dcg(gain_fn, monotone, m.discount, k)
+    elif m.ideal == "recall":
+        s = _cut(v.sorted_gains(m), k)
+        s = np.where(s > 0, s, 0.0)
+        ideal = s @ disc[: s.shape[1]] if s.shape[1] else np.zeros(ctx.nq)
+    elif m.ideal == "local":
+        s = -np.sort(-g, axis=1)
+        s = np.where(s > 0, s, 0.0)
+        ideal = s @ disc[:w] if w else np.zeros(ctx.nq)
+    else:  # max: every one of the k ranks holds a document of the scale's top grade
+        top_gain = float(gain_fn(np.array([m.top]))[0])
+        if k is not None:
+            ideal = np.full(ctx.nq, top_gain * float(disc[:k].sum()))
+        else:
+            n = v.n_eff
+            cum = np.concatenate([[0.0], np.cumsum(discounts(m.discount, int(n.max(initial=0))))])
+            ideal = top_gain * cum[n]
+        if top_gain <= 0:
+            ideal = np.zeros(ctx.nq)
+    empty = {"zero": 0.0, "one": 1.0, "skip": np.nan}[m.empty]
+    out = np.full(ctx.nq, empty)
+    np.divide(dcg, ideal, out=out, where=ideal > 0)
+    return out
+
+
+def _precision(m: Measure, ctx: _Context) -> F64:
+    v = ctx.view(m.judged_only)
+    hits = _cut(v.rel(m.rel), m.cutoff).sum(axis=1)
+    return hits / float(m.cutoff)  # type: ignore[arg-type]
+
+
+def _recall(m: Measure, ctx: _Context) -> F64:
+    v = ctx.view(m.judged_only)
+    hits = _cut(v.rel(m.rel), m.cutoff).sum(axis=1)
+    return _safe_div(hits.astype(np.float64), ctx.pool.num_rel(m.rel))
+
+
+def _success(m: Measure, ctx: _Context) -> F64:
+    v = ctx.view(m.judged_only)
+    return _cut(v.rel(m.rel), m.cutoff).any(axis=1).astype(np.float64)
+
+
+def _rr(m: Measure, ctx: _Context) -> F64:
+    v = ctx.view(m.judged_only)
+    has, first = _first_hit(_cut(v.rel(m.rel), m.cutoff))
+    return np.where(has, 1.0 / (first + 1.0), 0.0)
+
+
+def _ap(m: Measure, ctx: _Context) -> F64:
+    v = ctx.view(m.judged_only)
+    rel = _cut(v.rel(m.rel), m.cutoff)
+    cum = _cut(v.cumrel(m.rel), m.cutoff)
+    w = rel.shape[1]
+    prec_sum = (np.where(rel, cum, 0) / np.arange(1.0, w + 1.0)).sum(axis=1)
+    return _safe_div(prec_sum, ctx.pool.num_rel(m.rel))
+
+
+def _rprec(m: Measure, ctx: _Context) -> F64:
+    v = ctx.view(m.judged_only)
+    num_rel = ctx.pool.num_rel(m.rel)
+    look = np.minimum(num_rel, v.n_eff)
+    out = np.zeros(ctx.nq)
+    rows = np.flatnonzero(look > 0)
+    if len(rows):
+        cum = v.cumrel(m.rel)
+        out[rows] = cum[rows, look[rows] - 1] / num_rel[rows]
+    return out
+
+
+def _bpref(m: Measure, ctx: _Context) -> F64:
+    v = ctx.full
+    r = m.rel
+    rel = v.rel(r)
+    nonrel = (v.L >= 0) & (r > v.L)
+    before = np.cumsum(nonrel, axis=1) - nonrel
+    num_rel = ctx.pool.num_rel(r)
+    denom = np.maximum(np.minimum(ctx.pool.num_nonrel(r), num_rel), 1)[:, None]
+    penalty = np.minimum(before, num_rel[:, None]) / denom
+    contrib = np.where(before > 0, 1.0 - penalty, 1.0)
+    total = np.where(rel, contrib, 0.0).sum(axis=1)
+    return _safe_div(total, num_rel)
+
+
+def _judged(m: Measure, ctx: _Context) -> F64:
+    v = ctx.full
+    k = int(m.cutoff)  # type: ignore[arg-type]
+    judged = (~np.isnan(_cut(v.L, k))).sum(axis=1)
+    return _safe_div(judged.astype(np.float64), np.minimum(k, v.n_ret))
+
+
+def _err(m: Measure, ctx: _Context) -> F64:
+    v = ctx.full
+    lab = _cut(v.L, m.cutoff)
+    g = np.where(lab > 0, lab, 0.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        stop = (np.exp2(g) - 1.0) / np.exp2(m.top)
+    w = stop.shape[1]
+    if w == 0:
+        return np.zeros(ctx.nq)
+    reach = np.ones_like(stop)
+    reach[:, 1:] = np.cumprod(1.0 - stop[:, :-1], axis=1)
+    return (stop * reach / np.arange(1.0, w + 1.0)).sum(axis=1)
+
+
+def _num_q(m: Measure, ctx: _Context) -> F64:
+    return np.ones(ctx.nq)
+
+
+def _num_ret(m: Measure, ctx: _Context) -> F64:
+    return ctx.full.n_ret.astype(np.float64)
+
+
+def _num_rel(m: Measure, ctx: _Context) -> F64:
+    return ctx.pool.num_rel(m.rel).astype(np.float64)
+
+
+def _num_rel_ret(m: Measure, ctx: _Context) -> F64:
+    return ctx.full.rel(m.rel).sum(axis=1).astype(np.float64)
+
+
+def _external(m: Measure, ctx: _Context) -> F64:
+    from . import _external as ext
+
+    return ext.compute(m, ctx)
+
+
+_FAMILIES: dict[str, Callable[[Measure, _Context], F64]] = {
+    "nDCG": _ndcg,
+    "P": _precision,
+    "R": _recall,
+    "Success": _success,
+    "RR": _rr,
+    "AP": _ap,
+    "Rprec": _rprec,
+    "Bpref": _bpref,
+    "Judged": _judged,
+    "ERR": _err,
+    "NumQ": _num_q,
+    "NumRet": _num_ret,
+    "NumRel": _num_rel,
+    "NumRelRet": _num_rel_ret,
+    "UDCG": _external,
+    "sNDCG": _external,
+    "RNDCG": _external,
+}
+
+
+def as_pool(judged_labels: JudgedPool | Sequence[ArrayLike], n_queries: int) -> JudgedPool:
+    """Return ``judged_labels`` as a :class:`JudgedPool` of ``n_queries`` queries."""
+    pool = (
+        judged_labels
+        if isinstance(judged_labels, JudgedPool)
+        else JudgedPool.from_sequences(judged_labels)
+    )
+    if pool.n_queries != n_queries:
+        raise ValueError(
+            f"judged_labels has {pool.n_queries} queries but ranked_labels has {n_queries} rows"
+        )
+    return pool
+
+
+def evaluate_ranked(
+    ranked_labels: ArrayLike,
+    n_ret: ArrayLike,
+    judged_labels: JudgedPool | Sequence[ArrayLike],
+    measures: Sequence[str | Measure] | str,
+    *,
+    rel_level: float = 1,
+    scale_top: float = DEFAULT_SCALE_TOP,
+) -> dict[str, F64]:
+    """Evaluate measures on padded rankings; return ``{canonical name: per-query values}``.
+
+    Args:
+        ranked_labels: float ``(n_queries, depth)``; the label of the document at each
+            rank, NaN for unjudged.  Cells at or beyond ``n_ret`` are ignored.
+        n_ret: int ``(n_queries,)``; documents retrieved per query.  May exceed
+            ``depth`` (a truncated stored ranking): counts such as ``num_ret`` and the
+            denominator of ``Judged@k`` use it, measures reading past ``depth`` see only
+            the stored part.
+        judged_labels: per query, the labels of all its judged documents (a
+            :class:`JudgedPool` or a sequence of arrays; NaN entries are ignored).
+        measures: names in any accepted spelling (see :mod:`metrics.engine.measures`).
+        rel_level: default relevance level of binary measures (trec_eval ``-l``).
+        scale_top: top grade of the scale, for ``ideal=max`` and ``ERR``.
+
+    Returns:
+        One float64 array of length ``n_queries`` per distinct canonical name.  A
+        query whose ideal DCG is zero gets 0, 1 or NaN per the measure's ``empty=``
+        policy; every other value is finite.  Counts (``num_ret``...) are floats.
+
+    Raises:
+        MeasureError: a name cannot be parsed.
+        ValueError: the arrays do not fit together.
+    """
+    labels = np.asarray(ranked_labels, dtype=np.float64)
+    if labels.ndim != 2:
+        raise ValueError("ranked_labels must be a 2-D (n_queries, depth) array")
+    nq = labels.shape[0]
+    nret = np.asarray(n_ret, dtype=np.int64).ravel()
+    if nret.shape != (nq,):
+        raise ValueError(f"n_ret has {nret.size} entries but ranked_labels has {nq} rows")
+    if nq and nret.min() < 0:
+        raise ValueError("n_ret must be non-negative")
+    pool = as_pool(judged_labels, nq)
+    ms = parse_measures(measures, rel_level=rel_level, scale_top=scale_top)
+    return compute(ms, labels, nret, pool)
+
+
+def compute(
+    measures: Sequence[Measure], labels: F64, n_ret: NDArray[np.int64], pool: JudgedPool
+) -> dict[str, F64]:
+    """Evaluate already parsed measures (no input checks; see :func:`evaluate_ranked`)."""
+    ctx = _Context(labels, n_ret, pool)
+    out: dict[str, F64] = {}
+    for m in measures:
+        name = m.canonical
+        if name not in out:
+            out[name] = np.asarray(_FAMILIES[m.family](m, ctx), dtype=np.float64)
+    return out

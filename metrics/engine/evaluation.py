@@ -1,0 +1,355 @@
+"""File-level evaluation: qrels + run(s) -> per-query values and aggregates.
+
+:func:`evaluate` aligns a run with its qrels, builds padded label matrices and
+hands them to the same vectorised core the web app uses
+(:func:`metrics.engine.core.evaluate_ranked`), so there is one implementation of
+every measure.  :func:`evaluate_many` does the same for many runs in parallel
+processes.
+
+Query policy (trec_eval ``-c`` by default)
+    * a query judged in the qrels but absent from the run scores 0 on every
+      averaged measure and counts in the mean (``missing="zero"``); with
+      ``missing="ignore"`` it is left out, as trec_eval does without ``-c``;
+    * a query only in the run is ignored and listed in
+      :attr:`Evaluation.ignored_queries` (``extra="ignore"``); ``extra="include"``
+      evaluates it against an empty set of judgments instead.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from . import _strings as S
+from .core import JudgedPool, compute
+from .errors import EngineInputError, MeasureError
+from .io import Format, Qrels, Run, Source, read_qrels, read_run
+from .measures import DEFAULT_SCALE_TOP, Measure, parse_measures, required_depth
+
+Missing = Literal["zero", "ignore"]
+Extra = Literal["ignore", "include"]
+
+_CELL_BUDGET = 1 << 23  # padded cells per block when query lengths are very uneven
+
+
+@dataclass
+class Evaluation:
+    """The result of evaluating one run.
+
+    Attributes:
+        run_tag: the run's tag.
+        run_name: where the run came from.
+        qids: the evaluated queries, in trec_eval's order (byte order of the qid).
+        measures: the requested measures, in request order (see :class:`Measure`).
+        per_query: ``{canonical name: float64 array aligned with qids}``; NaN only for
+            ``empty=skip`` NDCG on a query with an empty ideal.
+        aggregates: ``{canonical name: summary}`` -- the mean over queries (NaN values
+            skipped), or the sum for ``num_q``/``num_ret``/``num_rel``/``num_rel_ret``.
+        missing_queries: judged queries the run does not have (they score 0 when
+            ``missing="zero"``, else they are not in :attr:`qids`).
+        ignored_queries: queries of the run without judgments (not evaluated unless
+            ``extra="include"``).
+        rel_level: the default relevance level used.
+    """
+
+    run_tag: str
+    run_name: str
+    qids: list[str]
+    measures: list[Measure]
+    per_query: dict[str, NDArray[np.float64]]
+    aggregates: dict[str, float]
+    missing_queries: list[str] = field(default_factory=list)
+    ignored_queries: list[str] = field(default_factory=list)
+    rel_level: float = 1.0
+
+    def measure(self, name: str | Measure) -> Measure:
+        """Return the requested measure called ``name`` (display, requested or canonical name)."""
+        if isinstance(name, Measure):
+            return name
+        for m in self.measures:
+            if name in (m.requested, m.display, m.canonical):
+                return m
+        ms = parse_measures([name], rel_level=self.rel_level)
+        if len(ms) == 1 and ms[0].canonical in self.per_query:
+            return ms[0]
+        raise KeyError(name)
+
+    def value(self, name: str | Measure, qid: str | None = None) -> float:
+        """Return the summary value of ``name``, or its value for query ``qid``."""
+        key = self.measure(name).canonical
+        if qid is None:
+            return self.aggregates[key]
+        return float(self.per_query[key][self.qids.index(qid)])
+
+    def __getitem__(self, name: str) -> float:
+        """Return the summary value of measure ``name``."""
+        return self.value(name)
+
+    @property
+    def means(self) -> dict[str, float]:
+        """Return the summary values keyed by every name of each measure.
+
+        Each measure appears under its requested spelling, its display name and its
+        canonical name, so ``means["ndcg_cut.10"]`` and ``means["ndcg_cut_10"]`` work.
+        """
+        out: dict[str, float] = {}
+        for m in self.measures:
+            v = self.aggregates[m.canonical]
+            for key in (m.canonical, m.requested, m.display):
+                if key:
+                    out.setdefault(key, v)
+        return out
+
+    def rows(self) -> Iterator[tuple[Measure, str, float]]:
+        """Yield ``(measure, qid or "all", value)`` in trec_eval's ``-q`` order."""
+        for i, qid in enumerate(self.qids):
+            for m in self.measures:
+                yield m, qid, float(self.per_query[m.canonical][i])
+        for m in self.measures:
+            yield m, "all", self.aggregates[m.canonical]
+
+    def to_dict(self, per_query: bool = True) -> dict[str, dict[str, float | None]]:
+        """Return ``{display name: {"all": x, qid: y, ...}}`` (NaN becomes ``None``)."""
+        out: dict[str, dict[str, float | None]] = {}
+        for m in self.measures:
+            vals: dict[str, float | None] = {"all": _none(self.aggregates[m.canonical])}
+            if per_query:
+                arr = self.per_query[m.canonical]
+                for qid, v in zip(self.qids, arr.tolist(), strict=True):
+                    vals[qid] = _none(v)
+            out[m.display] = vals
+        return out
+
+
+def _none(v: float) -> float | None:
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+
+
+def _aggregate(m: Measure, values: NDArray[np.float64]) -> float:
+    if m.aggregate == "sum":
+        return float(np.nansum(values))
+    finite = values[~np.isnan(values)]
+    if not len(finite):
+        return math.nan
+    return float(math.fsum(finite.tolist()) / len(finite))
+
+
+def _row_blocks(lengths: NDArray[np.int64]) -> list[NDArray[np.intp]]:
+    """Split rows into blocks whose padded matrices stay small (rows sorted by length)."""
+    n = len(lengths)
+    total_cells = int(lengths.max(initial=0)) * n
+    if total_cells <= max(_CELL_BUDGET, 4 * int(lengths.sum())):
+        return [np.arange(n)]
+    order = np.argsort(lengths, kind="stable")
+    blocks: list[NDArray[np.intp]] = []
+    start = 0
+    sorted_len = lengths[order]
+    while start < n:
+        # grow the block while (rows * longest) stays within budget
+        end = start + 1
+        while end < n and (end + 1 - start) * int(sorted_len[end]) <= _CELL_BUDGET:
+            end += 1
+        blocks.append(order[start:end])
+        start = end
+    return blocks
+
+
+def _evaluate_parsed(
+    qrels: Qrels,
+    run: Run,
+    measures: list[Measure],
+    *,
+    rel_level: float,
+    missing: Missing,
+    extra: Extra,
+) -> Evaluation:
+    if missing not in ("zero", "ignore"):
+        raise ValueError(f"missing must be 'zero' or 'ignore', not {missing!r}")
+    if extra not in ("ignore", "include"):
+        raise ValueError(f"extra must be 'ignore' or 'include', not {extra!r}")
+    q_index = qrels.index
+    run_to_q = np.fromiter((q_index.get(name, -1) for name in run.qids), np.int64, len(run.qids))
+    q_to_run = np.full(len(qrels.qids), -1, np.int64)
+    present = run_to_q >= 0
+    q_to_run[run_to_q[present]] = np.flatnonzero(present)
+    missing_q = [qrels.qids[i] for i in np.flatnonzero(q_to_run < 0).tolist()]
+    extra_codes = np.flatnonzero(~present)
+    ignored = [run.qids[i] for i in extra_codes.tolist()]
+
+    # Rows to evaluate: (qid, qrels index or -1, run code or -1), in byte order of qid.
+    q_rows = np.arange(len(qrels.qids)) if missing == "zero" else np.flatnonzero(q_to_run >= 0)
+    row_qidx = q_rows.astype(np.int64)
+    row_run = q_to_run[q_rows]
+    qids = [qrels.qids[i] for i in q_rows.tolist()]
+    if extra == "include" and len(extra_codes):
+        names = qids + [run.qids[c] for c in extra_codes.tolist()]
+        row_qidx = np.concatenate([row_qidx, np.full(len(extra_codes), -1)])
+        row_run = np.concatenate([row_run, extra_codes])
+        order = sorted(range(len(names)), key=lambda i: S.encode(names[i]))
+        qids = [names[i] for i in order]
+        row_qidx, row_run = row_qidx[order], row_run[order]
+        ignored = []
+
+    order, starts, counts = run.ranking()
+    n_ret = np.where(row_run >= 0, counts[np.maximum(row_run, 0)], 0)
+    need = required_depth(measures, rel_level=rel_level)
+    max_len = int(n_ret.max(initial=0))
+    depth = max_len if need is None else min(need, max_len)
+    use = np.minimum(n_ret, depth)
+
+    nrows = len(qids)
+    per_query = {m.canonical: np.zeros(nrows) for m in measures}
+    pool_all = qrels.pool
+    for rows in _row_blocks(use):
+        lens = use[rows]
+        width = int(lens.max(initial=0))
+        total = int(lens.sum())
+        row_of = np.repeat(np.arange(len(rows)), lens)
+        rank = np.arange(total) - np.repeat(np.cumsum(lens) - lens, lens)
+        src = order[np.repeat(starts[np.maximum(row_run[rows], 0)], lens) + rank]
+        labels = qrels.lookup(row_qidx[rows][row_of], run, src)
+        mat = np.full((len(rows), width), np.nan)
+        mat[row_of, rank] = labels
+        pool = pool_all.take(row_qidx[rows]) if len(pool_all.label) else JudgedPool.empty(len(rows))
+        values = compute(measures, mat, n_ret[rows], pool)
+        for key, arr in values.items():
+            per_query[key][rows] = arr
+
+    absent = row_run < 0
+    if absent.any():  # judged queries the run does not have score 0 (trec_eval -c)
+        for m in measures:
+            if m.aggregate == "mean":
+                per_query[m.canonical][absent] = 0.0
+    aggregates = {m.canonical: _aggregate(m, per_query[m.canonical]) for m in measures}
+    return Evaluation(
+        run_tag=run.tag,
+        run_name=run.name,
+        qids=qids,
+        measures=measures,
+        per_query=per_query,
+        aggregates=aggregates,
+        missing_queries=missing_q,
+        ignored_queries=ignored,
+        rel_level=float(rel_level),
+    )
+
+
+def evaluate(
+    qrels: Source | Qrels,
+    run: Source | Run,
+    measures: Sequence[str | Measure] | str,
+    *,
+    rel_level: float = 1,
+    scale_top: float = DEFAULT_SCALE_TOP,
+    missing: Missing = "zero",
+    extra: Extra = "ignore",
+    qrels_format: Format = "auto",
+    run_format: Format = "auto",
+) -> Evaluation:
+    """Evaluate one run against qrels for any list of measures, in one pass.
+
+    Args:
+        qrels: a :class:`Qrels`, or a path, bytes or file object to read.
+        run: a :class:`Run`, or a path, bytes or file object to read.
+        measures: measure names in any accepted spelling (trec_eval, ir_measures or
+            Graded NDCG flavours); trec_eval names may expand (``P.5,10``).
+        rel_level: default relevance level of binary measures (trec_eval ``-l``).
+        scale_top: top grade of the scale (``ideal=max`` NDCG, ``ERR``).
+        missing: ``"zero"`` (trec_eval ``-c``): judged queries absent from the run
+            score 0 and count in the mean; ``"ignore"``: they are left out.
+        extra: ``"ignore"``: run queries without judgments are skipped and listed
+            in ``ignored_queries``; ``"include"``: they are evaluated against no
+            judgments.
+        qrels_format: ``"auto"``, ``"trec"``, ``"json"`` or ``"jsonl"``.
+        run_format: likewise, for the run.
+
+    Raises:
+        EngineInputError: an input has errors (all of them are reported).
+        MeasureError: a measure name is invalid.
+    """
+    ms = parse_measures(measures, rel_level=rel_level, scale_top=scale_top)
+    if not ms:
+        raise MeasureError("no measures given")
+    q = read_qrels(qrels, format=qrels_format)
+    r = read_run(run, format=run_format)
+    return _evaluate_parsed(q, r, ms, rel_level=rel_level, missing=missing, extra=extra)
+
+
+# --------------------------------------------------------------------------- many runs
+_WORKER_QRELS: Qrels | None = None
+
+
+def _init_worker(qrels: Qrels) -> None:
+    global _WORKER_QRELS
+    _WORKER_QRELS = qrels
+
+
+def _worker(args: tuple[Any, list[Measure], Mapping[str, Any]]) -> Evaluation | EngineInputError:
+    run, measures, opts = args
+    assert _WORKER_QRELS is not None
+    try:
+        r = read_run(run, format=opts["run_format"])
+    except EngineInputError as exc:
+        return exc
+    return _evaluate_parsed(
+        _WORKER_QRELS,
+        r,
+        measures,
+        rel_level=opts["rel_level"],
+        missing=opts["missing"],
+        extra=opts["extra"],
+    )
+
+
+def evaluate_many(
+    qrels: Source | Qrels,
+    runs: Sequence[Source | Run],
+    measures: Sequence[str | Measure] | str,
+    processes: int | None = None,
+    *,
+    rel_level: float = 1,
+    scale_top: float = DEFAULT_SCALE_TOP,
+    missing: Missing = "zero",
+    extra: Extra = "ignore",
+    qrels_format: Format = "auto",
+    run_format: Format = "auto",
+) -> list[Evaluation]:
+    """Evaluate several runs against the same qrels; return one :class:`Evaluation` per run.
+
+    The qrels are read once; runs are read and evaluated in ``processes`` worker
+    processes (default: one per CPU; ``1`` evaluates in this process).  Pass runs as
+    paths so that workers read them directly.  Options are those of :func:`evaluate`.
+
+    Raises:
+        EngineInputError: with the problems of every run that has any.
+    """
+    ms = parse_measures(measures, rel_level=rel_level, scale_top=scale_top)
+    if not ms:
+        raise MeasureError("no measures given")
+    q = read_qrels(qrels, format=qrels_format)
+    runs = list(runs)
+    opts = {"rel_level": rel_level, "missing": missing, "extra": extra, "run_format": run_format}
+    n_proc = processes if processes is not None else (os.cpu_count() or 1)
+    n_proc = max(1, min(n_proc, len(runs)))
+    jobs = [(r, ms, opts) for r in runs]
+    if n_proc == 1:
+        _init_worker(q)
+        try:
+            results = [_worker(job) for job in jobs]
+        finally:
+            _init_worker(None)  # type: ignore[arg-type]
+    else:
+        with ProcessPoolExecutor(n_proc, initializer=_init_worker, initargs=(q,)) as pool:
+            results = list(pool.map(_worker, jobs))
+    errors = [e for res in results if isinstance(res, EngineInputError) for e in res.errors]
+    total = sum(res.total for res in results if isinstance(res, EngineInputError))
+    if errors:
+        raise EngineInputError(errors, total)
+    return [res for res in results if isinstance(res, Evaluation)]

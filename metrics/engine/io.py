@@ -1,0 +1,787 @@
+"""Reading runs and qrels: TREC text, JSON and JSONL; from paths, bytes, files or arrays.
+
+Formats
+    * TREC run: ``qid Q0 docno rank score tag``, whitespace-separated.  The rank column
+      is ignored: documents are ranked by score (compared as doubles, descending),
+      ties broken by docno in descending byte order, as trec_eval 10 does.
+    * TREC qrels: ``qid iter docno label``.  Labels are integers or decimals; a
+      negative label marks a judged but unusable document.
+    * JSON: an array of objects, or JSONL (one object per line).  Run objects have
+      ``qid``, ``docno``, ``score`` (and optionally ``tag``); qrels objects have
+      ``qid``, ``docno``, ``grade``.  ``query_id``/``doc_id``/``relevance``/``label``
+      are accepted as aliases.
+
+    Blank lines and lines starting with ``#`` are skipped in TREC files.
+
+Errors
+    Every problem is collected (file, line, reason) and reported at once as an
+    :class:`~metrics.engine.errors.EngineInputError`: wrong column count,
+    non-numeric or non-finite score/label, empty input, and the same docno twice for
+    one query.  Nothing is returned from an input with errors.
+
+Fast path: TREC text is tokenised by pyarrow's CSV reader and identifiers are
+handled as byte matrices (see :mod:`metrics.engine._strings`); anything unusual
+(tabs, repeated spaces, comments, any error) falls back to a line-by-line reader
+that also produces the error messages.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from bisect import bisect_right
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any, Literal
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pa_csv
+from numpy.typing import ArrayLike, NDArray
+
+from . import _strings as S
+from .core import JudgedPool
+from .errors import EngineInputError, ErrorCollector, InputError
+
+Format = Literal["auto", "trec", "json", "jsonl"]
+Source = str | os.PathLike | bytes | bytearray | memoryview | IO[Any]
+
+_RUN_LAYOUT = "qid Q0 docno rank score tag"
+_QRELS_LAYOUT = "qid iter docno label"
+_NON_BLANK = re.compile(rb"\S")
+_NUMBER_RE = re.compile(rb"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
+
+
+# --------------------------------------------------------------------------- sources
+def _load(source: Source, name: str | None) -> tuple[bytes, str]:
+    """Return the bytes of ``source`` and a name for messages."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source), name or "<bytes>"
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        try:
+            return path.read_bytes(), name or str(source)
+        except OSError as exc:
+            label = name or str(source)
+            raise EngineInputError(
+                [InputError(label, None, f"cannot read: {exc.strerror}")]
+            ) from exc
+    if hasattr(source, "read"):
+        data = source.read()
+        if isinstance(data, str):
+            data = data.encode("utf-8", "surrogateescape")
+        label = name or str(getattr(source, "name", "<stream>"))
+        return bytes(data), label
+    raise TypeError(f"cannot read {type(source).__name__}: give a path, bytes or a file object")
+
+
+def _detect(data: bytes, fmt: Format) -> str:
+    if fmt != "auto":
+        if fmt not in ("trec", "json", "jsonl"):
+            raise ValueError(f"unknown format {fmt!r}")
+        return fmt
+    head = data.lstrip()[:1]
+    if head == b"[":
+        return "json"
+    if head == b"{":
+        return "jsonl"
+    return "trec"
+
+
+def _number_error(token: bytes, what: str) -> str | None:
+    """Return why ``token`` is not an acceptable finite number, or ``None`` if it is."""
+    if _NUMBER_RE.match(token):
+        value = float(token)
+        if np.isfinite(value):
+            return None
+        return f"{what} {S.decode(token)!r} is out of range"
+    try:
+        value = float(token)
+    except ValueError:
+        return f"{what} {S.decode(token)!r} is not a number"
+    if not np.isfinite(value):
+        return f"{what} {S.decode(token)!r} is not a finite number"
+    return f"{what} {S.decode(token)!r} is not a number"
+
+
+# --------------------------------------------------------------------------- TREC text
+def _normalise(data: bytes) -> bytes:
+    """Collapse runs of blanks, drop comment lines and blanks at line ends."""
+    data = re.sub(rb"[ \t\r\x0b\x0c]+", b" ", data)
+    data = re.sub(rb"(?m)^ ?#[^\n]*", b"", data)
+    data = re.sub(rb" ?\n ?", b"\n", data)
+    return data.strip(b" ")
+
+
+def _fast_table(data: bytes, ncols: int, wanted: dict[int, pa.DataType]) -> pa.Table | None:
+    """Tokenise regular TREC text with pyarrow; ``None`` if it cannot be done exactly.
+
+    Single spaces between fields are what pyarrow reads; any other layout (tabs,
+    repeated or leading/trailing blanks, comment lines) makes a column count
+    mismatch or is spotted here, and the text is normalised and tried once more.
+    """
+    if data.find(b"\x00") >= 0 or not _NON_BLANK.search(data):
+        return None
+    if data.find(b"\t") >= 0 or data.find(b"\x0b") >= 0 or data.find(b"\x0c") >= 0:
+        data = _normalise(data)
+    table = _arrow_csv(data, ncols, wanted)
+    if table is None or _has_comment(table):
+        table = _arrow_csv(_normalise(data), ncols, wanted)
+        if table is not None and _has_comment(table):
+            return None
+    return table
+
+
+def _has_comment(table: pa.Table) -> bool:
+    import pyarrow.compute as pc
+
+    return bool(pc.any(pc.starts_with(table.column(0).cast(pa.string()), "#")).as_py())
+
+
+def _arrow_csv(data: bytes, ncols: int, wanted: dict[int, pa.DataType]) -> pa.Table | None:
+    end = data.find(b"\n")
+    first = data[: end if end >= 0 else len(data)].rstrip(b"\r")
+    if len(first.split(b" ")) != ncols:
+        return None
+    names = [f"f{i}" for i in range(ncols)]
+    try:
+        table = pa_csv.read_csv(
+            pa.py_buffer(data),
+            read_options=pa_csv.ReadOptions(column_names=names, block_size=1 << 22),
+            parse_options=pa_csv.ParseOptions(
+                delimiter=" ",
+                quote_char=False,
+                double_quote=False,
+                escape_char=False,
+                newlines_in_values=False,
+                ignore_empty_lines=True,
+            ),
+            convert_options=pa_csv.ConvertOptions(
+                include_columns=[names[i] for i in wanted],
+                column_types={names[i]: t for i, t in wanted.items()},
+                null_values=[],
+                strings_can_be_null=False,
+                check_utf8=False,
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError, KeyError, ValueError):
+        return None
+    for col in table.columns:
+        if col.null_count:
+            return None
+    return table
+
+
+def _slow_trec(
+    data: bytes, name: str, ncols: int, value_col: int, what: str, layout: str
+) -> tuple[list[bytes], list[bytes], list[float], list[int], bytes]:
+    """Parse TREC text line by line, collecting every error (raises if any)."""
+    errs = ErrorCollector(name, limit=1 << 62)
+    qids: list[bytes] = []
+    docs: list[bytes] = []
+    vals: list[float] = []
+    lines: list[int] = []
+    tag = b""
+    for lineno, raw in enumerate(data.split(b"\n"), 1):
+        fields = raw.split()
+        if not fields or fields[0].startswith(b"#"):
+            continue
+        if b"\x00" in raw:
+            errs.add(lineno, "NUL byte in line")
+            continue
+        if len(fields) != ncols:
+            errs.add(lineno, f"expected {ncols} columns ({layout}), found {len(fields)}")
+            continue
+        problem = _number_error(fields[value_col], what)
+        if problem:
+            errs.add(lineno, problem)
+            continue
+        qids.append(fields[0])
+        docs.append(fields[2])
+        vals.append(float(fields[value_col]))
+        lines.append(lineno)
+        if ncols == 6:
+            tag = fields[5]
+    if not qids and not errs:
+        errs.add(1, "file is empty (no data lines)")
+    _duplicates(qids, docs, lines, errs)
+    _raise_sorted(errs)
+    return qids, docs, vals, lines, tag
+
+
+def _duplicates(
+    qids: Sequence[bytes], docs: Sequence[bytes], lines: Sequence[int], errs: ErrorCollector
+) -> None:
+    first: dict[tuple[bytes, bytes], int] = {}
+    for q, d, line in zip(qids, docs, lines, strict=True):
+        seen = first.setdefault((q, d), line)
+        if seen != line:
+            errs.add(
+                line,
+                f"docno {S.decode(d)} repeated for query {S.decode(q)} (first on line {seen})",
+            )
+
+
+def _raise_sorted(errs: ErrorCollector) -> None:
+    if errs:
+        ordered = sorted(errs.errors, key=lambda e: (e.line is not None, e.line or 0))
+        raise EngineInputError(ordered, errs.total)
+
+
+# --------------------------------------------------------------------------- JSON
+_QID_KEYS = ("qid", "query_id")
+_DOC_KEYS = ("docno", "doc_id", "docid")
+_SCORE_KEYS = ("score",)
+_GRADE_KEYS = ("grade", "relevance", "label", "rel")
+
+
+def _json_records(data: bytes, name: str, kind: str) -> list[tuple[int, Any]]:
+    """Return (line, object) pairs of a JSON array or a JSONL input."""
+    errs = ErrorCollector(name)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        errs.add(line, "not valid UTF-8")
+        errs.raise_if_any()
+        raise AssertionError from None  # pragma: no cover
+    out: list[tuple[int, Any]] = []
+    if kind == "jsonl":
+        for lineno, raw in enumerate(text.split("\n"), 1):
+            if not raw.strip():
+                continue
+            try:
+                out.append((lineno, json.loads(raw)))
+            except json.JSONDecodeError as exc:
+                errs.add(lineno, f"invalid JSON: {exc.msg}")
+        errs.raise_if_any()
+        return out
+    newlines = [m.start() for m in re.finditer("\n", text)]
+
+    def line_of(pos: int) -> int:
+        return bisect_right(newlines, pos - 1) + 1
+
+    decoder = json.JSONDecoder()
+    ws = re.compile(r"\s*")
+    pos = ws.match(text, 0).end()  # type: ignore[union-attr]
+    if not text.startswith("[", pos):
+        errs.add(line_of(pos), "expected a JSON array of objects")
+        errs.raise_if_any()
+    pos = ws.match(text, pos + 1).end()  # type: ignore[union-attr]
+    if text.startswith("]", pos):
+        return out
+    while True:
+        try:
+            obj, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            errs.add(line_of(exc.pos), f"invalid JSON: {exc.msg}")
+            errs.raise_if_any()
+        out.append((line_of(pos), obj))
+        pos = ws.match(text, end).end()  # type: ignore[union-attr]
+        if text.startswith(",", pos):
+            pos = ws.match(text, pos + 1).end()  # type: ignore[union-attr]
+            continue
+        if text.startswith("]", pos):
+            rest = text[pos + 1 :].strip()
+            if rest:
+                errs.add(line_of(pos + 1), "unexpected data after the JSON array")
+            break
+        errs.add(line_of(pos), "invalid JSON: expected ',' or ']'")
+        break
+    errs.raise_if_any()
+    return out
+
+
+def _field(obj: dict[str, Any], keys: Sequence[str]) -> Any:
+    for key in keys:
+        if key in obj:
+            return obj[key]
+    return None
+
+
+def _json_rows(
+    data: bytes, name: str, kind: str, value_keys: Sequence[str], what: str
+) -> tuple[list[bytes], list[bytes], list[float], list[int], bytes]:
+    records = _json_records(data, name, kind)
+    errs = ErrorCollector(name, limit=1 << 62)
+    qids: list[bytes] = []
+    docs: list[bytes] = []
+    vals: list[float] = []
+    lines: list[int] = []
+    tag = b""
+    for lineno, obj in records:
+        if not isinstance(obj, dict):
+            errs.add(lineno, f"expected a JSON object, found {type(obj).__name__}")
+            continue
+        q, d, v = _field(obj, _QID_KEYS), _field(obj, _DOC_KEYS), _field(obj, value_keys)
+        missing = [
+            k for k, x in ((_QID_KEYS[0], q), (_DOC_KEYS[0], d), (value_keys[0], v)) if x is None
+        ]
+        if missing:
+            errs.add(lineno, f"missing field {missing[0]!r}")
+            continue
+        bad = next(
+            (
+                k
+                for k, x in ((_QID_KEYS[0], q), (_DOC_KEYS[0], d))
+                if isinstance(x, bool) or not isinstance(x, (str, int))
+            ),
+            None,
+        )
+        if bad:
+            errs.add(lineno, f"{bad} must be a string or an integer")
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            errs.add(lineno, f"{what} {v!r} is not a number")
+            continue
+        if not np.isfinite(float(v)):
+            errs.add(lineno, f"{what} {v!r} is not a finite number")
+            continue
+        q_s, d_s = str(q), str(d)
+        if not q_s or not d_s or any(ch.isspace() for ch in q_s + d_s):
+            errs.add(lineno, "qid and docno must be non-empty and contain no whitespace")
+            continue
+        qids.append(S.encode(q_s))
+        docs.append(S.encode(d_s))
+        vals.append(float(v))
+        lines.append(lineno)
+        t = obj.get("tag", obj.get("run"))
+        if isinstance(t, str) and t and not tag:
+            tag = S.encode(t)
+    if not qids and not errs:
+        errs.add(1, "file is empty (no records)")
+    _duplicates(qids, docs, lines, errs)
+    _raise_sorted(errs)
+    return qids, docs, vals, lines, tag
+
+
+# --------------------------------------------------------------------------- containers
+def _find_duplicates(
+    qcode: NDArray[np.int32], words: NDArray[np.uint64], hashes: NDArray[np.uint64]
+) -> NDArray[np.intp]:
+    """Return the rows whose (query, docno) pair occurred on an earlier row."""
+    if len(qcode) < 2:
+        return np.zeros(0, np.intp)
+    keys = S.pair_key(hashes, qcode)
+    srt = np.sort(keys)
+    dup_keys = srt[1:][srt[1:] == srt[:-1]]
+    if not len(dup_keys):
+        return np.zeros(0, np.intp)
+    rows = np.flatnonzero(np.isin(keys, dup_keys))
+    rows = rows[np.argsort(keys[rows], kind="stable")]
+    out: list[int] = []
+    group_start = 0
+    for i in range(1, len(rows) + 1):
+        if i == len(rows) or keys[rows[i]] != keys[rows[group_start]]:
+            group = rows[group_start:i]
+            for j, r in enumerate(group[1:], 1):
+                earlier = group[:j]
+                same = (qcode[earlier] == qcode[r]) & S.same_words(
+                    words, earlier, words, np.full(len(earlier), r)
+                )
+                if same.any():
+                    out.append(int(r))
+            group_start = i
+    return np.array(sorted(out), dtype=np.intp)
+
+
+class _Table:
+    """Common storage of runs and qrels: one row per (qid, docno, value)."""
+
+    def __init__(
+        self,
+        name: str,
+        qid_names: list[str],
+        qcode: NDArray[np.int32],
+        docnos: pa.BinaryArray,
+        values: NDArray[np.float64],
+    ) -> None:
+        self.name = name
+        self.qids = qid_names
+        self.qcode = qcode
+        self.docnos = docnos
+        self.values = values
+        self.words = S.words(docnos)
+        self.hashes = S.hash_words(self.words)
+        self._index: dict[str, int] | None = None
+
+    def __len__(self) -> int:
+        """Return the number of rows."""
+        return len(self.qcode)
+
+    @property
+    def index(self) -> dict[str, int]:
+        """Return ``{qid: query index}``."""
+        if self._index is None:
+            self._index = {q: i for i, q in enumerate(self.qids)}
+        return self._index
+
+    def docno(self, row: int) -> str:
+        """Return the docno of one row."""
+        return S.decode(self.docnos[row].as_py())
+
+    def duplicate_rows(self) -> NDArray[np.intp]:
+        """Return the rows repeating an earlier (qid, docno) pair."""
+        return _find_duplicates(self.qcode, self.words, self.hashes)
+
+    def to_arrays(self) -> tuple[list[str], list[str], NDArray[np.float64]]:
+        """Return (qid per row, docno per row, value per row) as Python lists and an array."""
+        qids = [self.qids[c] for c in self.qcode.tolist()]
+        docs = [S.decode(d) for d in self.docnos.to_pylist()]
+        return qids, docs, self.values.copy()
+
+
+def _dup_error(name: str, table: _Table) -> EngineInputError:
+    """Describe the duplicate rows of an array input (rows are reported 1-based)."""
+    errs = ErrorCollector(name, limit=1 << 62)
+    qids = [S.encode(table.qids[c]) for c in table.qcode.tolist()]
+    docs = table.docnos.to_pylist()
+    _duplicates(qids, docs, list(range(1, len(qids) + 1)), errs)
+    return EngineInputError(errs.errors, errs.total)
+
+
+class Run(_Table):
+    """A parsed run: one scored document per row, ranked on demand.
+
+    Attributes:
+        name: where it came from (used in messages).
+        tag: the run tag (trec_eval keeps the tag of the last line; so do we).
+        qids: distinct query ids, in order of first appearance.
+        qcode: int32 per row, index into :attr:`qids`.
+        scores: float64 per row.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        tag: str,
+        qid_names: list[str],
+        qcode: NDArray[np.int32],
+        docnos: pa.BinaryArray,
+        scores: NDArray[np.float64],
+    ) -> None:
+        """Store columns already validated (use the readers or :meth:`from_arrays`)."""
+        super().__init__(name, qid_names, qcode, docnos, scores)
+        self.tag = tag
+        self._ranking: tuple[NDArray[np.intp], NDArray[np.int64], NDArray[np.int64]] | None = None
+
+    @property
+    def scores(self) -> NDArray[np.float64]:
+        """Return the score of each row."""
+        return self.values
+
+    def __repr__(self) -> str:
+        """Describe the run briefly."""
+        return f"<Run {self.tag!r} from {self.name}: {len(self)} rows, {len(self.qids)} queries>"
+
+    @classmethod
+    def from_arrays(
+        cls,
+        qids: ArrayLike | Sequence[str] | pa.Array,
+        docnos: ArrayLike | Sequence[str] | pa.Array,
+        scores: ArrayLike,
+        *,
+        tag: str = "run",
+        name: str = "<arrays>",
+    ) -> Run:
+        """Build a run from parallel per-row arrays (any order; ranked by score).
+
+        Raises:
+            EngineInputError: lengths differ, a score is not finite, or a docno
+                repeats within a query (rows are reported 1-based as lines).
+        """
+        qb, db = S.as_binary(qids), S.as_binary(docnos)
+        sc = np.asarray(scores, dtype=np.float64).ravel()
+        if not (len(qb) == len(db) == len(sc)):
+            raise EngineInputError(
+                [
+                    InputError(
+                        name,
+                        None,
+                        "qids, docnos and scores differ in length "
+                        f"({len(qb)}, {len(db)}, {len(sc)})",
+                    )
+                ]
+            )
+        bad = np.flatnonzero(~np.isfinite(sc))
+        if len(bad):
+            raise EngineInputError(
+                [
+                    InputError(name, int(i) + 1, f"score {sc[i]!r} is not a finite number")
+                    for i in bad[:100]
+                ],
+                len(bad),
+            )
+        names, codes = S.codes_for(qb)
+        run = cls(name, tag, names, codes, db, sc)
+        dups = run.duplicate_rows()
+        if len(dups):
+            raise _dup_error(name, run)
+        return run
+
+    def ranking(self) -> tuple[NDArray[np.intp], NDArray[np.int64], NDArray[np.int64]]:
+        """Return (row order, start per query code, count per query code).
+
+        ``order[start[c] : start[c] + count[c]]`` are query ``c``'s rows from rank 1 down:
+        score descending (doubles), ties by docno in descending byte order.
+        """
+        if self._ranking is None:
+            self._ranking = self._rank()
+        return self._ranking
+
+    def _rank(self) -> tuple[NDArray[np.intp], NDArray[np.int64], NDArray[np.int64]]:
+        q, s = self.qcode, self.values
+        n, nq = len(q), len(self.qids)
+        counts = np.bincount(q, minlength=nq).astype(np.int64)
+        if n == 0:
+            return np.zeros(0, np.intp), np.zeros(nq, np.int64), counts
+        same = q[1:] == q[:-1]
+        n_blocks = n - int(same.sum())
+        if n_blocks == nq and bool((s[1:][same] <= s[:-1][same]).all()):
+            order = np.arange(n, dtype=np.intp)
+            starts = np.empty(nq, np.int64)
+            block_starts = np.flatnonzero(np.concatenate(([True], ~same)))
+            starts[q[block_starts]] = block_starts
+        else:
+            order = np.argsort(-s)  # ties are re-ordered by docno below
+            qkey = q.astype(np.int16) if nq < 32768 else q
+            order = order[np.argsort(qkey[order], kind="stable")]
+            starts = np.cumsum(counts) - counts
+        # Ties (same query, same score): docno in descending byte order.
+        so, qo = s[order], q[order]
+        tie = (so[1:] == so[:-1]) & (qo[1:] == qo[:-1])
+        if tie.any():
+            prev = np.concatenate(([False], tie))
+            nxt = np.concatenate((tie, [False]))
+            pos = np.flatnonzero(prev | nxt)
+            group = np.cumsum(~prev[pos])
+            rows = order[pos]
+            w = S.big_endian(self.words[rows])
+            keys = [~w[:, j] for j in range(w.shape[1] - 1, -1, -1)]
+            perm = np.lexsort([*keys, group])
+            order = order.copy()
+            order[pos] = rows[perm]
+        return order, starts, counts
+
+
+class Qrels(_Table):
+    """Parsed relevance judgments.
+
+    Attributes:
+        name: where they came from (used in messages).
+        qids: distinct query ids, sorted by their bytes (trec_eval's output order).
+        qcode: int32 per row, index into :attr:`qids`.
+        labels: float64 per row (negative: judged but unusable).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        qid_names: list[str],
+        qcode: NDArray[np.int32],
+        docnos: pa.BinaryArray,
+        labels: NDArray[np.float64],
+    ) -> None:
+        """Store columns already validated (use the readers or :meth:`from_arrays`)."""
+        order = sorted(range(len(qid_names)), key=lambda i: S.encode(qid_names[i]))
+        remap = np.empty(len(qid_names), np.int32)
+        remap[order] = np.arange(len(order), dtype=np.int32)
+        super().__init__(name, [qid_names[i] for i in order], remap[qcode], docnos, labels)
+        self._pool: JudgedPool | None = None
+        self._keys: tuple[NDArray[np.uint64], NDArray[np.intp]] | None = None
+
+    @property
+    def labels(self) -> NDArray[np.float64]:
+        """Return the label of each row."""
+        return self.values
+
+    def __repr__(self) -> str:
+        """Describe the qrels briefly."""
+        return f"<Qrels from {self.name}: {len(self)} judgments, {len(self.qids)} queries>"
+
+    @classmethod
+    def from_arrays(
+        cls,
+        qids: ArrayLike | Sequence[str] | pa.Array,
+        docnos: ArrayLike | Sequence[str] | pa.Array,
+        labels: ArrayLike,
+        *,
+        name: str = "<arrays>",
+    ) -> Qrels:
+        """Build qrels from parallel per-row arrays.
+
+        Raises:
+            EngineInputError: lengths differ, a label is not finite, or a docno
+                repeats within a query (rows are reported 1-based as lines).
+        """
+        qb, db = S.as_binary(qids), S.as_binary(docnos)
+        lab = np.asarray(labels, dtype=np.float64).ravel()
+        if not (len(qb) == len(db) == len(lab)):
+            raise EngineInputError(
+                [
+                    InputError(
+                        name,
+                        None,
+                        "qids, docnos and labels differ in length "
+                        f"({len(qb)}, {len(db)}, {len(lab)})",
+                    )
+                ]
+            )
+        bad = np.flatnonzero(~np.isfinite(lab))
+        if len(bad):
+            raise EngineInputError(
+                [
+                    InputError(name, int(i) + 1, f"label {lab[i]!r} is not a finite number")
+                    for i in bad[:100]
+                ],
+                len(bad),
+            )
+        names, codes = S.codes_for(qb)
+        qrels = cls(name, names, codes, db, lab)
+        dups = qrels.duplicate_rows()
+        if len(dups):
+            raise _dup_error(name, qrels)
+        return qrels
+
+    @property
+    def pool(self) -> JudgedPool:
+        """Return the judged labels of every query (index = position in :attr:`qids`)."""
+        if self._pool is None:
+            self._pool = JudgedPool(self.qcode, self.values, len(self.qids))
+        return self._pool
+
+    def lookup(
+        self, qidx: NDArray[np.integer], docs: _Table, rows: NDArray[np.intp]
+    ) -> NDArray[np.float64]:
+        """Return the label of document ``docs[rows]`` for query index ``qidx`` (NaN: unjudged).
+
+        ``qidx`` are indices into :attr:`qids` (negative: a query without judgments).
+        """
+        n = len(rows)
+        out = np.full(n, np.nan)
+        if n == 0 or len(self) == 0:
+            return out
+        if self._keys is None:
+            keys = S.combine(self.hashes, self.qcode)
+            perm = np.argsort(keys, kind="stable")
+            self._keys = (keys[perm], perm)
+        qkeys, qperm = self._keys
+        valid = qidx >= 0
+        run_keys = S.combine(docs.hashes[rows], np.where(valid, qidx, 0))
+        # Sort the probes by the high bits of their key, carrying the probe index in the low bits.
+        bits = max(1, int(n - 1).bit_length())
+        mask = np.uint64((1 << bits) - 1)
+        packed = (run_keys >> np.uint64(bits)) << np.uint64(bits) | np.arange(n, dtype=np.uint64)
+        packed.sort()
+        probe = (packed & mask).astype(np.intp)
+        hi = packed >> np.uint64(bits)
+        qhi = qkeys >> np.uint64(bits)
+        lo = np.searchsorted(hi, qhi, side="left")
+        hi_end = np.searchsorted(hi, qhi, side="right")
+        span = hi_end - lo
+        one = np.flatnonzero(span == 1)
+        cand_q = one
+        cand_p = probe[lo[one]]
+        many = np.flatnonzero(span > 1)
+        if len(many):  # rare: several probes share the high bits of a key
+            extra_q = np.repeat(many, span[many])
+            offs = np.arange(int(span[many].sum())) - np.repeat(
+                np.cumsum(span[many]) - span[many], span[many]
+            )
+            extra_p = probe[np.repeat(lo[many], span[many]) + offs]
+            cand_q = np.concatenate([cand_q, extra_q])
+            cand_p = np.concatenate([cand_p, extra_p])
+        if len(cand_q):
+            ok = run_keys[cand_p] == qkeys[cand_q]
+            cand_q, cand_p = cand_q[ok], cand_p[ok]
+            qrow = qperm[cand_q]
+            ok = (
+                valid[cand_p]
+                & (self.qcode[qrow] == qidx[cand_p])
+                & S.same_words(self.words, qrow, docs.words, rows[cand_p])
+            )
+            out[cand_p[ok]] = self.values[qrow[ok]]
+        return out
+
+
+# --------------------------------------------------------------------------- readers
+def _from_lists(
+    kind: str, name: str, qids: list[bytes], docs: list[bytes], vals: list[float], tag: bytes
+) -> Run | Qrels:
+    qb = pa.array(qids, pa.binary())
+    db = pa.array(docs, pa.binary())
+    names, codes = S.codes_for(qb)
+    arr = np.asarray(vals, dtype=np.float64)
+    if kind == "run":
+        return Run(name, S.decode(tag) or "run", names, codes, db, arr)
+    return Qrels(name, names, codes, db, arr)
+
+
+def _last_tag(data: bytes) -> str:
+    end = len(data)
+    while end > 0:
+        start = data.rfind(b"\n", 0, end - 1) + 1
+        fields = data[start:end].split()
+        if fields and not fields[0].startswith(b"#"):
+            return S.decode(fields[5]) if len(fields) >= 6 else "run"
+        end = start - 1 if start > 0 else 0
+        if start == 0:
+            break
+    return "run"
+
+
+def _read(source: Source, kind: str, fmt: Format, name: str | None) -> Run | Qrels:
+    if isinstance(source, Run if kind == "run" else Qrels):
+        return source
+    data, label = _load(source, name)
+    detected = _detect(data, fmt)
+    what = "score" if kind == "run" else "label"
+    if detected in ("json", "jsonl"):
+        keys = _SCORE_KEYS if kind == "run" else _GRADE_KEYS
+        qids, docs, vals, _lines, tag = _json_rows(data, label, detected, keys, what)
+        return _from_lists(kind, label, qids, docs, vals, tag)
+    ncols, vcol, layout = (6, 4, _RUN_LAYOUT) if kind == "run" else (4, 3, _QRELS_LAYOUT)
+    table = _fast_table(data, ncols, {0: pa.binary(), 2: pa.binary(), vcol: pa.float64()})
+    if table is not None:
+        values = table.column(2).to_numpy()
+        if np.isfinite(values).all():
+            qb = S.as_binary(table.column(0))
+            db = S.as_binary(table.column(1))
+            names, codes = S.codes_for(qb)
+            obj: Run | Qrels
+            if kind == "run":
+                obj = Run(label, _last_tag(data), names, codes, db, values)
+            else:
+                obj = Qrels(label, names, codes, db, values)
+            if not len(obj.duplicate_rows()):
+                return obj
+    # Slow path: exact messages with line numbers (or unusual but valid text).
+    qids, docs, vals, _lines, tag = _slow_trec(data, label, ncols, vcol, what, layout)
+    return _from_lists(kind, label, qids, docs, vals, tag)
+
+
+def read_run(source: Source | Run, *, format: Format = "auto", name: str | None = None) -> Run:
+    """Read a run from a path, bytes or a binary/text file object (a :class:`Run` passes through).
+
+    ``format`` is ``"trec"``, ``"json"``, ``"jsonl"`` or ``"auto"`` (an input starting
+    with ``[`` is JSON, with ``{`` JSONL, anything else TREC).  ``name`` replaces the
+    source's name in error messages.
+
+    Raises:
+        EngineInputError: with every problem found (file, line, reason).
+    """
+    return _read(source, "run", format, name)  # type: ignore[return-value]
+
+
+def read_qrels(
+    source: Source | Qrels, *, format: Format = "auto", name: str | None = None
+) -> Qrels:
+    """Read qrels from a path, bytes or a file object (a :class:`Qrels` passes through).
+
+    See :func:`read_run` for ``format`` and ``name``.
+
+    Raises:
+        EngineInputError: with every problem found (file, line, reason).
+    """
+    return _read(source, "qrels", format, name)  # type: ignore[return-value]

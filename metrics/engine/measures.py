@@ -1,0 +1,601 @@
+"""Measure names: parsing, canonical names and trec_eval equivalents.
+
+Three spellings are accepted and resolve to the same :class:`Measure` objects:
+
+* trec_eval names (``ndcg_cut.10``, ``P.5,10``, ``map``, ``ndcg.0=0,1=1,2=3``...);
+* ir_measures names (``nDCG@10``, ``P(rel=2)@10``, ``nDCG(dcg='exp-log2')@10``...);
+* Graded's explicit NDCG flavours
+  (``nDCG(gain=exp,discount=jk,ideal=recall,empty=one,judged_only=true)@10``).
+
+Every measure has a :attr:`Measure.canonical` name that spells its full flavour
+(results are keyed by it) and, where one exists, :attr:`Measure.trec_name`, the
+trec_eval ``-m`` spelling of the same computation.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+
+from .errors import MeasureError
+
+DEFAULT_W_IRR = -1.0 / 3.0
+DEFAULT_SCALE_TOP = 4.0
+TREC_DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+SUCCESS_DEFAULT_CUTOFFS = (1, 5, 10)
+
+GAINS = ("linear", "exp")
+DISCOUNTS = ("log2", "jk", "rank")
+IDEALS = ("local", "recall", "global", "max")
+EMPTIES = ("zero", "one", "skip")
+
+# Families whose summary value is a sum over queries (trec_eval prints them as integers).
+SUM_FAMILIES = frozenset({"NumQ", "NumRet", "NumRel", "NumRelRet"})
+# Families computed by sibling modules owned by other code (see core._external).
+EXTERNAL_FAMILIES = frozenset({"UDCG", "sNDCG", "RNDCG"})
+
+
+def _fmt(x: float) -> str:
+    """Format a parameter value: integers without a decimal point, others by repr."""
+    if float(x).is_integer():
+        return str(int(x))
+    return repr(float(x))
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One fully resolved evaluation measure.
+
+    Only the fields that matter to the computation take part in equality and
+    hashing; ``requested`` (the name as written) and ``trec_style`` (whether it was
+    written as a trec_eval name) do not.
+    """
+
+    family: str
+    cutoff: int | None = None
+    rel: float = 1.0
+    judged_only: bool = False
+    gain: str = "linear"
+    gains: tuple[tuple[float, float], ...] | None = None
+    discount: str = "log2"
+    ideal: str = "global"
+    empty: str = "zero"
+    top: float = DEFAULT_SCALE_TOP
+    w_irr: float = DEFAULT_W_IRR
+    requested: str = field(default="", compare=False)
+    trec_style: bool = field(default=False, compare=False)
+
+    # ----------------------------------------------------------------- names
+    @property
+    def canonical(self) -> str:
+        """Return the name that spells the measure's full flavour (results are keyed by it)."""
+        return _canonical(self)
+
+    @property
+    def trec_name(self) -> str | None:
+        """Return the trec_eval ``-m`` spelling of this measure, or ``None`` if none exists.
+
+        Flags that trec_eval would also need (``-l2``, ``-J``) are in :attr:`trec_flags`.
+        """
+        return _trec_name(self)
+
+    @property
+    def trec_flags(self) -> tuple[str, ...]:
+        """Return the trec_eval command-line flags that :attr:`trec_name` needs."""
+        flags: list[str] = []
+        if self.family in _REL_FAMILIES and self.rel != 1:
+            flags.append(f"-l{_fmt(self.rel)}")
+        if self.judged_only:
+            flags.append("-J")
+        return tuple(flags)
+
+    @property
+    def trec_output_name(self) -> str | None:
+        """Return the name trec_eval prints for this measure (``ndcg_cut_10``, ``P_10``)."""
+        name = self.trec_name
+        if name is None:
+            return None
+        if self.family == "nDCG" and self.cutoff is None:
+            return "ndcg"
+        return name.replace(".", "_")
+
+    @property
+    def display(self) -> str:
+        """Return the report label: the trec_eval name if requested by it, else canonical."""
+        if self.trec_style and self.trec_output_name is not None:
+            return self.trec_output_name
+        return self.canonical
+
+    @property
+    def aggregate(self) -> str:
+        """Return how per-query values are summarised: ``"mean"`` or ``"sum"``."""
+        return "sum" if self.family in SUM_FAMILIES else "mean"
+
+    @property
+    def is_integer(self) -> bool:
+        """Return whether values are counts (printed as integers, like trec_eval)."""
+        return self.family in SUM_FAMILIES
+
+    @property
+    def depth(self) -> int | None:
+        """Return the ranking depth this measure reads, or ``None`` for the whole ranking."""
+        return _depth(self)
+
+    def __str__(self) -> str:
+        """Return the canonical name."""
+        return self.canonical
+
+
+_REL_FAMILIES = frozenset(
+    {"P", "R", "AP", "RR", "Rprec", "Bpref", "Success", "NumRel", "NumRelRet", "UDCG"}
+)
+
+
+def _canonical(m: Measure) -> str:
+    fam = m.family
+    at = f"@{m.cutoff}" if m.cutoff is not None else ""
+    jo = ",judged_only=true" if m.judged_only else ""
+    if fam == "nDCG":
+        if m.gains is not None:
+            gain = "{" + ",".join(f"{_fmt(k)}:{_fmt(v)}" for k, v in m.gains) + "}"
+        else:
+            gain = m.gain
+        top = f",top={_fmt(m.top)}" if m.ideal == "max" else ""
+        return (
+            f"nDCG(gain={gain},discount={m.discount},ideal={m.ideal}{top},empty={m.empty}{jo}){at}"
+        )
+    if fam in ("P", "R", "AP", "RR", "Rprec", "Success"):
+        return f"{fam}(rel={_fmt(m.rel)}{jo}){at}"
+    if fam == "Bpref":
+        return f"Bpref(rel={_fmt(m.rel)})"
+    if fam == "Judged":
+        return f"Judged{at}"
+    if fam == "ERR":
+        return f"ERR(top={_fmt(m.top)}){at}"
+    if fam == "NumQ":
+        return "NumQ"
+    if fam == "NumRet":
+        return "NumRet"
+    if fam == "NumRel":
+        return f"NumRel(rel={_fmt(m.rel)})"
+    if fam == "NumRelRet":
+        return f"NumRet(rel={_fmt(m.rel)})"
+    if fam == "UDCG":
+        return f"UDCG(rel={_fmt(m.rel)},w_irr={_fmt(m.w_irr)}{jo}){at}"
+    if fam in ("sNDCG", "RNDCG"):
+        return f"{fam}(gain={m.gain}){at}"
+    raise AssertionError(fam)  # pragma: no cover
+
+
+def _trec_name(m: Measure) -> str | None:
+    fam, k = m.family, m.cutoff
+    if m.family in _REL_FAMILIES and not float(m.rel).is_integer():
+        return None
+    if fam == "nDCG":
+        if (m.discount, m.ideal, m.empty) != ("log2", "global", "zero") or m.gain == "exp":
+            return None
+        if m.gains is not None:
+            if k is not None:
+                return None
+            return "ndcg." + ",".join(f"{_fmt(a)}={_fmt(b)}" for a, b in m.gains)
+        return f"ndcg_cut.{k}" if k is not None else "ndcg"
+    simple = {
+        "P": "P.{k}",
+        "R": "recall.{k}",
+        "Success": "success.{k}",
+        "Rprec": "Rprec",
+        "Bpref": "bpref",
+        "NumQ": "num_q",
+        "NumRet": "num_ret",
+        "NumRel": "num_rel",
+        "NumRelRet": "num_rel_ret",
+    }
+    if fam == "AP":
+        return "map" if k is None else f"map_cut.{k}"
+    if fam == "RR":
+        return "recip_rank" if k is None else None
+    if fam in simple:
+        return simple[fam].format(k=k)
+    return None
+
+
+def _depth(m: Measure) -> int | None:
+    fam = m.family
+    if fam in ("NumQ", "NumRet", "NumRel"):
+        return 0
+    if fam in ("NumRelRet", "Rprec", "Bpref", "sNDCG") or m.judged_only:
+        return None
+    if fam == "nDCG" and m.ideal == "recall":
+        return None
+    return m.cutoff
+
+
+# --------------------------------------------------------------------------- parsing
+_TREC_FAMILY = {
+    "ndcg": "nDCG",
+    "ndcg_cut": "nDCG",
+    "map": "AP",
+    "map_cut": "AP",
+    "P": "P",
+    "recall": "R",
+    "recip_rank": "RR",
+    "Rprec": "Rprec",
+    "bpref": "Bpref",
+    "success": "Success",
+    "num_q": "NumQ",
+    "num_ret": "NumRet",
+    "num_rel": "NumRel",
+    "num_rel_ret": "NumRelRet",
+}
+_TREC_CUT = {"ndcg_cut", "map_cut", "P", "recall", "success"}
+
+_IR_FAMILY = {
+    "nDCG": "nDCG",
+    "NDCG": "nDCG",
+    "P": "P",
+    "R": "R",
+    "AP": "AP",
+    "MAP": "AP",
+    "RR": "RR",
+    "MRR": "RR",
+    "Rprec": "Rprec",
+    "RPrec": "Rprec",
+    "Bpref": "Bpref",
+    "BPref": "Bpref",
+    "Judged": "Judged",
+    "ERR": "ERR",
+    "Success": "Success",
+    "NumQ": "NumQ",
+    "NumRet": "NumRet",
+    "NumRel": "NumRel",
+    "NumRelRet": "NumRelRet",
+    "UDCG": "UDCG",
+    "sNDCG": "sNDCG",
+    "RNDCG": "RNDCG",
+}
+
+_ALLOWED = {
+    "nDCG": {"gain", "gains", "dcg", "discount", "ideal", "empty", "judged_only", "top", "cutoff"},
+    "P": {"rel", "judged_only", "cutoff"},
+    "R": {"rel", "judged_only", "cutoff"},
+    "AP": {"rel", "judged_only", "cutoff"},
+    "RR": {"rel", "judged_only", "cutoff"},
+    "Rprec": {"rel", "judged_only"},
+    "Bpref": {"rel"},
+    "Success": {"rel", "judged_only", "cutoff"},
+    "Judged": {"cutoff"},
+    "ERR": {"top", "cutoff"},
+    "NumQ": set(),
+    "NumRet": {"rel"},
+    "NumRel": {"rel"},
+    "NumRelRet": {"rel"},
+    "UDCG": {"rel", "w_irr", "judged_only", "cutoff"},
+    "sNDCG": {"gain", "cutoff"},
+    "RNDCG": {"gain", "cutoff"},
+}
+_CUTOFF_REQUIRED = {"P", "R", "Success", "Judged", "sNDCG", "RNDCG"}
+
+_IR_RE = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?:\((.*)\))?\s*(?:@\s*(\S+))?\s*$", re.S)
+_TREC_RE = re.compile(r"^\s*([A-Za-z_]+?)(?:[._](.+))?\s*$", re.S)
+
+
+def _split_top(text: str) -> list[str]:
+    """Split ``text`` on commas that are not inside braces, brackets or quotes."""
+    parts: list[str] = []
+    depth = 0
+    quote = ""
+    cur: list[str] = []
+    for ch in text:
+        if quote:
+            cur.append(ch)
+            if ch == quote:
+                quote = ""
+            continue
+        if ch in "'\"":
+            quote = ch
+        elif ch in "{[(":
+            depth += 1
+        elif ch in "}])":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append("".join(cur).strip())
+            cur = []
+            continue
+        cur.append(ch)
+    if quote or depth:
+        raise MeasureError(f"unbalanced quotes or brackets in {text!r}")
+    tail = "".join(cur).strip()
+    if tail or parts:
+        parts.append(tail)
+    return parts
+
+
+def _number(text: str, what: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise MeasureError(f"{what} must be a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise MeasureError(f"{what} must be finite, got {text!r}")
+    return value
+
+
+def _value(text: str) -> object:
+    """Parse one parameter value: quoted string, bool, number, gain map or bare word."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if text.startswith("{") and text.endswith("}"):
+        out: list[tuple[float, float]] = []
+        for item in _split_top(text[1:-1]):
+            if not item:
+                continue
+            if ":" not in item:
+                raise MeasureError(f"gain map entries are label:gain, got {item!r}")
+            a, b = item.split(":", 1)
+            out.append((_number(str(_value(a)), "gain label"), _number(b, "gain")))
+        return tuple(out)
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _as_int_cutoff(value: object, name: str) -> int:
+    if isinstance(value, bool):
+        raise MeasureError(f"cutoff of {name!r} must be a positive integer")
+    try:
+        f = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise MeasureError(
+            f"cutoff of {name!r} must be a positive integer, got {value!r}"
+        ) from None
+    if not f.is_integer() or f < 1:
+        raise MeasureError(f"cutoff of {name!r} must be a positive integer, got {value!r}")
+    return int(f)
+
+
+def _as_bool(value: object, key: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value in (0.0, 1.0):
+        return bool(value)
+    raise MeasureError(f"{key} must be true or false, got {value!r}")
+
+
+def _choice(value: object, key: str, choices: Sequence[str]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise MeasureError(f"{key} must be one of {', '.join(choices)}; got {value!r}")
+    return value
+
+
+def _build(family: str, params: dict[str, object], name: str, defaults: Measure) -> Measure:
+    allowed = _ALLOWED[family]
+    unknown = sorted(set(params) - allowed)
+    if unknown:
+        listing = ", ".join(sorted(allowed)) or "none"
+        raise MeasureError(f"{name!r}: unknown parameter {unknown[0]!r} (allowed: {listing})")
+    kw: dict[str, object] = {"family": family}
+    if "cutoff" in params:
+        kw["cutoff"] = _as_int_cutoff(params["cutoff"], name)
+    elif family in _CUTOFF_REQUIRED:
+        raise MeasureError(f"{name!r} needs a cutoff, e.g. {family}@10")
+    if "rel" in params:
+        kw["rel"] = _number(str(params["rel"]), "rel")
+    else:
+        kw["rel"] = defaults.rel
+    if family == "NumRet" and "rel" in params:
+        kw["family"] = "NumRelRet"
+    if "judged_only" in params:
+        kw["judged_only"] = _as_bool(params["judged_only"], "judged_only")
+    if "top" in params:
+        kw["top"] = _number(str(params["top"]), "top")
+    else:
+        kw["top"] = defaults.top
+    if "w_irr" in params:
+        kw["w_irr"] = _number(str(params["w_irr"]), "w_irr")
+    if family in ("nDCG", "sNDCG", "RNDCG"):
+        gain = params.get("gain")
+        if "dcg" in params:
+            dcg = _choice(params["dcg"], "dcg", ("log2", "exp-log2"))
+            dcg_gain = "exp" if dcg == "exp-log2" else "linear"
+            if gain is not None and gain != dcg_gain:
+                raise MeasureError(f"{name!r}: dcg={dcg!r} contradicts gain={gain!r}")
+            gain = dcg_gain
+            if params.get("discount", "log2") != "log2":
+                raise MeasureError(f"{name!r}: dcg={dcg!r} implies discount=log2")
+        if isinstance(gain, tuple):
+            params = {**params, "gains": gain}
+            gain = None
+        if "gains" in params:
+            gains = params["gains"]
+            if not isinstance(gains, tuple):
+                raise MeasureError(f"{name!r}: gains must be a map like {{0:0,1:1,2:3}}")
+            if gain not in (None, "custom"):
+                raise MeasureError(f"{name!r}: give either gain={gain} or a gain map")
+            kw["gains"] = tuple(sorted(dict(gains).items()))
+            kw["gain"] = "custom"
+        else:
+            kw["gain"] = _choice(gain if gain is not None else "linear", "gain", GAINS)
+        if family == "nDCG":
+            kw["discount"] = _choice(params.get("discount", "log2"), "discount", DISCOUNTS)
+            kw["ideal"] = _choice(params.get("ideal", "global"), "ideal", IDEALS)
+            kw["empty"] = _choice(params.get("empty", "zero"), "empty", EMPTIES)
+        elif kw["gain"] == "custom":
+            raise MeasureError(f"{name!r}: {family} takes gain=linear or gain=exp")
+    # Parameters a family does not use are reset so that equal computations compare equal.
+    if kw["family"] not in _REL_FAMILIES:
+        kw["rel"] = 1.0
+    if not (kw["family"] == "ERR" or (kw["family"] == "nDCG" and kw.get("ideal") == "max")):
+        kw["top"] = DEFAULT_SCALE_TOP
+    return Measure(**kw, requested=name)  # type: ignore[arg-type]
+
+
+def _parse_ir(text: str, defaults: Measure) -> list[Measure] | None:
+    m = _IR_RE.match(text)
+    if not m:
+        return None
+    ident, params_text, cutoff_text = m.group(1), m.group(2), m.group(3)
+    if ident not in _IR_FAMILY:
+        return None
+    if params_text is None and cutoff_text is None and ident in _TREC_FAMILY:
+        return None  # bare "P" or "Rprec": the trec_eval spelling
+    family = _IR_FAMILY[ident]
+    params: dict[str, object] = {}
+    if params_text is not None:
+        for item in _split_top(params_text):
+            if not item:
+                continue
+            if "=" not in item:
+                raise MeasureError(f"{text!r}: parameters are key=value, got {item!r}")
+            key, val = item.split("=", 1)
+            key = key.strip()
+            if key in params:
+                raise MeasureError(f"{text!r}: parameter {key!r} given twice")
+            params[key] = _value(val)
+    if cutoff_text is not None:
+        if "cutoff" in params:
+            raise MeasureError(f"{text!r}: cutoff given twice")
+        params["cutoff"] = cutoff_text
+    return [_build(family, params, text.strip(), defaults)]
+
+
+def _parse_trec(text: str, defaults: Measure) -> list[Measure] | None:
+    stripped = text.strip()
+    base, _, rest = stripped.partition(".")
+    if base not in _TREC_FAMILY:
+        # accept trec_eval's printed spelling too: ndcg_cut_10, P_10, map_cut_5
+        m = re.match(r"^(ndcg_cut|map_cut|P|recall|success)_(\d+)$", stripped)
+        if not m:
+            return None
+        base, rest = m.group(1), m.group(2)
+    family = _TREC_FAMILY[base]
+    out: list[Measure] = []
+    if base in _TREC_CUT:
+        if rest:
+            cutoffs = [c.strip() for c in rest.split(",")]
+        else:
+            cutoffs = [
+                str(c)
+                for c in (SUCCESS_DEFAULT_CUTOFFS if base == "success" else TREC_DEFAULT_CUTOFFS)
+            ]
+        seen: set[int] = set()
+        for c in cutoffs:
+            k = _as_int_cutoff(c, stripped)
+            if k in seen:
+                raise MeasureError(f"{stripped!r}: cutoff {k} given twice")
+            seen.add(k)
+            spelled = f"{base}.{k}"
+            built = _build(family, {"cutoff": k}, spelled, defaults)
+            out.append(replace(built, trec_style=True))
+        return out
+    params: dict[str, object] = {}
+    if rest:
+        if base != "ndcg":
+            raise MeasureError(f"trec_eval measure {base!r} takes no parameters (got {stripped!r})")
+        gains: list[tuple[float, float]] = []
+        for item in rest.split(","):
+            if "=" not in item:
+                raise MeasureError(f"{stripped!r}: ndcg gains are level=gain, got {item!r}")
+            a, b = item.split("=", 1)
+            gains.append((_number(a, "gain level"), _number(b, "gain")))
+        params["gains"] = tuple(gains)
+    built = _build(family, params, stripped, defaults)
+    return [replace(built, trec_style=True)]
+
+
+@lru_cache(maxsize=4096)
+def _parse_cached(text: str, rel_level: float, scale_top: float) -> tuple[Measure, ...]:
+    defaults = Measure("nDCG", rel=float(rel_level), top=float(scale_top))
+    if not text or not text.strip():
+        raise MeasureError("empty measure name")
+    if "(" in text or "@" in text:
+        parsed = _parse_ir(text, defaults)
+    else:
+        parsed = _parse_trec(text, defaults)
+        if parsed is None:
+            parsed = _parse_ir(text, defaults)
+    if parsed is None:
+        raise MeasureError(f"unknown measure {text.strip()!r}")
+    return tuple(parsed)
+
+
+def parse_measure(
+    name: str | Measure, *, rel_level: float = 1, scale_top: float = DEFAULT_SCALE_TOP
+) -> list[Measure]:
+    """Parse one measure name into one or more :class:`Measure` objects.
+
+    A trec_eval name can expand to several measures (``P.5,10`` or bare ``P``, which
+    means trec_eval's default cutoffs 5, 10, ..., 1000).  ``rel_level`` is the
+    default relevance level of binary measures (trec_eval ``-l``); a measure's own
+    ``rel=`` parameter overrides it.  ``scale_top`` is the default top grade of the
+    scale, used by ``ideal=max`` and ``ERR``.  A :class:`Measure` is returned as is.
+
+    Raises:
+        MeasureError: unknown name, unknown parameter or invalid value.
+    """
+    if isinstance(name, Measure):
+        return [name]
+    if not isinstance(name, str):
+        raise MeasureError(f"measure names are strings, got {type(name).__name__}")
+    return list(_parse_cached(name, float(rel_level), float(scale_top)))
+
+
+def parse_measures(
+    names: Iterable[str | Measure] | str,
+    *,
+    rel_level: float = 1,
+    scale_top: float = DEFAULT_SCALE_TOP,
+) -> list[Measure]:
+    """Parse several names; duplicates (same display name and computation) are dropped.
+
+    Two spellings of the same computation (``ndcg_cut.10`` and ``nDCG@10``) are both
+    kept because they are reported under different names; they share one
+    computation (one canonical name).
+    """
+    if isinstance(names, (str, Measure)):
+        names = [names]
+    out: list[Measure] = []
+    seen: set[tuple[Measure, str]] = set()
+    for name in names:
+        for m in parse_measure(name, rel_level=rel_level, scale_top=scale_top):
+            key = (m, m.display)
+            if key not in seen:
+                seen.add(key)
+                out.append(m)
+    return out
+
+
+def measure_info(name: str | Measure, **options: float) -> Measure:
+    """Return the single :class:`Measure` for ``name`` (its ``.canonical``, ``.trec_name``...).
+
+    Raises:
+        MeasureError: the name is unknown or expands to several measures.
+    """
+    ms = parse_measure(name, **options)
+    if len(ms) != 1:
+        raise MeasureError(f"{name!r} expands to {len(ms)} measures; name one cutoff")
+    return ms[0]
+
+
+def required_depth(measures: Iterable[str | Measure] | str, *, rel_level: float = 1) -> int | None:
+    """Return how many top-ranked documents the measures read, or ``None`` for all of them.
+
+    Measures without a cutoff (``map``, ``recip_rank``, ``ndcg``), ``Rprec``,
+    ``bpref``, ``num_rel_ret``, ``judged_only`` variants and ``ideal=recall`` NDCG
+    read the whole ranking.  ``num_q``, ``num_ret`` and ``num_rel`` need no ranking
+    (depth 0).  Rankings stored to this depth give exact values.
+    """
+    depth = 0
+    for m in parse_measures(measures, rel_level=rel_level):
+        d = m.depth
+        if d is None:
+            return None
+        depth = max(depth, d)
+    return depth

@@ -1,0 +1,42 @@
+"""The engine is pure: importing any of its modules must not import Django."""
+
+from __future__ import annotations
+
+import json
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import metrics.engine
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_no_module_imports_django():
+    names = [m.name for m in pkgutil.iter_modules(metrics.engine.__path__, "metrics.engine.")]
+    assert "metrics.engine.core" in names and "metrics.engine.io" in names
+    code = (
+        "import importlib, json, sys\n"
+        f"names = {names!r}\n"
+        "bad = {}\n"
+        "for n in names:\n"
+        "    importlib.import_module(n)\n"
+        "    if 'django' in sys.modules:\n"
+        "        bad[n] = True\n"
+        "        break\n"
+        "print(json.dumps({'django': 'django' in sys.modules, 'bad': list(bad)}))\n"
+    )
+    env_free = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env_free
+    )
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result == {"django": False, "bad": []}
+
+
+def test_no_django_import_statement_in_sources():
+    for path in Path(metrics.engine.__file__).parent.glob("*.py"):
+        text = path.read_text()
+        assert "import django" not in text and "from django" not in text, path.name
