@@ -86,11 +86,17 @@ def _errors(*codes: int) -> dict[tuple[int, str], OpenApiResponse]:
     }
 
 
-@extend_schema_field(OpenApiTypes.INT)
 class IdFilter(filters.NumberFilter):
     """Filter on a whole-number id."""
 
     field_class = forms.IntegerField
+
+
+def _judge_filter() -> IdFilter:
+    """Return the ``judge`` filter (by judge id), typed as an integer in the schema."""
+    return extend_schema_field({"type": "integer", "description": "Judge id."})(
+        IdFilter(field_name="judge_id")
+    )
 
 
 def _flag(request: Request, name: str) -> bool | None:
@@ -356,7 +362,7 @@ class PoolListView(CollectionScopedView, generics.ListAPIView):
 class JudgmentFilter(filters.FilterSet):
     """Filters of the judgment export."""
 
-    judge = IdFilter(field_name="judge_id", help_text="Judge id.")
+    judge = _judge_filter()
     query = filters.CharFilter(field_name="query__external_id", help_text="Query id (qid).")
     document = filters.CharFilter(
         field_name="document__external_id", help_text="Document id (docno)."
@@ -673,7 +679,7 @@ class JudgmentHistoryView(CollectionScopedView, generics.ListAPIView):
 class EventFilter(filters.FilterSet):
     """Filters of the judgment history feed."""
 
-    judge = IdFilter(field_name="judge_id", help_text="Judge id.")
+    judge = _judge_filter()
     query = filters.CharFilter(field_name="query__external_id", help_text="Query id (qid).")
     document = filters.CharFilter(
         field_name="document__external_id", help_text="Document id (docno)."

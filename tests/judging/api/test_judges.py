@@ -6,8 +6,9 @@ import pytest
 
 from judging import services
 from judging.models import Judge, Judgment, Membership
+from tests import factories
 
-from .helpers import errors_of
+from .helpers import client_for, errors_of
 
 pytestmark = pytest.mark.django_db
 URL = "/api/v1/collections/demo/judgments/"
@@ -115,11 +116,7 @@ def test_team_member_cannot_record_at_all(api, world):
 
 
 def test_superuser_is_a_coordinator_everywhere(api, world, llm):
-    from tests import factories
-
     admin = factories.user("root", is_superuser=True, is_staff=True)
-    from .helpers import client_for
-
     client = client_for(admin)
     slugs = [c["slug"] for c in client.get("/api/v1/collections/").json()["results"]]
     assert slugs == ["demo", "other"]
