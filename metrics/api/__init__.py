@@ -1,0 +1,1 @@
+"""REST API of the metrics app: runs, scores, leaderboard and teams (``/api/v1/``)."""

@@ -1,0 +1,79 @@
+"""Read side of the metrics API: what only the endpoints need, each in a fixed query count.
+
+Complements :mod:`metrics.selectors` (shared with the pages).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import QuerySet
+
+from judging.models import Collection
+
+from ..models import Run, RunQuery, Team
+from ..selectors import Viewer
+
+
+def runs_for_api(runs: QuerySet[Run]) -> QuerySet[Run]:
+    """Return ``runs`` with their team and submitter in the same SQL query."""
+    return runs.select_related("team", "submitted_by").defer("score_sums")
+
+
+def teams_for_viewer(*, collection: Collection, who: Viewer) -> QuerySet[Team]:
+    """Return the teams ``who`` may see: all for coordinators, else their own.
+
+    Members come in one extra query, however many teams there are.
+    """
+    teams = Team.objects.filter(collection=collection).prefetch_related("members")
+    if who.is_coordinator:
+        return teams
+    return teams.filter(pk__in=who.team_ids)
+
+
+def team_in_collection(*, collection: Collection, team_id: int) -> Team | None:
+    """Return the team of ``collection`` with id ``team_id``, or None."""
+    return Team.objects.filter(collection=collection, pk=team_id).first()
+
+
+def users_by_username(*, usernames: list[str]) -> dict[str, AbstractBaseUser]:
+    """Return the users among ``usernames``, keyed by username (unknown names left out)."""
+    model = get_user_model()
+    field = model.USERNAME_FIELD
+    return {
+        getattr(user, field): user for user in model.objects.filter(**{f"{field}__in": usernames})
+    }
+
+
+@dataclass(frozen=True)
+class RunScores:
+    """A run's mean and per-query scores, and the judgment-list version they rest on."""
+
+    measures: list[str]
+    version: int
+    stale: bool
+    aggregate: dict[str, float | None]
+    per_query: dict[str, dict[str, float | None]]
+
+
+def run_scores(*, run: Run, collection: Collection, measures: list[str]) -> RunScores:
+    """Return the scores of ``run`` for ``measures`` (canonical names), by qid.
+
+    Only queries of the live judgment list (those with stored scores) are listed; a
+    measure that left a query out has ``None``. One SQL query.
+    """
+    rows = (
+        RunQuery.objects.filter(run=run)
+        .exclude(scores={})
+        .order_by("query__external_id")
+        .values_list("query__external_id", "scores")
+    )
+    return RunScores(
+        measures=measures,
+        version=run.scored_version,
+        stale=run.scored_version < collection.judgments_version,
+        aggregate={m: run.scores.get(m) for m in measures},
+        per_query={qid: {m: scores.get(m) for m in measures} for qid, scores in rows},
+    )

@@ -1,0 +1,213 @@
+"""Serializers of the metrics API: what each endpoint accepts and renders."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from ..models import Run, Team
+from ..selectors import LeaderboardRow
+
+JUDGED_PREFIX = "Judged@"
+
+
+def _score() -> serializers.FloatField:
+    """Return a field for one score (null: no value)."""
+    return serializers.FloatField(allow_null=True)
+
+
+def _scores_field(help_text: str) -> serializers.DictField:
+    """Return a read-only map of canonical measure name to value (null: no value)."""
+    return serializers.DictField(child=_score(), read_only=True, help_text=help_text)
+
+
+# --- teams -------------------------------------------------------------------------------
+
+
+class TeamSummarySerializer(serializers.ModelSerializer):
+    """The team a run belongs to."""
+
+    class Meta:
+        model = Team
+        fields = ["id", "name"]
+        read_only_fields = fields
+
+
+class TeamSerializer(serializers.ModelSerializer):
+    """A team with its members' usernames."""
+
+    members = serializers.SlugRelatedField(
+        slug_field="username", many=True, read_only=True, help_text="Usernames of the members."
+    )
+
+    class Meta:
+        model = Team
+        fields = ["id", "name", "members", "created_at"]
+        read_only_fields = fields
+
+
+class TeamCreateSerializer(serializers.Serializer):
+    """A new team and the usernames of its members."""
+
+    name = serializers.CharField(max_length=200, help_text="Shown on the leaderboard.")
+    members = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        default=list,
+        help_text="Usernames; each member gets the collection's team role.",
+    )
+
+
+# --- runs --------------------------------------------------------------------------------
+
+
+class RunSerializer(serializers.ModelSerializer):
+    """A submitted run, its counts and its mean scores.
+
+    ``stale`` needs ``judgments_version`` (the collection's current version) in the context.
+    """
+
+    team = TeamSummarySerializer(read_only=True)
+    submitted_by = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True, help_text="Username."
+    )
+    scores = _scores_field("Mean score per measure, keyed by canonical measure name.")
+    # A plain string in the schema: a second "status" enum would collide with the judgments'.
+    status = serializers.CharField(
+        read_only=True, help_text="`scored`, or `pending` while the run is being scored."
+    )
+    stale = serializers.SerializerMethodField(
+        help_text="Whether the judgment list changed since the scores were computed."
+    )
+
+    class Meta:
+        model = Run
+        fields = [
+            "id",
+            "tag",
+            "team",
+            "description",
+            "submitted_by",
+            "submitted_at",
+            "source_format",
+            "status",
+            "query_count",
+            "line_count",
+            "unknown_document_count",
+            "scores",
+            "scored_version",
+            "scored_at",
+            "stale",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(OpenApiTypes.BOOL)
+    def get_stale(self, run: Run) -> bool:
+        """Return whether the run was scored against an older judgment list."""
+        return run.scored_version < self.context["judgments_version"]
+
+
+@extend_schema_field(OpenApiTypes.BINARY)
+class UploadField(serializers.FileField):
+    """An uploaded file, documented as binary multipart content."""
+
+
+class RunSubmitSerializer(serializers.Serializer):
+    """A run file and its name (multipart form)."""
+
+    file = UploadField(
+        help_text="TREC run lines `qid Q0 docno rank score tag`, or JSON / JSON Lines "
+        'objects `{"qid", "docno", "score"}`.'
+    )
+    tag = serializers.CharField(
+        max_length=100, help_text="Run name; unique within the collection (re-use is refused)."
+    )
+    description = serializers.CharField(
+        required=False, allow_blank=True, default="", help_text="How the run was produced."
+    )
+    team = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="Team id; needed when you are in several teams, and for coordinators.",
+    )
+
+
+class RunUpdateSerializer(serializers.Serializer):
+    """Changes to a run; fields left out keep their values."""
+
+    tag = serializers.CharField(max_length=100, required=False)
+    description = serializers.CharField(required=False, allow_blank=True)
+
+
+class RunScoresSerializer(serializers.Serializer):
+    """A run's mean and per-query scores."""
+
+    measures = serializers.ListField(
+        child=serializers.CharField(), help_text="Canonical names of the collection's measures."
+    )
+    version = serializers.IntegerField(help_text="Judgment-list version the scores rest on.")
+    stale = serializers.BooleanField(
+        help_text="Whether the judgment list changed since the scores were computed."
+    )
+    aggregate = _scores_field("Mean per measure.")
+    per_query = serializers.DictField(
+        child=serializers.DictField(child=_score()),
+        help_text="Per qid of the live judgment list: value per measure (null = left out).",
+    )
+
+
+# --- leaderboard -------------------------------------------------------------------------
+
+
+class LeaderboardRowSerializer(serializers.Serializer):
+    """One run on the leaderboard (rendered from a ``LeaderboardRow``)."""
+
+    run = serializers.CharField(source="run.tag", help_text="Run tag.")
+    run_id = serializers.IntegerField(source="run.pk")
+    team = serializers.CharField(source="run.team.name", help_text="Team name.")
+    scores = serializers.SerializerMethodField(help_text="Mean per measure (not Judged@k).")
+    judged = serializers.SerializerMethodField(
+        help_text="Judged@k coverage: share of the top k documents that are judged."
+    )
+    stale = serializers.BooleanField()
+
+    @extend_schema_field(serializers.DictField(child=_score()))
+    def get_scores(self, row: LeaderboardRow) -> dict[str, float | None]:
+        """Return the row's scores other than Judged@k."""
+        return {m: v for m, v in row.scores.items() if not m.startswith(JUDGED_PREFIX)}
+
+    @extend_schema_field(serializers.DictField(child=_score()))
+    def get_judged(self, row: LeaderboardRow) -> dict[str, float | None]:
+        """Return the row's Judged@k values."""
+        return {m: v for m, v in row.scores.items() if m.startswith(JUDGED_PREFIX)}
+
+
+class LeaderboardSerializer(serializers.Serializer):
+    """Visible runs × measures, best first, with the judgment-list version."""
+
+    measures = serializers.ListField(
+        child=serializers.CharField(), help_text="Canonical names of the collection's measures."
+    )
+    version = serializers.IntegerField(help_text="Current judgment-list version.")
+    changed_at = serializers.DateTimeField(
+        allow_null=True, help_text="When the judgment list last changed."
+    )
+    coverage_threshold = serializers.FloatField(
+        help_text="Judged@k below this share means the scores rest on thin judgments."
+    )
+    rows = LeaderboardRowSerializer(many=True)
+
+    def to_representation(self, instance: Any) -> dict[str, Any]:
+        """Render a ``Leaderboard`` with the collection's coverage threshold (context)."""
+        data = {
+            "measures": instance.measures,
+            "version": instance.version,
+            "changed_at": instance.changed_at,
+            "coverage_threshold": self.context["coverage_threshold"],
+            "rows": instance.rows,
+        }
+        return super().to_representation(data)

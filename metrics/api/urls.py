@@ -1,0 +1,26 @@
+"""Metrics API routes (mounted at ``/api/v1/``)."""
+
+from django.urls import path
+
+from . import views
+
+app_name = "metrics-api"
+urlpatterns = [
+    path("collections/<slug:slug>/runs/", views.RunListCreateView.as_view(), name="run-list"),
+    path(
+        "collections/<slug:slug>/runs/<int:pk>/",
+        views.RunDetailView.as_view(),
+        name="run-detail",
+    ),
+    path(
+        "collections/<slug:slug>/runs/<int:pk>/scores/",
+        views.RunScoresView.as_view(),
+        name="run-scores",
+    ),
+    path(
+        "collections/<slug:slug>/leaderboard/",
+        views.LeaderboardView.as_view(),
+        name="leaderboard",
+    ),
+    path("collections/<slug:slug>/teams/", views.TeamListCreateView.as_view(), name="team-list"),
+]

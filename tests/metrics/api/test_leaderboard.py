@@ -1,0 +1,76 @@
+"""The leaderboard: canonical measures, Judged@k apart, staleness, order and visibility."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from judging import services as judging_services
+from metrics import scoring
+from tests.metrics import factories as metrics_factories
+
+pytestmark = pytest.mark.django_db
+NDCG = "nDCG(gain=linear,discount=log2,ideal=global,empty=zero)@10"
+
+
+def board(client, world, **params) -> dict:
+    response = client.get(reverse("metrics-api:leaderboard", args=[world.coll.slug]), params)
+    assert response.status_code == 200, response.json()
+    return response.json()
+
+
+def test_shape(world, api, runs):
+    body = board(api("cora"), world)
+    assert body["measures"] == scoring.canonical_names(world.coll.measures)
+    assert body["version"] == world.coll.judgments_version
+    assert body["changed_at"] is not None
+    assert body["coverage_threshold"] == world.coll.coverage_threshold
+    first, second = body["rows"]
+    assert first == {
+        "run": "alpha-bm25",
+        "run_id": runs["alpha"].pk,
+        "team": "Alpha",
+        "scores": {m: (0.8 if m == NDCG else None) for m in body["measures"] if m != "Judged@10"},
+        "judged": {"Judged@10": 0.5},
+        "stale": False,
+    }
+    assert second["run"] == "beta-dense"
+    assert second["judged"] == {"Judged@10": 0.3}
+
+
+def test_sort_by_another_measure(world, api, runs):
+    body = board(api("cora"), world, sort="Judged@10")
+    assert [r["run"] for r in body["rows"]] == ["alpha-bm25", "beta-dense"]
+    metrics_factories.run(world.coll, world.beta, "beta-wide", scores={NDCG: 0.1, "Judged@10": 0.9})
+    body = board(api("cora"), world, sort="Judged@10")
+    assert [r["run"] for r in body["rows"]] == ["beta-wide", "alpha-bm25", "beta-dense"]
+    body = board(api("cora"), world)
+    assert [r["run"] for r in body["rows"]] == ["alpha-bm25", "beta-dense", "beta-wide"]
+
+
+def test_rows_turn_stale_after_a_judgment_changes(world, api, runs):
+    judging_services.judgment_record(
+        judge=world.users["cora"].judge,
+        query=world.queries["q3"],
+        document=world.docs["d6"],
+        grade=2,
+    )
+    body = board(api("cora"), world)
+    world.coll.refresh_from_db()
+    assert body["version"] == world.coll.judgments_version
+    assert all(row["stale"] for row in body["rows"])
+
+
+def test_custom_measures_split_judged(world, api, runs):
+    world.coll.measures = ["Judged@5", "P@5", "Judged@10"]
+    world.coll.save(update_fields=["measures"])
+    body = board(api("cora"), world)
+    assert body["measures"] == ["Judged@5", "P(rel=1)@5", "Judged@10"]
+    row = body["rows"][0]
+    assert set(row["scores"]) == {"P(rel=1)@5"}
+    assert set(row["judged"]) == {"Judged@5", "Judged@10"}
+
+
+def test_empty_leaderboard(world, api):
+    body = board(api("alice"), world)
+    assert body["rows"] == []
