@@ -56,15 +56,32 @@ class JudgmentForm(forms.Form):
             self.add_error("grade", "Choose a grade from 0 to 4, “Can't judge” or “Later”.")
         return data
 
-    def label(self) -> dict[str, Any]:
-        """Return the keyword arguments for ``services.judgment_record``."""
+    def label(self, previous: Judgment | None = None) -> dict[str, Any]:
+        """Return the keyword arguments for ``services.judgment_record``.
+
+        Against the judge's ``previous`` judgment of the pair: time spent adds up over
+        visits, an unchanged label keeps its time (so history gets no empty change), and
+        fields the card does not show are kept.
+        """
         data = self.cleaned_data
-        return {
+        label = {
             "grade": data["grade"],
             "status": data["status"] or Status.GRADED,
             "note": data["note"],
             "seconds": data["seconds"],
         }
+        if previous is not None:
+            label["abstain_probability"] = previous.abstain_probability
+            unchanged = (previous.grade, previous.status, previous.note) == (
+                label["grade"],
+                label["status"],
+                label["note"],
+            )
+            if unchanged or label["seconds"] is None:
+                label["seconds"] = previous.seconds
+            elif previous.seconds:
+                label["seconds"] += previous.seconds
+        return label
 
 
 class JudgmentUpdateForm(forms.Form):

@@ -168,9 +168,7 @@ def judge_pair(request: HttpRequest, slug: str, entry_id: int) -> HttpResponse:
     if request.method == "POST":
         form = JudgmentForm(request.POST)
         if form.is_valid():
-            label = form.label()
-            if judgment is not None and judgment.seconds and label["seconds"] is not None:
-                label["seconds"] += judgment.seconds  # time spent adds up over visits
+            label = form.label(previous=judgment)
             try:
                 services.judgment_record(
                     judge=judge,

@@ -198,3 +198,24 @@ def test_judging_works_without_javascript(browser, live_server, judging_world):
         expect(page.locator("[data-progress-text]")).to_have_text("1 of 12")
     finally:
         context.close()
+
+
+def test_bad_post_shows_the_error_on_the_card(page, live_server, console, judging_world):
+    log_in(page, live_server, judging_world)
+    first = card(page).get_attribute("data-entry-id")
+    # Tamper with a grade button, as a hand-made request would.
+    page.evaluate("document.querySelector('button[name=grade][value=\"2\"]').value = '9'")
+    page.click("button[name=grade][value='9']")
+    alert = page.locator(".form-errors[role=alert]")
+    expect(alert).to_contain_text("Grade:")
+    expect(card(page)).to_have_attribute("data-entry-id", first)
+    assert not Judgment.objects.exists()
+    # The keyboard still works on the re-rendered card.
+    page.keyboard.press("1")
+    wait_for_new_card(page, first)
+    assert Judgment.objects.get().grade == 1
+    # Chromium logs the 400 response itself; nothing else may appear.
+    problems = console.problems()
+    assert problems == [
+        "error: Failed to load resource: the server responded with a status of 400 (Bad Request)"
+    ]

@@ -222,6 +222,15 @@ def test_seconds_add_up_and_are_capped(client, setup, settings):
     assert Judgment.objects.get().seconds == settings.GRADED_MAX_SECONDS_PER_PAIR
 
 
+def test_same_label_again_adds_no_history(client, setup):
+    coll = setup["coll"]
+    first = entry_id(client.get(next_url(coll)))
+    client.post(pair_url(coll, first), {"grade": "2", "note": "ok", "seconds": "8"})
+    client.post(pair_url(coll, first), {"grade": "2", "note": "ok", "seconds": "3"})
+    assert JudgmentEvent.objects.count() == 1
+    assert Judgment.objects.get().seconds == 8
+
+
 def test_pair_without_content_or_from_other_collection_is_404(client, setup):
     coll = setup["coll"]
     hidden = factories.document(coll, "ghost", has_content=False)
