@@ -219,3 +219,18 @@ def test_bad_post_shows_the_error_on_the_card(page, live_server, console, judgin
     assert problems == [
         "error: Failed to load resource: the server responded with a status of 400 (Bad Request)"
     ]
+
+
+def test_mouse_cannot_judge_asks_for_a_reason(page, live_server, console, judging_world):
+    log_in(page, live_server, judging_world)
+    first = card(page).get_attribute("data-entry-id")
+    page.click("button[data-cannot-judge]")
+    dialog = page.locator("dialog[data-cannot-judge-dialog]")
+    expect(dialog).to_be_visible()
+    assert not Judgment.objects.exists()
+    page.fill("[data-cannot-judge-reason]", "Document is empty")
+    page.click("button[data-dialog-confirm]")
+    wait_for_new_card(page, first)
+    judgment = Judgment.objects.get()
+    assert (judgment.status, judgment.note) == (Judgment.Status.CANNOT_JUDGE, "Document is empty")
+    assert console.problems() == []
