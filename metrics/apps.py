@@ -8,3 +8,9 @@ class MetricsConfig(AppConfig):
 
     name = "metrics"
     verbose_name = "Metrics"
+
+    def ready(self) -> None:
+        """Subscribe to judging's change notifications."""
+        from . import receivers
+
+        receivers.connect()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
 
 from judging.models import Collection, Query
 
@@ -104,7 +103,8 @@ class RunQuery(models.Model):
         help_text="Document primary keys in rank order, little-endian int64 bytes."
     )
     retrieved = models.PositiveIntegerField(
-        help_text="Documents the run retrieved for the query (may exceed the stored ranking)."
+        help_text="Documents the run retrieved for the query; 0 for a query of the live "
+        "list that the run left out (it scores as an empty ranking)."
     )
     scores = models.JSONField(
         default=dict, blank=True, help_text="Per-measure value for this query (null = skipped)."
@@ -116,7 +116,6 @@ class RunQuery(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["run", "query"], name="run_query_unique"),
-            models.CheckConstraint(condition=Q(retrieved__gte=1), name="run_query_nonempty"),
         ]
         indexes = [models.Index(fields=["query", "run"], name="run_query_by_query")]
 

@@ -12,7 +12,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import engine
 from .engine.measures import Measure, parse_measures
+from .models import RANKING_DTYPE
+
+InputError = engine.EngineInputError
+ROWS_PER_CHUNK = 2000  # bounds the padded label matrix (rows × depth floats) in memory
 
 
 @dataclass(frozen=True)
@@ -65,3 +70,121 @@ def live_grades_by_query(rows: Iterable[tuple[int, int, float]]) -> dict[int, Qu
         )
         for s, e in zip(starts, ends, strict=True)
     }
+
+
+@dataclass(frozen=True)
+class ParsedRun:
+    """A run file read by the engine, shaped for storage.
+
+    ``rankings[i]`` holds, in rank order, indices into ``docnos`` for query ``qids[i]``.
+    """
+
+    qids: list[str]
+    docnos: list[str]
+    rankings: list[np.ndarray]
+    line_count: int
+    format: str
+
+
+def read_run(content: bytes, *, name: str) -> ParsedRun:
+    """Read and rank a run (TREC, JSON or JSON Lines) with the engine's reader and ranking rule.
+
+    Raises ``InputError`` (the engine's ``EngineInputError``) listing every problem by line.
+    """
+    run = engine.read_run(content, name=name)
+    order, starts, counts = run.ranking()
+    encoded = run.docnos.dictionary_encode()
+    doc_index = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    docnos = [d.decode("utf-8", "surrogateescape") for d in encoded.dictionary.to_pylist()]
+    ranked = doc_index[order]
+    head = content.lstrip()[:1]
+    return ParsedRun(
+        qids=list(run.qids),
+        docnos=docnos,
+        rankings=[ranked[s : s + c] for s, c in zip(starts.tolist(), counts.tolist(), strict=True)],
+        line_count=len(run),
+        format="json" if head in (b"[", b"{") else "trec",
+    )
+
+
+def error_items(exc: engine.EngineInputError) -> list[dict]:
+    """Turn the engine's input errors into API error items (``line`` and ``message``)."""
+    items: list[dict] = [{"line": e.line, "message": e.message} for e in exc.errors]
+    if exc.omitted:
+        items.append({"line": None, "message": f"... and {exc.omitted} more problems"})
+    return items
+
+
+def _label_matrix(
+    rankings: list[np.ndarray],
+    query_keys: np.ndarray,
+    live_keys: np.ndarray,
+    live_grades: np.ndarray,
+    stride: int,
+    depth: int,
+) -> np.ndarray:
+    """Return the (rows × depth) labels of ranked documents, NaN where unjudged or padding."""
+    lengths = np.fromiter((min(len(r), depth) for r in rankings), dtype=np.int64)
+    labels = np.full((len(rankings), depth), np.nan)
+    total = int(lengths.sum())
+    if not total or not len(live_keys):
+        return labels
+    docs = np.concatenate([r[:depth] for r in rankings])
+    rows = np.repeat(np.arange(len(rankings)), lengths)
+    cols = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    keys = np.repeat(query_keys, lengths) * stride + docs
+    at = np.searchsorted(live_keys, keys)
+    at_clipped = np.minimum(at, len(live_keys) - 1)
+    found = live_keys[at_clipped] == keys
+    labels[rows[found], cols[found]] = live_grades[at_clipped[found]]
+    return labels
+
+
+def evaluate_rows(
+    *, rows: Sequence, grades_by_query: dict[int, QueryGrades], measures: Sequence[str]
+) -> dict[str, np.ndarray]:
+    """Evaluate stored rankings against the live grades; return canonical name → values.
+
+    ``rows`` are objects with ``query_id``, ``ranking`` (int64 document-pk bytes) and
+    ``retrieved``. Rows of queries without live grades are evaluated against an empty pool
+    (callers leave those out of means). Work is chunked so memory stays bounded.
+    """
+    parsed = resolved(measures)
+    names = list(dict.fromkeys(m.canonical for m in parsed))
+    out = {name: np.empty(len(rows)) for name in names}
+    if not rows:
+        return out
+    query_order = sorted(grades_by_query)
+    query_pos = {q: i for i, q in enumerate(query_order)}
+    stride = 1 + max(
+        (int(g.document_ids.max()) for g in grades_by_query.values() if len(g.document_ids)),
+        default=0,
+    )
+    rankings = [np.frombuffer(bytes(r.ranking), dtype=RANKING_DTYPE) for r in rows]
+    stride = max(stride, 1 + max((int(r.max()) for r in rankings if len(r)), default=0))
+    live_keys = np.concatenate(
+        [query_pos[q] * stride + grades_by_query[q].document_ids for q in query_order] or [[]]
+    ).astype(np.int64)
+    live_grades = np.concatenate([grades_by_query[q].grades for q in query_order] or [[]])
+    empty = np.empty(0)
+    needed = engine.required_depth(parsed)
+    for start in range(0, len(rows), ROWS_PER_CHUNK):
+        chunk = rows[start : start + ROWS_PER_CHUNK]
+        chunk_rankings = rankings[start : start + ROWS_PER_CHUNK]
+        longest = max((len(r) for r in chunk_rankings), default=0)
+        depth = longest if needed is None else min(longest, needed)
+        query_keys = np.fromiter(
+            (query_pos.get(r.query_id, -1) for r in chunk), dtype=np.int64, count=len(chunk)
+        )
+        labels = _label_matrix(
+            chunk_rankings, query_keys, live_keys, live_grades, stride, max(depth, 1)
+        )
+        pools = [
+            grades_by_query[r.query_id].grades if r.query_id in grades_by_query else empty
+            for r in chunk
+        ]
+        n_ret = np.fromiter((r.retrieved for r in chunk), dtype=np.int64, count=len(chunk))
+        values = engine.evaluate_ranked(labels, n_ret, pools, parsed)
+        for name in names:
+            out[name][start : start + len(chunk)] = values[name]
+    return out
