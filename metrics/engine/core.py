@@ -62,7 +62,9 @@ class JudgedPool:
         if len(q) and (q.min() < 0 or q.max() >= n_queries):
             raise ValueError("query index out of range")
         if not presorted and len(q):
-            order = np.lexsort((-lab, q))
+            order = np.argsort(-lab)
+            small = q[order].astype(np.int16 if n_queries < 32768 else np.int64)
+            order = order[np.argsort(small, kind="stable")]
             q, lab = q[order], lab[order]
         self.n_queries = int(n_queries)
         self.query = q

@@ -28,6 +28,7 @@ that also produces the error messages.
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import re
 from bisect import bisect_right
@@ -54,14 +55,21 @@ _NUMBER_RE = re.compile(rb"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
 
 
 # --------------------------------------------------------------------------- sources
-def _load(source: Source, name: str | None) -> tuple[bytes, str]:
-    """Return the bytes of ``source`` and a name for messages."""
+def _load(source: Source, name: str | None) -> tuple[Any, str]:
+    """Return the content of ``source`` (bytes, or a read-only mmap of a file) and a name."""
     if isinstance(source, (bytes, bytearray, memoryview)):
         return bytes(source), name or "<bytes>"
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         try:
-            return path.read_bytes(), name or str(source)
+            with open(path, "rb") as fh:
+                size = os.fstat(fh.fileno()).st_size
+                if size == 0:
+                    return b"", name or str(source)
+                try:  # no copy of big files; pages are read as they are parsed
+                    return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ), name or str(source)
+                except (OSError, ValueError):
+                    return fh.read(), name or str(source)
         except OSError as exc:
             label = name or str(source)
             raise EngineInputError(
@@ -81,7 +89,8 @@ def _detect(data: bytes, fmt: Format) -> str:
         if fmt not in ("trec", "json", "jsonl"):
             raise ValueError(f"unknown format {fmt!r}")
         return fmt
-    head = data.lstrip()[:1]
+    first = _NON_BLANK.search(data)
+    head = data[first.start() : first.start() + 1] if first else b""
     if head == b"[":
         return "json"
     if head == b"{":
@@ -114,29 +123,22 @@ def _normalise(data: bytes) -> bytes:
     return data.strip(b" ")
 
 
-def _fast_table(data: bytes, ncols: int, wanted: dict[int, pa.DataType]) -> pa.Table | None:
+def _fast_table(data: Any, ncols: int, wanted: dict[int, pa.DataType]) -> pa.Table | None:
     """Tokenise regular TREC text with pyarrow; ``None`` if it cannot be done exactly.
 
     Single spaces between fields are what pyarrow reads; any other layout (tabs,
-    repeated or leading/trailing blanks, comment lines) makes a column count
-    mismatch or is spotted here, and the text is normalised and tried once more.
+    repeated or leading/trailing blanks) makes a column count mismatch or is
+    spotted here, and the text is normalised and tried once more.  Comment lines
+    are spotted by the caller (a qid starting with ``#``).
     """
     if data.find(b"\x00") >= 0 or not _NON_BLANK.search(data):
         return None
-    if data.find(b"\t") >= 0 or data.find(b"\x0b") >= 0 or data.find(b"\x0c") >= 0:
-        data = _normalise(data)
+    if data.find(b"\t") >= 0:
+        return _arrow_csv(_normalise(data), ncols, wanted)
     table = _arrow_csv(data, ncols, wanted)
-    if table is None or _has_comment(table):
+    if table is None:
         table = _arrow_csv(_normalise(data), ncols, wanted)
-        if table is not None and _has_comment(table):
-            return None
     return table
-
-
-def _has_comment(table: pa.Table) -> bool:
-    import pyarrow.compute as pc
-
-    return bool(pc.any(pc.starts_with(table.column(0).cast(pa.string()), "#")).as_py())
 
 
 def _arrow_csv(data: bytes, ncols: int, wanted: dict[int, pa.DataType]) -> pa.Table | None:
@@ -174,9 +176,10 @@ def _arrow_csv(data: bytes, ncols: int, wanted: dict[int, pa.DataType]) -> pa.Ta
 
 
 def _slow_trec(
-    data: bytes, name: str, ncols: int, value_col: int, what: str, layout: str
+    data: Any, name: str, ncols: int, value_col: int, what: str, layout: str
 ) -> tuple[list[bytes], list[bytes], list[float], list[int], bytes]:
     """Parse TREC text line by line, collecting every error (raises if any)."""
+    data = bytes(data)
     errs = ErrorCollector(name, limit=1 << 62)
     qids: list[bytes] = []
     docs: list[bytes] = []
@@ -239,6 +242,7 @@ _GRADE_KEYS = ("grade", "relevance", "label", "rel")
 def _json_records(data: bytes, name: str, kind: str) -> list[tuple[int, Any]]:
     """Return (line, object) pairs of a JSON array or a JSONL input."""
     errs = ErrorCollector(name)
+    data = bytes(data)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -357,19 +361,14 @@ def _json_rows(
 
 
 # --------------------------------------------------------------------------- containers
-def _find_duplicates(
-    qcode: NDArray[np.int32], words: NDArray[np.uint64], hashes: NDArray[np.uint64]
+def _verify_duplicates(
+    rows: NDArray[np.intp],
+    keys: NDArray[np.uint64],
+    qcode: NDArray[np.int32],
+    words: NDArray[np.uint64],
 ) -> NDArray[np.intp]:
-    """Return the rows whose (query, docno) pair occurred on an earlier row."""
-    if len(qcode) < 2:
-        return np.zeros(0, np.intp)
-    keys = S.pair_key(hashes, qcode)
-    srt = np.sort(keys)
-    dup_keys = srt[1:][srt[1:] == srt[:-1]]
-    if not len(dup_keys):
-        return np.zeros(0, np.intp)
-    rows = np.flatnonzero(np.isin(keys, dup_keys))
-    rows = rows[np.argsort(keys[rows], kind="stable")]
+    """Among ``rows`` (hash-equal candidates), return those repeating an earlier row exactly."""
+    rows = rows[np.lexsort((rows, keys[rows]))]
     out: list[int] = []
     group_start = 0
     for i in range(1, len(rows) + 1):
@@ -384,6 +383,20 @@ def _find_duplicates(
                     out.append(int(r))
             group_start = i
     return np.array(sorted(out), dtype=np.intp)
+
+
+def _find_duplicates(
+    qcode: NDArray[np.int32], words: NDArray[np.uint64], hashes: NDArray[np.uint64]
+) -> NDArray[np.intp]:
+    """Return the rows whose (query, docno) pair occurred on an earlier row."""
+    if len(qcode) < 2:
+        return np.zeros(0, np.intp)
+    keys = S.pair_key(hashes, qcode)
+    srt = np.sort(keys)
+    dup_keys = srt[1:][srt[1:] == srt[:-1]]
+    if not len(dup_keys):
+        return np.zeros(0, np.intp)
+    return _verify_duplicates(np.flatnonzero(np.isin(keys, dup_keys)), keys, qcode, words)
 
 
 class _Table:
@@ -537,11 +550,11 @@ class Run(_Table):
         if n == 0:
             return np.zeros(0, np.intp), np.zeros(nq, np.int64), counts
         same = q[1:] == q[:-1]
-        n_blocks = n - int(same.sum())
-        if n_blocks == nq and bool((s[1:][same] <= s[:-1][same]).all()):
+        block_starts = np.flatnonzero(np.concatenate(([True], ~same)))
+        in_order = len(block_starts) == nq and bool(((s[1:] <= s[:-1]) | ~same).all())
+        if in_order:  # the usual layout: one block per query, scores non-increasing
             order = np.arange(n, dtype=np.intp)
             starts = np.empty(nq, np.int64)
-            block_starts = np.flatnonzero(np.concatenate(([True], ~same)))
             starts[q[block_starts]] = block_starts
         else:
             order = np.argsort(-s)  # ties are re-ordered by docno below
@@ -549,8 +562,11 @@ class Run(_Table):
             order = order[np.argsort(qkey[order], kind="stable")]
             starts = np.cumsum(counts) - counts
         # Ties (same query, same score): docno in descending byte order.
-        so, qo = s[order], q[order]
-        tie = (so[1:] == so[:-1]) & (qo[1:] == qo[:-1])
+        if in_order:
+            tie = (s[1:] == s[:-1]) & same
+        else:
+            so, qo = s[order], q[order]
+            tie = (so[1:] == so[:-1]) & (qo[1:] == qo[:-1])
         if tie.any():
             prev = np.concatenate(([False], tie))
             nxt = np.concatenate((tie, [False]))
@@ -644,6 +660,25 @@ class Qrels(_Table):
             raise _dup_error(name, qrels)
         return qrels
 
+    def _sorted_keys(self) -> tuple[NDArray[np.uint64], NDArray[np.intp]]:
+        """Return (mixed (query, docno) keys sorted, the row of each), computed once."""
+        if self._keys is None:
+            keys = S.combine(self.hashes, self.qcode)
+            perm = np.argsort(keys)
+            self._keys = (keys[perm], perm)
+        return self._keys
+
+    def duplicate_rows(self) -> NDArray[np.intp]:
+        """Return the rows repeating an earlier (qid, docno) pair."""
+        srt, perm = self._sorted_keys()
+        eq = np.flatnonzero(srt[1:] == srt[:-1])
+        if not len(eq):
+            return np.zeros(0, np.intp)
+        rows = np.unique(np.concatenate([perm[eq], perm[eq + 1]]))
+        keys = np.empty(len(self), np.uint64)
+        keys[perm] = srt
+        return _verify_duplicates(rows, keys, self.qcode, self.words)
+
     @property
     def pool(self) -> JudgedPool:
         """Return the judged labels of every query (index = position in :attr:`qids`)."""
@@ -662,11 +697,7 @@ class Qrels(_Table):
         out = np.full(n, np.nan)
         if n == 0 or len(self) == 0:
             return out
-        if self._keys is None:
-            keys = S.combine(self.hashes, self.qcode)
-            perm = np.argsort(keys, kind="stable")
-            self._keys = (keys[perm], perm)
-        qkeys, qperm = self._keys
+        qkeys, qperm = self._sorted_keys()
         valid = qidx >= 0
         run_keys = S.combine(docs.hashes[rows], np.where(valid, qidx, 0))
         # Sort the probes by the high bits of their key, carrying the probe index in the low bits.
@@ -718,7 +749,7 @@ def _from_lists(
     return Qrels(name, names, codes, db, arr)
 
 
-def _last_tag(data: bytes) -> str:
+def _last_tag(data: Any) -> str:
     end = len(data)
     while end > 0:
         start = data.rfind(b"\n", 0, end - 1) + 1
@@ -742,13 +773,21 @@ def _read(source: Source, kind: str, fmt: Format, name: str | None) -> Run | Qre
         qids, docs, vals, _lines, tag = _json_rows(data, label, detected, keys, what)
         return _from_lists(kind, label, qids, docs, vals, tag)
     ncols, vcol, layout = (6, 4, _RUN_LAYOUT) if kind == "run" else (4, 3, _QRELS_LAYOUT)
-    table = _fast_table(data, ncols, {0: pa.binary(), 2: pa.binary(), vcol: pa.float64()})
+    wanted = {0: pa.binary(), 2: pa.binary(), vcol: pa.float64()}
+    table = _fast_table(data, ncols, wanted)
+    names: list[str] = []
+    if table is not None:
+        names, codes = S.codes_for(S.as_binary(table.column(0)))
+        if any(n.startswith("#") for n in names):  # comment lines: normalise and retry
+            table = _arrow_csv(_normalise(data), ncols, wanted)
+            if table is not None:
+                names, codes = S.codes_for(S.as_binary(table.column(0)))
+                if any(n.startswith("#") for n in names):
+                    table = None
     if table is not None:
         values = table.column(2).to_numpy()
         if np.isfinite(values).all():
-            qb = S.as_binary(table.column(0))
             db = S.as_binary(table.column(1))
-            names, codes = S.codes_for(qb)
             obj: Run | Qrels
             if kind == "run":
                 obj = Run(label, _last_tag(data), names, codes, db, values)

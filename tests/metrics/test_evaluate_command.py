@@ -1,0 +1,182 @@
+"""``manage.py evaluate``: trec_eval layout, JSON/CSV output, errors, no database."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+ROOT = Path(__file__).resolve().parents[2]
+
+QRELS = "1 0 D1 2\n1 0 D2 0\n1 0 D3 1\n2 0 D1 1\n2 0 D4 -1\n3 0 X 1\n"
+RUN = (
+    "1 Q0 D1 1 3.0 runA\n"
+    "1 Q0 D3 2 2.0 runA\n"
+    "1 Q0 D9 3 1.0 runA\n"
+    "2 Q0 D2 1 1.0 runA\n"
+    "2 Q0 D1 2 0.5 runA\n"
+    "4 Q0 Z 1 1 runA\n"
+)
+
+
+NDCG_ALL = (1.0 + 1 / math.log2(3)) / 3  # q1 perfect, q2 D1 at rank 2, q3 missing
+
+
+@pytest.fixture
+def files(tmp_path):
+    qrels = tmp_path / "qrels.txt"
+    run = tmp_path / "run.txt"
+    qrels.write_text(QRELS)
+    run.write_text(RUN)
+    return qrels, run
+
+
+def run_command(*args: str) -> str:
+    out = io.StringIO()
+    call_command("evaluate", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_trec_layout(files):
+    qrels, run = files
+    out = run_command(str(qrels), str(run), "-m", "ndcg_cut.10", "-m", "num_q", "-m", "num_ret")
+    lines = out.splitlines()
+    assert lines == [
+        f"{'ndcg_cut_10':<22s}\tall\t{NDCG_ALL:.4f}",
+        f"{'num_q':<22s}\tall\t3",
+        f"{'num_ret':<22s}\tall\t5",
+    ]
+
+
+def test_trec_layout_per_query_and_canonical_names(files):
+    qrels, run = files
+    out = run_command(str(qrels), str(run), "-m", "P.2", "-m", "nDCG(gain=exp)@10", "-q")
+    lines = [line.split("\t") for line in out.splitlines()]
+    assert [(name.rstrip(), qid) for name, qid, _ in lines] == [
+        ("P_2", "1"),
+        ("nDCG(gain=exp,discount=log2,ideal=global,empty=zero)@10", "1"),
+        ("P_2", "2"),
+        ("nDCG(gain=exp,discount=log2,ideal=global,empty=zero)@10", "2"),
+        ("P_2", "3"),
+        ("nDCG(gain=exp,discount=log2,ideal=global,empty=zero)@10", "3"),
+        ("P_2", "all"),
+        ("nDCG(gain=exp,discount=log2,ideal=global,empty=zero)@10", "all"),
+    ]
+    assert lines[0] == ["P_2                   ", "1", "1.0000"]
+    assert lines[-2][2] == f"{(1.0 + 0.5 + 0.0) / 3:.4f}"
+
+
+def test_no_c_averages_over_shared_queries_only(files):
+    qrels, run = files
+    out = run_command(str(qrels), str(run), "-m", "P.2", "-m", "num_q", "--no-c")
+    assert out.splitlines() == [f"{'P_2':<22s}\tall\t0.7500", f"{'num_q':<22s}\tall\t2"]
+
+
+def test_relevance_level(files):
+    qrels, run = files
+    out = run_command(str(qrels), str(run), "-m", "P.2", "-l", "2")
+    assert out.splitlines() == [f"{'P_2':<22s}\tall\t{0.5 / 3:.4f}"]
+
+
+def test_json_full_precision(files):
+    qrels, run = files
+    out = run_command(
+        str(qrels), str(run), "-m", "ndcg_cut.10", "-m", "num_rel", "--format", "json", "-q"
+    )
+    data = json.loads(out)
+    assert list(data) == ["runA"]
+    ndcg = data["runA"]["ndcg_cut_10"]
+    assert ndcg["all"] == pytest.approx(NDCG_ALL, abs=1e-15)  # not rounded
+    assert ndcg["2"] == pytest.approx(1 / math.log2(3), abs=1e-15)
+    assert set(ndcg) == {"all", "1", "2", "3"}
+    assert data["runA"]["num_rel"] == {"all": 4, "1": 2, "2": 1, "3": 1}
+
+
+def test_several_runs_grouped_by_tag(files, tmp_path):
+    qrels, run = files
+    other = tmp_path / "other.txt"
+    other.write_text(RUN.replace("runA", "runB").replace("D1 2 0.5", "D1 2 5.0"))
+    out = run_command(str(qrels), str(run), str(other), "-m", "P.1", "-j", "1")
+    assert out.splitlines() == [
+        f"{'runid':<22s}\tall\trunA",
+        f"{'P_1':<22s}\tall\t{1 / 3:.4f}",
+        f"{'runid':<22s}\tall\trunB",
+        f"{'P_1':<22s}\tall\t{2 / 3:.4f}",
+    ]
+    data = json.loads(
+        run_command(str(qrels), str(run), str(run), "-m", "P.1", "--format", "json", "-j", "1")
+    )
+    assert len(data) == 2  # same tag twice: labels made distinct
+
+
+def test_csv(files):
+    qrels, run = files
+    out = run_command(str(qrels), str(run), "-m", "nDCG@10", "-m", "num_ret", "--format", "csv")
+    rows = list(csv.reader(io.StringIO(out)))
+    assert rows[0] == ["run", "measure", "qid", "value"]
+    assert rows[1][:3] == [
+        "runA",
+        "nDCG(gain=linear,discount=log2,ideal=global,empty=zero)@10",
+        "all",
+    ]
+    assert float(rows[1][3]) == pytest.approx(NDCG_ALL, abs=1e-15)
+    assert rows[2] == ["runA", "num_ret", "all", "5"]
+
+
+def test_bad_run_file_names_file_and_line(files, tmp_path):
+    qrels, _ = files
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 Q0 D1 1 1.0 t\n1 Q0 D2 1 abc t\n1 Q0 D1 3 0.5 t\n")
+    with pytest.raises(CommandError) as exc:
+        run_command(str(qrels), str(bad), "-m", "map")
+    msg = str(exc.value)
+    assert f"{bad}:2: score 'abc' is not a number" in msg
+    assert f"{bad}:3: docno D1 repeated for query 1 (first on line 1)" in msg
+
+
+def test_bad_measure(files):
+    qrels, run = files
+    with pytest.raises(CommandError, match="unknown measure"):
+        run_command(str(qrels), str(run), "-m", "nope")
+
+
+def _subprocess(args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, **env}
+    full_env.pop("DJANGO_SETTINGS_MODULE", None)
+    return subprocess.run(
+        [sys.executable, "manage.py", "evaluate", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=full_env,
+        timeout=120,
+    )
+
+
+def test_runs_without_any_database(files, tmp_path):
+    qrels, run = files
+    # A database that cannot be reached (nothing listens on port 9) and, for SQLite,
+    # a path in a directory that does not exist: any access would fail.
+    for url in ("postgres://nobody:x@127.0.0.1:9/nowhere", f"sqlite:///{tmp_path}/no/such.db"):
+        proc = _subprocess([str(qrels), str(run), "-m", "map"], DATABASE_URL=url)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.startswith("map")
+
+
+def test_subprocess_exit_status_on_bad_input(files, tmp_path):
+    qrels, _ = files
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 Q0 D1 1\n")
+    proc = _subprocess(
+        [str(qrels), str(bad), "-m", "map"], DATABASE_URL="postgres://nobody:x@127.0.0.1:9/x"
+    )
+    assert proc.returncode != 0
+    assert f"{bad}:1: expected 6 columns" in proc.stderr
