@@ -8,7 +8,8 @@ lets it fork every measured command.
 
 Protocol: one JSON object per line on stdin, ``{"cmd": [...], "cwd": "..."}``; one
 JSON object per line on stdout, ``{"wall": s, "code": n, "maxrss_kib": n,
-"output": "..."}``.  Only the standard library is imported, to stay small.
+"cpu": s, "output": "..."}`` (``cpu`` is the child's user + system time).  Only the
+standard library is imported, to stay small.
 """
 
 from __future__ import annotations
@@ -31,7 +32,13 @@ def run(cmd: list[str], cwd: str | None) -> dict[str, object]:
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         text = out.read().decode(errors="replace")
-    return {"wall": wall, "code": proc.returncode, "maxrss_kib": usage.ru_maxrss, "output": text}
+    return {
+        "wall": wall,
+        "code": proc.returncode,
+        "maxrss_kib": usage.ru_maxrss,
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "output": text,
+    }
 
 
 def main() -> None:

@@ -20,6 +20,7 @@ import json
 import math
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -63,6 +64,18 @@ class Row:
     value: str = ""
     notes: str = ""
     error: str = ""
+    cpu: list[float] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        """Take the CPU times along with wall times measured by :func:`timed`."""
+        if not self.cpu:
+            self.cpu = list(getattr(self.times, "cpu", []))
+        self.times = list(self.times)
+
+    @property
+    def cpu_median(self) -> float:
+        """Return the median CPU time (NaN if not measured)."""
+        return statistics.median(self.cpu) if self.cpu else math.nan
 
     @property
     def median(self) -> float:
@@ -89,15 +102,33 @@ def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def timed(fn: Callable[[], Any], reps: int) -> tuple[list[float], Any]:
-    """Call ``fn`` ``reps`` times; return the wall times and the last result."""
-    times, out = [], None
+class Timings(list[float]):
+    """Wall-clock times, with the matching CPU times in ``cpu``."""
+
+    cpu: list[float]
+
+
+def _cpu_now() -> float:
+    """Return CPU seconds of this process (all threads) and its reaped children."""
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + kids.ru_utime + kids.ru_stime
+
+
+def timed(fn: Callable[[], Any], reps: int) -> tuple[Timings, Any]:
+    """Call ``fn`` ``reps`` times; return the wall (and CPU) times and the last result.
+
+    A result is released before the next call and outside the timed region.
+    """
+    times, out = Timings(), None
+    times.cpu = []
     for _ in range(reps):
         out = None
         gc.collect()
+        c0 = _cpu_now()
         t0 = time.perf_counter()
         out = fn()
         times.append(time.perf_counter() - t0)
+        times.cpu.append(_cpu_now() - c0)
     return times, out
 
 
@@ -155,7 +186,16 @@ def machine_info() -> dict[str, str]:
         "ranx": version("ranx"),
         "numba": version("numba"),
         "git": commit or "unknown",
+        "load": _loadavg(),
     }
+
+
+def _loadavg() -> str:
+    """Return the 1/5/15-minute load averages (other work on the machine skews timings)."""
+    try:
+        return "/".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "unknown"
 
 
 # -- in-process measurements -------------------------------------------------------
@@ -325,9 +365,17 @@ def bench_many(report: Report, wl: Workload, processes: int, baseline: bool) -> 
                 q = tool.load_qrels(wl.qrels)
                 return q, tool.evaluate_many(q, wl.runs, FOURTEEN, processes)
 
-            t, _ = timed(many, 1)
+            t, out = timed(many, 1)
+            first = tool.means(out[1][0], [NDCG10])[NDCG10]
             report.rows.append(
-                Row("en.many", what, "engine", t, notes=f"`evaluate_many(processes={processes})`")
+                Row(
+                    "en.many",
+                    what,
+                    "engine",
+                    t,
+                    f"run 0: ndcg_cut.10 = {first:.6f}",
+                    f"`evaluate_many(processes={processes})`",
+                )
             )
         except Exception as exc:
             reason = f"call failed: {type(exc).__name__}: {exc}"
@@ -335,16 +383,24 @@ def bench_many(report: Report, wl: Workload, processes: int, baseline: bool) -> 
             report.rows.append(Row("en.many", what, "engine", error=reason))
     if baseline:
         ctx = get_context("fork" if sys.platform.startswith("linux") else "spawn")
-        t0 = time.perf_counter()
-        with ctx.Pool(processes, initializer=_pt_init, initargs=(str(wl.qrels),)) as pool:
-            pool.map(_pt_one, [str(p) for p in wl.runs], chunksize=1)
+
+        def pool_map() -> list[float]:
+            pool = ctx.Pool(processes, initializer=_pt_init, initargs=(str(wl.qrels),))
+            try:
+                return pool.map(_pt_one, [str(p) for p in wl.runs], chunksize=1)
+            finally:
+                pool.close()
+                pool.join()  # reaped inside the timed region, so their CPU time counts
+
+        t, means = timed(pool_map, 1)
         report.rows.append(
             Row(
                 "pt.many",
                 what,
                 "pytrec_eval",
-                [time.perf_counter() - t0],
-                notes=f"multiprocessing pool of {processes}, qrels parsed once per worker",
+                t,
+                f"run 0: ndcg_cut.10 = {means[0]:.6f}",
+                f"multiprocessing pool of {processes}, qrels parsed once per worker",
             )
         )
 
@@ -364,8 +420,8 @@ class Launcher:
             text=True,
         )
 
-    def run(self, cmd: Sequence[str]) -> tuple[float, int, int, str]:
-        """Run ``cmd``; return wall seconds, exit status, peak RSS (KiB) and output.
+    def run(self, cmd: Sequence[str]) -> tuple[float, int, int, str, float]:
+        """Run ``cmd``; return wall seconds, exit status, peak RSS (KiB), output, CPU s.
 
         The peak RSS is the child's own ``ru_maxrss`` from ``os.wait4`` (Linux: KiB).
         """
@@ -373,7 +429,7 @@ class Launcher:
         self.proc.stdin.write(json.dumps({"cmd": list(cmd), "cwd": str(ROOT)}) + "\n")
         self.proc.stdin.flush()
         out = json.loads(self.proc.stdout.readline())
-        return out["wall"], out["code"], int(out["maxrss_kib"]), out["output"]
+        return out["wall"], out["code"], int(out["maxrss_kib"]), out["output"], out["cpu"]
 
     def close(self) -> None:
         """Stop the launcher."""
@@ -427,23 +483,24 @@ def bench_processes(report: Report, wl: Workload, reps: int, launcher: Launcher)
         ),
     ]
     for key, what, tool, cmd in cases:
-        times, peak, err = [], 0, ""
+        times, cpus, peak, err = [], [], 0, ""
         for _ in range(reps):
-            wall, code, rss, text = launcher.run(cmd)
+            wall, code, rss, text, cpu = launcher.run(cmd)
             if code != 0:
                 err = f"exit {code}: {_first_line(text)}"
                 break
             times.append(wall)
+            cpus.append(cpu)
             peak = max(peak, rss)
         if err:
             log(f"{tool}: not available ({err})")
-        report.rows.append(Row(key, what, tool, times, error=err))
+        report.rows.append(Row(key, what, tool, times, error=err, cpu=cpus))
         if not err:
             report.memory.append(
                 Row(f"mem.{key}", what, tool, value=f"{peak / 1024:.0f} MiB", notes="ru_maxrss")
             )
     for tool in ("noop", "engine", "ranx"):
-        _wall, code, rss, text = launcher.run(_cli_cmd(tool, wl))
+        _wall, code, rss, text, _cpu = launcher.run(_cli_cmd(tool, wl))
         what = {
             "noop": "floor: interpreter + `import numpy`",
             "engine": "`metrics.engine` script: read both + ndcg_cut.10",
@@ -476,36 +533,56 @@ def _ratio(num: Row | None, den: Row | None) -> float:
     return num.median / den.median
 
 
-def targets(report: Report, n_many: int) -> list[tuple[str, str, str, str]]:
-    """Return (target, measured, goal, status) rows; 'pending' without the engine."""
+def _cpu_ratio(num: Row | None, den: Row | None) -> float:
+    if not num or not den or num.error or den.error or not num.cpu or not den.cpu:
+        return math.nan
+    return num.cpu_median / den.cpu_median
+
+
+def targets(report: Report, n_many: int) -> list[tuple[str, str, str, str, str]]:
+    """Return (target, measured, by CPU time, goal, status) rows.
+
+    Status is judged on wall-clock medians; the CPU-time column helps reading a run
+    made on a loaded machine.  Without the engine a row is "pending".
+    """
+    pending = "pending (engine not available)"
+
+    def status(ok: bool | None, why: str = pending) -> str:
+        return why if ok is None else ("met" if ok else "NOT met")
+
+    def fmt(x: float, spec: str) -> str:
+        return "pending" if math.isnan(x) else format(x, spec)
+
     out = []
-
-    def status(ok: bool | None) -> str:
-        return "pending (engine not available)" if ok is None else ("met" if ok else "NOT met")
-
-    r = _ratio(report.get("pt.total"), report.get("en.total"))
+    pt, en = report.get("pt.total"), report.get("en.total")
+    r, c = _ratio(pt, en), _cpu_ratio(pt, en)
     out.append(
         (
             TARGETS["speed"],
-            "pending" if math.isnan(r) else f"{r:.1f}x faster",
+            fmt(r, ".1f") + ("" if math.isnan(r) else "x faster"),
+            fmt(c, ".1f") + ("" if math.isnan(c) else "x"),
             ">= 10x",
             status(None if math.isnan(r) else r >= 10),
         )
     )
-    r = _ratio(report.get("proc.en"), report.get("proc.pt"))
+    en, pt = report.get("proc.en"), report.get("proc.pt")
+    r, c = _ratio(en, pt), _cpu_ratio(en, pt)
     out.append(
         (
             TARGETS["process"],
-            "pending" if math.isnan(r) else f"{r:.2f} of pytrec_eval's",
+            fmt(r, ".2f") + ("" if math.isnan(r) else " of pytrec_eval's"),
+            fmt(c, ".2f"),
             "< 0.5",
             status(None if math.isnan(r) else r < 0.5),
         )
     )
-    r = _ratio(report.get("en.14"), report.get("en.total"))
+    e14, e1 = report.get("en.14"), report.get("en.total")
+    r, c = _ratio(e14, e1), _cpu_ratio(e14, e1)
     out.append(
         (
             TARGETS["fourteen"],
-            "pending" if math.isnan(r) else f"{r:.2f}x",
+            fmt(r, ".2f") + ("" if math.isnan(r) else "x"),
+            fmt(c, ".2f") + ("" if math.isnan(c) else "x"),
             "< 2x",
             status(None if math.isnan(r) else r < 2),
         )
@@ -513,19 +590,18 @@ def targets(report: Report, n_many: int) -> list[tuple[str, str, str, str]]:
     many = report.get("en.many")
     ok = None if not many or many.error or not many.times else many.median < 15
     measured = "pending" if ok is None else f"{many.median:.1f} s for {n_many} runs"
+    cpu = "" if ok is None or not many.cpu else f"{many.cpu_median:.1f} s CPU"
+    why = pending
     if ok is not None and n_many != 100:
-        ok, measured = None, measured + " (target is for 100)"
-    out.append((TARGETS["many"], measured, "< 15 s", status(ok)))
-    mem = report.get("mem.proc.en")
-    mem2 = report.get("mem.engine")
-    best = mem if mem and not mem.error else (mem2 if mem2 and not mem2.error else None)
-    if best is None:
-        out.append((TARGETS["memory"], "pending", "< 250 MiB", status(None)))
+        ok, why = None, "pending (target is for 100 runs: `--runs 100`)"
+    out.append((TARGETS["many"], measured, cpu, "< 15 s", status(ok, why)))
+    found = [r for r in (report.get("mem.proc.en"), report.get("mem.engine")) if r and not r.error]
+    if not found:
+        out.append((TARGETS["memory"], "pending", "", "< 250 MiB", status(None)))
     else:
-        mib = float(best.value.split()[0])
-        out.append(
-            (TARGETS["memory"], f"{mib:.0f} MiB ({best.what})", "< 250 MiB", status(mib < 250))
-        )
+        measured = "; ".join(f"{r.value} ({r.what})" for r in found)
+        mib = float(found[0].value.split()[0])  # judged on the first: `manage.py evaluate`
+        out.append((TARGETS["memory"], measured, "", "< 250 MiB", status(mib < 250)))
     return out
 
 
@@ -539,21 +615,27 @@ def render(report: Report, n_many: int) -> str:
         f"- CPU: {m['cpu']}; cores: {m['cores']}; RAM: {m['ram']}",
         f"- {m['os']}; Python {m['python']}; numpy {m['numpy']}; "
         f"pytrec_eval-terrier {m['pytrec_eval']}; ranx {m['ranx']} (numba {m['numba']})",
+        f"- Load average (1/5/15 min) at start: {m['load']}; at end: {_loadavg()}",
         f"- Workload: {w['name']} — {w['n_queries']} queries x {w['depth']} docs/run "
         f"({w['run_lines']:,} lines, {w['run_mb']:.1f} MB), {w['qrels_lines']:,} qrels; "
         f"{n_many} runs for the many-runs row",
         f"- Wall clock, median of {w['reps']} repetitions (whole processes: {w['proc_reps']}); "
-        "many-runs rows are a single repetition.",
+        "many-runs rows are a single repetition.  CPU = user + system time of this process "
+        "(all threads) and of its finished children, median; CPU above wall means "
+        "parallelism, wall far above CPU means waiting (I/O or other load on the machine).",
         "",
         "## Timings",
         "",
-        "| Measurement | Tool | Median (s) | Min–max (s) | Result | Notes |",
-        "|---|---|---:|---:|---|---|",
+        "| Measurement | Tool | Median (s) | Min–max (s) | CPU (s) | Result | Notes |",
+        "|---|---|---:|---:|---:|---|---|",
     ]
     for row in report.rows:
         med, spread = _fmt_times(row)
+        cpu = "" if row.error or not row.cpu else f"{row.cpu_median:.3f}"
         notes = f"not available ({row.error})" if row.error else row.notes
-        lines.append(f"| {row.what} | {row.tool} | {med} | {spread} | {row.value} | {notes} |")
+        lines.append(
+            f"| {row.what} | {row.tool} | {med} | {spread} | {cpu} | {row.value} | {notes} |"
+        )
     lines += [
         "",
         "## Peak memory (one run, ndcg_cut.10)",
@@ -568,8 +650,17 @@ def render(report: Report, n_many: int) -> str:
         value = "n/a" if row.error else row.value
         notes = f"not available ({row.error})" if row.error else row.notes
         lines.append(f"| {row.what} | {row.tool} | {value} | {notes} |")
-    lines += ["", "## Targets", "", "| Target | Measured | Goal | Status |", "|---|---|---|---|"]
-    lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in targets(report, n_many)]
+    lines += [
+        "",
+        "## Targets",
+        "",
+        "Status is judged on the wall-clock medians above; the memory target on the "
+        "first process listed (the whole `manage.py evaluate`, when it exists).",
+        "",
+        "| Target | Measured (wall) | Same ratio by CPU time | Goal | Status |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [f"| {a} | {b} | {c} | {d} | {e} |" for a, b, c, d, e in targets(report, n_many)]
     return "\n".join(lines) + "\n"
 
 
