@@ -521,7 +521,7 @@ class Run(_Table):
         if len(bad):
             raise EngineInputError(
                 [
-                    InputError(name, int(i) + 1, f"score {sc[i]!r} is not a finite number")
+                    InputError(name, int(i) + 1, f"score {float(sc[i])!r} is not a finite number")
                     for i in bad[:100]
                 ],
                 len(bad),
@@ -648,7 +648,7 @@ class Qrels(_Table):
         if len(bad):
             raise EngineInputError(
                 [
-                    InputError(name, int(i) + 1, f"label {lab[i]!r} is not a finite number")
+                    InputError(name, int(i) + 1, f"label {float(lab[i])!r} is not a finite number")
                     for i in bad[:100]
                 ],
                 len(bad),

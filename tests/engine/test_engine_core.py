@@ -1,0 +1,237 @@
+"""The array-level core (evaluate_ranked) and the file-level policies built on it."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+
+from metrics.engine import (
+    JudgedPool,
+    Qrels,
+    Run,
+    evaluate,
+    evaluate_many,
+    evaluate_ranked,
+    required_depth,
+)
+
+NAN = np.nan
+
+
+def values(out: dict[str, np.ndarray]) -> list[list[float]]:
+    return [v.tolist() for v in out.values()]
+
+
+def test_evaluate_ranked_basic_measures():
+    ranked = np.array(
+        [
+            [2, NAN, 0, 1, -1],
+            [0, 0, NAN, 0, 0],
+            [NAN, NAN, 3, 9, 9],  # padding beyond n_ret=3 is ignored
+        ]
+    )
+    n_ret = [5, 5, 3]
+    judged = [np.array([2, 0, 1, -1, 3]), np.array([0, 0, 0, 0]), np.array([3, 1])]
+    out = evaluate_ranked(
+        ranked,
+        n_ret,
+        judged,
+        ["P.2", "recall.5", "recip_rank", "map", "Rprec", "bpref", "num_rel", "num_rel_ret"],
+    )
+    expected = np.array(
+        [
+            [0.5, 0.0, 0.0],
+            [2 / 3, 0.0, 0.5],
+            [1.0, 0.0, 1 / 3],
+            [(1 + 2 / 4) / 3, 0.0, (1 / 3) / 2],
+            [1 / 3, 0.0, 0.0],
+            # q1: D(2) first -> 1; D(1) at rank 4 after one judged non-relevant: 1 - 1/min(1,3)
+            [(1 + 0) / 3, 0.0, 1 / 2],
+            [3, 0, 2],
+            [2, 0, 1],
+        ]
+    )
+    np.testing.assert_allclose(np.array(values(out)), expected, atol=1e-15)
+
+
+def test_judged_at_k_and_err():
+    ranked = np.array([[3, NAN, -1, 0, NAN], [NAN, NAN, NAN, NAN, NAN]])
+    out = evaluate_ranked(
+        ranked, [5, 2], [np.array([3, -1, 0]), np.array([])], ["Judged@4", "Judged@10", "ERR@3"]
+    )
+    judged4, judged10, err = values(out)
+    assert judged4 == [3 / 4, 0.0]  # negative labels count as judged
+    assert judged10 == [3 / 5, 0.0]  # denominator: min(k, n_ret)
+    r1 = (2**3 - 1) / 16
+    assert err == pytest.approx([r1, 0.0])
+
+
+def gdeval_err(grades: list[float], k: int, top: float = 4) -> float:
+    """ERR as gdeval.pl computes it (a plain loop, for reference)."""
+    score, decay = 0.0, 1.0
+    for i, g in enumerate(grades[:k]):
+        r = (2 ** max(g, 0) - 1) / 2**top
+        score += r * decay / (i + 1)
+        decay *= 1 - r
+    return score
+
+
+def test_err_matches_reference_loop():
+    rng = np.random.default_rng(1)
+    ranked = rng.integers(-1, 5, size=(50, 30)).astype(float)
+    ranked[rng.random(ranked.shape) < 0.3] = NAN
+    n_ret = rng.integers(0, 31, 50)
+    (err,) = evaluate_ranked(ranked, n_ret, [np.array([])] * 50, ["ERR@20"]).values()
+    for i in range(50):
+        grades = [0.0 if np.isnan(x) else x for x in ranked[i, : n_ret[i]]]
+        assert err[i] == pytest.approx(gdeval_err(grades, 20), abs=1e-12)
+
+
+def test_truncated_ranking_depth():
+    # n_ret larger than the stored depth: counts use n_ret, measures see the stored part.
+    ranked = np.array([[1, 0, 1]])
+    out = evaluate_ranked(ranked, [100], [np.array([1, 1, 0, 1])], ["num_ret", "P.3", "Judged@10"])
+    assert values(out) == [[100.0], [2 / 3], [3 / 10]]
+
+
+def test_pool_object_and_take_share_one_query_across_runs():
+    judged = np.array([3, 2, 2, 1, 0, 0, -1])
+    pool = JudgedPool.from_sequences([judged]).take(np.zeros(100, int))
+    rng = np.random.default_rng(0)
+    ranked = rng.choice(judged, size=(100, 20)).astype(float)
+    a = evaluate_ranked(ranked, np.full(100, 20), pool, ["nDCG@10", "P@5", "AP"])
+    b = evaluate_ranked(ranked, np.full(100, 20), [judged] * 100, ["nDCG@10", "P@5", "AP"])
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key])
+    assert pool.take([-1, 0]).counts.tolist() == [0, 7]
+
+
+def test_hundred_runs_one_query_is_fast():
+    rng = np.random.default_rng(0)
+    judged = rng.integers(0, 5, 300).astype(float)
+    ranked = np.where(rng.random((100, 100)) < 0.5, rng.integers(0, 5, (100, 100)), NAN)
+    names = ["nDCG@10", "nDCG(gain=exp)@10", "P@10", "RR", "AP", "R@100", "Judged@10"]
+    evaluate_ranked(ranked, np.full(100, 100), [judged] * 100, names)  # warm up
+    best = math.inf
+    for _ in range(5):
+        t = time.perf_counter()
+        evaluate_ranked(ranked, np.full(100, 100), [judged] * 100, names)
+        best = min(best, time.perf_counter() - t)
+    assert best < 0.02
+
+
+def test_input_validation():
+    with pytest.raises(ValueError, match="2-D"):
+        evaluate_ranked(np.zeros(3), [3], [[1]], ["P@1"])
+    with pytest.raises(ValueError, match="n_ret"):
+        evaluate_ranked(np.zeros((2, 3)), [3], [[1], [1]], ["P@1"])
+    with pytest.raises(ValueError, match="judged_labels"):
+        evaluate_ranked(np.zeros((2, 3)), [3, 3], [[1]], ["P@1"])
+
+
+def test_zero_width_and_zero_queries():
+    out = evaluate_ranked(np.zeros((2, 0)), [0, 0], [[1], []], ["nDCG@10", "RR", "AP", "ERR@5"])
+    assert all(v.tolist() == [0.0, 0.0] for v in out.values())
+    out = evaluate_ranked(np.zeros((0, 5)), np.zeros(0, int), [], ["nDCG@10", "bpref"])
+    assert all(len(v) == 0 for v in out.values())
+
+
+# ----------------------------------------------------------------------------- policies
+QRELS = Qrels.from_arrays(["a", "a", "b", "c"], ["d1", "d2", "d1", "d1"], [1, 0, 2, 1])
+RUN = Run.from_arrays(["a", "a", "b", "z"], ["d1", "d2", "d9", "d1"], [2.0, 1.0, 1.0, 1.0])
+
+
+def test_missing_and_extra_query_policies():
+    res = evaluate(QRELS, RUN, ["P.1", "num_q", "num_rel", "nDCG(empty=one)@5"])
+    assert res.qids == ["a", "b", "c"]
+    assert res.missing_queries == ["c"] and res.ignored_queries == ["z"]
+    assert res.value("P.1") == pytest.approx(1 / 3)
+    assert res.value("num_q") == 3 and res.value("num_rel") == 3
+    assert res.value("P.1", "c") == 0.0
+    assert res.value("nDCG(empty=one)@5", "c") == 0.0  # absent from the run: 0
+    shared = evaluate(QRELS, RUN, ["P.1", "num_q"], missing="ignore")
+    assert shared.qids == ["a", "b"] and shared.value("P.1") == 0.5
+    assert shared.missing_queries == ["c"]
+    incl = evaluate(QRELS, RUN, ["P.1", "num_q", "nDCG(empty=one)@5"], extra="include")
+    assert incl.qids == ["a", "b", "c", "z"] and incl.ignored_queries == []
+    assert incl.value("num_q") == 4 and incl.value("nDCG(empty=one)@5", "z") == 1.0
+
+
+def test_evaluation_accessors():
+    res = evaluate(QRELS, RUN, ["ndcg_cut.10", "nDCG@10"])
+    canonical = "nDCG(gain=linear,discount=log2,ideal=global,empty=zero)@10"
+    assert set(res.means) >= {"ndcg_cut.10", "ndcg_cut_10", "nDCG@10", canonical}
+    assert res["ndcg_cut.10"] == res[canonical] == res.aggregates[canonical]
+    assert list(res.to_dict()) == ["ndcg_cut_10", canonical]
+    assert res.to_dict()["ndcg_cut_10"]["a"] == 1.0
+    rows = list(res.rows())
+    assert rows[-1][1] == "all" and len(rows) == 2 * 3 + 2
+
+
+def test_skewed_lengths_are_evaluated_in_blocks(monkeypatch):
+    import metrics.engine.evaluation as ev
+
+    monkeypatch.setattr(ev, "_CELL_BUDGET", 50)
+    qids = ["long"] * 200 + [f"s{i}" for i in range(30)]
+    docs = [f"d{i}" for i in range(200)] + ["d0"] * 30
+    run = Run.from_arrays(qids, docs, np.arange(230, dtype=float))
+    qrels = Qrels.from_arrays(qids, docs, np.arange(230) % 3)
+    names = ["map", "ndcg", "bpref", "Rprec"]
+    blocked = evaluate(qrels, run, names)
+    monkeypatch.setattr(ev, "_CELL_BUDGET", 1 << 30)
+    whole = evaluate(qrels, run, names)
+    for key in whole.per_query:
+        np.testing.assert_allclose(blocked.per_query[key], whole.per_query[key], atol=1e-12)
+
+
+def test_evaluate_many_matches_evaluate(tmp_path):
+    paths = []
+    for i in range(3):
+        p = tmp_path / f"run{i}.txt"
+        p.write_text(
+            "".join(
+                f"{q} Q0 d{d} 0 {((d * (i + 3)) % 7) / 2} tag{i}\n" for q in "ab" for d in range(9)
+            )
+        )
+        paths.append(p)
+    qrels = Qrels.from_arrays(
+        ["a"] * 9 + ["b"] * 9, [f"d{d}" for d in range(9)] * 2, [d % 3 for d in range(18)]
+    )
+    many = evaluate_many(qrels, paths, ["map", "ndcg_cut.5"], processes=2)
+    assert [r.run_tag for r in many] == ["tag0", "tag1", "tag2"]
+    for res, path in zip(many, paths, strict=True):
+        one = evaluate(qrels, path, ["map", "ndcg_cut.5"])
+        assert res.aggregates == one.aggregates
+    serial = evaluate_many(qrels, paths, ["map"], processes=1)
+    assert serial[2].value("map") == many[2].value("map")
+
+
+def test_evaluate_many_reports_errors_of_every_run(tmp_path):
+    good = tmp_path / "good.txt"
+    good.write_text("a Q0 d1 1 1 t\n")
+    bad1 = tmp_path / "bad1.txt"
+    bad1.write_text("a Q0 d1 1 x t\n")
+    bad2 = tmp_path / "bad2.txt"
+    bad2.write_text("a Q0 d1 1\n")
+    from metrics.engine import EngineInputError
+
+    with pytest.raises(EngineInputError) as exc:
+        evaluate_many(QRELS, [good, bad1, bad2], ["map"], processes=2)
+    assert [e.file for e in exc.value.errors] == [str(bad1), str(bad2)]
+
+
+def test_required_depth_gives_exact_values_on_truncated_rankings():
+    rng = np.random.default_rng(5)
+    ranked = np.where(rng.random((40, 60)) < 0.6, rng.integers(-1, 5, (40, 60)), NAN)
+    n_ret = np.full(40, 60)
+    judged = [np.concatenate([r[~np.isnan(r)], [4, 3]]) for r in ranked]
+    names = ["nDCG@10", "P@5", "RR@10", "AP@20", "Judged@10", "ERR@15", "nDCG(ideal=local)@10"]
+    d = required_depth(names)
+    assert d == 20
+    full = evaluate_ranked(ranked, n_ret, judged, names)
+    cut = evaluate_ranked(ranked[:, :d], n_ret, judged, names)
+    for key in full:
+        np.testing.assert_array_equal(full[key], cut[key])
