@@ -17,4 +17,5 @@ urlpatterns = [
     path("api/v1/", include("judging.api.urls")),
     path("api/v1/", include("metrics.api.urls")),
     path("", include("judging.urls")),
+    path("", include("metrics.urls")),
 ]

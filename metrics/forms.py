@@ -1,0 +1,163 @@
+"""Forms of the metrics pages: they validate input; services and selectors do the work."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django import forms
+from django.db.models import QuerySet
+
+from .models import Run, Team
+from .scoring import MeasureLabel
+
+DIFFICULTY_SORTS = {
+    "difficulty": "Hardest first",
+    "-difficulty": "Easiest first",
+    "rndcg": "Lowest RNDCG first",
+    "median": "Lowest median sNDCG first",
+    "query": "Query id",
+}
+
+
+def measure_choices(labels: Sequence[MeasureLabel]) -> list[tuple[str, str]]:
+    """Return ``(requested name, requested name)`` choices, one per distinct measure."""
+    return [(label.requested, label.requested) for label in labels]
+
+
+class RunChoiceField(forms.ModelChoiceField):
+    """A run chosen by id, shown as ``tag (team)``."""
+
+    def label_from_instance(self, obj: Run) -> str:
+        """Return the run's tag and team."""
+        return f"{obj.tag} ({obj.team.name})"
+
+
+class RunMultipleChoiceField(forms.ModelMultipleChoiceField):
+    """Several runs chosen by id, shown as ``tag (team)``."""
+
+    def label_from_instance(self, obj: Run) -> str:
+        """Return the run's tag and team."""
+        return f"{obj.tag} ({obj.team.name})"
+
+
+class RunSubmitForm(forms.Form):
+    """Upload one run file with its tag and description (and team, for multi-team users)."""
+
+    file = forms.FileField(
+        label="Run file",
+        help_text="TREC run format (qid Q0 docno rank score tag) or JSON lines.",
+    )
+    tag = forms.CharField(
+        max_length=100,
+        label="Tag",
+        help_text="The run's name; it must be new in this collection.",
+    )
+    description = forms.CharField(
+        required=False,
+        label="Description",
+        help_text="How the run was produced (optional).",
+        widget=forms.Textarea(attrs={"rows": 3}),
+    )
+    team = forms.ModelChoiceField(queryset=Team.objects.none(), label="Team", empty_label=None)
+
+    def __init__(self, *args: Any, teams: QuerySet[Team], **kwargs: Any) -> None:
+        """Offer the user's teams; drop the team field when there is only one."""
+        super().__init__(*args, **kwargs)
+        self.teams = list(teams)
+        self.fields["team"].queryset = teams
+        if len(self.teams) == 1:
+            del self.fields["team"]
+        self.fields["file"].widget.attrs.update({"data-upload-input": ""})
+
+    def selected_team(self) -> Team:
+        """Return the chosen team (the only one when the user has just one)."""
+        return self.cleaned_data.get("team") or self.teams[0]
+
+    def add_rejection(self, errors: list[dict[str, Any]]) -> None:
+        """Attach ``RunRejected.errors`` to the form: per field where known, else the file."""
+        for error in errors:
+            field = error.get("field")
+            message = error["message"]
+            if error.get("line"):
+                message = f"Line {error['line']}: {message}"
+            self.add_error(field if field in self.fields else "file", message)
+
+
+class MeasureForm(forms.Form):
+    """Choose which measure a chart shows."""
+
+    measure = forms.ChoiceField(label="Measure", required=False)
+
+    def __init__(self, *args: Any, labels: Sequence[MeasureLabel], **kwargs: Any) -> None:
+        """Offer the collection's measures; the first is the default."""
+        super().__init__(*args, **kwargs)
+        self.labels = list(labels)
+        self.fields["measure"].choices = measure_choices(self.labels)
+
+    def label(self) -> MeasureLabel | None:
+        """Return the chosen measure's label, or the first measure when none (or a bad one)."""
+        name = self.cleaned_data.get("measure") if self.is_valid() else None
+        for label in self.labels:
+            if label.requested == name:
+                return label
+        return self.labels[0] if self.labels else None
+
+
+class CompareForm(forms.Form):
+    """Choose two runs (A against B), or a baseline and several runs, and a measure."""
+
+    a = RunChoiceField(queryset=Run.objects.none(), required=False, label="Run A")
+    b = RunChoiceField(queryset=Run.objects.none(), required=False, label="Run B")
+    baseline = RunChoiceField(queryset=Run.objects.none(), required=False, label="Baseline")
+    runs = RunMultipleChoiceField(
+        queryset=Run.objects.none(),
+        required=False,
+        label="Runs",
+        help_text="Each is compared with the baseline; p-values are Holm-adjusted.",
+        widget=forms.SelectMultiple(attrs={"size": 6}),
+    )
+    measure = forms.ChoiceField(label="Measure", required=False)
+
+    def __init__(
+        self,
+        *args: Any,
+        runs: QuerySet[Run],
+        labels: Sequence[MeasureLabel],
+        **kwargs: Any,
+    ) -> None:
+        """Offer only the runs the user may see and the collection's measures."""
+        super().__init__(*args, **kwargs)
+        self.labels = list(labels)
+        for name in ("a", "b", "baseline", "runs"):
+            self.fields[name].queryset = runs
+        self.fields["measure"].choices = measure_choices(self.labels)
+
+    def clean(self) -> dict[str, Any]:
+        """Require either both of A and B, or a baseline and at least one run."""
+        data = super().clean()
+        if self.errors:
+            return data
+        if data.get("baseline") is not None:
+            others = [r for r in data.get("runs") or [] if r.pk != data["baseline"].pk]
+            if not others:
+                self.add_error("runs", "Choose at least one run other than the baseline.")
+            data["mode"] = "baseline"
+            data["compared"] = others
+        elif data.get("a") is not None or data.get("b") is not None:
+            if data.get("a") is None or data.get("b") is None:
+                self.add_error("b" if data.get("a") else "a", "Choose both runs.")
+            data["mode"] = "pair"
+            data["compared"] = [data["a"]] if data.get("a") else []
+            data["baseline"] = data.get("b")
+        else:
+            self.add_error(None, "Choose runs A and B, or a baseline and runs.")
+        return data
+
+    def label(self) -> MeasureLabel | None:
+        """Return the chosen measure's label (the first measure by default)."""
+        name = self.cleaned_data.get("measure") if hasattr(self, "cleaned_data") else None
+        for label in self.labels:
+            if label.requested == name:
+                return label
+        return self.labels[0] if self.labels else None

@@ -1,0 +1,15 @@
+"""Metrics pages: leaderboard, runs, comparisons and topic difficulty of a collection."""
+
+from django.urls import path
+
+from . import views
+
+app_name = "metrics"
+urlpatterns = [
+    path("c/<slug:slug>/leaderboard/", views.run_leaderboard, name="leaderboard"),
+    path("c/<slug:slug>/runs/new/", views.run_create, name="run_create"),
+    path("c/<slug:slug>/runs/<int:pk>/", views.run_detail, name="run_detail"),
+    path("c/<slug:slug>/runs/<int:pk>/file/", views.run_file, name="run_file"),
+    path("c/<slug:slug>/compare/", views.run_compare, name="compare"),
+    path("c/<slug:slug>/difficulty/", views.query_difficulty, name="difficulty"),
+]

@@ -1,0 +1,409 @@
+"""Metrics pages: leaderboard, run submission, run detail, comparison and topic difficulty.
+
+Thin views: they check access, validate input with a form, call selectors or a service
+and render. Access: coordinators see every run; team members see their own team's runs,
+and every run once the leaderboard is published; judges (only) get 404 on every page here,
+so judging stays blind. Charts are SVG rendered on the server by :mod:`metrics.charts`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_GET, require_http_methods
+
+from judging.models import Collection, Membership
+from judging.selectors import collection_for_member
+
+from . import charts
+from .engine.errors import MeasureError
+from .forms import DIFFICULTY_SORTS, CompareForm, MeasureForm, RunSubmitForm
+from .models import Run, Team
+from .scoring import MeasureLabel, measure_labels
+from .selectors import (
+    Viewer,
+    leaderboard,
+    run_for_owner,
+    run_for_viewer,
+    run_per_query,
+    viewer,
+    visible_runs,
+)
+from .selectors_compare import ComparisonError, compare_runs
+from .selectors_difficulty import DEFAULT_K, topic_difficulty
+from .services import RunRejected, run_submit
+
+Role = Membership.Role
+RUN_ROLES = (Role.COORDINATOR, Role.TEAM)
+COVERAGE_MEASURE = "Judged@10"
+
+
+def _see_other(url: str) -> HttpResponseRedirect:
+    """Return a 303 redirect, the right answer to a successful POST."""
+    response = HttpResponseRedirect(url)
+    response.status_code = 303
+    return response
+
+
+def _collection_and_viewer(request: HttpRequest, slug: str) -> tuple[Collection, Viewer]:
+    """Return the collection and what the user may see of it; 404 for judges and strangers."""
+    collection = collection_for_member(user=request.user, slug=slug, roles=RUN_ROLES)
+    return collection, viewer(user=request.user, collection=collection)
+
+
+def _measure_labels(collection: Collection) -> tuple[list[MeasureLabel], list[str]]:
+    """Return the collection's measures (one per canonical name) and any unreadable names."""
+    labels: list[MeasureLabel] = []
+    unreadable: list[str] = []
+    seen: set[str] = set()
+    for name in collection.measures:
+        try:
+            resolved = measure_labels([name])
+        except MeasureError:
+            unreadable.append(str(name))
+            continue
+        for label in resolved:
+            if label.canonical not in seen:
+                seen.add(label.canonical)
+                labels.append(label)
+    return labels, unreadable
+
+
+def _coverage_label(labels: list[MeasureLabel]) -> MeasureLabel | None:
+    """Return the Judged@10 measure (or another Judged@k) among the labels, if any."""
+    judged = [label for label in labels if label.canonical.startswith("Judged@")]
+    exact = [label for label in judged if label.canonical == COVERAGE_MEASURE]
+    return (exact or judged or [None])[0]
+
+
+def _is_low(value: float | None, threshold: float) -> bool:
+    """Return whether a coverage value is known and below the threshold."""
+    return value is not None and not math.isnan(value) and value < threshold
+
+
+def _base_context(collection: Collection, who: Viewer, active: str) -> dict:
+    """Return what every metrics page needs for its header and tabs."""
+    return {"collection": collection, "who": who, "active": active}
+
+
+@dataclass(frozen=True)
+class LeaderboardLine:
+    """One leaderboard row ready to render: rank, run, coverage and the measure cells."""
+
+    rank: int
+    run: Run
+    stale: bool
+    own: bool
+    coverage: float | None
+    low_coverage: bool
+    cells: list[float | None]
+
+
+@login_required
+@require_GET
+def run_leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
+    """Show the visible runs × the collection's measures, sortable by any measure."""
+    collection, who = _collection_and_viewer(request, slug)
+    labels, unreadable = _measure_labels(collection)
+    coverage = _coverage_label(labels)
+    columns = [label for label in labels if label is not coverage]
+    by_name = {label.canonical: label for label in labels}
+    by_name |= {label.requested: label for label in labels}
+    sort = by_name.get(request.GET.get("sort", ""), columns[0] if columns else coverage)
+    board = leaderboard(
+        collection=collection,
+        who=who,
+        measures=[label.canonical for label in labels],
+        sort=sort.canonical if sort else None,
+    )
+    threshold = collection.coverage_threshold
+    lines = []
+    for rank, row in enumerate(board.rows, start=1):
+        cov = row.scores.get(coverage.canonical) if coverage else None
+        lines.append(
+            LeaderboardLine(
+                rank=rank,
+                run=row.run,
+                stale=row.stale,
+                own=row.run.team_id in who.team_ids,
+                coverage=cov,
+                low_coverage=_is_low(cov, threshold),
+                cells=[row.scores.get(label.canonical) for label in columns],
+            )
+        )
+    context = _base_context(collection, who, "leaderboard") | {
+        "board": board,
+        "lines": lines,
+        "columns": columns,
+        "coverage": coverage,
+        "labels": labels,
+        "unreadable": unreadable,
+        "sort": sort,
+        "threshold_percent": round(threshold * 100),
+    }
+    return render(request, "metrics/run_leaderboard.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def run_create(request: HttpRequest, slug: str) -> HttpResponse:
+    """Upload a run for one of the user's teams; list every problem, or go to the run."""
+    collection, who = _collection_and_viewer(request, slug)
+    teams = Team.objects.filter(collection=collection, members=request.user).order_by("name")
+    if not who.may_submit:
+        raise Http404("You are not in a team of this collection.")
+    posted = request.method == "POST"
+    form = RunSubmitForm(
+        request.POST if posted else None, request.FILES if posted else None, teams=teams
+    )
+    if posted and form.is_valid():
+        upload = form.cleaned_data["file"]
+        if upload.size > settings.GRADED_RUN_MAX_BYTES:
+            form.add_error(
+                "file",
+                f"File is {upload.size} bytes; the limit is {settings.GRADED_RUN_MAX_BYTES}.",
+            )
+        else:
+            try:
+                run = run_submit(
+                    collection=collection,
+                    team=form.selected_team(),
+                    tag=form.cleaned_data["tag"],
+                    content=upload.read(),
+                    filename=upload.name,
+                    user=request.user,
+                    description=form.cleaned_data["description"],
+                )
+            except RunRejected as rejected:
+                form.add_rejection(rejected.errors)
+            else:
+                messages.success(request, f"Run {run.tag} was submitted and scored.")
+                url = reverse("metrics:run_detail", args=[collection.slug, run.pk])
+                if request.headers.get("X-Requested-With") == "XMLHttpRequest":
+                    # upload.js opens the run page itself (a followed redirect would eat
+                    # the message above).
+                    return HttpResponse(status=201, headers={"Location": url})
+                return _see_other(url)
+    context = _base_context(collection, who, "submit") | {
+        "form": form,
+        "max_megabytes": settings.GRADED_RUN_MAX_BYTES // (1024 * 1024),
+    }
+    return render(
+        request,
+        "metrics/run_create.html",
+        context,
+        status=400 if request.method == "POST" else 200,
+    )
+
+
+@dataclass(frozen=True)
+class QueryLine:
+    """One query of a run's per-query table."""
+
+    query: object
+    retrieved: int
+    coverage: float | None
+    low_coverage: bool
+    cells: list[float | None]
+    stale: bool
+
+
+def _nan_to_none(value: float) -> float | None:
+    """Return None for NaN, the float otherwise."""
+    value = float(value)
+    return None if math.isnan(value) else value
+
+
+@login_required
+@require_GET
+def run_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Show a run: metadata, mean scores, per-query scores and a chart of one measure."""
+    collection, who = _collection_and_viewer(request, slug)
+    run = run_for_viewer(collection=collection, who=who, run_id=pk)
+    labels, unreadable = _measure_labels(collection)
+    form = MeasureForm(request.GET or None, labels=labels)
+    chosen = form.label()
+    coverage = _coverage_label(labels)
+    columns = [label for label in labels if label is not coverage]
+    per_query = run_per_query(run=run, measures=[label.canonical for label in labels])
+    threshold = collection.coverage_threshold
+    version = collection.judgments_version
+    lines = []
+    for i, query in enumerate(per_query.queries):
+        cov = _nan_to_none(per_query.values[coverage.canonical][i]) if coverage else None
+        lines.append(
+            QueryLine(
+                query=query,
+                retrieved=per_query.retrieved[i],
+                coverage=cov,
+                low_coverage=_is_low(cov, threshold),
+                cells=[_nan_to_none(per_query.values[c.canonical][i]) for c in columns],
+                stale=per_query.versions[i] < version,
+            )
+        )
+    chart = None
+    if chosen is not None and lines:
+        chart = mark_safe(  # charts.bar_chart escapes all text
+            charts.bar_chart(
+                [line.query.external_id for line in lines],
+                per_query.values[chosen.canonical].tolist(),
+                title=f"{chosen.requested} per query — {run.tag}",
+                value_label=chosen.requested,
+                notes=[line.query.text for line in lines],
+                flagged=[line.low_coverage for line in lines],
+                flag_text=f"Judged@10 below {round(threshold * 100)}%",
+            )
+        )
+    context = _base_context(collection, who, "leaderboard") | {
+        "run": run,
+        "stale": run.scored_version < version,
+        "may_download": bool(run.source_file)
+        and (who.is_coordinator or run.team_id in who.team_ids),
+        "labels": labels,
+        "unreadable": unreadable,
+        "columns": columns,
+        "coverage": coverage,
+        "summary": [(label, run.scores.get(label.canonical)) for label in labels],
+        "lines": lines,
+        "low_count": sum(line.low_coverage for line in lines),
+        "form": form,
+        "chosen": chosen,
+        "chart": chart,
+        "threshold_percent": round(threshold * 100),
+    }
+    return render(request, "metrics/run_detail.html", context)
+
+
+@login_required
+@require_GET
+def run_file(request: HttpRequest, slug: str, pk: int) -> FileResponse:
+    """Send the run file as submitted, to its team's members and coordinators."""
+    collection, who = _collection_and_viewer(request, slug)
+    run = run_for_owner(collection=collection, who=who, run_id=pk)
+    if not run.source_file:
+        raise Http404("The run file is not kept.")
+    try:
+        handle = run.source_file.open("rb")
+    except FileNotFoundError as exc:
+        raise Http404("The run file is missing.") from exc
+    return FileResponse(
+        handle, as_attachment=True, filename=PurePosixPath(run.source_file.name).name
+    )
+
+
+@login_required
+@require_GET
+def run_compare(request: HttpRequest, slug: str) -> HttpResponse:
+    """Compare run A with run B, or a baseline with several runs, on one measure."""
+    collection, who = _collection_and_viewer(request, slug)
+    labels, unreadable = _measure_labels(collection)
+    runs = visible_runs(collection=collection, who=who).order_by("tag")
+    form = CompareForm(request.GET or None, runs=runs, labels=labels)
+    comparison = error = chosen = None
+    delta_charts: list[str] = []
+    if form.is_bound and form.is_valid() and (chosen := form.label()) is not None:
+        try:
+            comparison = compare_runs(
+                baseline=form.cleaned_data["baseline"],
+                runs=form.cleaned_data["compared"],
+                measure=chosen.canonical,
+            )
+        except ComparisonError as exc:
+            error = str(exc)
+        else:
+            names = [q.external_id for q in comparison.queries]
+            delta_charts = [
+                mark_safe(  # charts.delta_chart escapes all text
+                    charts.delta_chart(
+                        names,
+                        row.deltas,
+                        title=f"{chosen.requested}: {row.run.tag} − {comparison.baseline.tag}",
+                        a_name=row.run.tag,
+                        b_name=comparison.baseline.tag,
+                    )
+                )
+                for row in comparison.rows
+            ]
+    context = _base_context(collection, who, "compare") | {
+        "form": form,
+        "labels": labels,
+        "unreadable": unreadable,
+        "chosen": chosen,
+        "comparison": comparison,
+        "rows": list(zip(comparison.rows, delta_charts, strict=True)) if comparison else [],
+        "error": error,
+        "stale": bool(comparison)
+        and any(
+            r.scored_version < collection.judgments_version
+            for r in [comparison.baseline, *(row.run for row in comparison.rows)]
+        ),
+    }
+    return render(request, "metrics/run_compare.html", context)
+
+
+def _difficulty_key(sort: str):
+    """Return the sort key of a difficulty sort name (NaN always last)."""
+
+    def nan_last(value: float) -> tuple[bool, float]:
+        return (math.isnan(value), value)
+
+    keys = {
+        "difficulty": lambda t: (*nan_last(t.difficulty), nan_last(t.median), t.query.external_id),
+        "-difficulty": lambda t: (
+            math.isnan(t.difficulty),
+            -t.difficulty if not math.isnan(t.difficulty) else 0.0,
+            t.query.external_id,
+        ),
+        "rndcg": lambda t: (*nan_last(t.rndcg), t.query.external_id),
+        "median": lambda t: (*nan_last(t.median), t.query.external_id),
+        "query": lambda t: t.query.external_id,
+    }
+    return keys[sort]
+
+
+@login_required
+@require_GET
+def query_difficulty(request: HttpRequest, slug: str) -> HttpResponse:
+    """Show per live query the runs' sNDCG@10 box plot, difficulty ratio and RNDCG@10."""
+    collection, who = _collection_and_viewer(request, slug)
+    sort = request.GET.get("sort", "difficulty")
+    if sort not in DIFFICULTY_SORTS:
+        sort = "difficulty"
+    runs = list(visible_runs(collection=collection, who=who).order_by("tag"))
+    report = topic_difficulty(collection=collection, runs=runs, k=DEFAULT_K)
+    topics = sorted(report.topics, key=_difficulty_key(sort))
+    chart = None
+    if topics and runs:
+        chart = mark_safe(  # charts.box_plot escapes all text
+            charts.box_plot(
+                [
+                    charts.BoxGroup(
+                        t.query.external_id,
+                        t.sndcg.tolist(),
+                        note=t.query.text,
+                        annotation="–" if math.isnan(t.difficulty) else f"{t.difficulty:.2f}",
+                    )
+                    for t in topics
+                ],
+                annotation_label="difficulty",
+                title=f"sNDCG@{report.k} of {len(runs)} runs per query",
+                value_label=f"sNDCG@{report.k} (0 = random reranking of the pool)",
+            )
+        )
+    context = _base_context(collection, who, "difficulty") | {
+        "report": report,
+        "topics": topics,
+        "chart": chart,
+        "sort": sort,
+        "sorts": DIFFICULTY_SORTS,
+    }
+    return render(request, "metrics/query_difficulty.html", context)

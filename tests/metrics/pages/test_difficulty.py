@@ -1,0 +1,118 @@
+"""Topic difficulty from stored rows: the Gienapp et al. worked example, and the page."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+from django.urls import reverse
+
+from metrics.engine.standardized import rndcg
+from metrics.models import Run, RunQuery
+from metrics.selectors_difficulty import topic_difficulty
+from tests import factories
+from tests.metrics import pages_factories as pf
+
+pytestmark = pytest.mark.django_db
+
+POOL = {"a": 3, "b": 2, "c": 2, "d": 1, "e": 0, "f": 0, "g": 0, "h": 0}
+RUNS = {"ideal": "abcde", "mixed": "eafbg", "poor": "efghd"}
+EXPECTED = {"ideal": 1.0, "mixed": -0.0708, "poor": -0.9335}
+
+
+@pytest.fixture
+def example(world):
+    """Add the paper's worked example as query q9 with three runs, plus a document pool."""
+    coll = world.coll
+    query = factories.query(coll, "q9", text="worked example")
+    docs = {name: factories.document(coll, name) for name in "abcdefghxyz"}
+    pf.live_grades(coll, query, {docs[n]: float(g) for n, g in POOL.items()})
+    runs = [
+        pf.run(coll, world.team_a, tag, rankings={query: [docs[n] for n in order]})
+        for tag, order in RUNS.items()
+    ]
+    return {"query": query, "docs": docs, "runs": runs}
+
+
+def test_worked_example_from_stored_rows(world, example, django_assert_num_queries):
+    with django_assert_num_queries(3):
+        report = topic_difficulty(collection=world.coll, runs=example["runs"], k=5)
+    assert [t.query.external_id for t in report.topics] == ["q9"]
+    topic = report.topics[0]
+    assert topic.sndcg.tolist() == pytest.approx(list(EXPECTED.values()), abs=1e-4)
+    assert topic.difficulty == pytest.approx(1 / 3)
+    assert topic.beating_random == 1
+    assert topic.pool_size == 8
+    assert topic.rndcg == pytest.approx(rndcg([np.array(list(POOL.values()), float)], 5)[0])
+
+
+def test_unjudged_and_missing_rankings(world, example):
+    docs, query = example["docs"], example["query"]
+    # Unjudged documents (x, y, z) count as gain 0, like e..h; ranks beyond k are ignored.
+    same_as_poor = pf.run(
+        world.coll, world.team_b, "unjudged", rankings={query: [docs[n] for n in "xyzhd"]}
+    )
+    # A run with no ranking for q9 scores sNDCG 0 there: it does not beat random.
+    other_query = world.queries[0]
+    absent = pf.run(world.coll, world.team_b, "absent", rankings={other_query: [docs["a"]]})
+    report = topic_difficulty(
+        collection=world.coll, runs=[*example["runs"], same_as_poor, absent], k=5
+    )
+    topic = report.topics[0]
+    assert topic.sndcg[3] == pytest.approx(EXPECTED["poor"], abs=1e-4)
+    assert topic.sndcg[4] == 0.0
+    assert topic.difficulty == pytest.approx(1 / 5)
+
+
+def test_query_without_spread_is_undefined(world, example):
+    flat = factories.query(world.coll, "q10", text="all equal")
+    pf.live_grades(world.coll, flat, {example["docs"]["a"]: 1.0, example["docs"]["b"]: 1.0})
+    report = topic_difficulty(collection=world.coll, runs=example["runs"], k=5)
+    by_id = {t.query.external_id: t for t in report.topics}
+    assert math.isnan(by_id["q10"].difficulty)
+    assert by_id["q10"].difficulty_class is None
+
+
+def test_difficulty_page(world, example):
+    url = reverse("metrics:difficulty", args=[world.coll.slug])
+    response = world.client("coord").get(url)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert re.search(r'data-query="q9"', html)
+    row = re.search(r'data-query="q9">(.*?)</tr>', html, re.S).group(1)
+    k10 = topic_difficulty(collection=world.coll, runs=_visible(world), k=10).topics[0]
+    assert f"{k10.difficulty:.2f}" in row
+    assert f"{k10.rndcg:.4f}" in row
+    assert 'class="chart chart-boxes"' in html
+    assert 'class="chart-zero"' in html
+    assert "over 7 runs" in html
+
+
+def _visible(world):
+    return list(Run.objects.filter(collection=world.coll).order_by("tag"))
+
+
+def test_difficulty_page_sorts(world, example):
+    easy = factories.query(world.coll, "q0", text="easy one")
+    docs = example["docs"]
+    pf.live_grades(world.coll, easy, {docs["x"]: 2.0, docs["y"]: 0.0})
+    for run in example["runs"]:
+        RunQuery.objects.create(
+            run=run, query=easy, ranking=pf.ranking_bytes([docs["x"].pk]), retrieved=1
+        )
+    url = reverse("metrics:difficulty", args=[world.coll.slug])
+    order = re.findall(r'<tr data-query="([^"]+)"', world.client("coord").get(url).content.decode())
+    assert order == ["q9", "q0"]  # hardest first
+    html = world.client("coord").get(url + "?sort=-difficulty").content.decode()
+    assert re.findall(r'<tr data-query="([^"]+)"', html) == ["q0", "q9"]
+    html = world.client("coord").get(url + "?sort=query").content.decode()
+    assert re.findall(r'<tr data-query="([^"]+)"', html) == ["q0", "q9"]
+
+
+def test_team_members_see_difficulty_over_their_own_runs(world, example):
+    url = reverse("metrics:difficulty", args=[world.coll.slug])
+    html = world.client("bob").get(url).content.decode()
+    assert "over 2 runs of your team" in html
+    assert world.client("judy").get(url).status_code == 404

@@ -1,0 +1,141 @@
+"""The leaderboard page: content, sorting, flavour legend, stale and coverage marks, access."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from metrics.scoring import measure_labels
+from tests import factories
+from tests.metrics import pages_factories as pf
+
+pytestmark = pytest.mark.django_db
+
+
+def url(world, **params) -> str:
+    base = reverse("metrics:leaderboard", args=[world.coll.slug])
+    return base + ("?" + "&".join(f"{k}={v}" for k, v in params.items()) if params else "")
+
+
+def tags_in_order(html: str) -> list[str]:
+    return re.findall(r'<tr class="[^"]*" data-run="([^"]+)"', html)
+
+
+def test_coordinator_sees_every_run_best_first(world):
+    response = world.client("coord").get(url(world))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert tags_in_order(html) == ["b-dense", "a-bm25", "a-thin", "b-old"]
+    assert "0.6750" in html  # b-dense mean nDCG@10
+    assert "0.4500" in html  # a-bm25
+
+
+def test_sorting_by_any_measure_server_side(world):
+    html = world.client("coord").get(url(world, sort="P@10")).content.decode()
+    assert tags_in_order(html) == ["b-old", "a-bm25", "b-dense", "a-thin"]
+    assert 'aria-sort="descending"' in html
+    # The canonical name works as well, and an unknown one falls back to the first measure.
+    html = world.client("coord").get(url(world, sort=pf.P10)).content.decode()
+    assert tags_in_order(html)[0] == "b-old"
+    html = world.client("coord").get(url(world, sort="bogus")).content.decode()
+    assert tags_in_order(html)[0] == "b-dense"
+
+
+def test_headers_and_legend_spell_every_flavour(world):
+    html = world.client("coord").get(url(world)).content.decode()
+    for label in measure_labels(world.coll.measures):
+        assert f'title="{label.canonical}"' in html
+        assert f'<code class="canonical">{label.canonical}</code>' in html
+        if label.trec_name:
+            assert f"<code>{label.trec_name}</code>" in html
+    assert "nDCG(gain=linear,discount=log2,ideal=global,empty=zero)@10" in html
+    assert "ndcg_cut.10" in html
+    assert ">nDCG@10</a>" in html
+
+
+def test_stale_rows_are_marked_never_current(world):
+    html = world.client("coord").get(url(world)).content.decode()
+    row = re.search(r'data-run="b-old">.*?</tr>', html, re.S).group(0)
+    assert "recomputing — scores from version 3" in row
+    assert "is-stale" in html.split('data-run="b-old"')[0].rsplit("<tr", 1)[1]
+    fresh = re.search(r'data-run="b-dense">.*?</tr>', html, re.S).group(0)
+    assert "recomputing" not in fresh
+
+
+def test_low_coverage_warning(world):
+    html = world.client("coord").get(url(world)).content.decode()
+    thin = re.search(r'data-run="a-thin">.*?</tr>', html, re.S).group(0)
+    assert "data-low-coverage" in thin
+    assert "below 90%" in thin
+    assert "0.63" in thin  # mean Judged@10 of the thin run (0.625)
+    good = re.search(r'data-run="a-bm25">.*?</tr>', html, re.S).group(0)
+    assert "data-low-coverage" not in good
+
+
+def test_version_and_time_shown(world):
+    html = world.client("coord").get(url(world)).content.decode()
+    assert "version 5" in html
+    assert world.coll.judgments_changed_at.strftime("%Y-%m-%d %H:%M") in html
+
+
+@pytest.mark.parametrize(
+    ("who", "published", "expected"),
+    [
+        ("alice", False, {"a-bm25", "a-thin"}),
+        ("bob", False, {"b-dense", "b-old"}),
+        ("alice", True, {"a-bm25", "a-thin", "b-dense", "b-old"}),
+        ("bob", True, {"a-bm25", "a-thin", "b-dense", "b-old"}),
+        ("coord", False, {"a-bm25", "a-thin", "b-dense", "b-old"}),
+    ],
+)
+def test_visibility_matrix(world, who, published, expected):
+    world.coll.leaderboard_published = published
+    world.coll.save()
+    response = world.client(who).get(url(world))
+    assert response.status_code == 200
+    assert set(tags_in_order(response.content.decode())) == expected
+
+
+@pytest.mark.parametrize("who", ["judy", "stranger"])
+@pytest.mark.parametrize("published", [False, True])
+def test_judges_and_strangers_get_404(world, who, published):
+    world.coll.leaderboard_published = published
+    world.coll.save()
+    assert world.client(who).get(url(world)).status_code == 404
+
+
+def test_anonymous_is_sent_to_login(world):
+    response = Client().get(url(world))
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("login"))
+
+
+def test_empty_leaderboard(db):
+    coll = factories.collection("empty")
+    usr = factories.user("teamless")
+    pf.team(coll, "Solo", [usr])
+    client = Client()
+    client.force_login(usr)
+    html = client.get(reverse("metrics:leaderboard", args=["empty"])).content.decode()
+    assert "No runs to show yet" in html
+
+
+def test_query_count_is_constant(world, django_assert_num_queries):
+    client = world.client("coord")
+    client.get(url(world))  # warm the session
+    with django_assert_num_queries(6):
+        assert client.get(url(world)).status_code == 200
+    for i in range(30):
+        team = world.team_a if i % 2 else world.team_b
+        pf.run(
+            world.coll,
+            team,
+            f"extra{i}",
+            per_query={q: {"nDCG@10": i / 40, "Judged@10": 0.5} for q in world.queries},
+        )
+    with django_assert_num_queries(6):
+        response = client.get(url(world))
+    assert len(tags_in_order(response.content.decode())) == 34
