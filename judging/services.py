@@ -21,6 +21,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from . import aggregation
+from .db import update_rows
 from .models import (
     GRADE_MAX,
     GRADE_MIN,
@@ -120,12 +121,10 @@ def _refresh_live_grades(
             )
         elif (existing.grade, existing.human_count, existing.llm_count) != (grade, humans, llms):
             existing.grade, existing.human_count, existing.llm_count = grade, humans, llms
-            existing.version = version
+            existing.version, existing.updated_at = version, timezone.now()
             changed.append(existing)
     LiveGrade.objects.bulk_create(created, batch_size=1000)
-    LiveGrade.objects.bulk_update(
-        changed, ["grade", "human_count", "llm_count", "version"], batch_size=1000
-    )
+    update_rows(changed, ["grade", "human_count", "llm_count", "version", "updated_at"])
 
 
 def _bump_version(collection_id: int, query_ids: Iterable[int], *, bulk: bool) -> int:
@@ -544,10 +543,8 @@ def judgments_import(
     now = timezone.now()
     for judgment in changed:
         judgment.updated_at = now
-    Judgment.objects.bulk_update(
-        changed,
-        ["grade", "status", "note", "seconds", "abstain_probability", "updated_at"],
-        batch_size=1000,
+    update_rows(
+        changed, ["grade", "status", "note", "seconds", "abstain_probability", "updated_at"]
     )
     JudgmentEvent.objects.bulk_create(events, batch_size=1000)
     touched = {e.query_id for e in events}
