@@ -244,10 +244,17 @@ class _View:
 class _Context:
     """Everything one call of :func:`evaluate_ranked` shares between measures."""
 
-    def __init__(self, labels: F64, n_ret: NDArray[np.int64], pool: JudgedPool) -> None:
+    def __init__(
+        self,
+        labels: F64,
+        n_ret: NDArray[np.int64],
+        pool: JudgedPool,
+        abstain: F64 | None = None,
+    ) -> None:
         nq, depth = labels.shape
         self.nq = nq
         self.pool = pool
+        self.abstain = abstain
         n_eff = np.minimum(n_ret, depth)
         valid = np.arange(depth)[None, :] < n_eff[:, None]
         full = labels if valid.all() else np.where(valid, labels, np.nan)
@@ -418,10 +425,28 @@ def _num_rel_ret(m: Measure, ctx: _Context) -> F64:
     return ctx.full.rel(m.rel).sum(axis=1).astype(np.float64)
 
 
-def _external(m: Measure, ctx: _Context) -> F64:
-    from . import _external as ext
+def _udcg(m: Measure, ctx: _Context) -> F64:
+    from .udcg import udcg
 
-    return ext.compute(m, ctx)
+    v = ctx.full
+    return udcg(v.rel(m.rel), ctx.abstain, v.n_eff, m.cutoff, w_irr=m.w_irr)
+
+
+def _pool_lists(pool: JudgedPool) -> list[F64]:
+    return np.split(pool.label, pool.starts[1:]) if pool.n_queries else []
+
+
+def _sndcg(m: Measure, ctx: _Context) -> F64:
+    from .standardized import sndcg
+
+    v = ctx.full
+    return sndcg(v.L, v.n_eff, _pool_lists(ctx.pool), m.cutoff, gain=m.gain)  # type: ignore[arg-type]
+
+
+def _rndcg(m: Measure, ctx: _Context) -> F64:
+    from .standardized import rndcg
+
+    return rndcg(_pool_lists(ctx.pool), m.cutoff, gain=m.gain)  # type: ignore[arg-type]
 
 
 _FAMILIES: dict[str, Callable[[Measure, _Context], F64]] = {
@@ -439,9 +464,9 @@ _FAMILIES: dict[str, Callable[[Measure, _Context], F64]] = {
     "NumRet": _num_ret,
     "NumRel": _num_rel,
     "NumRelRet": _num_rel_ret,
-    "UDCG": _external,
-    "sNDCG": _external,
-    "RNDCG": _external,
+    "UDCG": _udcg,
+    "sNDCG": _sndcg,
+    "RNDCG": _rndcg,
 }
 
 
@@ -467,6 +492,7 @@ def evaluate_ranked(
     *,
     rel_level: float = 1,
     scale_top: float = DEFAULT_SCALE_TOP,
+    abstain: ArrayLike | None = None,
 ) -> dict[str, F64]:
     """Evaluate measures on padded rankings; return ``{canonical name: per-query values}``.
 
@@ -482,6 +508,8 @@ def evaluate_ranked(
         measures: names in any accepted spelling (see :mod:`metrics.engine.measures`).
         rel_level: default relevance level of binary measures (trec_eval ``-l``).
         scale_top: top grade of the scale, for ``ideal=max`` and ``ERR``.
+        abstain: optional float ``(n_queries, depth)`` of per-document abstention
+            probabilities for ``UDCG`` (NaN or ``None``: 0).
 
     Returns:
         One float64 array of length ``n_queries`` per distinct canonical name.  A
@@ -502,15 +530,25 @@ def evaluate_ranked(
     if nq and nret.min() < 0:
         raise ValueError("n_ret must be non-negative")
     pool = as_pool(judged_labels, nq)
+    p0 = None
+    if abstain is not None:
+        p0 = np.asarray(abstain, dtype=np.float64)
+        if p0.shape != labels.shape:
+            raise ValueError(f"abstain has shape {p0.shape}, ranked_labels {labels.shape}")
     ms = parse_measures(measures, rel_level=rel_level, scale_top=scale_top)
-    return compute(ms, labels, nret, pool)
+    return compute(ms, labels, nret, pool, abstain=p0)
 
 
 def compute(
-    measures: Sequence[Measure], labels: F64, n_ret: NDArray[np.int64], pool: JudgedPool
+    measures: Sequence[Measure],
+    labels: F64,
+    n_ret: NDArray[np.int64],
+    pool: JudgedPool,
+    *,
+    abstain: F64 | None = None,
 ) -> dict[str, F64]:
     """Evaluate already parsed measures (no input checks; see :func:`evaluate_ranked`)."""
-    ctx = _Context(labels, n_ret, pool)
+    ctx = _Context(labels, n_ret, pool, abstain)
     out: dict[str, F64] = {}
     for m in measures:
         name = m.canonical

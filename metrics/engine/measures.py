@@ -18,6 +18,7 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from functools import lru_cache
 
 from .errors import MeasureError
@@ -39,10 +40,16 @@ EXTERNAL_FAMILIES = frozenset({"UDCG", "sNDCG", "RNDCG"})
 
 
 def _fmt(x: float) -> str:
-    """Format a parameter value: integers without a decimal point, others by repr."""
-    if float(x).is_integer():
+    """Format a parameter value: ``1`` not ``1.0``, ``-1/3`` rather than 16 digits."""
+    x = float(x)
+    if x.is_integer():
         return str(int(x))
-    return repr(float(x))
+    text = repr(x)
+    if len(text) > 8:
+        frac = Fraction(x).limit_denominator(1000)
+        if float(frac) == x:
+            return f"{frac.numerator}/{frac.denominator}"
+    return text
 
 
 @dataclass(frozen=True)
@@ -164,7 +171,7 @@ def _canonical(m: Measure) -> str:
     if fam == "NumRelRet":
         return f"NumRet(rel={_fmt(m.rel)})"
     if fam == "UDCG":
-        return f"UDCG(rel={_fmt(m.rel)},w_irr={_fmt(m.w_irr)}{jo}){at}"
+        return f"UDCG(rel={_fmt(m.rel)},w_irr={_fmt(m.w_irr)}){at}"
     if fam in ("sNDCG", "RNDCG"):
         return f"{fam}(gain={m.gain}){at}"
     raise AssertionError(fam)  # pragma: no cover
@@ -206,7 +213,9 @@ def _depth(m: Measure) -> int | None:
     fam = m.family
     if fam in ("NumQ", "NumRet", "NumRel"):
         return 0
-    if fam in ("NumRelRet", "Rprec", "Bpref", "sNDCG") or m.judged_only:
+    if fam == "RNDCG":
+        return 0
+    if fam in ("NumRelRet", "Rprec", "Bpref") or m.judged_only:
         return None
     if fam == "nDCG" and m.ideal == "recall":
         return None
@@ -272,11 +281,11 @@ _ALLOWED = {
     "NumRet": {"rel"},
     "NumRel": {"rel"},
     "NumRelRet": {"rel"},
-    "UDCG": {"rel", "w_irr", "judged_only", "cutoff"},
+    "UDCG": {"rel", "w_irr", "cutoff"},
     "sNDCG": {"gain", "cutoff"},
     "RNDCG": {"gain", "cutoff"},
 }
-_CUTOFF_REQUIRED = {"P", "R", "Success", "Judged", "sNDCG", "RNDCG"}
+_CUTOFF_REQUIRED = {"P", "R", "Success", "Judged"}
 
 _IR_RE = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?:\((.*)\))?\s*(?:@\s*(\S+))?\s*$", re.S)
 _TREC_RE = re.compile(r"^\s*([A-Za-z_]+?)(?:[._](.+))?\s*$", re.S)
@@ -315,8 +324,12 @@ def _split_top(text: str) -> list[str]:
 
 def _number(text: str, what: str) -> float:
     try:
-        value = float(text)
-    except ValueError:
+        if "/" in text:  # a fraction such as -1/3
+            num, den = text.split("/", 1)
+            value = float(num) / float(den)
+        else:
+            value = float(text)
+    except (ValueError, ZeroDivisionError):
         raise MeasureError(f"{what} must be a number, got {text!r}") from None
     if not math.isfinite(value):
         raise MeasureError(f"{what} must be finite, got {text!r}")

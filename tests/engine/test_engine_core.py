@@ -235,3 +235,34 @@ def test_required_depth_gives_exact_values_on_truncated_rankings():
     cut = evaluate_ranked(ranked[:, :d], n_ret, judged, names)
     for key in full:
         np.testing.assert_array_equal(full[key], cut[key])
+
+
+def test_udcg_and_standardized_measures_are_wired_in():
+    from metrics.engine.standardized import rndcg, sndcg
+    from metrics.engine.udcg import udcg
+
+    ranked = np.array([[2, NAN, 0, 1, -1], [0, 0, NAN, 0, 0]])
+    judged = [np.array([2, 0, 1, -1, 3]), np.array([0, 0, 0, 0])]
+    p0 = np.full((2, 5), 0.25)
+    names = ["UDCG@3", "UDCG(w_irr=-1/2,rel=2)@4", "sNDCG@3", "sNDCG(gain=exp)", "RNDCG@3"]
+    out = evaluate_ranked(ranked, [5, 3], judged, names, abstain=p0)
+    assert list(out) == [
+        "UDCG(rel=1,w_irr=-1/3)@3",
+        "UDCG(rel=2,w_irr=-0.5)@4",
+        "sNDCG(gain=linear)@3",
+        "sNDCG(gain=exp)",
+        "RNDCG(gain=linear)@3",
+    ]
+    got = list(out.values())
+    np.testing.assert_array_equal(got[0], udcg(ranked >= 1, p0, [5, 3], 3))
+    np.testing.assert_array_equal(got[1], udcg(ranked >= 2, p0, [5, 3], 4, w_irr=-0.5))
+    np.testing.assert_array_equal(got[2], sndcg(ranked, [5, 3], judged, 3))
+    np.testing.assert_array_equal(got[3], sndcg(ranked, [5, 3], judged, None, gain="exp"))
+    np.testing.assert_array_equal(got[4], rndcg(judged, 3))
+    assert required_depth(["UDCG@10", "sNDCG@5", "RNDCG@20"]) == 10
+    # file level: undefined sNDCG (NaN) is left out of the mean
+    qrels = Qrels.from_arrays(["a", "a", "b"], ["d1", "d2", "d1"], [2, 0, 1])
+    run = Run.from_arrays(["a", "a", "b"], ["d2", "d1", "d1"], [2.0, 1.0, 1.0])
+    res = evaluate(qrels, run, ["sNDCG@2"])
+    assert np.isnan(res.value("sNDCG@2", "b"))
+    assert res.value("sNDCG@2") == res.value("sNDCG@2", "a")
