@@ -20,6 +20,7 @@ install: $(VENV)/.installed
 ## Set up, migrate the SQLite database, load the demo and serve on $(HOST).
 run: install
 	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py load_demo
 	@echo "Graded is starting: open http://$(HOST)/ and log in with a demo account above."
 	$(BIN)/python manage.py runserver $(HOST)

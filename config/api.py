@@ -18,7 +18,8 @@ def _flatten(detail: Any, field: str | None = None) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
         for key, value in detail.items():
             name = key if field is None else f"{field}.{key}"
-            items.extend(_flatten(value, None if key == "non_field_errors" else name))
+            top_level = key in ("non_field_errors", "detail")
+            items.extend(_flatten(value, None if top_level else name))
         return items
     if isinstance(detail, list):
         if detail and all(isinstance(d, dict) and "message" in d for d in detail):

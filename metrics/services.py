@@ -118,19 +118,24 @@ def run_submit(
         unknown_document_count=unknown_count,
     )
     run.source_file.save(filename.rsplit("/", 1)[-1] or "run.txt", ContentFile(content), save=False)
-    run.save()
-    rankings = [
-        RunQuery(
-            run=run,
-            query_id=queries[qid],
-            ranking=doc_pks[doc_index].astype(RANKING_DTYPE).tobytes(),
-            retrieved=len(doc_index),
-        )
-        for qid, doc_index in zip(parsed.qids, parsed.rankings, strict=True)
-    ]
-    RunQuery.objects.bulk_create(rankings, batch_size=500)
-    pool_from_run(run=run, depth=collection.pool_depth, rankings=rankings)
-    runs_score(collection=collection, run_ids=[run.pk])
+    stored = run.source_file.name
+    try:
+        run.save()
+        rankings = [
+            RunQuery(
+                run=run,
+                query_id=queries[qid],
+                ranking=doc_pks[doc_index].astype(RANKING_DTYPE).tobytes(),
+                retrieved=len(doc_index),
+            )
+            for qid, doc_index in zip(parsed.qids, parsed.rankings, strict=True)
+        ]
+        RunQuery.objects.bulk_create(rankings, batch_size=500)
+        pool_from_run(run=run, depth=collection.pool_depth, rankings=rankings)
+        runs_score(collection=collection, run_ids=[run.pk])
+    except BaseException:
+        run.source_file.storage.delete(stored)  # the database rolls back; so does the file
+        raise
     run.refresh_from_db()
     return run
 

@@ -140,6 +140,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Relevance judgments, runs and evaluation scores.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    "ENUM_NAME_OVERRIDES": {
+        "JudgmentStatusEnum": "judging.models.Judgment.Status",
+        "RunStatusEnum": "metrics.models.Run.Status",
+    },
 }
 
 # Background work: Celery with a broker when CELERY_BROKER_URL is set, inline otherwise.

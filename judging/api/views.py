@@ -13,7 +13,6 @@ from functools import cached_property
 from typing import Any, ClassVar
 
 from django import forms
-from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404
 from django_filters import rest_framework as filters
 from drf_spectacular.types import OpenApiTypes
@@ -122,29 +121,6 @@ def _int_param(request: Request, name: str) -> int | None:
         raise exceptions.ValidationError({name: "A whole number is required."}) from None
 
 
-class ErrorBodyMixin:
-    """Give non-field errors (401, 403, 404, 405, ...) a bare ``{"message"}`` item.
-
-    The project handler flattens DRF's ``{"detail": ...}`` into an item with
-    ``"field": "detail"``; setting ``errors`` on the exception makes it render as is.
-    """
-
-    def handle_exception(self, exc: Exception) -> Response:
-        """Pre-render the error items of exceptions that concern no field."""
-        if isinstance(exc, Http404):
-            exc = exceptions.NotFound()
-        elif isinstance(exc, DjangoPermissionDenied):
-            exc = exceptions.PermissionDenied()
-        if (
-            isinstance(exc, exceptions.APIException)
-            and not isinstance(exc, exceptions.ValidationError)
-            and getattr(exc, "errors", None) is None
-            and isinstance(exc.detail, str)
-        ):
-            exc.errors = [{"message": str(exc.detail)}]
-        return super().handle_exception(exc)
-
-
 SLUG = OpenApiParameter("slug", OpenApiTypes.STR, OpenApiParameter.PATH, description="Collection.")
 INCLUDE_MISSING = OpenApiParameter(
     "include_missing",
@@ -154,7 +130,7 @@ INCLUDE_MISSING = OpenApiParameter(
 )
 
 
-class CollectionScopedView(ErrorBodyMixin, generics.GenericAPIView):
+class CollectionScopedView(generics.GenericAPIView):
     """Base of the endpoints under ``collections/<slug>/``.
 
     Subclasses map HTTP methods to the roles allowed (``role_rules``). Looking up the
@@ -217,7 +193,7 @@ class CollectionScopedView(ErrorBodyMixin, generics.GenericAPIView):
         responses={200: CollectionSerializer(many=True), **_errors(401)},
     )
 )
-class CollectionListView(ErrorBodyMixin, generics.ListAPIView):
+class CollectionListView(generics.ListAPIView):
     """Collections the user belongs to."""
 
     serializer_class = CollectionSerializer
@@ -772,7 +748,7 @@ class QrelsView(CollectionScopedView):
         responses={201: JudgeSerializer, **_errors(400, 401, 403)},
     ),
 )
-class JudgeListCreateView(ErrorBodyMixin, generics.ListCreateAPIView):
+class JudgeListCreateView(generics.ListCreateAPIView):
     """Judges, and registering LLM judges."""
 
     serializer_class = JudgeSerializer
@@ -796,7 +772,7 @@ class JudgeListCreateView(ErrorBodyMixin, generics.ListCreateAPIView):
         responses={200: JudgeSerializer, **_errors(401, 404)},
     )
 )
-class JudgeDetailView(ErrorBodyMixin, generics.RetrieveAPIView):
+class JudgeDetailView(generics.RetrieveAPIView):
     """One judge the user may see."""
 
     serializer_class = JudgeSerializer

@@ -218,3 +218,23 @@ def test_bad_files_are_refused_with_lines_and_leave_nothing(world, content, line
     assert fragment in first["message"].lower()
     assert not Run.objects.exists() and not RunQuery.objects.exists()
     assert (Document.objects.count(), PoolEntry.objects.count()) == counts
+
+
+def test_an_unexpected_failure_after_storing_leaves_no_file(world, monkeypatch, settings, tmp_path):
+    coll, _, _, team, _ = world
+    settings.MEDIA_ROOT = tmp_path
+
+    def explode(**_):
+        raise RuntimeError("scoring failed")
+
+    monkeypatch.setattr(services, "runs_score", explode)
+    with pytest.raises(RuntimeError):
+        services.run_submit(
+            collection=coll,
+            team=team,
+            tag="boom",
+            content=_run_content(8, "boom"),
+            filename="boom.txt",
+            user=None,
+        )
+    assert not [p for p in tmp_path.rglob("*") if p.is_file()]
