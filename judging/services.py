@@ -570,3 +570,129 @@ def live_grades_rebuild(*, collection: Collection) -> None:
     query_ids = list(collection.queries.values_list("pk", flat=True))
     _bump_version(collection.pk, query_ids, bulk=True)
     _refresh_live_grades(collection_id=collection.pk, policy_name=policy_name, query_ids=query_ids)
+
+
+@dataclass(frozen=True)
+class QueryRow:
+    """One query of an import, with its line (or item) number."""
+
+    line: int
+    external_id: str
+    text: str
+    description: str = ""
+    narrative: str = ""
+
+
+@dataclass(frozen=True)
+class DocumentRow:
+    """One document of an import, with its line (or item) number."""
+
+    line: int
+    external_id: str
+    title: str = ""
+    body: str = ""
+    url: str = ""
+    extra: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class UpsertSummary:
+    """What an import of queries or documents changed."""
+
+    created: int
+    updated: int
+
+
+def _check_rows(
+    rows: Sequence[QueryRow] | Sequence[DocumentRow], *, what: str, text_required: bool = False
+) -> list[str]:
+    """Return ``line N:`` messages for empty, spaced or repeated ids (and empty texts)."""
+    errors: list[str] = []
+    seen: dict[str, int] = {}
+    for row in rows:
+        if text_required and not row.text.strip():
+            errors.append(f"line {row.line}: {what} text is empty")
+        external_id = row.external_id.strip()
+        if not external_id:
+            errors.append(f"line {row.line}: {what} id is empty")
+        elif any(c.isspace() for c in external_id):
+            errors.append(f"line {row.line}: {what} id {external_id!r} contains white space")
+        elif external_id in seen:
+            errors.append(
+                f"line {row.line}: {what} id {external_id!r} repeated (first on line "
+                f"{seen[external_id]})"
+            )
+        else:
+            seen[external_id] = row.line
+    return errors
+
+
+@transaction.atomic
+def queries_import(*, collection: Collection, rows: Sequence[QueryRow]) -> UpsertSummary:
+    """Create or update queries by external id, all or nothing (errors name their lines)."""
+    errors = _check_rows(rows, what="query", text_required=True)
+    if errors:
+        raise ValidationError(errors)
+    existing = {q.external_id: q for q in collection.queries.all()}
+    created, updated = [], []
+    for row in rows:
+        query = existing.get(row.external_id.strip())
+        if query is None:
+            created.append(
+                Query(
+                    collection=collection,
+                    external_id=row.external_id.strip(),
+                    text=row.text,
+                    description=row.description,
+                    narrative=row.narrative,
+                )
+            )
+        elif (query.text, query.description, query.narrative) != (
+            row.text,
+            row.description,
+            row.narrative,
+        ):
+            query.text, query.description, query.narrative = (
+                row.text,
+                row.description,
+                row.narrative,
+            )
+            updated.append(query)
+    Query.objects.bulk_create(created, batch_size=1000)
+    update_rows(updated, ["text", "description", "narrative"])
+    return UpsertSummary(created=len(created), updated=len(updated))
+
+
+@transaction.atomic
+def documents_import(*, collection: Collection, rows: Sequence[DocumentRow]) -> UpsertSummary:
+    """Create or update documents by external id, all or nothing (errors name their lines).
+
+    Id-only documents (pooled from runs, ``has_content=False``) receive their content and
+    become visible to judges.
+    """
+    errors = _check_rows(rows, what="document")
+    if errors:
+        raise ValidationError(errors)
+    wanted = [row.external_id.strip() for row in rows]
+    existing = {d.external_id: d for d in collection.documents.filter(external_id__in=wanted)}
+    created, updated = [], []
+    for row in rows:
+        fields = {
+            "title": row.title,
+            "body": row.body,
+            "url": row.url,
+            "extra": row.extra or {},
+            "has_content": True,
+        }
+        document = existing.get(row.external_id.strip())
+        if document is None:
+            created.append(
+                Document(collection=collection, external_id=row.external_id.strip(), **fields)
+            )
+        elif any(getattr(document, name) != value for name, value in fields.items()):
+            for name, value in fields.items():
+                setattr(document, name, value)
+            updated.append(document)
+    Document.objects.bulk_create(created, batch_size=1000)
+    update_rows(updated, ["title", "body", "url", "extra", "has_content"])
+    return UpsertSummary(created=len(created), updated=len(updated))

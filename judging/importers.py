@@ -1,0 +1,146 @@
+"""Parse query, document and pair files into service rows, naming the line of every problem.
+
+Formats (UTF-8):
+    queries    JSON Lines ``{"qid", "text", "description", "narrative"}`` (``id``/``query_id``
+               for the id, ``query``/``title`` for the text), or TSV ``qid<TAB>text``.
+    documents  JSON Lines ``{"docno", "title", "body", "url", ...}`` (``id``/``doc_id``/
+               ``_id`` for the id, ``text``/``contents`` for the body); other keys go to
+               ``extra``.
+    pairs      ``qid docno`` per line (white-space separated).
+Blank lines and lines starting with ``#`` are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from django.core.exceptions import ValidationError
+
+from .services import DocumentRow, PairRow, QueryRow
+
+QUERY_ID_KEYS = ("qid", "query_id", "id")
+QUERY_TEXT_KEYS = ("text", "query", "title")
+DOCUMENT_ID_KEYS = ("docno", "doc_id", "id", "_id")
+DOCUMENT_BODY_KEYS = ("body", "text", "contents")
+
+
+def _lines(data: bytes, name: str) -> Iterator[tuple[int, str]]:
+    """Yield (line number, text) of the non-blank, non-comment lines of a UTF-8 file."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ValidationError([f"line {line}: {name} is not valid UTF-8"]) from None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip() and not line.lstrip().startswith("#"):
+            yield number, line
+
+
+def _first(obj: dict[str, Any], keys: tuple[str, ...]) -> tuple[str | None, Any]:
+    """Return the first of ``keys`` present in ``obj`` and its value."""
+    for key in keys:
+        if key in obj:
+            return key, obj[key]
+    return None, None
+
+
+def _json_objects(data: bytes, name: str) -> tuple[list[tuple[int, dict]], list[str]]:
+    """Parse JSON Lines into (line, object) pairs and ``line N:`` errors."""
+    objects, errors = [], []
+    for number, line in _lines(data, name):
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            errors.append(f"line {number}: not valid JSON ({exc.msg})")
+            continue
+        if not isinstance(obj, dict):
+            errors.append(f"line {number}: expected a JSON object")
+            continue
+        objects.append((number, obj))
+    return objects, errors
+
+
+def _is_json_lines(data: bytes) -> bool:
+    """Return whether the file looks like JSON Lines (its first character is ``{``)."""
+    return data.lstrip()[:1] == b"{"
+
+
+def parse_queries(data: bytes, name: str = "queries") -> list[QueryRow]:
+    """Parse a queries file; raise ``ValidationError`` listing every bad line."""
+    rows: list[QueryRow] = []
+    errors: list[str] = []
+    if _is_json_lines(data):
+        objects, errors = _json_objects(data, name)
+        for number, obj in objects:
+            _, qid = _first(obj, QUERY_ID_KEYS)
+            _, text = _first(obj, QUERY_TEXT_KEYS)
+            if qid is None or text is None:
+                errors.append(
+                    f"line {number}: needs a query id ({'/'.join(QUERY_ID_KEYS)}) "
+                    f"and a text ({'/'.join(QUERY_TEXT_KEYS)})"
+                )
+                continue
+            rows.append(
+                QueryRow(
+                    line=number,
+                    external_id=str(qid),
+                    text=str(text),
+                    description=str(obj.get("description") or ""),
+                    narrative=str(obj.get("narrative") or ""),
+                )
+            )
+    else:
+        for number, line in _lines(data, name):
+            parts = line.split("\t")
+            if len(parts) < 2:
+                errors.append(f"line {number}: expected 'qid<TAB>text'")
+                continue
+            rows.append(QueryRow(line=number, external_id=parts[0].strip(), text=parts[1]))
+    if errors:
+        raise ValidationError(errors)
+    return rows
+
+
+def parse_documents(data: bytes, name: str = "documents") -> list[DocumentRow]:
+    """Parse a JSON Lines documents file; raise ``ValidationError`` listing every bad line."""
+    if not _is_json_lines(data) and data.strip():
+        raise ValidationError(["line 1: documents must be JSON Lines (one object per line)"])
+    objects, errors = _json_objects(data, name)
+    rows: list[DocumentRow] = []
+    for number, obj in objects:
+        id_key, docno = _first(obj, DOCUMENT_ID_KEYS)
+        if docno is None:
+            errors.append(f"line {number}: needs a document id ({'/'.join(DOCUMENT_ID_KEYS)})")
+            continue
+        body_key, body = _first(obj, DOCUMENT_BODY_KEYS)
+        known = {id_key, body_key, "title", "url"}
+        rows.append(
+            DocumentRow(
+                line=number,
+                external_id=str(docno),
+                title=str(obj.get("title") or ""),
+                body=str(body or ""),
+                url=str(obj.get("url") or ""),
+                extra={k: v for k, v in obj.items() if k not in known},
+            )
+        )
+    if errors:
+        raise ValidationError(errors)
+    return rows
+
+
+def parse_pairs(data: bytes, name: str = "pairs") -> list[PairRow]:
+    """Parse ``qid docno`` lines; raise ``ValidationError`` listing every bad line."""
+    rows: list[PairRow] = []
+    errors: list[str] = []
+    for number, line in _lines(data, name):
+        parts = line.split()
+        if len(parts) != 2:
+            errors.append(f"line {number}: expected 'qid docno', found {len(parts)} fields")
+            continue
+        rows.append(PairRow(number, parts[0], parts[1]))
+    if errors:
+        raise ValidationError(errors)
+    return rows
