@@ -9,7 +9,7 @@ so judging stays blind. Charts are SVG rendered on the server by :mod:`metrics.c
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
 from django.conf import settings
@@ -61,7 +61,11 @@ def _collection_and_viewer(request: HttpRequest, slug: str) -> tuple[Collection,
 
 
 def _measure_labels(collection: Collection) -> tuple[list[MeasureLabel], list[str]]:
-    """Return the collection's measures (one per canonical name) and any unreadable names."""
+    """Return the collection's measures (one per canonical name) and any unreadable names.
+
+    A name that stands for several measures (trec_eval's ``P`` is P@5 … P@1000) yields one
+    label per measure, each headed by its own trec_eval name so that headers stay distinct.
+    """
     labels: list[MeasureLabel] = []
     unreadable: list[str] = []
     seen: set[str] = set()
@@ -72,6 +76,8 @@ def _measure_labels(collection: Collection) -> tuple[list[MeasureLabel], list[st
             unreadable.append(str(name))
             continue
         for label in resolved:
+            if len(resolved) > 1:  # "P" means P@5 … P@1000: give each its own short name
+                label = replace(label, requested=label.trec_name or label.canonical)
             if label.canonical not in seen:
                 seen.add(label.canonical)
                 labels.append(label)

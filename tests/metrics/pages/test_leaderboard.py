@@ -139,3 +139,14 @@ def test_query_count_is_constant(world, django_assert_num_queries):
     with django_assert_num_queries(6):
         response = client.get(url(world))
     assert len(tags_in_order(response.content.decode())) == 34
+
+
+def test_expanding_and_unreadable_measure_names(world):
+    world.coll.measures = ["nDCG@10", "P", "bogus", "Judged@10"]
+    world.coll.save()
+    html = world.client("coord").get(url(world, sort="P.10")).content.decode()
+    for cutoff in (5, 10, 1000):
+        assert f">P.{cutoff}</a>" in html
+        assert f'title="P(rel=1)@{cutoff}"' in html
+    assert "Not understood, left out: bogus." in html
+    assert tags_in_order(html)[0] == "b-old"  # best P@10
