@@ -3,7 +3,7 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from config import profile
 
@@ -13,7 +13,11 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/profile/", profile.profile, name="profile"),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path(
+        "api/v1/docs/",
+        SpectacularSwaggerSplitView.as_view(url_name="api-schema"),
+        name="api-docs",
+    ),
     path("api/v1/", include("judging.api.urls")),
     path("api/v1/", include("metrics.api.urls")),
     path("", include("judging.urls")),

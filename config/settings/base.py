@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "judging",
     "metrics",
 ]
@@ -140,6 +141,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Relevance judgments, runs and evaluation scores.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI from the vendored sidecar package: no CDN, no inline script.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {
         "JudgmentStatusEnum": "judging.models.Judgment.Status",
         "RunStatusEnum": "metrics.models.Run.Status",

@@ -12,3 +12,6 @@ STORAGES = {
 }
 MEDIA_ROOT = BASE_DIR / ".test-media"  # noqa: F405
 LOGGING = {"version": 1, "disable_existing_loggers": False}
+# Serve static files straight from the finders, as in development (nothing is collected).
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = True
