@@ -313,7 +313,12 @@ def run_compare(request: HttpRequest, slug: str) -> HttpResponse:
     collection, who = _collection_and_viewer(request, slug)
     labels, unreadable = _measure_labels(collection)
     runs = visible_runs(collection=collection, who=who).order_by("tag")
-    form = CompareForm(request.GET or None, runs=runs, labels=labels)
+    get = request.GET
+    submitted = "measure" in get or {"a", "b"} <= get.keys() or {"baseline", "runs"} <= get.keys()
+    if submitted:
+        form = CompareForm(get, runs=runs, labels=labels)
+    else:  # a link such as the run page's "Compare…" only preselects runs
+        form = CompareForm(initial=get.dict(), runs=runs, labels=labels)
     comparison = error = chosen = None
     delta_charts: list[str] = []
     if form.is_bound and form.is_valid() and (chosen := form.label()) is not None:

@@ -132,10 +132,15 @@ def test_form_errors_and_invisible_runs(world):
     html = client.get(url(world, ("a", world.runs["a-bm25"].pk), ("b", hidden.pk))).content.decode()
     assert "Select a valid choice" in html
     assert 'data-run="b-dense"' not in html
-    html = client.get(url(world, ("a", world.runs["a-bm25"].pk))).content.decode()
+    mine = world.runs["a-bm25"].pk
+    html = client.get(url(world, ("a", mine), ("b", ""), ("measure", "AP"))).content.decode()
     assert "Choose both runs" in html
-    html = client.get(url(world, ("baseline", world.runs["a-bm25"].pk))).content.decode()
+    html = client.get(url(world, ("baseline", mine), ("measure", "AP"))).content.decode()
     assert "Choose at least one run other than the baseline" in html
+    # A link naming one run only preselects it (the run page's "Compare…").
+    html = client.get(url(world, ("b", mine))).content.decode()
+    assert "form-errors" not in html
+    assert f'<option value="{mine}" selected>a-bm25 (Team A)</option>' in html
     html = client.get(reverse("metrics:compare", args=[world.coll.slug])).content.decode()
     assert "Choose two runs, or a baseline" in html
 
