@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
 
 from . import engine
 from .engine.measures import Measure, parse_measures
@@ -93,7 +94,10 @@ def read_run(content: bytes, *, name: str) -> ParsedRun:
     """
     run = engine.read_run(content, name=name)
     order, starts, counts = run.ranking()
-    encoded = run.docnos.dictionary_encode()
+    docnos_column = run.docnos
+    if isinstance(docnos_column, pa.ChunkedArray):
+        docnos_column = docnos_column.combine_chunks()
+    encoded = docnos_column.dictionary_encode()
     doc_index = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     docnos = [d.decode("utf-8", "surrogateescape") for d in encoded.dictionary.to_pylist()]
     ranked = doc_index[order]
