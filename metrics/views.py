@@ -9,6 +9,7 @@ so judging stays blind. Charts are SVG rendered on the server by :mod:`metrics.c
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
@@ -21,7 +22,7 @@ from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods
 
-from judging.models import Collection, Membership
+from judging.models import Collection, Membership, Query
 from judging.selectors import collection_for_member
 
 from . import charts
@@ -39,7 +40,7 @@ from .selectors import (
     visible_runs,
 )
 from .selectors_compare import ComparisonError, compare_runs
-from .selectors_difficulty import DEFAULT_K, topic_difficulty
+from .selectors_difficulty import DEFAULT_K, TopicDifficulty, topic_difficulty
 from .services import RunRejected, run_submit
 
 Role = Membership.Role
@@ -215,7 +216,7 @@ def run_create(request: HttpRequest, slug: str) -> HttpResponse:
 class QueryLine:
     """One query of a run's per-query table."""
 
-    query: object
+    query: Query
     retrieved: int
     coverage: float | None
     low_coverage: bool
@@ -361,7 +362,7 @@ def run_compare(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "metrics/run_compare.html", context)
 
 
-def _difficulty_key(sort: str):
+def _difficulty_key(sort: str) -> Callable[[TopicDifficulty], tuple]:
     """Return the sort key of a difficulty sort name (NaN always last)."""
 
     def nan_last(value: float) -> tuple[bool, float]:
