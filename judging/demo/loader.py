@@ -12,11 +12,12 @@ from django.db import transaction
 from judging import services
 from judging.models import Collection, Document, Membership, PoolEntry, Query
 
-from .content import demo_content
+from .content import DemoContent, demo_content
 
 DEMO_SLUG = "home-garden-demo"
 DEMO_NAME = "Graded demo: home & garden search"
 DEMO_JUDGES_PER_PAIR = 2
+SEED_PAIRS_PER_QUERY = 5
 LOGIN_URL = "http://127.0.0.1:8000/accounts/login/"
 GUIDELINES_PATH = Path(__file__).with_name("guidelines.md")
 
@@ -90,6 +91,19 @@ def _ensure_user(
 
 
 @transaction.atomic
+def _seed_documents(content: DemoContent) -> dict[str, set[str]]:
+    """Return, per query, the documents a coordinator put in the pool by hand.
+
+    The demo starts with :data:`SEED_PAIRS_PER_QUERY` pairs per query (the first by
+    document id); submitted runs pool their unjudged top-k on top of these, which is how
+    a real campaign grows its pool.
+    """
+    by_query: dict[str, list[str]] = {}
+    for r in content.reference:
+        by_query.setdefault(r.query_external_id, []).append(r.document_external_id)
+    return {q: set(sorted(docs)[:SEED_PAIRS_PER_QUERY]) for q, docs in by_query.items()}
+
+
 def demo_load(*, reset: bool = False, reset_passwords: bool = True) -> DemoSummary:
     """Create whatever is missing of the demo collection, its pool and the demo accounts.
 
@@ -141,6 +155,7 @@ def demo_load(*, reset: bool = False, reset_passwords: bool = True) -> DemoSumma
     ]
     Document.objects.bulk_create(new_documents, batch_size=500)
 
+    seeds = _seed_documents(content)
     pairs = [
         services.PairRow(
             line=line,
@@ -148,6 +163,7 @@ def demo_load(*, reset: bool = False, reset_passwords: bool = True) -> DemoSumma
             document_external_id=r.document_external_id,
         )
         for line, r in enumerate(content.reference, start=1)
+        if r.document_external_id in seeds[r.query_external_id]
     ]
     pairs_created = services.pool_add(
         collection=collection, pairs=pairs, source=PoolEntry.Source.IMPORT
