@@ -18,6 +18,7 @@ from .engine.measures import Measure, parse_measures
 from .models import RANKING_DTYPE
 
 InputError = engine.EngineInputError
+MeasureError = engine.MeasureError
 ROWS_PER_CHUNK = 2000  # bounds the padded label matrix (rows × depth floats) in memory
 
 

@@ -340,3 +340,59 @@ def run_delete(*, run: Run) -> None:
     run.delete()
     if stored:
         transaction.on_commit(lambda: storage.delete(stored))
+
+
+@transaction.atomic
+def collection_settings_update(
+    *,
+    collection: Collection,
+    measures: list[str] | None = None,
+    coverage_threshold: float | None = None,
+    leaderboard_published: bool | None = None,
+) -> Collection:
+    """Change a collection's leaderboard settings; a new measure set rescores every run.
+
+    Every measure name is checked with the engine first; unknown names raise
+    ``ValidationError`` on ``measures`` naming each bad entry, and nothing changes.
+    """
+    fields: list[str] = []
+    if measures is not None:
+        cleaned = [m.strip() for m in measures if m.strip()]
+        if not cleaned:
+            raise ValidationError({"measures": "Give at least one measure."})
+        problems = []
+        for number, name in enumerate(cleaned, start=1):
+            try:
+                scoring.measure_labels([name])
+            except scoring.MeasureError as exc:
+                problems.append(f"line {number}: {name!r}: {exc}")
+        if problems:
+            raise ValidationError({"measures": problems})
+        collection.measures = cleaned
+        fields.append("measures")
+    if coverage_threshold is not None:
+        if not 0.0 <= coverage_threshold <= 1.0:
+            raise ValidationError({"coverage_threshold": "Must be between 0 and 1."})
+        collection.coverage_threshold = coverage_threshold
+        fields.append("coverage_threshold")
+    if leaderboard_published is not None:
+        collection.leaderboard_published = leaderboard_published
+        fields.append("leaderboard_published")
+    if fields:
+        collection.save(update_fields=fields)
+    if "measures" in fields:
+        runs_score(collection=collection)
+    return collection
+
+
+@transaction.atomic
+def runs_repool(*, collection: Collection, depth: int) -> int:
+    """Pool every run's unjudged top-``depth`` documents; remember the depth; return added."""
+    if depth < 1:
+        raise ValidationError({"depth": "Pool depth must be at least 1."})
+    collection.pool_depth = depth
+    collection.save(update_fields=["pool_depth"])
+    return sum(
+        pool_from_run(run=run, depth=depth)
+        for run in Run.objects.filter(collection=collection).select_related("collection")
+    )

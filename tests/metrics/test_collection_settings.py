@@ -1,0 +1,60 @@
+"""Coordinators change measures (rescoring every run), publication and the pool depth."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from judging import services as judging_services
+from judging.models import Collection, PoolEntry
+from metrics import scoring, services
+from metrics.models import Run
+from tests import factories
+from tests.metrics.test_live_scores import trec
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def scored(coll):
+    Collection.objects.filter(pk=coll.pk).update(pool_depth=1)
+    coll.refresh_from_db()
+    q = factories.query(coll, "q1")
+    docs = [factories.document(coll, f"d{i}") for i in range(6)]
+    judge = factories.human_judge(factories.user())
+    for d, g in zip(docs[:3], [3, 0, 1], strict=True):
+        judging_services.judgment_record(judge=judge, query=q, document=d, grade=g)
+    team = services.team_create(collection=coll, name="T")
+    content = trec([("q1", f"d{i}", 10.0 - i) for i in range(6)])
+    run = services.run_submit(
+        collection=coll, team=team, tag="r", content=content, filename="r.txt", user=None
+    )
+    return run
+
+
+def test_a_new_measure_set_rescores_every_run(coll, scored):
+    services.collection_settings_update(collection=coll, measures=["P@2", "ndcg_cut.3"])
+    run = Run.objects.get(pk=scored.pk)
+    assert set(run.scores) == set(scoring.canonical_names(["P@2", "ndcg_cut.3"]))
+    assert run.scores[scoring.canonical_names(["P@2"])[0]] == pytest.approx(0.5)
+
+
+def test_unknown_measures_are_named_and_nothing_changes(coll, scored):
+    before = Collection.objects.get(pk=coll.pk).measures
+    with pytest.raises(ValidationError) as exc:
+        services.collection_settings_update(
+            collection=coll, measures=["P@10", "nDCG(gain=cubic)@10", "bogus"]
+        )
+    problems = exc.value.message_dict["measures"]
+    assert [p.split(":")[0] for p in problems] == ["line 2", "line 3"]
+    assert Collection.objects.get(pk=coll.pk).measures == before
+
+
+def test_repool_at_a_deeper_depth_adds_only_unjudged_pairs(coll, scored):
+    assert not PoolEntry.objects.exists()  # depth 1: d0 is the top and already judged
+    added = services.runs_repool(collection=coll, depth=5)
+    pooled = set(PoolEntry.objects.values_list("document__external_id", flat=True))
+    assert pooled == {"d3", "d4"} and added == 2  # d1, d2 judged; d5 below depth
+    assert Collection.objects.get(pk=coll.pk).pool_depth == 6
+    with pytest.raises(ValidationError):
+        services.runs_repool(collection=coll, depth=0)
