@@ -55,6 +55,6 @@ def test_repool_at_a_deeper_depth_adds_only_unjudged_pairs(coll, scored):
     added = services.runs_repool(collection=coll, depth=5)
     pooled = set(PoolEntry.objects.values_list("document__external_id", flat=True))
     assert pooled == {"d3", "d4"} and added == 2  # d1, d2 judged; d5 below depth
-    assert Collection.objects.get(pk=coll.pk).pool_depth == 6
+    assert Collection.objects.get(pk=coll.pk).pool_depth == 5
     with pytest.raises(ValidationError):
         services.runs_repool(collection=coll, depth=0)
