@@ -12,6 +12,7 @@ words holding its bytes, NUL-padded to a multiple of 8.  From the words we get
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -41,6 +42,20 @@ def _word_multiplier(j: int) -> np.uint64:
     return np.uint64((0x9E3779B97F4A7C15 * (2 * j + 1) + 0x632BE59BD9B4E019) % (1 << 64) | 1)
 
 
+def binary_from_list(values: Sequence[bytes]) -> pa.BinaryArray:
+    """Build a binary array from Python bytes (from buffers: ``pa.array`` imports pandas)."""
+    lens = np.fromiter((len(v) for v in values), np.int64, len(values))
+    offsets = np.zeros(len(values) + 1, np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    if offsets[-1] >= 2**31:
+        raise ValueError("identifiers too large in total (over 2 GiB)")
+    return pa.Array.from_buffers(
+        pa.binary(),
+        len(values),
+        [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(b"".join(values))],
+    )
+
+
 def as_binary(values: object) -> pa.BinaryArray:
     """Return ``values`` (a pyarrow array, numpy array or sequence of str/bytes) as binary."""
     if isinstance(values, pa.ChunkedArray):
@@ -49,10 +64,9 @@ def as_binary(values: object) -> pa.BinaryArray:
         arr = values
     else:
         seq = values.tolist() if isinstance(values, np.ndarray) else list(values)  # type: ignore[attr-defined]
-        conv = [
-            v if isinstance(v, bytes) else str(v).encode("utf-8", "surrogateescape") for v in seq
-        ]
-        arr = pa.array(conv, pa.binary())
+        return binary_from_list(
+            [v if isinstance(v, bytes) else str(v).encode("utf-8", "surrogateescape") for v in seq]
+        )
     if pa.types.is_large_binary(arr.type) or pa.types.is_large_string(arr.type):
         arr = arr.cast(pa.large_binary()).cast(pa.binary())
     if pa.types.is_string(arr.type):
@@ -64,6 +78,54 @@ def as_binary(values: object) -> pa.BinaryArray:
     return arr
 
 
+def bytes_list(arr: pa.BinaryArray | pa.ChunkedArray) -> list[bytes]:
+    """Return every value as Python bytes (read from the buffers, no pandas)."""
+    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    out: list[bytes] = []
+    for c in chunks:
+        if len(c) == 0:
+            continue
+        off = _offsets(c).tolist()
+        data = c.buffers()[2]
+        raw = data.to_pybytes() if data is not None else b""
+        out.extend(raw[a:b] for a, b in itertools.pairwise(off))
+    return out
+
+
+def value_at(arr: pa.BinaryArray, i: int) -> bytes:
+    """Return value ``i`` as bytes."""
+    off = _offsets(arr)
+    data = arr.buffers()[2]
+    if data is None:
+        return b""
+    return bytes(memoryview(data)[int(off[i]) : int(off[i + 1])])
+
+
+def bool_values(arr: pa.Array | pa.ChunkedArray) -> NDArray[np.bool_]:
+    """Return a boolean array without nulls as numpy (``to_numpy`` would import pandas)."""
+    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    parts = []
+    for c in chunks:
+        if len(c) == 0:
+            continue
+        bits = np.frombuffer(c.buffers()[1], np.uint8)
+        parts.append(np.unpackbits(bits, bitorder="little")[c.offset : c.offset + len(c)])
+    return np.concatenate(parts).astype(bool) if parts else np.zeros(0, bool)
+
+
+def float_values(arr: pa.Array | pa.ChunkedArray) -> NDArray[np.float64]:
+    """Return a float64 array without nulls as numpy (no pandas)."""
+    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    parts = [
+        np.frombuffer(c.buffers()[1], np.float64, count=len(c), offset=c.offset * 8)
+        for c in chunks
+        if len(c)
+    ]
+    if not parts:
+        return np.zeros(0)
+    return parts[0].copy() if len(parts) == 1 else np.concatenate(parts)
+
+
 def _offsets(arr: pa.BinaryArray) -> NDArray[np.int32]:
     return np.frombuffer(arr.buffers()[1], np.int32, count=len(arr) + 1, offset=arr.offset * 4)
 
@@ -73,41 +135,65 @@ def lengths(arr: pa.BinaryArray) -> NDArray[np.int32]:
     return np.diff(_offsets(arr))
 
 
-def words(arr: pa.BinaryArray) -> NDArray[np.uint64]:
-    """Return the values' bytes as a ``(n, w)`` uint64 matrix, NUL-padded to ``8 * w`` bytes."""
-    n = len(arr)
+def _chunk_width(arr: pa.BinaryArray) -> int:
+    if len(arr) == 0:
+        return 8
+    off = _offsets(arr)
+    return max(8, -(-int((off[1:] - off[:-1]).max()) // 8) * 8)
+
+
+def _fill(arr: pa.BinaryArray, out: NDArray[np.uint8]) -> None:
+    """Copy the values of ``arr`` into the zeroed byte matrix ``out`` (one row each)."""
+    n, width = out.shape
     if n == 0:
-        return np.zeros((0, 1), np.uint64)
+        return
     off = _offsets(arr)
     lens = np.diff(off)
-    width = max(8, -(-int(lens.max()) // 8) * 8)
     data_buf = arr.buffers()[2]
     data = np.frombuffer(data_buf, np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
     lo, hi = int(off[0]), int(off[-1])
-    if int(lens.min()) == width:  # every value already exactly ``width`` bytes long
-        mat = np.ascontiguousarray(data[lo:hi]).reshape(n, width)
-        return mat.view(np.uint64)
-    if int(lens.min()) == int(lens.max()):  # fixed length, pad with a single copy
-        length = int(lens[0])
-        mat = np.zeros((n, width), np.uint8)
-        if length:
-            mat[:, :length] = data[lo:hi].reshape(n, length)
-        return mat.view(np.uint64)
+    short, long_ = int(lens.min()), int(lens.max())
+    if short == long_:  # fixed length: one strided copy
+        if short:
+            out[:, :short] = data[lo:hi].reshape(n, short)
+        return
     # Variable length: let Arrow pad (fast C++), check it really produced fixed width.
-    as_str = pa.Array.from_buffers(
-        pa.string(), n, [None, arr.buffers()[1], data_buf], 0, arr.offset
-    )
-    padded = pc.ascii_rpad(as_str, width=width, padding="\x00")
+    if pa.types.is_binary(arr.type):
+        arr = pa.Array.from_buffers(
+            pa.string(), n, [None, arr.buffers()[1], data_buf], 0, arr.offset
+        )
+    padded = pc.ascii_rpad(arr, width=width, padding="\x00")
     poff = np.frombuffer(padded.buffers()[1], np.int32, count=n + 1, offset=padded.offset * 4)
     if int(poff[-1]) - int(poff[0]) == n * width:
         pdata = np.frombuffer(padded.buffers()[2], np.uint8)
-        mat = np.ascontiguousarray(pdata[int(poff[0]) : int(poff[-1])]).reshape(n, width)
-        return mat.view(np.uint64)
-    out = np.zeros(n * width, np.uint8)  # general fallback: scatter every byte
+        out[:] = pdata[int(poff[0]) : int(poff[-1])].reshape(n, width)
+        return
+    flat = out.reshape(-1)  # general fallback: scatter every byte
     dest = np.arange(hi - lo, dtype=np.int64)
     dest += np.repeat(np.arange(n, dtype=np.int64) * width - (off[:-1] - lo), lens)
-    out[dest] = data[lo:hi]
-    return out.reshape(n, width).view(np.uint64)
+    flat[dest] = data[lo:hi]
+
+
+def words(arr: pa.BinaryArray | pa.ChunkedArray) -> NDArray[np.uint64]:
+    """Return the values' bytes as a ``(n, w)`` uint64 matrix, NUL-padded to ``8 * w`` bytes.
+
+    ``arr`` is a binary array or a chunked one (as the CSV reader returns it).
+    """
+    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    n = sum(len(c) for c in chunks)
+    width = max((_chunk_width(c) for c in chunks), default=8)
+    if len(chunks) == 1 and n:
+        c = chunks[0]
+        off = _offsets(c)
+        if int(off[0]) == 0 and int((off[1:] - off[:-1]).min()) == width:  # zero-copy view
+            data = np.frombuffer(c.buffers()[2], np.uint8)[: n * width]
+            return data.reshape(n, width).view(np.uint64)
+    out = np.zeros((n, width), np.uint8)
+    row = 0
+    for c in chunks:
+        _fill(c, out[row : row + len(c)])
+        row += len(c)
+    return out.view(np.uint64)
 
 
 def hash_words(w: NDArray[np.uint64]) -> NDArray[np.uint64]:
@@ -176,11 +262,10 @@ def codes_for(arr: pa.BinaryArray) -> tuple[list[str], NDArray[np.int32]]:
         return [], np.zeros(0, np.int32)
     change = np.ones(n, bool)
     if n > 1:
-        eq = pc.equal(arr[1:], arr[:-1])
-        change[1:] = ~np.asarray(eq.to_numpy(zero_copy_only=False), dtype=bool)
+        change[1:] = ~bool_values(pc.equal(arr[1:], arr[:-1]))
     starts = np.flatnonzero(change)
     if len(starts) <= 50_000:
-        names = [decode(v) for v in arr.take(pa.array(starts)).to_pylist()]
+        names = [decode(value_at(arr, i)) for i in starts.tolist()]
         index: dict[str, int] = {}
         block_codes = np.fromiter(
             (index.setdefault(name, len(index)) for name in names), np.int32, len(names)
@@ -188,8 +273,9 @@ def codes_for(arr: pa.BinaryArray) -> tuple[list[str], NDArray[np.int32]]:
         counts = np.diff(np.append(starts, n))
         return list(index), np.repeat(block_codes, counts)
     uniq = pc.unique(arr)
-    idx = pc.index_in(arr, value_set=uniq).to_numpy(zero_copy_only=False).astype(np.int32)
-    names = [decode(v) for v in uniq.to_pylist()]
+    found = pc.index_in(arr, value_set=uniq)
+    idx = np.frombuffer(found.buffers()[1], np.int32, count=n, offset=found.offset * 4).copy()
+    names = [decode(v) for v in bytes_list(uniq)]
     return names, idx
 
 

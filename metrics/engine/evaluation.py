@@ -36,7 +36,7 @@ from .measures import DEFAULT_SCALE_TOP, Measure, parse_measures, required_depth
 Missing = Literal["zero", "ignore"]
 Extra = Literal["ignore", "include"]
 
-_CELL_BUDGET = 1 << 23  # padded cells per block when query lengths are very uneven
+_CELL_BUDGET = 1 << 18  # padded matrix cells per block of queries (bounds peak memory)
 
 
 @dataclass
@@ -142,22 +142,25 @@ def _aggregate(m: Measure, values: NDArray[np.float64]) -> float:
 
 
 def _row_blocks(lengths: NDArray[np.int64]) -> list[NDArray[np.intp]]:
-    """Split rows into blocks whose padded matrices stay small (rows sorted by length)."""
+    """Split rows into blocks of at most ``_CELL_BUDGET`` padded cells.
+
+    Rows are taken shortest first, so queries of similar length share a block and
+    one very long ranking does not pad all the others.
+    """
     n = len(lengths)
-    total_cells = int(lengths.max(initial=0)) * n
-    if total_cells <= max(_CELL_BUDGET, 4 * int(lengths.sum())):
+    longest = int(lengths.max(initial=0))
+    if n * longest <= _CELL_BUDGET:
         return [np.arange(n)]
     order = np.argsort(lengths, kind="stable")
+    sorted_len = np.maximum(lengths[order], 1)
     blocks: list[NDArray[np.intp]] = []
     start = 0
-    sorted_len = lengths[order]
     while start < n:
-        # grow the block while (rows * longest) stays within budget
-        end = start + 1
-        while end < n and (end + 1 - start) * int(sorted_len[end]) <= _CELL_BUDGET:
-            end += 1
-        blocks.append(order[start:end])
-        start = end
+        # the block's widest row is its last one (sorted), so grow while rows * width fits
+        rows_fit = np.arange(1, n - start + 1) * sorted_len[start:]
+        size = max(1, int(np.searchsorted(rows_fit, _CELL_BUDGET, side="right")))
+        blocks.append(order[start : start + size])
+        start += size
     return blocks
 
 

@@ -33,6 +33,7 @@ import os
 import re
 from bisect import bisect_right
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -141,7 +142,25 @@ def _fast_table(data: Any, ncols: int, wanted: dict[int, pa.DataType]) -> pa.Tab
     return table
 
 
-def _arrow_csv(data: bytes, ncols: int, wanted: dict[int, pa.DataType]) -> pa.Table | None:
+@lru_cache(maxsize=1)
+def _memory_pool() -> pa.MemoryPool:
+    """Return the Arrow memory pool for parsing: one that gives memory back at once.
+
+    jemalloc with no decay (or the system allocator) keeps the peak of a parse
+    low; Arrow's default pool holds on to freed blocks.
+    """
+    try:
+        pool = pa.jemalloc_memory_pool()
+        pa.jemalloc_set_decay_ms(0)
+        return pool
+    except (NotImplementedError, pa.ArrowNotImplementedError, AttributeError):
+        return pa.system_memory_pool()
+
+
+def _arrow_csv(
+    data: Any, ncols: int, wanted: dict[int, pa.DataType], path: str | None = None
+) -> pa.Table | None:
+    """Parse single-space separated text (``data``, or the file ``path`` read in blocks)."""
     end = data.find(b"\n")
     first = data[: end if end >= 0 else len(data)].rstrip(b"\r")
     if len(first.split(b" ")) != ncols:
@@ -149,8 +168,8 @@ def _arrow_csv(data: bytes, ncols: int, wanted: dict[int, pa.DataType]) -> pa.Ta
     names = [f"f{i}" for i in range(ncols)]
     try:
         table = pa_csv.read_csv(
-            pa.py_buffer(data),
-            read_options=pa_csv.ReadOptions(column_names=names, block_size=1 << 22),
+            path if path is not None else pa.py_buffer(data),
+            read_options=pa_csv.ReadOptions(column_names=names, block_size=1 << 20),
             parse_options=pa_csv.ParseOptions(
                 delimiter=" ",
                 quote_char=False,
@@ -166,6 +185,7 @@ def _arrow_csv(data: bytes, ncols: int, wanted: dict[int, pa.DataType]) -> pa.Ta
                 strings_can_be_null=False,
                 check_utf8=False,
             ),
+            memory_pool=_memory_pool(),
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, KeyError, ValueError):
         return None
@@ -343,8 +363,8 @@ def _json_rows(
             errs.add(lineno, f"{what} {v!r} is not a finite number")
             continue
         q_s, d_s = str(q), str(d)
-        if not q_s or not d_s or any(ch.isspace() for ch in q_s + d_s):
-            errs.add(lineno, "qid and docno must be non-empty and contain no whitespace")
+        if not q_s or not d_s or any(ch.isspace() or ch == "\x00" for ch in q_s + d_s):
+            errs.add(lineno, "qid and docno must be non-empty, without whitespace or NUL")
             continue
         qids.append(S.encode(q_s))
         docs.append(S.encode(d_s))
@@ -407,16 +427,15 @@ class _Table:
         name: str,
         qid_names: list[str],
         qcode: NDArray[np.int32],
-        docnos: pa.BinaryArray,
+        docnos: pa.BinaryArray | pa.ChunkedArray,
         values: NDArray[np.float64],
     ) -> None:
         self.name = name
         self.qids = qid_names
         self.qcode = qcode
-        self.docnos = docnos
         self.values = values
+        # The docnos live on only as NUL-padded words (they cannot contain NUL).
         self.words = S.words(docnos)
-        self.hashes = S.hash_words(self.words)
         self._index: dict[str, int] | None = None
 
     def __len__(self) -> int:
@@ -430,26 +449,44 @@ class _Table:
             self._index = {q: i for i, q in enumerate(self.qids)}
         return self._index
 
+    def hash_rows(self, rows: NDArray[np.integer] | None = None) -> NDArray[np.uint64]:
+        """Return the docno hash of ``rows`` (all rows by default)."""
+        return S.hash_words(self.words if rows is None else self.words[rows])
+
+    def docno_bytes(self) -> list[bytes]:
+        """Return every row's docno as bytes."""
+        return [w.tobytes().rstrip(b"\x00") for w in self.words]
+
     def docno(self, row: int) -> str:
         """Return the docno of one row."""
-        return S.decode(self.docnos[row].as_py())
+        return S.decode(self.words[row].tobytes().rstrip(b"\x00"))
 
     def duplicate_rows(self) -> NDArray[np.intp]:
         """Return the rows repeating an earlier (qid, docno) pair."""
-        return _find_duplicates(self.qcode, self.words, self.hashes)
+        return _find_duplicates(self.qcode, self.words, self.hash_rows())
 
     def to_arrays(self) -> tuple[list[str], list[str], NDArray[np.float64]]:
         """Return (qid per row, docno per row, value per row) as Python lists and an array."""
         qids = [self.qids[c] for c in self.qcode.tolist()]
-        docs = [S.decode(d) for d in self.docnos.to_pylist()]
+        docs = [S.decode(d) for d in self.docno_bytes()]
         return qids, docs, self.values.copy()
+
+
+def _check_no_nul(name: str, *columns: pa.BinaryArray) -> None:
+    """Reject identifiers containing NUL bytes (they are the padding of the byte matrices)."""
+    for col in columns:
+        data = col.buffers()[2]
+        if data is not None and data.size and not np.frombuffer(data, np.uint8).all():
+            raise EngineInputError(
+                [InputError(name, None, "identifiers must not contain NUL bytes")]
+            )
 
 
 def _dup_error(name: str, table: _Table) -> EngineInputError:
     """Describe the duplicate rows of an array input (rows are reported 1-based)."""
     errs = ErrorCollector(name, limit=1 << 62)
     qids = [S.encode(table.qids[c]) for c in table.qcode.tolist()]
-    docs = table.docnos.to_pylist()
+    docs = table.docno_bytes()
     _duplicates(qids, docs, list(range(1, len(qids) + 1)), errs)
     return EngineInputError(errs.errors, errs.total)
 
@@ -471,7 +508,7 @@ class Run(_Table):
         tag: str,
         qid_names: list[str],
         qcode: NDArray[np.int32],
-        docnos: pa.BinaryArray,
+        docnos: pa.BinaryArray | pa.ChunkedArray,
         scores: NDArray[np.float64],
     ) -> None:
         """Store columns already validated (use the readers or :meth:`from_arrays`)."""
@@ -526,6 +563,7 @@ class Run(_Table):
                 ],
                 len(bad),
             )
+        _check_no_nul(name, qb, db)
         names, codes = S.codes_for(qb)
         run = cls(name, tag, names, codes, db, sc)
         dups = run.duplicate_rows()
@@ -553,13 +591,15 @@ class Run(_Table):
         block_starts = np.flatnonzero(np.concatenate(([True], ~same)))
         in_order = len(block_starts) == nq and bool(((s[1:] <= s[:-1]) | ~same).all())
         if in_order:  # the usual layout: one block per query, scores non-increasing
-            order = np.arange(n, dtype=np.intp)
+            order = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
             starts = np.empty(nq, np.int64)
             starts[q[block_starts]] = block_starts
         else:
             order = np.argsort(-s)  # ties are re-ordered by docno below
             qkey = q.astype(np.int16) if nq < 32768 else q
             order = order[np.argsort(qkey[order], kind="stable")]
+            if n < 2**31:
+                order = order.astype(np.int32)
             starts = np.cumsum(counts) - counts
         # Ties (same query, same score): docno in descending byte order.
         if in_order:
@@ -596,7 +636,7 @@ class Qrels(_Table):
         name: str,
         qid_names: list[str],
         qcode: NDArray[np.int32],
-        docnos: pa.BinaryArray,
+        docnos: pa.BinaryArray | pa.ChunkedArray,
         labels: NDArray[np.float64],
     ) -> None:
         """Store columns already validated (use the readers or :meth:`from_arrays`)."""
@@ -653,6 +693,7 @@ class Qrels(_Table):
                 ],
                 len(bad),
             )
+        _check_no_nul(name, qb, db)
         names, codes = S.codes_for(qb)
         qrels = cls(name, names, codes, db, lab)
         dups = qrels.duplicate_rows()
@@ -663,7 +704,7 @@ class Qrels(_Table):
     def _sorted_keys(self) -> tuple[NDArray[np.uint64], NDArray[np.intp]]:
         """Return (mixed (query, docno) keys sorted, the row of each), computed once."""
         if self._keys is None:
-            keys = S.combine(self.hashes, self.qcode)
+            keys = S.combine(self.hash_rows(), self.qcode)
             perm = np.argsort(keys)
             self._keys = (keys[perm], perm)
         return self._keys
@@ -699,7 +740,7 @@ class Qrels(_Table):
             return out
         qkeys, qperm = self._sorted_keys()
         valid = qidx >= 0
-        run_keys = S.combine(docs.hashes[rows], np.where(valid, qidx, 0))
+        run_keys = S.combine(docs.hash_rows(rows), np.where(valid, qidx, 0))
         # Sort the probes by the high bits of their key, carrying the probe index in the low bits.
         bits = max(1, int(n - 1).bit_length())
         mask = np.uint64((1 << bits) - 1)
@@ -740,8 +781,8 @@ class Qrels(_Table):
 def _from_lists(
     kind: str, name: str, qids: list[bytes], docs: list[bytes], vals: list[float], tag: bytes
 ) -> Run | Qrels:
-    qb = pa.array(qids, pa.binary())
-    db = pa.array(docs, pa.binary())
+    qb = S.binary_from_list(qids)
+    db = S.binary_from_list(docs)
     names, codes = S.codes_for(qb)
     arr = np.asarray(vals, dtype=np.float64)
     if kind == "run":
@@ -762,9 +803,66 @@ def _last_tag(data: Any) -> str:
     return "run"
 
 
+def _tail(path: str, size: int = 1 << 16) -> bytes:
+    with open(path, "rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        end = fh.tell()
+        fh.seek(max(0, end - size))
+        return fh.read()
+
+
+def _read_streamed(path: str, label: str, kind: str, head: bytes) -> Run | Qrels | None:
+    """Read a clean TREC file straight from disk in blocks (the whole file never in memory).
+
+    Returns ``None`` whenever anything needs a closer look (the caller then reads the
+    file as a whole, normalises it, or reports errors with line numbers).
+    """
+    ncols, vcol = (6, 4) if kind == "run" else (4, 3)
+    if head.startswith((b"#", b" ")) or b"\t" in head or b"\x00" in head:
+        return None
+    table = _arrow_csv(head, ncols, {0: pa.binary(), 2: pa.binary(), vcol: pa.float64()}, path)
+    if table is None:
+        return None
+    for col in (table.column(0), table.column(1)):  # tabs or NULs inside identifiers
+        for chunk in col.chunks:
+            data = chunk.buffers()[2]
+            if data is not None and data.size and np.frombuffer(data, np.uint8).min() < 33:
+                return None
+    names, codes = S.codes_for(S.as_binary(table.column(0)))
+    if any(n.startswith("#") for n in names):
+        return None
+    values = S.float_values(table.column(2))
+    if not np.isfinite(values).all():
+        return None
+    obj: Run | Qrels
+    if kind == "run":
+        obj = Run(label, _last_tag(_tail(path)), names, codes, table.column(1), values)
+    else:
+        obj = Qrels(label, names, codes, table.column(1), values)
+    return None if len(obj.duplicate_rows()) else obj
+
+
 def _read(source: Source, kind: str, fmt: Format, name: str | None) -> Run | Qrels:
     if isinstance(source, Run if kind == "run" else Qrels):
         return source
+    try:
+        return _read_any(source, kind, fmt, name)
+    finally:
+        _memory_pool().release_unused()  # give the parser's buffers back
+
+
+def _read_any(source: Source, kind: str, fmt: Format, name: str | None) -> Run | Qrels:
+    if isinstance(source, (str, os.PathLike)) and fmt in ("auto", "trec"):
+        path = os.fspath(source)
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(1 << 16)
+        except OSError:
+            head = b""  # reported by _load below
+        if head and _detect(head, fmt) == "trec":
+            streamed = _read_streamed(path, name or str(source), kind, head)
+            if streamed is not None:
+                return streamed
     data, label = _load(source, name)
     detected = _detect(data, fmt)
     what = "score" if kind == "run" else "label"
@@ -785,9 +883,9 @@ def _read(source: Source, kind: str, fmt: Format, name: str | None) -> Run | Qre
                 if any(n.startswith("#") for n in names):
                     table = None
     if table is not None:
-        values = table.column(2).to_numpy()
+        values = S.float_values(table.column(2))
         if np.isfinite(values).all():
-            db = S.as_binary(table.column(1))
+            db = table.column(1)  # chunked binary, kept as is
             obj: Run | Qrels
             if kind == "run":
                 obj = Run(label, _last_tag(data), names, codes, db, values)
