@@ -449,6 +449,21 @@ class _Table:
             self._index = {q: i for i, q in enumerate(self.qids)}
         return self._index
 
+    @property
+    def docnos(self) -> pa.BinaryArray:
+        """Return the docno of every row as an Arrow binary array (rebuilt from the words)."""
+        n = len(self.qcode)
+        mat = self.words.view(np.uint8).reshape(n, -1)
+        used = mat != 0  # docnos contain no NUL: each row is a prefix plus padding
+        offsets = np.zeros(n + 1, np.int64)
+        np.cumsum(used.sum(axis=1), out=offsets[1:])
+        data = mat[used]
+        return pa.Array.from_buffers(
+            pa.binary(),
+            n,
+            [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data.tobytes())],
+        )
+
     def hash_rows(self, rows: NDArray[np.integer] | None = None) -> NDArray[np.uint64]:
         """Return the docno hash of ``rows`` (all rows by default)."""
         return S.hash_words(self.words if rows is None else self.words[rows])

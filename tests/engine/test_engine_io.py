@@ -6,6 +6,7 @@ import io
 import json
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from metrics.engine import (
@@ -17,6 +18,7 @@ from metrics.engine import (
     read_qrels,
     read_run,
 )
+from metrics.engine import _strings as S
 from metrics.engine.errors import MAX_ERRORS
 
 RUN = b"q1 Q0 D1 1 2.5 tagA\nq1 Q0 D2 2 1.5 tagA\nq2 Q0 D1 1 0.5 tagA\n"
@@ -274,3 +276,9 @@ def test_input_errors_survive_pickling():
     err = EngineInputError([InputError("f", 1, "m")], total=5)
     back = pickle.loads(pickle.dumps(err))
     assert back.errors == err.errors and back.total == 5
+
+
+def test_docnos_column_round_trips():
+    run = read_run(b"1 Q0 a 1 1 t\n1 Q0 bbbbbbbbbbbbbbbbbbbbb 2 0.5 t\n2 Q0 c\xc3\xa9 1 1 t\n")
+    assert S.bytes_list(run.docnos) == [b"a", b"bbbbbbbbbbbbbbbbbbbbb", "cé".encode()]
+    assert run.docnos.type == pa.binary()
