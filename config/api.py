@@ -7,7 +7,8 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
-from rest_framework import exceptions, status
+from drf_spectacular.utils import OpenApiResponse
+from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -53,3 +54,44 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if response.status_code == status.HTTP_400_BAD_REQUEST and not errors:
         response.data = {"errors": [{"message": "Bad request."}]}
     return response
+
+
+class ErrorItemSerializer(serializers.Serializer):
+    """One problem: a message, with the field or the line (or batch item) it concerns."""
+
+    message = serializers.CharField()
+    field = serializers.CharField(
+        required=False, help_text="Request field the message is about, if any."
+    )
+    line = serializers.IntegerField(
+        required=False,
+        help_text="1-based file line or batch item the message is about, for imports.",
+    )
+
+
+class ErrorSerializer(serializers.Serializer):
+    """The body of every error response."""
+
+    errors = ErrorItemSerializer(many=True)
+
+
+ERROR_DESCRIPTIONS = {
+    400: "Invalid input; each item names its field, or the 1-based line of a file or batch.",
+    401: "No or invalid credentials (send `Authorization: Token <key>`).",
+    403: "Your role does not allow this.",
+    404: "No such object, or you may not see it (non-members get 404 for a collection).",
+}
+
+
+def error_responses(*codes: int, **descriptions: str) -> dict[tuple[int, str], OpenApiResponse]:
+    """Return OpenAPI entries for error responses, all in the project's error body shape.
+
+    Keyword arguments ``e400``, ``e403``… replace the default description of a code.
+    """
+    return {
+        (code, "application/json"): OpenApiResponse(
+            response=ErrorSerializer,
+            description=descriptions.get(f"e{code}", ERROR_DESCRIPTIONS[code]),
+        )
+        for code in codes
+    }

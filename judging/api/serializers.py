@@ -20,28 +20,6 @@ from ..models import (
     Query,
 )
 
-# --- errors -----------------------------------------------------------------------------
-
-
-class ErrorItemSerializer(serializers.Serializer):
-    """One problem: a message, with the field or the line (or batch item) it concerns."""
-
-    message = serializers.CharField()
-    field = serializers.CharField(
-        required=False, help_text="Request field the message is about, if any."
-    )
-    line = serializers.IntegerField(
-        required=False,
-        help_text="1-based file line or batch item the message is about, for imports.",
-    )
-
-
-class ErrorSerializer(serializers.Serializer):
-    """The body of every error response."""
-
-    errors = ErrorItemSerializer(many=True)
-
-
 # --- collections, queries, documents, pool ---------------------------------------------
 
 

@@ -18,7 +18,6 @@ from django_filters import rest_framework as filters
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
-    OpenApiResponse,
     PolymorphicProxySerializer,
     extend_schema,
     extend_schema_field,
@@ -30,6 +29,8 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
+
+from config.api import error_responses
 
 from .. import selectors as judging_selectors
 from .. import services
@@ -49,7 +50,6 @@ from .renderers import QrelsRenderer
 from .serializers import (
     CollectionSerializer,
     DocumentSerializer,
-    ErrorSerializer,
     ImportSummarySerializer,
     JudgeSerializer,
     JudgmentBatchSerializer,
@@ -67,22 +67,6 @@ from .serializers import (
 API = JudgmentEvent.Channel.API
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
-
-
-def _errors(*codes: int) -> dict[tuple[int, str], OpenApiResponse]:
-    """Return schema entries for error responses, all JSON in the project's error shape."""
-    descriptions = {
-        400: "Invalid input; each item names its field or line.",
-        401: "No or invalid credentials (send `Authorization: Token <key>`).",
-        403: "Your role does not allow this.",
-        404: "No such object, or you are not a member of the collection.",
-    }
-    return {
-        (code, "application/json"): OpenApiResponse(
-            response=ErrorSerializer, description=descriptions[code]
-        )
-        for code in codes
-    }
 
 
 class IdFilter(filters.NumberFilter):
@@ -190,7 +174,7 @@ class CollectionScopedView(generics.GenericAPIView):
     get=extend_schema(
         summary="List your collections",
         description="Collections you take part in, each with your roles in it.",
-        responses={200: CollectionSerializer(many=True), **_errors(401)},
+        responses={200: CollectionSerializer(many=True), **error_responses(401)},
     )
 )
 class CollectionListView(generics.ListAPIView):
@@ -210,7 +194,7 @@ class CollectionListView(generics.ListAPIView):
     get=extend_schema(
         summary="Show a collection",
         parameters=[SLUG],
-        responses={200: CollectionSerializer, **_errors(401, 404)},
+        responses={200: CollectionSerializer, **error_responses(401, 404)},
     )
 )
 class CollectionDetailView(CollectionScopedView, generics.RetrieveAPIView):
@@ -230,7 +214,7 @@ class CollectionDetailView(CollectionScopedView, generics.RetrieveAPIView):
         summary="List the queries of a collection",
         description="For coordinators and judges, e.g. LLM-judging scripts building prompts.",
         parameters=[SLUG],
-        responses={200: QuerySerializer(many=True), **_errors(401, 403, 404)},
+        responses={200: QuerySerializer(many=True), **error_responses(401, 403, 404)},
     )
 )
 class QueryListView(CollectionScopedView, generics.ListAPIView):
@@ -262,7 +246,7 @@ class QueryListView(CollectionScopedView, generics.ListAPIView):
                 "query", OpenApiTypes.STR, description="Only documents pooled for this qid."
             ),
         ],
-        responses={200: DocumentSerializer(many=True), **_errors(400, 401, 403, 404)},
+        responses={200: DocumentSerializer(many=True), **error_responses(400, 401, 403, 404)},
     )
 )
 class DocumentListView(CollectionScopedView, generics.ListAPIView):
@@ -305,7 +289,7 @@ class DocumentListView(CollectionScopedView, generics.ListAPIView):
                 "0: only the others.",
             ),
         ],
-        responses={200: PoolEntrySerializer(many=True), **_errors(400, 401, 403, 404)},
+        responses={200: PoolEntrySerializer(many=True), **error_responses(400, 401, 403, 404)},
     )
 )
 class PoolListView(CollectionScopedView, generics.ListAPIView):
@@ -385,7 +369,7 @@ _RECORD_RESPONSE = PolymorphicProxySerializer(
         responses={
             (200, "application/json"): JudgmentSerializer(many=True),
             (200, "text/plain"): OpenApiTypes.STR,
-            **_errors(400, 401, 403, 404),
+            **error_responses(400, 401, 403, 404),
         },
     ),
     post=extend_schema(
@@ -410,7 +394,7 @@ _RECORD_RESPONSE = PolymorphicProxySerializer(
         responses={
             200: _RECORD_RESPONSE,
             201: _RECORD_RESPONSE,
-            **_errors(400, 401, 403, 404),
+            **error_responses(400, 401, 403, 404),
         },
     ),
 )
@@ -550,20 +534,20 @@ class JudgmentListCreateView(CollectionScopedView, generics.ListCreateAPIView):
     get=extend_schema(
         summary="Show a judgment",
         parameters=[SLUG],
-        responses={200: JudgmentSerializer, **_errors(401, 403, 404)},
+        responses={200: JudgmentSerializer, **error_responses(401, 403, 404)},
     ),
     patch=extend_schema(
         summary="Change a judgment",
         description="Recorded with channel `api`; the history keeps the previous label.",
         parameters=[SLUG],
         request=JudgmentUpdateSerializer,
-        responses={200: JudgmentSerializer, **_errors(400, 401, 403, 404)},
+        responses={200: JudgmentSerializer, **error_responses(400, 401, 403, 404)},
     ),
     delete=extend_schema(
         summary="Delete a judgment",
         description="The history stays, ending with a delete event (channel `api`).",
         parameters=[SLUG],
-        responses={204: None, **_errors(401, 403, 404)},
+        responses={204: None, **error_responses(401, 403, 404)},
     ),
 )
 class JudgmentDetailView(CollectionScopedView, generics.RetrieveUpdateDestroyAPIView):
@@ -626,7 +610,7 @@ class JudgmentDetailView(CollectionScopedView, generics.RetrieveUpdateDestroyAPI
         description="Every change of this judge's label of the pair, oldest first "
         "(including earlier judgments of the pair that were deleted).",
         parameters=[SLUG],
-        responses={200: JudgmentEventSerializer(many=True), **_errors(401, 403, 404)},
+        responses={200: JudgmentEventSerializer(many=True), **error_responses(401, 403, 404)},
     )
 )
 class JudgmentHistoryView(CollectionScopedView, generics.ListAPIView):
@@ -676,7 +660,7 @@ class EventFilter(filters.FilterSet):
         summary="List the judgment history",
         description="Coordinators only: the append-only history of every judgment change.",
         parameters=[SLUG],
-        responses={200: JudgmentEventSerializer(many=True), **_errors(400, 401, 403, 404)},
+        responses={200: JudgmentEventSerializer(many=True), **error_responses(400, 401, 403, 404)},
     )
 )
 class EventListView(CollectionScopedView, generics.ListAPIView):
@@ -709,7 +693,7 @@ class EventListView(CollectionScopedView, generics.ListAPIView):
         responses={
             (200, "text/plain"): OpenApiTypes.STR,
             (200, "application/json"): LiveGradeSerializer(many=True),
-            **_errors(401, 403, 404),
+            **error_responses(401, 403, 404),
         },
     )
 )
@@ -739,13 +723,13 @@ class QrelsView(CollectionScopedView):
         summary="List judges",
         description="Coordinators (of any collection) see every judge; others only their "
         "own human judge.",
-        responses={200: JudgeSerializer(many=True), **_errors(400, 401)},
+        responses={200: JudgeSerializer(many=True), **error_responses(400, 401)},
     ),
     post=extend_schema(
         summary="Register an LLM judge",
         description="For coordinators of any collection. The judge is created with kind "
         "`llm`; record its judgments with `judge` set to its id.",
-        responses={201: JudgeSerializer, **_errors(400, 401, 403)},
+        responses={201: JudgeSerializer, **error_responses(400, 401, 403)},
     ),
 )
 class JudgeListCreateView(generics.ListCreateAPIView):
@@ -769,7 +753,7 @@ class JudgeListCreateView(generics.ListCreateAPIView):
 @extend_schema_view(
     get=extend_schema(
         summary="Show a judge",
-        responses={200: JudgeSerializer, **_errors(401, 404)},
+        responses={200: JudgeSerializer, **error_responses(401, 404)},
     )
 )
 class JudgeDetailView(generics.RetrieveAPIView):

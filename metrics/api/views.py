@@ -16,7 +16,6 @@ from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
-    OpenApiResponse,
     extend_schema,
     extend_schema_view,
 )
@@ -25,8 +24,8 @@ from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from config.api import error_responses
 from judging.api.imports import LineErrors
-from judging.api.serializers import ErrorSerializer
 from judging.api.views import SLUG, CollectionScopedView
 
 from .. import scoring, services
@@ -45,23 +44,8 @@ from .serializers import (
     TeamSerializer,
 )
 
+JUDGES_SEE_NO_RUNS = "Your role does not allow this (judges never see runs)."
 RUN_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Run id.")
-
-
-def _errors(*codes: int) -> dict[tuple[int, str], OpenApiResponse]:
-    """Return schema entries for error responses, all JSON in the project's error shape."""
-    descriptions = {
-        400: "Invalid input; each item names its field or its 1-based file line.",
-        401: "No or invalid credentials (send `Authorization: Token <key>`).",
-        403: "Your role does not allow this (judges never see runs).",
-        404: "No such run or collection, or you may not see or change it.",
-    }
-    return {
-        (code, "application/json"): OpenApiResponse(
-            response=ErrorSerializer, description=descriptions[code]
-        )
-        for code in codes
-    }
 
 
 class MetricsScopedView(CollectionScopedView):
@@ -96,7 +80,10 @@ class MetricsScopedView(CollectionScopedView):
         description="Your team's runs; coordinators see all, and so do team members once "
         "the leaderboard is published. Newest first.",
         parameters=[SLUG],
-        responses={200: RunSerializer(many=True), **_errors(401, 403, 404)},
+        responses={
+            200: RunSerializer(many=True),
+            **error_responses(401, 403, 404, e403=JUDGES_SEE_NO_RUNS),
+        },
     ),
     post=extend_schema(
         summary="Submit a run",
@@ -111,7 +98,10 @@ class MetricsScopedView(CollectionScopedView):
         ),
         parameters=[SLUG],
         request={"multipart/form-data": RunSubmitSerializer},
-        responses={201: RunSerializer, **_errors(400, 401, 403, 404)},
+        responses={
+            201: RunSerializer,
+            **error_responses(400, 401, 403, 404, e403=JUDGES_SEE_NO_RUNS),
+        },
     ),
 )
 class RunListCreateView(MetricsScopedView, generics.ListCreateAPIView):
@@ -171,21 +161,30 @@ class RunListCreateView(MetricsScopedView, generics.ListCreateAPIView):
     get=extend_schema(
         summary="Show a run",
         parameters=[SLUG, RUN_ID],
-        responses={200: RunSerializer, **_errors(401, 403, 404)},
+        responses={
+            200: RunSerializer,
+            **error_responses(401, 403, 404, e403=JUDGES_SEE_NO_RUNS),
+        },
     ),
     patch=extend_schema(
         summary="Rename a run or change its description",
         description="Your team's runs; coordinators any. Tags stay unique in the collection.",
         parameters=[SLUG, RUN_ID],
         request=RunUpdateSerializer,
-        responses={200: RunSerializer, **_errors(400, 401, 403, 404)},
+        responses={
+            200: RunSerializer,
+            **error_responses(400, 401, 403, 404, e403=JUDGES_SEE_NO_RUNS),
+        },
     ),
     delete=extend_schema(
         summary="Delete a run",
         description="Your team's runs; coordinators any. Its rankings and kept file go; "
         "documents it added to the judging pool stay.",
         parameters=[SLUG, RUN_ID],
-        responses={204: None, **_errors(401, 403, 404)},
+        responses={
+            204: None,
+            **error_responses(401, 403, 404, e403=JUDGES_SEE_NO_RUNS),
+        },
     ),
 )
 class RunDetailView(MetricsScopedView, generics.RetrieveUpdateDestroyAPIView):
@@ -234,7 +233,10 @@ class RunDetailView(MetricsScopedView, generics.RetrieveUpdateDestroyAPIView):
         "(canonical names), over the queries of the live judgment list, and the "
         "judgment-list version they were computed against.",
         parameters=[SLUG, RUN_ID],
-        responses={200: RunScoresSerializer, **_errors(401, 403, 404)},
+        responses={
+            200: RunScoresSerializer,
+            **error_responses(401, 403, 404, e403=JUDGES_SEE_NO_RUNS),
+        },
     )
 )
 class RunScoresView(MetricsScopedView):
@@ -269,7 +271,10 @@ class RunScoresView(MetricsScopedView):
                 "sort", OpenApiTypes.STR, description="Canonical measure name to sort by."
             ),
         ],
-        responses={200: LeaderboardSerializer, **_errors(401, 403, 404)},
+        responses={
+            200: LeaderboardSerializer,
+            **error_responses(401, 403, 404, e403=JUDGES_SEE_NO_RUNS),
+        },
     )
 )
 class LeaderboardView(MetricsScopedView):
@@ -298,14 +303,20 @@ class LeaderboardView(MetricsScopedView):
         summary="List teams",
         description="Coordinators see every team of the collection; team members their own.",
         parameters=[SLUG],
-        responses={200: TeamSerializer(many=True), **_errors(401, 403, 404)},
+        responses={
+            200: TeamSerializer(many=True),
+            **error_responses(401, 403, 404, e403=JUDGES_SEE_NO_RUNS),
+        },
     ),
     post=extend_schema(
         summary="Create a team",
         description="Coordinators only. Members (usernames) get the collection's team role.",
         parameters=[SLUG],
         request=TeamCreateSerializer,
-        responses={201: TeamSerializer, **_errors(400, 401, 403, 404)},
+        responses={
+            201: TeamSerializer,
+            **error_responses(400, 401, 403, 404, e403=JUDGES_SEE_NO_RUNS),
+        },
     ),
 )
 class TeamListCreateView(MetricsScopedView, generics.ListCreateAPIView):
