@@ -7,8 +7,9 @@ from rest_framework.test import APIClient
 
 from judging.models import Membership, PoolEntry
 from tests import factories
+from tests.api_client import client_for
 
-from .helpers import World, client_for
+from .helpers import World
 
 Role = Membership.Role
 

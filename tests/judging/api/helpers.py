@@ -5,9 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rest_framework.authtoken.models import Token
-from rest_framework.test import APIClient
-
 from judging.models import Collection, Document, Query
 
 
@@ -19,23 +16,3 @@ class World:
     queries: dict[str, Query]
     docs: dict[str, Document]
     users: dict[str, Any]
-
-
-def client_for(user: Any | None) -> APIClient:
-    """Return an API client authenticated with ``user``'s token (anonymous for None)."""
-    client = APIClient()
-    if user is not None:
-        token, _ = Token.objects.get_or_create(user=user)
-        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-    return client
-
-
-def errors_of(response) -> list[dict[str, Any]]:
-    """Return the error items of a response, checking the project's error shape."""
-    body = response.json()
-    assert set(body) == {"errors"}, body
-    assert body["errors"], body
-    for item in body["errors"]:
-        assert isinstance(item["message"], str) and item["message"]
-        assert set(item) <= {"message", "field", "line"}
-    return body["errors"]

@@ -6,7 +6,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from .helpers import errors_of
+from tests.api_client import errors_of
 
 pytestmark = pytest.mark.django_db
 URL = "/api/v1/collections/"

@@ -8,8 +8,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from judging.models import Collection, Judge, Judgment, JudgmentEvent, LiveGrade
-
-from .helpers import errors_of
+from tests.api_client import errors_of
 
 pytestmark = pytest.mark.django_db
 URL = "/api/v1/collections/demo/judgments/"

@@ -7,8 +7,7 @@ import pytest
 from judging import services
 from judging.models import Judge, Judgment, Membership
 from tests import factories
-
-from .helpers import client_for, errors_of
+from tests.api_client import client_for, errors_of
 
 pytestmark = pytest.mark.django_db
 URL = "/api/v1/collections/demo/judgments/"

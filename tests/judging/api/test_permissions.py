@@ -6,8 +6,7 @@ import pytest
 
 from judging import services
 from judging.models import Judge, Judgment
-
-from .helpers import errors_of
+from tests.api_client import errors_of
 
 pytestmark = pytest.mark.django_db
 

@@ -7,8 +7,7 @@ import pytest
 from judging import services
 from judging.models import Collection, Judge, LiveGrade
 from tests import factories
-
-from .helpers import errors_of
+from tests.api_client import errors_of
 
 pytestmark = pytest.mark.django_db
 URL = "/api/v1/collections/demo/qrels/"

@@ -6,13 +6,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from judging import services as judging_services
 from judging.models import Collection, Document, Membership, Query
 from metrics.models import Team
 from tests import factories
+from tests.api_client import client_for
 from tests.metrics import factories as metrics_factories
 
 Role = Membership.Role
@@ -36,28 +36,6 @@ class World:
     users: dict[str, Any]
     alpha: Team
     beta: Team
-
-
-def client_for(user: Any | None) -> APIClient:
-    """Return an API client authenticated with ``user``'s token (anonymous for None)."""
-    client = APIClient()
-    if user is not None:
-        token, _ = Token.objects.get_or_create(user=user)
-        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-    return client
-
-
-def errors_of(response) -> list[dict[str, Any]]:
-    """Return the error items of a response, checking the project's error shape."""
-    body = response.json()
-    assert set(body) == {"errors"}, body
-    assert body["errors"], body
-    for item in body["errors"]:
-        assert isinstance(item["message"], str) and item["message"]
-        assert set(item) <= {"message", "field", "line"}, item
-        if "line" in item:
-            assert isinstance(item["line"], int), item
-    return body["errors"]
 
 
 @pytest.fixture

@@ -8,8 +8,7 @@ from rest_framework.test import APIClient
 
 from metrics.models import Run
 from tests import factories
-
-from .conftest import client_for, errors_of
+from tests.api_client import client_for, errors_of
 
 pytestmark = pytest.mark.django_db
 

@@ -7,8 +7,7 @@ from django.urls import reverse
 
 from judging import services as judging_services
 from metrics.models import Run, RunQuery
-
-from .conftest import errors_of
+from tests.api_client import errors_of
 
 pytestmark = pytest.mark.django_db
 NDCG = "nDCG(gain=linear,discount=log2,ideal=global,empty=zero)@10"

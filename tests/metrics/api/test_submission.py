@@ -15,8 +15,7 @@ from django.urls import reverse
 from judging.models import Document, PoolEntry
 from metrics import scoring
 from metrics.models import Run, RunQuery
-
-from .conftest import errors_of
+from tests.api_client import errors_of
 
 pytestmark = [
     pytest.mark.django_db,

@@ -7,8 +7,7 @@ from django.urls import reverse
 
 from judging.models import Membership
 from metrics.models import Team
-
-from .conftest import errors_of
+from tests.api_client import errors_of
 
 pytestmark = pytest.mark.django_db
 
