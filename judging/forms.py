@@ -7,8 +7,8 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
+from . import importers
 from .models import GRADE_MAX, GRADE_MIN, Collection, Judgment
-from .services import PairRow
 
 Status = Judgment.Status
 GRADE_CHOICES = [(g, str(g)) for g in range(GRADE_MIN, GRADE_MAX + 1)]
@@ -153,28 +153,6 @@ class JudgmentFilterForm(forms.Form):
         }
 
 
-def parse_pairs(text: str) -> list[PairRow]:
-    """Parse ``qid docno`` lines; blank lines and ``#`` comments are skipped.
-
-    Raises ``ValidationError`` listing every malformed line by its number.
-    """
-    rows, errors = [], []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        fields = line.split()
-        if len(fields) != 2:
-            errors.append(
-                f"line {number}: expected two fields “query-id document-id”, got {len(fields)}"
-            )
-            continue
-        rows.append(PairRow(number, fields[0], fields[1]))
-    if errors:
-        raise ValidationError(errors)
-    return rows
-
-
 class PoolEntryCreateForm(forms.Form):
     """Pairs to add to a collection's pool: pasted lines or an uploaded text file."""
 
@@ -209,7 +187,7 @@ class PoolEntryCreateForm(forms.Form):
                 self.add_error("file", "The file is not UTF-8 text.")
                 return data
         try:
-            rows = parse_pairs(text)
+            rows = importers.parse_pairs(text)
         except ValidationError as error:
             self.add_error("file" if upload is not None else "pairs", error)
             return data

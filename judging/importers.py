@@ -26,13 +26,16 @@ DOCUMENT_ID_KEYS = ("docno", "doc_id", "id", "_id")
 DOCUMENT_BODY_KEYS = ("body", "text", "contents")
 
 
-def _lines(data: bytes, name: str) -> Iterator[tuple[int, str]]:
+def _lines(data: bytes | str, name: str) -> Iterator[tuple[int, str]]:
     """Yield (line number, text) of the non-blank, non-comment lines of a UTF-8 file."""
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise ValidationError([f"line {line}: {name} is not valid UTF-8"]) from None
+    if isinstance(data, str):
+        text = data
+    else:
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            line = data[: exc.start].count(b"\n") + 1
+            raise ValidationError([f"line {line}: {name} is not valid UTF-8"]) from None
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip() and not line.lstrip().startswith("#"):
             yield number, line
@@ -131,14 +134,16 @@ def parse_documents(data: bytes, name: str = "documents") -> list[DocumentRow]:
     return rows
 
 
-def parse_pairs(data: bytes, name: str = "pairs") -> list[PairRow]:
-    """Parse ``qid docno`` lines; raise ``ValidationError`` listing every bad line."""
+def parse_pairs(data: bytes | str, name: str = "pairs") -> list[PairRow]:
+    """Parse ``qid docno`` lines (bytes or text); raise ``ValidationError`` naming bad lines."""
     rows: list[PairRow] = []
     errors: list[str] = []
     for number, line in _lines(data, name):
         parts = line.split()
         if len(parts) != 2:
-            errors.append(f"line {number}: expected 'qid docno', found {len(parts)} fields")
+            errors.append(
+                f"line {number}: expected two fields “query-id document-id”, got {len(parts)}"
+            )
             continue
         rows.append(PairRow(number, parts[0], parts[1]))
     if errors:
