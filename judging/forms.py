@@ -195,3 +195,36 @@ class PoolEntryCreateForm(forms.Form):
             self.add_error("pairs", "Give at least one “query-id document-id” line.")
         data["rows"] = rows
         return data
+
+
+DOCUMENTS_MAX_BYTES = 50 * 1024 * 1024
+
+
+class DocumentImportForm(forms.Form):
+    """A JSON Lines file of documents to create or fill in."""
+
+    file = forms.FileField(
+        label="Documents file",
+        help_text='JSON Lines, one document per line: {"docno": ..., "title": ..., '
+        '"body": ..., "url": ...}; other keys are kept as extra fields.',
+    )
+
+    def clean(self) -> dict[str, Any]:
+        """Parse the file into ``rows``, naming every bad line."""
+        data = super().clean()
+        upload = data.get("file")
+        if upload is None:
+            return data
+        if upload.size > DOCUMENTS_MAX_BYTES:
+            self.add_error(
+                "file", "The file is larger than 50 MB; use manage.py import_collection."
+            )
+            return data
+        try:
+            data["rows"] = importers.parse_documents(upload.read(), name=upload.name)
+        except ValidationError as error:
+            self.add_error("file", error)
+            return data
+        if not data["rows"]:
+            self.add_error("file", "The file holds no documents.")
+        return data

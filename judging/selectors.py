@@ -287,8 +287,27 @@ def collection_counts(*, collection: Collection) -> dict[str, int]:
             n_documents=count(Document.objects.all()),
             n_pool_pairs=count(PoolEntry.objects.all()),
             n_judgments=count(Judgment.objects.all()),
+            n_missing_documents=count(
+                Document.objects.filter(
+                    Exists(PoolEntry.objects.filter(document=OuterRef("pk"))),
+                    has_content=False,
+                )
+            ),
         )
-        .values("n_queries", "n_documents", "n_pool_pairs", "n_judgments")
+        .values("n_queries", "n_documents", "n_pool_pairs", "n_judgments", "n_missing_documents")
         .get()
     )
     return {name.removeprefix("n_"): value for name, value in row.items()}
+
+
+def pooled_documents_without_content(*, collection: Collection) -> QuerySet[Document]:
+    """Return the id-only documents in the pool (from runs), most-pooled first.
+
+    Judges never see them; coordinators import their content to make them judgeable.
+    """
+    return (
+        Document.objects.filter(collection=collection, has_content=False)
+        .annotate(pooled=Count("pool_entries"))
+        .filter(pooled__gt=0)
+        .order_by("-pooled", "external_id")
+    )

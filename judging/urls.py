@@ -13,4 +13,5 @@ urlpatterns = [
     path("c/<slug:slug>/judgments/", views.judgment_list, name="judgment_list"),
     path("c/<slug:slug>/judgments/<int:pk>/edit/", views.judgment_update, name="judgment_update"),
     path("c/<slug:slug>/pairs/add/", views.pool_entry_create, name="poolentry_create"),
+    path("c/<slug:slug>/documents/import/", views.document_import, name="document_import"),
 ]

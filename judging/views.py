@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from . import selectors, services
 from .forms import (
+    DocumentImportForm,
     JudgmentFilterForm,
     JudgmentForm,
     JudgmentUpdateForm,
@@ -285,5 +286,49 @@ def pool_entry_create(request: HttpRequest, slug: str) -> HttpResponse:
         request,
         "judging/poolentry_create.html",
         {"collection": collection, "form": form},
+        status=400 if request.method == "POST" else 200,
+    )
+
+
+MISSING_SHOWN = 200
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def document_import(request: HttpRequest, slug: str) -> HttpResponse:
+    """List pooled documents without content and let a coordinator import documents.
+
+    ``?format=txt`` returns every missing document id as plain text, one per line.
+    """
+    collection = selectors.collection_for_member(
+        user=request.user, slug=slug, roles=(Role.COORDINATOR,)
+    )
+    missing = selectors.pooled_documents_without_content(collection=collection)
+    if request.method == "GET" and request.GET.get("format") == "txt":
+        ids = missing.values_list("external_id", flat=True)
+        return HttpResponse("".join(f"{docno}\n" for docno in ids), content_type="text/plain")
+    form = DocumentImportForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            summary = services.documents_import(
+                collection=collection, rows=form.cleaned_data["rows"]
+            )
+        except ValidationError as error:
+            form.add_error("file", error)
+        else:
+            messages.success(
+                request, f"Imported documents: {summary.created} new, {summary.updated} updated."
+            )
+            return _see_other(reverse("judging:document_import", args=[collection.slug]))
+    shown = list(missing[: MISSING_SHOWN + 1])
+    return render(
+        request,
+        "judging/document_import.html",
+        {
+            "collection": collection,
+            "form": form,
+            "missing": shown[:MISSING_SHOWN],
+            "more_missing": len(shown) > MISSING_SHOWN,
+        },
         status=400 if request.method == "POST" else 200,
     )

@@ -117,3 +117,59 @@ def test_import_collection_command_is_atomic_and_names_lines(tmp_path, db):
         call_command("import_collection", "garden", "--documents", str(bad_docs))
     assert "line 2: not valid JSON" in str(exc.value)
     assert "line 3: needs a document id" in str(exc.value)
+
+
+def test_pooled_documents_without_content_are_listed_and_counted_once(coll):
+    from judging import selectors
+
+    for qid in ("q1", "q2"):
+        factories.query(coll, qid)
+    factories.document(coll, "known")
+    services.pool_add(
+        collection=coll,
+        pairs=[
+            services.PairRow(1, "q1", "web-1"),
+            services.PairRow(2, "q2", "web-1"),
+            services.PairRow(3, "q1", "web-2"),
+            services.PairRow(4, "q1", "known"),
+        ],
+        create_missing_documents=True,
+    )
+    Document.objects.create(collection=coll, external_id="never-pooled", has_content=False)
+    missing = selectors.pooled_documents_without_content(collection=coll)
+    assert [(d.external_id, d.pooled) for d in missing] == [("web-1", 2), ("web-2", 1)]
+    assert selectors.collection_counts(collection=coll)["missing_documents"] == 2
+
+
+def test_coordinator_page_lists_missing_documents_and_imports_content(client, coll):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    boss = factories.user("boss")
+    factories.member(coll, boss, role="coordinator")
+    judge = factories.user("judy2")
+    factories.member(coll, judge)
+    factories.query(coll, "q1")
+    services.pool_add(
+        collection=coll,
+        pairs=[services.PairRow(1, "q1", "web-1")],
+        create_missing_documents=True,
+    )
+    url = reverse("judging:document_import", args=[coll.slug])
+    client.force_login(judge)
+    assert client.get(url).status_code == 404
+    client.force_login(boss)
+    detail = client.get(reverse("judging:collection_detail", args=[coll.slug])).content.decode()
+    assert "1 pooled document without content" in detail
+    page = client.get(url)
+    assert "web-1" in page.content.decode()
+    assert client.get(url + "?format=txt").content == b"web-1\n"
+    bad = SimpleUploadedFile("d.jsonl", b'{"docno": "web-1"}\n{"nope": 1}\n')
+    refused = client.post(url, {"file": bad})
+    assert refused.status_code == 400
+    assert "line 2: needs a document id" in refused.content.decode()
+    assert Document.objects.get(external_id="web-1").has_content is False
+    good = SimpleUploadedFile("d.jsonl", b'{"docno": "web-1", "title": "T", "body": "B"}\n')
+    assert client.post(url, {"file": good}).status_code == 303
+    assert Document.objects.get(external_id="web-1").has_content is True
+    assert "Every pooled document has content" in client.get(url).content.decode()
