@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 
+from . import services
+from .aggregation import POLICIES
 from .models import (
     Collection,
     Document,
@@ -56,8 +59,30 @@ class CollectionAdmin(admin.ModelAdmin):
     list_filter = ["leaderboard_published"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
-    readonly_fields = ["judgments_version", "judgments_changed_at", "created_at"]
+    # Leaderboard settings change on the collection's Settings page, which validates the
+    # measures with the engine and rescores every run; the admin only shows them.
+    readonly_fields = [
+        "measures",
+        "pool_depth",
+        "coverage_threshold",
+        "leaderboard_published",
+        "judgments_version",
+        "judgments_changed_at",
+        "created_at",
+    ]
     inlines = [MembershipInline]
+
+    def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        """Offer the known aggregation policies as choices."""
+        if db_field.name == "aggregation_policy":
+            kwargs["widget"] = forms.Select(choices=[(name, name) for name in POLICIES])
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
+
+    def save_model(self, request: HttpRequest, obj: Collection, form: Any, change: bool) -> None:
+        """Save; a new aggregation policy rebuilds the live judgment list."""
+        super().save_model(request, obj, form, change)
+        if change and "aggregation_policy" in form.changed_data:
+            services.live_grades_rebuild(collection=obj)
 
 
 @admin.register(Membership)

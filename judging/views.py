@@ -11,10 +11,12 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
+
+from config.http import see_other
 
 from . import selectors, services
 from .forms import (
@@ -31,13 +33,6 @@ from .rendering import highlight, render_body, render_guidelines
 Role = Membership.Role
 JUDGING_ROLES = (Role.JUDGE, Role.COORDINATOR)
 JUDGMENTS_PER_PAGE = 25
-
-
-def _see_other(url: str) -> HttpResponseRedirect:
-    """Return a 303 redirect, the right answer to a successful POST."""
-    response = HttpResponseRedirect(url)
-    response.status_code = 303
-    return response
 
 
 def _judge(request: HttpRequest) -> Judge:
@@ -182,7 +177,7 @@ def judge_pair(request: HttpRequest, slug: str, entry_id: int) -> HttpResponse:
             except ValidationError as error:
                 add_service_errors(form, error)
             else:
-                return _see_other(reverse("judging:judge_next", args=[collection.slug]))
+                return see_other(reverse("judging:judge_next", args=[collection.slug]))
     return _render_card(
         request,
         collection=collection,
@@ -245,7 +240,7 @@ def judgment_update(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
                 f"Saved your judgment of {judgment.query.external_id} / "
                 f"{judgment.document.external_id}.",
             )
-            return _see_other(reverse("judging:judgment_list", args=[collection.slug]))
+            return see_other(reverse("judging:judgment_list", args=[collection.slug]))
     context = {
         "collection": collection,
         "judgment": judgment,
@@ -281,7 +276,7 @@ def pool_entry_create(request: HttpRequest, slug: str) -> HttpResponse:
                 f"Added {added} new pair{'s' if added != 1 else ''} to the pool"
                 + (f" ({already} already pooled)." if already else "."),
             )
-            return _see_other(reverse("judging:collection_detail", args=[collection.slug]))
+            return see_other(reverse("judging:collection_detail", args=[collection.slug]))
     return render(
         request,
         "judging/poolentry_create.html",
@@ -319,7 +314,7 @@ def document_import(request: HttpRequest, slug: str) -> HttpResponse:
             messages.success(
                 request, f"Imported documents: {summary.created} new, {summary.updated} updated."
             )
-            return _see_other(reverse("judging:document_import", args=[collection.slug]))
+            return see_other(reverse("judging:document_import", args=[collection.slug]))
     shown = list(missing[: MISSING_SHOWN + 1])
     return render(
         request,

@@ -161,3 +161,30 @@ class CompareForm(forms.Form):
             if label.requested == name:
                 return label
         return self.labels[0] if self.labels else None
+
+
+class LeaderboardSettingsForm(forms.Form):
+    """A collection's measure set, coverage threshold and publication."""
+
+    measures = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false"}),
+        help_text="One measure per line, in any spelling the engine reads: trec_eval "
+        "(ndcg_cut.10), ir_measures (nDCG@10, P(rel=2)@10) or a Graded flavour "
+        "(nDCG(gain=exp,discount=jk,ideal=recall)@10). Changing them rescores every run.",
+    )
+    coverage_threshold = forms.FloatField(
+        min_value=0.0,
+        max_value=1.0,
+        help_text="Runs whose Judged@10 is below this share are flagged on the leaderboard.",
+    )
+    leaderboard_published = forms.BooleanField(
+        required=False,
+        label="Published",
+        help_text="Teams see every run on the leaderboard (otherwise only their own).",
+    )
+
+
+class RepoolForm(forms.Form):
+    """A new pool depth: every run's unjudged top-k documents join the judging pool."""
+
+    depth = forms.IntegerField(min_value=1, max_value=10_000, label="Pool depth")

@@ -12,4 +12,5 @@ urlpatterns = [
     path("c/<slug:slug>/runs/<int:pk>/file/", views.run_file, name="run_file"),
     path("c/<slug:slug>/compare/", views.run_compare, name="compare"),
     path("c/<slug:slug>/difficulty/", views.query_difficulty, name="difficulty"),
+    path("c/<slug:slug>/settings/", views.collection_update, name="collection_update"),
 ]

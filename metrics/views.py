@@ -16,18 +16,27 @@ from pathlib import PurePosixPath
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.core.exceptions import ValidationError
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods
 
+from config.http import see_other
 from judging.models import Collection, Membership, Query
 from judging.selectors import collection_for_member
 
 from . import charts
 from .engine.errors import MeasureError
-from .forms import DIFFICULTY_SORTS, CompareForm, MeasureForm, RunSubmitForm
+from .forms import (
+    DIFFICULTY_SORTS,
+    CompareForm,
+    LeaderboardSettingsForm,
+    MeasureForm,
+    RepoolForm,
+    RunSubmitForm,
+)
 from .models import Run, Team
 from .scoring import MeasureLabel, measure_labels
 from .selectors import (
@@ -41,18 +50,11 @@ from .selectors import (
 )
 from .selectors_compare import ComparisonError, compare_runs
 from .selectors_difficulty import DEFAULT_K, TopicDifficulty, topic_difficulty
-from .services import RunRejected, run_submit
+from .services import RunRejected, collection_settings_update, run_submit, runs_repool
 
 Role = Membership.Role
 RUN_ROLES = (Role.COORDINATOR, Role.TEAM)
 COVERAGE_MEASURE = "Judged@10"
-
-
-def _see_other(url: str) -> HttpResponseRedirect:
-    """Return a 303 redirect, the right answer to a successful POST."""
-    response = HttpResponseRedirect(url)
-    response.status_code = 303
-    return response
 
 
 def _collection_and_viewer(request: HttpRequest, slug: str) -> tuple[Collection, Viewer]:
@@ -199,7 +201,7 @@ def run_create(request: HttpRequest, slug: str) -> HttpResponse:
                     # upload.js opens the run page itself (a followed redirect would eat
                     # the message above).
                     return HttpResponse(status=201, headers={"Location": url})
-                return _see_other(url)
+                return see_other(url)
     context = _base_context(collection, who, "submit") | {
         "form": form,
         "max_megabytes": settings.GRADED_RUN_MAX_BYTES // (1024 * 1024),
@@ -419,3 +421,55 @@ def query_difficulty(request: HttpRequest, slug: str) -> HttpResponse:
         "sorts": DIFFICULTY_SORTS,
     }
     return render(request, "metrics/query_difficulty.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
+    """Let a coordinator change the measures, threshold, publication and pool depth."""
+    collection = collection_for_member(user=request.user, slug=slug, roles=(Role.COORDINATOR,))
+    action = request.POST.get("action") if request.method == "POST" else None
+    settings_form = LeaderboardSettingsForm(
+        request.POST if action == "settings" else None,
+        initial={
+            "measures": "\n".join(collection.measures),
+            "coverage_threshold": collection.coverage_threshold,
+            "leaderboard_published": collection.leaderboard_published,
+        },
+    )
+    repool_form = RepoolForm(
+        request.POST if action == "repool" else None, initial={"depth": collection.pool_depth}
+    )
+    try:
+        if action == "settings" and settings_form.is_valid():
+            data = settings_form.cleaned_data
+            collection_settings_update(
+                collection=collection,
+                measures=data["measures"].splitlines(),
+                coverage_threshold=data["coverage_threshold"],
+                leaderboard_published=data["leaderboard_published"],
+            )
+            messages.success(request, "Settings saved; every run was rescored.")
+            return see_other(reverse("metrics:leaderboard", args=[collection.slug]))
+        if action == "repool" and repool_form.is_valid():
+            added = runs_repool(collection=collection, depth=repool_form.cleaned_data["depth"])
+            messages.success(
+                request, f"Pooled at depth {collection.pool_depth}: {added} new pairs."
+            )
+            return see_other(reverse("metrics:collection_update", args=[collection.slug]))
+    except ValidationError as error:
+        form = settings_form if action == "settings" else repool_form
+        for field, problems in error.message_dict.items():
+            form.add_error(field if field in form.fields else None, problems)
+    return render(
+        request,
+        "metrics/collection_update.html",
+        {
+            **_base_context(
+                collection, viewer(user=request.user, collection=collection), "settings"
+            ),
+            "settings_form": settings_form,
+            "repool_form": repool_form,
+        },
+        status=400 if request.method == "POST" else 200,
+    )

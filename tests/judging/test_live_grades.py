@@ -119,3 +119,28 @@ def test_rebuild_applies_a_new_policy(coll, setup):
     coll.refresh_from_db()
     services.live_grades_rebuild(collection=coll)
     assert _live(coll) == {("q1", "d0"): pytest.approx(7 / 3)}
+
+
+def test_changing_the_policy_in_the_admin_rebuilds_the_live_list(client, coll, setup):
+    q, docs, humans, _ = setup
+    for judge, grade in zip(humans, [1, 2, 4], strict=True):
+        services.judgment_record(judge=judge, query=q, document=docs[0], grade=grade)
+    client.force_login(factories.user("root", is_staff=True, is_superuser=True))
+    url = f"/admin/judging/collection/{coll.pk}/change/"
+    form = client.get(url).context["adminform"].form
+    data = {
+        name: value
+        for name, value in form.initial.items()
+        if name in form.fields and value is not None
+    }
+    data.update(
+        {
+            "aggregation_policy": "mean_human_then_llm",
+            "grade_names": '["a", "b", "c", "d", "e"]',
+            "memberships-TOTAL_FORMS": "0",
+            "memberships-INITIAL_FORMS": "0",
+        }
+    )
+    response = client.post(url, data)
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    assert _live(coll) == {("q1", "d0"): pytest.approx(7 / 3)}

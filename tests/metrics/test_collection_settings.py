@@ -58,3 +58,36 @@ def test_repool_at_a_deeper_depth_adds_only_unjudged_pairs(coll, scored):
     assert Collection.objects.get(pk=coll.pk).pool_depth == 5
     with pytest.raises(ValidationError):
         services.runs_repool(collection=coll, depth=0)
+
+
+def test_settings_page_is_for_coordinators_and_saves(client, coll, scored):
+    from django.urls import reverse
+
+    url = reverse("metrics:collection_update", args=[coll.slug])
+    team_member = factories.user("tm")
+    services.team_member_add(team=scored.team, user=team_member)
+    client.force_login(team_member)
+    assert client.get(url).status_code == 404
+    boss = factories.user("boss")
+    factories.member(coll, boss, role="coordinator")
+    client.force_login(boss)
+    assert "nDCG@10" in client.get(url).content.decode()
+    refused = client.post(
+        url,
+        {"action": "settings", "measures": "P@2\nbogus", "coverage_threshold": "0.8"},
+    )
+    assert refused.status_code == 400 and "line 2" in refused.content.decode()
+    saved = client.post(
+        url,
+        {
+            "action": "settings",
+            "measures": "P@2\nJudged@10",
+            "coverage_threshold": "0.8",
+            "leaderboard_published": "on",
+        },
+    )
+    assert saved.status_code == 303
+    coll.refresh_from_db()
+    assert coll.measures == ["P@2", "Judged@10"] and coll.leaderboard_published
+    assert client.post(url, {"action": "repool", "depth": "5"}).status_code == 303
+    assert PoolEntry.objects.count() == 2
