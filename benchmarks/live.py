@@ -1,0 +1,390 @@
+"""Live rescoring and run submission at W1 scale (issue part 3).
+
+Targets: with N (100) stored W1-sized runs in one collection, recording one judgment
+and rescoring every run for its query costs at most 20 ms beyond the judgment write;
+submitting one W1 run (validate, store, pool, score) takes at most 3 s.
+
+``python -m benchmarks.live [--runs N] [--reps R] [--database-url URL] [--keep]``
+
+Works on a dedicated database (default: PostgreSQL ``graded_bench`` on localhost,
+dropped and created fresh unless ``--keep``; a ``sqlite:///path`` URL works too).
+With ``--keep`` an existing benchmark collection is reused and only missing runs are
+submitted, which makes iterating on the rescoring path cheap. Progress goes to stderr;
+the Markdown report goes to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks.workload import W1, ensure
+
+DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/graded_bench"
+SLUG = "w1-live-bench"
+COPY_CHUNK = 250_000
+
+
+def log(message: str) -> None:
+    """Print a progress line to stderr."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def _recreate_database(url: str) -> None:
+    """Drop and create the database ``url`` names (PostgreSQL) or delete the file (SQLite)."""
+    import dj_database_url
+    import psycopg
+
+    config = dj_database_url.parse(url)
+    if config["ENGINE"].endswith("sqlite3"):
+        for suffix in ("", "-journal", "-wal", "-shm"):
+            Path(str(config["NAME"]) + suffix).unlink(missing_ok=True)
+        return
+    name = config["NAME"]
+    with psycopg.connect(
+        host=config.get("HOST") or "127.0.0.1",
+        port=int(config.get("PORT") or 5432),
+        user=config.get("USER") or "postgres",
+        password=config.get("PASSWORD") or None,
+        dbname="postgres",
+        autocommit=True,
+    ) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def _setup_django(url: str) -> None:
+    """Configure Django with the test settings on ``url`` and migrate."""
+    os.environ["DATABASE_URL"] = url
+    os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.test"
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0)
+
+
+def _insert_documents(collection_id: int, count: int) -> None:
+    """Insert W1's documents ``D0000000``… (id and title) with COPY or executemany."""
+    from django.db import connection
+
+    from judging.models import Document
+
+    table = connection.ops.quote_name(Document._meta.db_table)
+    columns = "collection_id, external_id, title, body, url, extra, has_content"
+    with connection.cursor() as cursor:
+        for start in range(0, count, COPY_CHUNK):
+            numbers = range(start, min(count, start + COPY_CHUNK))
+            if connection.vendor == "postgresql":
+                text = "".join(
+                    f"{collection_id}\tD{n:07d}\tDocument {n}\t\t\t{{}}\tt\n" for n in numbers
+                )
+                with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+                    copy.write(text.encode())
+            else:
+                cursor.executemany(
+                    f"INSERT INTO {table} ({columns}) VALUES (%s, %s, %s, '', '', '{{}}', 1)",
+                    [(collection_id, f"D{n:07d}", f"Document {n}") for n in numbers],
+                )
+
+
+def _load_qrels(collection: Any, judge: Any, path: Path) -> int:
+    """Import the qrels as the LLM judge's judgments via ``judgments_import``; return rows."""
+    from judging import services as judging_services
+
+    by_query: dict[str, list[tuple[str, int]]] = {}
+    for line in path.read_text().splitlines():
+        qid, _, docno, grade = line.split()
+        by_query.setdefault(qid, []).append((docno, int(grade)))
+    qids = list(by_query)
+    total, line_no = 0, 0
+    for start in range(0, len(qids), 100):  # keeps each import's IN list under 32k
+        rows = []
+        for qid in qids[start : start + 100]:
+            for docno, grade in by_query[qid]:
+                line_no += 1
+                rows.append(judging_services.JudgmentRow(line_no, qid, docno, grade))
+        judging_services.judgments_import(collection=collection, judge=judge, rows=rows)
+        total += len(rows)
+    return total
+
+
+def _percentile(values: Sequence[float], q: float) -> float:
+    """Return the ``q`` percentile (0–100) of ``values``."""
+    return float(np.percentile(np.asarray(values, dtype=float), q))
+
+
+def _machine(vendor: str) -> dict[str, str]:
+    """Describe the machine and the software versions."""
+    import django
+    from django.db import connection
+
+    cpu = platform.processor() or "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+        mem_kb = next(
+            int(line.split()[1])
+            for line in Path("/proc/meminfo").read_text().splitlines()
+            if line.startswith("MemTotal")
+        )
+        ram = f"{mem_kb / 1024**2:.0f} GB"
+    except (OSError, StopIteration):
+        ram = "unknown"
+    if vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW server_version")
+            database = f"PostgreSQL {cursor.fetchone()[0].split()[0]}"
+    else:
+        import sqlite3
+
+        database = f"SQLite {sqlite3.sqlite_version}"
+    return {
+        "CPU": f"{cpu}, {os.cpu_count()} cores",
+        "RAM": ram,
+        "Python": platform.python_version(),
+        "Django": django.get_version(),
+        "numpy": np.__version__,
+        "Database": database,
+        "Date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    }
+
+
+def _time_judgments(
+    *, collection: Any, judge: Any, pairs: list[tuple[Any, Any]], connected: bool
+) -> tuple[list[float], list[float]]:
+    """Record one judgment per pair; return total times and (if connected) receiver times."""
+    from judging import services as judging_services
+    from judging.signals import judgments_changed
+    from metrics import receivers
+
+    inner: list[float] = []
+
+    def timed_receiver(**kwargs: Any) -> None:
+        t0 = time.perf_counter()
+        receivers.rescore_on_judgments_changed(**kwargs)
+        inner.append(time.perf_counter() - t0)
+
+    if connected:
+        judgments_changed.connect(timed_receiver, dispatch_uid="benchmarks.live.timed")
+    totals: list[float] = []
+    try:
+        for query, document in pairs:
+            grade = random.Random(document.pk).randint(0, 4)
+            t0 = time.perf_counter()
+            judging_services.judgment_record(
+                judge=judge, query=query, document=document, grade=grade
+            )  # autocommit: on-commit callbacks (the receiver) run before this returns
+            totals.append(time.perf_counter() - t0)
+    finally:
+        if connected:
+            judgments_changed.disconnect(dispatch_uid="benchmarks.live.timed")
+    return totals, inner
+
+
+def run(args: argparse.Namespace) -> str:
+    """Set up (or reuse) the benchmark collection, time everything, return the report."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test import override_settings
+
+    from judging.models import Collection, Judge, PoolEntry, Query
+    from judging.signals import judgments_changed
+    from metrics import services
+    from metrics.models import Run, RunQuery, Team
+
+    workload = ensure(args.runs, W1, processes=2, verbose=True)
+    setup: dict[str, float] = {}
+    collection = Collection.objects.filter(slug=SLUG).first()
+    if collection is None:
+        t_all = time.perf_counter()
+        collection = Collection.objects.create(name="W1 live benchmark", slug=SLUG)
+        Query.objects.bulk_create(
+            [
+                Query(collection=collection, external_id=str(q + 1), text=f"query {q + 1}")
+                for q in range(W1.n_queries)
+            ]
+        )
+        t0 = time.perf_counter()
+        _insert_documents(collection.pk, W1.n_queries * W1.universe)
+        setup["documents"] = time.perf_counter() - t0
+        log(f"  {W1.n_queries * W1.universe:,} documents in {setup['documents']:.1f} s")
+        llm = Judge.objects.create(kind=Judge.Kind.LLM, name="W1 qrels", model="w1-qrels")
+        t0 = time.perf_counter()
+        n_qrels = _load_qrels(collection, llm, workload.qrels)
+        setup["qrels"] = time.perf_counter() - t0
+        log(f"  {n_qrels:,} qrels imported in {setup['qrels']:.1f} s")
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("ANALYZE")
+        setup["total"] = time.perf_counter() - t_all
+        collection.refresh_from_db()
+    team = Team.objects.get_or_create(collection=collection, name="bench")[0]
+    user = get_user_model().objects.get_or_create(username="bench-judge")[0]
+    human = Judge.objects.get_or_create(
+        user=user, defaults={"kind": Judge.Kind.HUMAN, "name": "bench judge"}
+    )[0]
+
+    media = tempfile.mkdtemp(prefix="graded-live-media-")
+    submit: list[float] = []
+    try:
+        with override_settings(MEDIA_ROOT=media):
+            have = set(Run.objects.filter(collection=collection).values_list("tag", flat=True))
+            for i, path in enumerate(workload.runs):
+                tag = f"run-{i:03d}"
+                if tag in have:
+                    continue
+                content = path.read_bytes()
+                t0 = time.perf_counter()
+                services.run_submit(
+                    collection=collection,
+                    team=team,
+                    tag=tag,
+                    content=content,
+                    filename=path.name,
+                    user=None,
+                )
+                submit.append(time.perf_counter() - t0)
+                log(f"  submitted {tag} in {submit[-1]:.2f} s")
+            if connection.vendor == "postgresql" and submit:
+                with connection.cursor() as cursor:
+                    cursor.execute("ANALYZE")
+    finally:
+        shutil.rmtree(media, ignore_errors=True)
+    n_runs = Run.objects.filter(collection=collection).count()
+
+    # Unjudged pooled pairs, in random order; each timed judgment uses a fresh one.
+    entries = list(
+        PoolEntry.objects.filter(collection=collection, graded_count=0)
+        .select_related("query", "document")
+        .order_by("shuffle_key")[: 2 * (args.reps + args.warmup)]
+    )
+    random.Random(7).shuffle(entries)
+    pairs = [(e.query, e.document) for e in entries]
+    if len(pairs) < 2 * (args.reps + args.warmup):
+        raise SystemExit("not enough unjudged pooled pairs; recreate the database")
+    log(f"timing {args.reps} judgments each way against {n_runs} runs")
+    original = judgments_changed.disconnect(dispatch_uid="metrics.rescore_on_judgments_changed")
+    try:
+        warm = pairs[: 2 * args.warmup]
+        _time_judgments(collection=collection, judge=human, pairs=warm[::2], connected=False)
+        _time_judgments(collection=collection, judge=human, pairs=warm[1::2], connected=True)
+        write_only: list[float] = []
+        with_rescore: list[float] = []
+        receiver: list[float] = []
+        rest = pairs[2 * args.warmup :]
+        for a, b in zip(rest[::2], rest[1::2], strict=False):  # interleaved: same conditions
+            write_only += _time_judgments(
+                collection=collection, judge=human, pairs=[a], connected=False
+            )[0]
+            totals, inner = _time_judgments(
+                collection=collection, judge=human, pairs=[b], connected=True
+            )
+            with_rescore += totals
+            receiver += inner
+    finally:
+        if original:
+            from metrics import receivers
+
+            receivers.connect()
+    # The last rescored query must be current in every run.
+    last_query = rest[-1][0] if len(rest) % 2 == 0 else rest[-2][0]
+    collection.refresh_from_db()
+    stale = (
+        RunQuery.objects.filter(run__collection=collection, query=last_query)
+        .exclude(version=collection.judgments_version)
+        .count()
+    )
+    if stale:
+        raise SystemExit(f"{stale} rankings were not rescored")
+    return _report(
+        args=args,
+        vendor=connection.vendor,
+        n_runs=n_runs,
+        setup=setup,
+        submit=submit,
+        write_only=write_only,
+        with_rescore=with_rescore,
+        receiver=receiver,
+    )
+
+
+def _report(
+    *,
+    args: argparse.Namespace,
+    vendor: str,
+    n_runs: int,
+    setup: dict[str, float],
+    submit: list[float],
+    write_only: list[float],
+    with_rescore: list[float],
+    receiver: list[float],
+) -> str:
+    """Format the measurements as Markdown."""
+    ms: Callable[[float], str] = lambda s: f"{s * 1000:.1f} ms"  # noqa: E731
+    lines = ["| Machine | |", "|---|---|"]
+    lines += [f"| {k} | {v} |" for k, v in _machine(vendor).items()]
+    lines += ["", "| Measurement | Value | Target |", "|---|---|---|"]
+    if setup:
+        lines.append(
+            f"| Setup (untimed): 2.5M documents (COPY) / qrels import / total | "
+            f"{setup['documents']:.1f} s / {setup['qrels']:.1f} s / {setup['total']:.1f} s | |"
+        )
+    if submit:
+        lines.append(
+            f"| Submit one W1 run (`run_submit`), {len(submit)} runs: median / max | "
+            f"{statistics.median(submit):.2f} s / {max(submit):.2f} s | ≤ 3 s |"
+        )
+        lines.append(f"| — first / last run submitted | {submit[0]:.2f} s / {submit[-1]:.2f} s | |")
+    diff = [b - a for a, b in zip(sorted(write_only), sorted(with_rescore), strict=False)]
+    median_diff = statistics.median(with_rescore) - statistics.median(write_only)
+    lines += [
+        f"| (a) `judgment_record`, receiver disconnected: median / p90 | "
+        f"{ms(statistics.median(write_only))} / {ms(_percentile(write_only, 90))} | |",
+        f"| (b) the same + rescoring {n_runs} runs on commit: median / p90 | "
+        f"{ms(statistics.median(with_rescore))} / {ms(_percentile(with_rescore, 90))} | |",
+        f"| (b) − (a): median / p90 | {ms(median_diff)} / {ms(_percentile(diff, 90))} | ≤ 20 ms |",
+        f"| Receiver alone (timed inside (b)): median / p90 | "
+        f"{ms(statistics.median(receiver))} / {ms(_percentile(receiver, 90))} | ≤ 20 ms |",
+        "",
+        f"{len(write_only)} interleaved repetitions each, on random unjudged pooled pairs "
+        f"({args.warmup} warm-up each); p90 of (b) − (a) is the p90 of the sorted differences.",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Parse the command line, prepare the database and print the report."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=100, help="stored W1 runs (default 100)")
+    parser.add_argument("--reps", type=int, default=50, help="timed judgments each way")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed judgments each way")
+    parser.add_argument("--database-url", default=DEFAULT_URL, help=f"default {DEFAULT_URL}")
+    parser.add_argument(
+        "--keep", action="store_true", help="reuse the database and its benchmark collection"
+    )
+    args = parser.parse_args(argv)
+    if not args.keep:
+        _recreate_database(args.database_url)
+    _setup_django(args.database_url)
+    print(run(args))
+
+
+if __name__ == "__main__":
+    main()
