@@ -238,3 +238,31 @@ def test_an_unexpected_failure_after_storing_leaves_no_file(world, monkeypatch, 
             user=None,
         )
     assert not [p for p in tmp_path.rglob("*") if p.is_file()]
+
+
+def test_live_scores_equal_manage_py_evaluate_on_exported_files(
+    world, tmp_path, django_capture_on_commit_callbacks
+):
+    import json
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    coll, queries, docs, team, judge = world
+    content = _run_content(9, "iota")
+    run = services.run_submit(
+        collection=coll, team=team, tag="iota", content=content, filename="i.txt", user=None
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        judging_services.judgment_record(judge=judge, query=queries[0], document=docs[4], grade=2)
+    run.refresh_from_db()
+    (tmp_path / "qrels.txt").write_bytes(export_qrels(coll))
+    (tmp_path / "run.txt").write_bytes(content)
+    out = StringIO()
+    args = [str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt"), "--format", "json"]
+    for name in MEASURES:
+        args += ["-m", name]
+    call_command("evaluate", *args, stdout=out)
+    (evaluated,) = json.loads(out.getvalue()).values()
+    for name in scoring.canonical_names(MEASURES):
+        assert run.scores[name] == pytest.approx(evaluated[name]["all"], abs=1e-12), name
