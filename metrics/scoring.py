@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
@@ -79,13 +80,68 @@ class ParsedRun:
     """A run file read by the engine, shaped for storage.
 
     ``rankings[i]`` holds, in rank order, indices into ``docnos`` for query ``qids[i]``.
+    ``docno_values`` is the same distinct docnos as an Arrow binary array (what the fast
+    document-id lookup hashes); ``docnos`` decodes them to ``str`` on first use only.
     """
 
     qids: list[str]
-    docnos: list[str]
+    docno_values: pa.Array
     rankings: list[np.ndarray]
     line_count: int
     format: str
+
+    @cached_property
+    def docnos(self) -> list[str]:
+        """Return the distinct docnos as strings (UTF-8, undecodable bytes escaped)."""
+        return [
+            d.decode("utf-8", "surrogateescape")
+            for d in self.docno_values.cast(pa.binary()).to_pylist()
+        ]
+
+
+_HASH_MULTIPLIER = np.uint64(0x100000001B3)
+
+
+def docno_hashes(values: pa.Array) -> np.ndarray:
+    """Return a 64-bit hash of every string or binary value, vectorised (no Python loop).
+
+    A polynomial hash of the bytes (mod 2**64) mixed with the length and a splitmix64
+    finaliser. Collisions are possible, so callers compare the values themselves before
+    trusting a match.
+    """
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    values = values.cast(pa.large_binary())
+    if values.null_count:
+        values = values.fill_null(b"")
+    n = len(values)
+    if not n:
+        return np.empty(0, dtype=np.uint64)
+    buffers = values.buffers()
+    offsets = np.frombuffer(buffers[1], dtype=np.int64)[values.offset : values.offset + n + 1]
+    lengths = np.diff(offsets)
+    first = int(offsets[0])
+    total = int(offsets[-1]) - first
+    data = (
+        np.frombuffer(buffers[2], dtype=np.uint8)[first : first + total]
+        if buffers[2] is not None
+        else np.empty(0, dtype=np.uint8)
+    )
+    starts = offsets[:-1] - first
+    position = np.arange(total, dtype=np.int64) - np.repeat(starts, lengths)
+    longest = int(lengths.max()) if n else 0
+    powers = np.cumprod(np.full(max(longest, 1), _HASH_MULTIPLIER, dtype=np.uint64))
+    terms = (data.astype(np.uint64) + np.uint64(1)) * powers[position]
+    cumulative = np.zeros(total + 1, dtype=np.uint64)
+    np.cumsum(terms, out=cumulative[1:])
+    h = cumulative[starts + lengths] - cumulative[starts]
+    h ^= lengths.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    h ^= h >> np.uint64(30)
+    h *= np.uint64(0xBF58476D1CE4E5B9)
+    h ^= h >> np.uint64(27)
+    h *= np.uint64(0x94D049BB133111EB)
+    h ^= h >> np.uint64(31)
+    return h
 
 
 def read_run(content: bytes, *, name: str) -> ParsedRun:
@@ -100,12 +156,11 @@ def read_run(content: bytes, *, name: str) -> ParsedRun:
         docnos_column = docnos_column.combine_chunks()
     encoded = docnos_column.dictionary_encode()
     doc_index = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    docnos = [d.decode("utf-8", "surrogateescape") for d in encoded.dictionary.to_pylist()]
     ranked = doc_index[order]
     head = content.lstrip()[:1]
     return ParsedRun(
         qids=list(run.qids),
-        docnos=docnos,
+        docno_values=encoded.dictionary,
         rankings=[ranked[s : s + c] for s, c in zip(starts.tolist(), counts.tolist(), strict=True)],
         line_count=len(run),
         format="json" if head in (b"[", b"{") else "trec",

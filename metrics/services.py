@@ -7,19 +7,27 @@ constant time; a full rescore recomputes the sums from scratch.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.core.files.base import ContentFile
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import Count, Max
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from judging import services as judging_services
+from judging.db import update_rows
 from judging.models import Collection, Document, LiveGrade, Membership, PoolEntry
 
 from . import scoring
@@ -105,7 +113,7 @@ def run_submit(
                 for q in unknown
             ]
         )
-    doc_pks, unknown_count = _document_pks(collection, parsed.docnos)
+    doc_pks, unknown_count = _document_pks(collection, parsed)
     run = Run(
         collection=collection,
         team=team,
@@ -130,9 +138,9 @@ def run_submit(
             )
             for qid, doc_index in zip(parsed.qids, parsed.rankings, strict=True)
         ]
-        RunQuery.objects.bulk_create(rankings, batch_size=500)
+        # Scored in memory and inserted once (no write-then-update of 1,000 rows).
+        runs_score(collection=collection, run_ids=[run.pk], new_rows=rankings)
         pool_from_run(run=run, depth=collection.pool_depth, rankings=rankings)
-        runs_score(collection=collection, run_ids=[run.pk])
     except BaseException:
         run.source_file.storage.delete(stored)  # the database rolls back; so does the file
         raise
@@ -140,28 +148,153 @@ def run_submit(
     return run
 
 
-def _document_pks(collection: Collection, docnos: list[str]) -> tuple[np.ndarray, int]:
-    """Map docnos to document pks, creating id-only documents for unknown ones.
+SMALL_RUN_DOCNOS = 10_000  # up to this many distinct docnos, look them up by id
+_INDEX_CACHE_SIZE = 4  # collections whose docno index a process keeps
 
-    Small runs look their documents up by id; large ones read the collection's whole id
-    map in one pass, which is faster than a huge ``IN`` list.
+
+@dataclass(frozen=True)
+class _DocnoIndex:
+    """A collection's documents sorted by docno hash: hashes, pks and the docnos themselves.
+
+    ``count`` and ``max_pk`` fingerprint the table state it was read from: documents are
+    only ever added with increasing pks, so an unchanged fingerprint means nothing changed.
     """
+
+    count: int
+    max_pk: int
+    hashes: np.ndarray
+    pks: np.ndarray
+    docnos: pa.Array
+
+
+_docno_indexes: OrderedDict[int, _DocnoIndex] = OrderedDict()
+_docno_indexes_lock = threading.Lock()
+
+
+def _read_docno_index(collection_id: int) -> _DocnoIndex:
+    """Read every (pk, docno) of a collection in one pass (COPY on PostgreSQL)."""
+    table = connection.ops.quote_name(Document._meta.db_table)
+    sql = f"SELECT id, external_id FROM {table} WHERE collection_id = {int(collection_id)}"
+    if connection.vendor == "postgresql":
+        buffer = bytearray()
+        with (
+            connection.cursor() as cursor,
+            cursor.cursor.copy(f"COPY ({sql}) TO STDOUT (FORMAT csv)") as copy,
+        ):
+            for chunk in copy:
+                buffer += chunk
+        if buffer:
+            table_ = pa_csv.read_csv(
+                pa.BufferReader(bytes(buffer)),
+                read_options=pa_csv.ReadOptions(column_names=["id", "docno"]),
+                convert_options=pa_csv.ConvertOptions(
+                    column_types={"id": pa.int64(), "docno": pa.large_binary()},
+                    strings_can_be_null=False,
+                ),
+            )
+            pks = table_.column("id").to_numpy()
+            docnos = table_.column("docno").combine_chunks()
+        else:
+            pks, docnos = np.empty(0, dtype=np.int64), pa.array([], pa.large_binary())
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute(sql)
+            rows = cursor.fetchall()
+        pks = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        docnos = pa.array([r[1].encode() for r in rows], pa.large_binary())
+    hashes = scoring.docno_hashes(docnos)
+    order = np.argsort(hashes, kind="stable")
+    return _DocnoIndex(
+        count=len(pks),
+        max_pk=int(pks.max()) if len(pks) else 0,
+        hashes=hashes[order],
+        pks=pks[order],
+        docnos=docnos.take(pa.array(order)),
+    )
+
+
+def _docno_index(collection_id: int) -> _DocnoIndex:
+    """Return the collection's docno index, re-read when its fingerprint changed."""
+    count, max_pk = (
+        Document.objects.filter(collection_id=collection_id)
+        .aggregate(n=Count("pk"), top=Coalesce(Max("pk"), 0))
+        .values()
+    )
+    with _docno_indexes_lock:
+        index = _docno_indexes.get(collection_id)
+    if index is None or (index.count, index.max_pk) != (count, max_pk):
+        index = _read_docno_index(collection_id)
+    with _docno_indexes_lock:
+        _docno_indexes[collection_id] = index
+        _docno_indexes.move_to_end(collection_id)
+        while len(_docno_indexes) > _INDEX_CACHE_SIZE:
+            _docno_indexes.popitem(last=False)
+    return index
+
+
+def _document_pks(collection: Collection, parsed: scoring.ParsedRun) -> tuple[np.ndarray, int]:
+    """Map the run's distinct docnos to document pks, creating id-only documents as needed.
+
+    Small runs look their documents up by id. Large ones use a per-process index of the
+    collection (docno hashes sorted, with pks and docnos), re-read whenever the
+    collection's document count or largest pk changed: docnos are hashed and searched in
+    bulk, every hash match is confirmed by comparing the docnos themselves, and anything
+    not confirmed is looked up by id before being created, so the result is exact.
+    """
+    values = parsed.docno_values
+    n = len(values)
+    pks = np.full(n, -1, dtype=np.int64)
+    if n > SMALL_RUN_DOCNOS:
+        index = _docno_index(collection.pk)
+        if len(index.hashes):
+            hashes = scoring.docno_hashes(values)
+            at = np.minimum(np.searchsorted(index.hashes, hashes), len(index.hashes) - 1)
+            candidates = np.flatnonzero(index.hashes[at] == hashes)
+            if len(candidates):
+                same = pc.equal(
+                    index.docnos.take(pa.array(at[candidates])),
+                    values.cast(pa.large_binary()).take(pa.array(candidates)),
+                )
+                confirmed = candidates[same.to_numpy(zero_copy_only=False)]
+                pks[confirmed] = index.pks[at[confirmed]]
+    unresolved = np.flatnonzero(pks < 0)
+    if not len(unresolved):
+        return pks, 0
+    docnos = parsed.docnos
+    wanted = [docnos[i] for i in unresolved.tolist()]
+    known: dict[str, int] = {}
     documents = Document.objects.filter(collection=collection)
-    if len(docnos) <= 10_000:
-        documents = documents.filter(external_id__in=docnos)
-    known = dict(documents.values_list("external_id", "pk"))
-    missing = [d for d in docnos if d not in known]
+    for start in range(0, len(wanted), SMALL_RUN_DOCNOS):
+        chunk = wanted[start : start + SMALL_RUN_DOCNOS]
+        known.update(documents.filter(external_id__in=chunk).values_list("external_id", "pk"))
+    missing = [d for d in wanted if d not in known]
     if missing:
         Document.objects.bulk_create(
             [Document(collection=collection, external_id=d, has_content=False) for d in missing],
             batch_size=2000,
         )
-        known.update(
-            Document.objects.filter(collection=collection, external_id__in=missing).values_list(
-                "external_id", "pk"
-            )
-        )
-    return np.fromiter((known[d] for d in docnos), dtype=np.int64, count=len(docnos)), len(missing)
+        for start in range(0, len(missing), SMALL_RUN_DOCNOS):
+            chunk = missing[start : start + SMALL_RUN_DOCNOS]
+            known.update(documents.filter(external_id__in=chunk).values_list("external_id", "pk"))
+    pks[unresolved] = np.fromiter((known[d] for d in wanted), dtype=np.int64, count=len(wanted))
+    return pks, len(missing)
+
+
+def _live_grades(
+    collection_id: int, query_ids: Sequence[int] | None = None
+) -> dict[int, scoring.QueryGrades]:
+    """Read the live list (of ``query_ids`` only, if given) grouped by query, in one query."""
+    live = LiveGrade.objects.filter(collection_id=collection_id)
+    if query_ids is not None:
+        live = live.filter(query_id__in=list(query_ids))
+    sql, params = (
+        live.order_by("query_id", "document_id")
+        .values_list("query_id", "document_id", "grade")
+        .query.sql_with_params()
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return scoring.live_grades_by_query(cursor.fetchall())
 
 
 @transaction.atomic
@@ -173,19 +306,21 @@ def pool_from_run(*, run: Run, depth: int, rankings: Iterable[RunQuery] | None =
     """
     if rankings is None:
         rankings = RunQuery.objects.filter(run=run, retrieved__gt=0).only("query_id", "ranking")
-    candidates = {
-        (r.query_id, int(d))
-        for r in rankings
-        for d in np.frombuffer(bytes(r.ranking), dtype=RANKING_DTYPE)[:depth]
-    }
-    query_ids = {q for q, _ in candidates}
-    judged = set(
-        LiveGrade.objects.filter(
-            collection_id=run.collection_id, query_id__in=query_ids
-        ).values_list("query_id", "document_id")
-    )
+    tops = [
+        (r.query_id, np.frombuffer(bytes(r.ranking), dtype=RANKING_DTYPE)[:depth]) for r in rankings
+    ]
+    tops = [(q, top) for q, top in tops if len(top)]
+    if not tops:
+        return 0
+    grades = _live_grades(run.collection_id, sorted({q for q, _ in tops}))
+    empty = np.empty(0, dtype=np.int64)
+    candidates: set[tuple[int, int]] = set()
+    for query_id, top in tops:
+        judged = grades[query_id].document_ids if query_id in grades else empty
+        fresh = top[~np.isin(top, judged)]
+        candidates.update(zip([query_id] * len(fresh), fresh.tolist(), strict=True))
     return judging_services.pool_add_ids(
-        collection=run.collection, pairs=candidates - judged, source=PoolEntry.Source.RUN
+        collection=run.collection, pairs=candidates, source=PoolEntry.Source.RUN
     )
 
 
@@ -195,11 +330,14 @@ def runs_score(
     collection: Collection,
     run_ids: Iterable[int] | None = None,
     query_ids: Iterable[int] | None = None,
+    new_rows: Sequence[RunQuery] | None = None,
 ) -> int:
     """Score runs of ``collection`` against the live judgment list; return the version used.
 
     With ``query_ids`` only those queries are rescored and each run's means are updated
     incrementally; without, every query is rescored and the means recomputed from scratch.
+    ``new_rows`` (run submission) are the unsaved rankings of the one just-saved run in
+    ``run_ids``: they are scored in memory and inserted, instead of read back and updated.
     Takes the collection's row lock, so the live list and its version are read consistently
     and an older rescore can never overwrite a newer one.
     """
@@ -218,17 +356,16 @@ def runs_score(
     if not runs:
         return version
     full = query_ids is None
-    live = LiveGrade.objects.filter(collection=collection)
     if not full:
         query_ids = sorted(set(query_ids))
-        live = live.filter(query_id__in=query_ids)
-    grades_by_query = scoring.live_grades_by_query(
-        live.order_by("query_id", "document_id").values_list("query_id", "document_id", "grade")
-    )
-    rows = RunQuery.objects.filter(run_id__in=runs.keys())
-    if not full:
-        rows = rows.filter(query_id__in=query_ids)
-    rows = list(rows.only("pk", "run_id", "query_id", "ranking", "retrieved", "scores"))
+    grades_by_query = _live_grades(collection.pk, None if full else query_ids)
+    if new_rows is not None:
+        rows = list(new_rows)
+    else:
+        rows = RunQuery.objects.filter(run_id__in=runs.keys())
+        if not full:
+            rows = rows.filter(query_id__in=query_ids)
+        rows = list(rows.only("pk", "run_id", "query_id", "ranking", "retrieved", "scores"))
     present = {(r.run_id, r.query_id) for r in rows}
     empty = [
         RunQuery(run_id=run_id, query_id=q, ranking=b"", retrieved=0)
@@ -236,16 +373,20 @@ def runs_score(
         for q in grades_by_query
         if (run_id, q) not in present
     ]
-    rows.extend(RunQuery.objects.bulk_create(empty, batch_size=1000))
+    if new_rows is not None:
+        rows.extend(empty)
+    else:
+        rows.extend(RunQuery.objects.bulk_create(empty, batch_size=1000))
     values = scoring.evaluate_rows(rows=rows, grades_by_query=grades_by_query, measures=measures)
     sums: dict[int, dict[str, list[float]]] = {
         run_id: {} if full else {k: list(v) for k, v in run.score_sums.items()}
         for run_id, run in runs.items()
     }
+    columns = {name: values[name].tolist() for name in names}
     for i, row in enumerate(rows):
         old = {} if full else (row.scores or {})
         new = (
-            {name: _finite(values[name][i]) for name in names}
+            {name: _finite(columns[name][i]) for name in names}
             if row.query_id in grades_by_query
             else {}
         )
@@ -260,7 +401,10 @@ def runs_score(
                 total[1] += 1
         row.scores = new
         row.version = version
-    RunQuery.objects.bulk_update(rows, ["scores", "version"], batch_size=1000)
+    if new_rows is not None:
+        RunQuery.objects.bulk_create(rows, batch_size=250)
+    else:
+        update_rows(rows, ["scores", "version"])
     now = timezone.now()
     updated = []
     for run_id, run in runs.items():
@@ -271,9 +415,7 @@ def runs_score(
         }
         run.scored_version, run.scored_at, run.status = version, now, Run.Status.SCORED
         updated.append(run)
-    Run.objects.bulk_update(
-        updated, ["score_sums", "scores", "scored_version", "scored_at", "status"]
-    )
+    update_rows(updated, ["score_sums", "scores", "scored_version", "scored_at", "status"])
     return version
 
 
