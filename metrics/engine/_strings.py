@@ -222,6 +222,23 @@ def combine(hashes: NDArray[np.uint64], codes: NDArray[np.integer]) -> NDArray[n
     return mix64(pair_key(hashes, codes))
 
 
+def row_key(doc_hashes: NDArray[np.uint64], qid_hashes: NDArray[np.uint64]) -> NDArray[np.uint64]:
+    """Return a (qid, docno) key: the docno hash xor the (well-mixed) qid hash.
+
+    The docno hash is a multiply-add of the words, so its high bits depend on every
+    byte; lookups bucket keys by their high bits and verify every match on the words.
+    """
+    return doc_hashes ^ qid_hashes
+
+
+def name_hashes(names: Sequence[str]) -> NDArray[np.uint64]:
+    """Return a well-mixed 64-bit hash of each identifier (the same for equal strings)."""
+    if not names:
+        return np.zeros(0, np.uint64)
+    h = hash_words(words(binary_from_list([encode(n) for n in names])))
+    return mix64(h ^ np.uint64(0x5851F42D4C957F2D))
+
+
 def same_words(
     a: NDArray[np.uint64], ia: NDArray[np.intp], b: NDArray[np.uint64], ib: NDArray[np.intp]
 ) -> NDArray[np.bool_]:
@@ -265,7 +282,11 @@ def codes_for(arr: pa.BinaryArray) -> tuple[list[str], NDArray[np.int32]]:
         change[1:] = ~bool_values(pc.equal(arr[1:], arr[:-1]))
     starts = np.flatnonzero(change)
     if len(starts) <= 50_000:
-        names = [decode(value_at(arr, i)) for i in starts.tolist()]
+        off = _offsets(arr)
+        data = arr.buffers()[2]
+        raw = memoryview(data) if data is not None else memoryview(b"")
+        lo, hi = off[starts].tolist(), off[starts + 1].tolist()
+        names = [decode(bytes(raw[a:b])) for a, b in zip(lo, hi, strict=True)]
         index: dict[str, int] = {}
         block_codes = np.fromiter(
             (index.setdefault(name, len(index)) for name in names), np.int32, len(names)

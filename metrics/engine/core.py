@@ -39,19 +39,23 @@ F64 = NDArray[np.float64]
 
 
 class JudgedPool:
-    """The judged labels of each query, flattened and sorted by query, then label descending.
+    """The judged labels of each query, flattened and grouped by query.
 
     Build it once per qrels (``Qrels.pool`` does) or from per-query arrays with
     :meth:`from_sequences`; :meth:`take` selects (and may repeat) queries cheaply,
-    which is how one query's judgments are shared by many runs.
+    which is how one query's judgments are shared by many runs.  Ideal rankings
+    only need the documents with a positive gain, which are sorted on first use.
     """
 
-    __slots__ = ("_cache", "counts", "label", "n_queries", "query", "rank", "starts")
+    __slots__ = ("_cache", "_grouped", "counts", "label", "n_queries", "query")
 
     def __init__(
         self, query: ArrayLike, label: ArrayLike, n_queries: int, *, presorted: bool = False
     ) -> None:
-        """Store judged ``label`` of query index ``query`` (NaN labels are dropped)."""
+        """Store judged ``label`` of query index ``query`` (NaN labels are dropped).
+
+        ``presorted`` promises that ``query`` is non-decreasing (grouped by query).
+        """
         q = np.asarray(query, dtype=np.int64).ravel()
         lab = np.asarray(label, dtype=np.float64).ravel()
         if q.shape != lab.shape:
@@ -61,18 +65,28 @@ class JudgedPool:
             q, lab = q[keep], lab[keep]
         if len(q) and (q.min() < 0 or q.max() >= n_queries):
             raise ValueError("query index out of range")
-        if not presorted and len(q):
-            order = np.argsort(-lab)
-            small = q[order].astype(np.int16 if n_queries < 32768 else np.int64)
-            order = order[np.argsort(small, kind="stable")]
-            q, lab = q[order], lab[order]
         self.n_queries = int(n_queries)
         self.query = q
         self.label = lab
         self.counts = np.bincount(q, minlength=self.n_queries).astype(np.int64)
-        self.starts = np.cumsum(self.counts) - self.counts
-        self.rank = np.arange(len(q), dtype=np.int64) - self.starts[q]
-        self._cache: dict[Any, NDArray[Any]] = {}
+        self._grouped = presorted or len(q) < 2
+        self._cache: dict[Any, Any] = {}
+
+    def _group(self) -> None:
+        """Order the labels by query (stable), once; only :meth:`take` and friends need it."""
+        if not self._grouped:
+            q = self.query
+            if not bool((q[1:] >= q[:-1]).all()):
+                small = q.astype(np.int16 if self.n_queries < 32768 else np.int64)
+                order = np.argsort(small, kind="stable")
+                self.query, self.label = q[order], self.label[order]
+            self._grouped = True
+
+    @property
+    def starts(self) -> NDArray[np.int64]:
+        """Return where each query's labels start (once grouped by query)."""
+        self._group()
+        return np.cumsum(self.counts) - self.counts
 
     @classmethod
     def from_sequences(cls, judged_labels: Sequence[ArrayLike]) -> JudgedPool:
@@ -81,7 +95,7 @@ class JudgedPool:
         n = len(arrays)
         lens = np.fromiter((len(a) for a in arrays), np.int64, n)
         flat = np.concatenate(arrays) if n else np.zeros(0)
-        return cls(np.repeat(np.arange(n), lens), flat, n)
+        return cls(np.repeat(np.arange(n), lens), flat, n, presorted=True)
 
     @classmethod
     def empty(cls, n_queries: int) -> JudgedPool:
@@ -94,14 +108,28 @@ class JudgedPool:
         A negative index gives a query with no judgments.
         """
         rows = np.asarray(rows, dtype=np.int64).ravel()
+        if len(rows) == self.n_queries and np.array_equal(rows, np.arange(self.n_queries)):
+            return self
         valid = rows >= 0
         safe = np.where(valid, rows, 0)
         lens = np.where(valid, self.counts[safe], 0)
         total = int(lens.sum())
         new_starts = np.cumsum(lens) - lens
-        idx = np.repeat(self.starts[safe] - new_starts, lens) + np.arange(total)
+        starts = self.starts
+        idx = np.repeat(starts[safe] - new_starts, lens) + np.arange(total)
         q = np.repeat(np.arange(len(rows)), lens)
         return JudgedPool(q, self.label[idx], len(rows), presorted=True)
+
+    def labels_of(self, row: int) -> NDArray[np.float64]:
+        """Return the judged labels of one query."""
+        start = int(self.starts[row])
+        return self.label[start : start + int(self.counts[row])]
+
+    def label_lists(self) -> list[NDArray[np.float64]]:
+        """Return the judged labels of every query, one array each."""
+        starts = self.starts.tolist()
+        counts = self.counts.tolist()
+        return [self.label[a : a + c] for a, c in zip(starts, counts, strict=True)]
 
     def num_rel(self, rel: float) -> NDArray[np.int64]:
         """Return, per query, how many judged documents are relevant at level ``rel``."""
@@ -119,20 +147,36 @@ class JudgedPool:
             self._cache[key] = np.bincount(self.query[mask], minlength=self.n_queries)
         return self._cache[key]
 
+    def _ranked(
+        self, g: F64, q: NDArray[np.int64]
+    ) -> tuple[F64, NDArray[np.int64], NDArray[np.int64]]:
+        """Sort (gain, query) pairs by query, then gain descending; add the rank in the query."""
+        order = np.argsort(-g)
+        small = q[order].astype(np.int16 if self.n_queries < 32768 else np.int64)
+        order = order[np.argsort(small, kind="stable")]
+        g, q = g[order], q[order]
+        counts = np.bincount(q, minlength=self.n_queries)
+        rank = np.arange(len(q), dtype=np.int64) - (np.cumsum(counts) - counts)[q]
+        return g, q, rank
+
     def ideal_dcg(
         self, gain: Callable[[F64], F64], monotone: bool, discount: str, cutoff: int | None
     ) -> F64:
         """Return, per query, the DCG of the best ``cutoff`` judged documents (positive gains).
 
-        ``monotone`` says that ``gain`` preserves the label order (linear, exp), so the
-        stored order is the ideal order; otherwise the pool is re-sorted by gain.
+        ``monotone`` says that ``gain`` preserves the label order and is zero for labels
+        ``<= 0`` (linear, exp): the positive labels, sorted once, give every ideal.
         """
-        g = gain(self.label)
-        q, rank = self.query, self.rank
-        if not monotone and len(g):
-            order = np.lexsort((-g, q))
-            g, q = g[order], q[order]
-            rank = np.arange(len(q), dtype=np.int64) - self.starts[q]
+        if monotone:
+            if "positive" not in self._cache:
+                pos = self.label > 0
+                self._cache["positive"] = self._ranked(self.label[pos], self.query[pos])
+            lab, q, rank = self._cache["positive"]
+            g = gain(lab)
+        else:
+            g_all = gain(self.label)
+            pos = g_all > 0
+            g, q, rank = self._ranked(g_all[pos], self.query[pos])
         mask = g > 0
         if cutoff is not None:
             mask &= rank < cutoff
@@ -214,22 +258,45 @@ class _View:
         self.width = labels.shape[1]
         self._cache: dict[Any, Any] = {}
 
-    def rel(self, r: float) -> NDArray[np.bool_]:
-        key = ("rel", r)
+    def _width(self, k: int | None) -> int | None:
+        """Return the cutoff to apply, or ``None`` when it covers the whole matrix."""
+        return None if k is None or k >= self.width else k
+
+    def rel(self, r: float, k: int | None = None) -> NDArray[np.bool_]:
+        """Return whether each cell (of the first ``k`` columns) is relevant at level ``r``."""
+        k = self._width(k)
+        key = ("rel", r, k)
         if key not in self._cache:
-            self._cache[key] = (r <= self.L) & (self.L >= 0)
+            if k is not None and ("rel", r, None) in self._cache:
+                self._cache[key] = self._cache[("rel", r, None)][:, :k]
+            else:
+                lab = self.L if k is None else self.L[:, :k]
+                self._cache[key] = (lab >= r) if r > 0 else ((lab >= r) & (lab >= 0))
         return self._cache[key]
 
-    def cumrel(self, r: float) -> NDArray[np.int64]:
-        key = ("cumrel", r)
+    def hits(self, r: float, k: int | None = None) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+        """Return (row, column) of every relevant cell (of the first ``k`` columns), row by row."""
+        k = self._width(k)
+        key = ("hits", r, k)
         if key not in self._cache:
-            self._cache[key] = np.cumsum(self.rel(r), axis=1, dtype=np.int64)
+            self._cache[key] = np.nonzero(self.rel(r, k))
         return self._cache[key]
 
-    def gains(self, m: Measure) -> F64:
-        key = ("gain", m.gain, m.gains)
+    def cumrel(self, r: float, k: int | None = None) -> NDArray[np.int32]:
+        """Return the running count of relevant documents along each row."""
+        k = self._width(k)
+        key = ("cumrel", r, k)
         if key not in self._cache:
-            self._cache[key] = gain_function(m)[0](self.L)
+            self._cache[key] = np.cumsum(self.rel(r, k), axis=1, dtype=np.int32)
+        return self._cache[key]
+
+    def gains(self, m: Measure, k: int | None = None) -> F64:
+        """Return the gain of each cell (of the first ``k`` columns)."""
+        k = self._width(k)
+        key = ("gain", m.gain, m.gains, k)
+        if key not in self._cache:
+            lab = self.L if k is None else self.L[:, :k]
+            self._cache[key] = gain_function(m)[0](lab)
         return self._cache[key]
 
     def sorted_gains(self, m: Measure) -> F64:
@@ -250,14 +317,18 @@ class _Context:
         n_ret: NDArray[np.int64],
         pool: JudgedPool,
         abstain: F64 | None = None,
+        padded: bool = False,
     ) -> None:
         nq, depth = labels.shape
         self.nq = nq
         self.pool = pool
         self.abstain = abstain
         n_eff = np.minimum(n_ret, depth)
-        valid = np.arange(depth)[None, :] < n_eff[:, None]
-        full = labels if valid.all() else np.where(valid, labels, np.nan)
+        if padded:  # the caller guarantees NaN beyond n_ret
+            full = labels
+        else:
+            valid = np.arange(depth)[None, :] < n_eff[:, None]
+            full = labels if valid.all() else np.where(valid, labels, np.nan)
         self.full = _View(full, n_eff, n_ret)
         self._judged: _View | None = None
 
@@ -299,7 +370,7 @@ def _first_hit(hits: NDArray[np.bool_]) -> tuple[NDArray[np.bool_], NDArray[np.i
 def _ndcg(m: Measure, ctx: _Context) -> F64:
     v = ctx.view(m.judged_only)
     k = m.cutoff
-    g = _cut(v.gains(m), k)
+    g = v.gains(m, k)
     w = g.shape[1]
     disc = discounts(m.discount, max(w, k or 0, 1))
     dcg = g @ disc[:w] if w else np.zeros(ctx.nq)
@@ -332,33 +403,32 @@ def _ndcg(m: Measure, ctx: _Context) -> F64:
 
 def _precision(m: Measure, ctx: _Context) -> F64:
     v = ctx.view(m.judged_only)
-    hits = _cut(v.rel(m.rel), m.cutoff).sum(axis=1)
+    hits = v.rel(m.rel, m.cutoff).sum(axis=1)
     return hits / float(m.cutoff)  # type: ignore[arg-type]
 
 
 def _recall(m: Measure, ctx: _Context) -> F64:
     v = ctx.view(m.judged_only)
-    hits = _cut(v.rel(m.rel), m.cutoff).sum(axis=1)
+    hits = v.rel(m.rel, m.cutoff).sum(axis=1)
     return _safe_div(hits.astype(np.float64), ctx.pool.num_rel(m.rel))
 
 
 def _success(m: Measure, ctx: _Context) -> F64:
     v = ctx.view(m.judged_only)
-    return _cut(v.rel(m.rel), m.cutoff).any(axis=1).astype(np.float64)
+    return v.rel(m.rel, m.cutoff).any(axis=1).astype(np.float64)
 
 
 def _rr(m: Measure, ctx: _Context) -> F64:
     v = ctx.view(m.judged_only)
-    has, first = _first_hit(_cut(v.rel(m.rel), m.cutoff))
+    has, first = _first_hit(v.rel(m.rel, m.cutoff))
     return np.where(has, 1.0 / (first + 1.0), 0.0)
 
 
 def _ap(m: Measure, ctx: _Context) -> F64:
     v = ctx.view(m.judged_only)
-    rel = _cut(v.rel(m.rel), m.cutoff)
-    cum = _cut(v.cumrel(m.rel), m.cutoff)
-    w = rel.shape[1]
-    prec_sum = (np.where(rel, cum, 0) / np.arange(1.0, w + 1.0)).sum(axis=1)
+    rows, cols = v.hits(m.rel, m.cutoff)
+    prec = v.cumrel(m.rel, m.cutoff)[rows, cols] / (cols + 1.0)
+    prec_sum = np.bincount(rows, weights=prec, minlength=ctx.nq)
     return _safe_div(prec_sum, ctx.pool.num_rel(m.rel))
 
 
@@ -377,14 +447,15 @@ def _rprec(m: Measure, ctx: _Context) -> F64:
 def _bpref(m: Measure, ctx: _Context) -> F64:
     v = ctx.full
     r = m.rel
-    rel = v.rel(r)
     nonrel = (v.L >= 0) & (r > v.L)
-    before = np.cumsum(nonrel, axis=1) - nonrel
+    before = np.cumsum(nonrel, axis=1, dtype=np.int32)  # at a relevant cell: non-relevant above
+    rows, cols = v.hits(r)
+    seen = before[rows, cols]
     num_rel = ctx.pool.num_rel(r)
-    denom = np.maximum(np.minimum(ctx.pool.num_nonrel(r), num_rel), 1)[:, None]
-    penalty = np.minimum(before, num_rel[:, None]) / denom
-    contrib = np.where(before > 0, 1.0 - penalty, 1.0)
-    total = np.where(rel, contrib, 0.0).sum(axis=1)
+    denom = np.maximum(np.minimum(ctx.pool.num_nonrel(r), num_rel), 1)
+    penalty = np.minimum(seen, num_rel[rows]) / denom[rows]
+    contrib = np.where(seen > 0, 1.0 - penalty, 1.0)
+    total = np.bincount(rows, weights=contrib, minlength=ctx.nq)
     return _safe_div(total, num_rel)
 
 
@@ -433,7 +504,7 @@ def _udcg(m: Measure, ctx: _Context) -> F64:
 
 
 def _pool_lists(pool: JudgedPool) -> list[F64]:
-    return np.split(pool.label, pool.starts[1:]) if pool.n_queries else []
+    return pool.label_lists()
 
 
 def _sndcg(m: Measure, ctx: _Context) -> F64:
@@ -546,9 +617,13 @@ def compute(
     pool: JudgedPool,
     *,
     abstain: F64 | None = None,
+    padded: bool = False,
 ) -> dict[str, F64]:
-    """Evaluate already parsed measures (no input checks; see :func:`evaluate_ranked`)."""
-    ctx = _Context(labels, n_ret, pool, abstain)
+    """Evaluate already parsed measures (no input checks; see :func:`evaluate_ranked`).
+
+    ``padded=True`` promises that cells at or beyond ``n_ret`` already hold NaN.
+    """
+    ctx = _Context(labels, n_ret, pool, abstain, padded)
     out: dict[str, F64] = {}
     for m in measures:
         name = m.canonical

@@ -164,6 +164,19 @@ def _row_blocks(lengths: NDArray[np.int64]) -> list[NDArray[np.intp]]:
     return blocks
 
 
+def _ranges(first: NDArray[np.int64], lens: NDArray[np.int64], order: NDArray[Any]) -> NDArray[Any]:
+    """Return ``order[first[i] : first[i] + lens[i]]`` for every ``i``, concatenated."""
+    total = int(lens.sum())
+    if not total:
+        return np.zeros(0, order.dtype)
+    if int(lens.min()) == int(lens.max()):  # equal lengths: one broadcast gather
+        return order[(first[:, None] + np.arange(int(lens[0]))).ravel()]
+    ends = np.cumsum(lens)
+    idx = np.repeat(first - (ends - lens), lens)
+    idx += np.arange(total)
+    return order[idx]
+
+
 def _evaluate_parsed(
     qrels: Qrels,
     run: Run,
@@ -210,18 +223,23 @@ def _evaluate_parsed(
     nrows = len(qids)
     per_query = {m.canonical: np.zeros(nrows) for m in measures}
     pool_all = qrels.pool
+    # The label of every needed (query, rank) cell, row by row, in rank order.
+    flat_start = np.cumsum(use) - use
+    src = _ranges(starts[np.maximum(row_run, 0)], use, order)
+    labels = qrels.lookup((flat_start, row_qidx), run, src)
+    del src
     for rows in _row_blocks(use):
         lens = use[rows]
         width = int(lens.max(initial=0))
-        total = int(lens.sum())
-        row_of = np.repeat(np.arange(len(rows)), lens)
-        rank = np.arange(total) - np.repeat(np.cumsum(lens) - lens, lens)
-        src = order[np.repeat(starts[np.maximum(row_run[rows], 0)], lens) + rank]
-        labels = qrels.lookup(row_qidx[rows][row_of], run, src)
-        mat = np.full((len(rows), width), np.nan)
-        mat[row_of, rank] = labels
+        idx = flat_start[rows][:, None] + np.arange(width)
+        if len(rows) and int(lens.min()) == width:
+            mat = labels[idx]
+        else:
+            np.minimum(idx, max(len(labels) - 1, 0), out=idx)
+            mat = labels[idx] if len(labels) else np.full(idx.shape, np.nan)
+            mat[np.arange(width)[None, :] >= lens[:, None]] = np.nan
         pool = pool_all.take(row_qidx[rows]) if len(pool_all.label) else JudgedPool.empty(len(rows))
-        values = compute(measures, mat, n_ret[rows], pool)
+        values = compute(measures, mat, n_ret[rows], pool, padded=True)
         for key, arr in values.items():
             per_query[key][rows] = arr
 

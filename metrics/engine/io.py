@@ -142,6 +142,15 @@ def _fast_table(data: Any, ncols: int, wanted: dict[int, pa.DataType]) -> pa.Tab
     return table
 
 
+_USE_THREADS = True  # parse with Arrow's thread pool; evaluate_many's workers turn it off
+
+
+def set_parser_threads(enabled: bool) -> None:
+    """Let the TREC reader use Arrow's threads (default) or not (one process per core)."""
+    global _USE_THREADS
+    _USE_THREADS = bool(enabled)
+
+
 @lru_cache(maxsize=1)
 def _memory_pool() -> pa.MemoryPool:
     """Return the Arrow memory pool for parsing: one that gives memory back at once.
@@ -169,7 +178,9 @@ def _arrow_csv(
     try:
         table = pa_csv.read_csv(
             path if path is not None else pa.py_buffer(data),
-            read_options=pa_csv.ReadOptions(column_names=names, block_size=1 << 20),
+            read_options=pa_csv.ReadOptions(
+                column_names=names, block_size=1 << 20, use_threads=_USE_THREADS
+            ),
             parse_options=pa_csv.ParseOptions(
                 delimiter=" ",
                 quote_char=False,
@@ -437,6 +448,7 @@ class _Table:
         # The docnos live on only as NUL-padded words (they cannot contain NUL).
         self.words = S.words(docnos)
         self._index: dict[str, int] | None = None
+        self._qid_hashes: NDArray[np.uint64] | None = None
 
     def __len__(self) -> int:
         """Return the number of rows."""
@@ -467,6 +479,18 @@ class _Table:
     def hash_rows(self, rows: NDArray[np.integer] | None = None) -> NDArray[np.uint64]:
         """Return the docno hash of ``rows`` (all rows by default)."""
         return S.hash_words(self.words if rows is None else self.words[rows])
+
+    @property
+    def qid_hashes(self) -> NDArray[np.uint64]:
+        """Return a hash of each distinct qid (index = query code)."""
+        if self._qid_hashes is None:
+            self._qid_hashes = S.name_hashes(self.qids)
+        return self._qid_hashes
+
+    def row_keys(self, rows: NDArray[np.integer] | None = None) -> NDArray[np.uint64]:
+        """Return a (qid, docno) key of ``rows`` that does not depend on the other file."""
+        codes = self.qcode if rows is None else self.qcode[rows]
+        return S.row_key(self.hash_rows(rows), self.qid_hashes[codes])
 
     def docno_bytes(self) -> list[bytes]:
         """Return every row's docno as bytes."""
@@ -660,7 +684,8 @@ class Qrels(_Table):
         remap[order] = np.arange(len(order), dtype=np.int32)
         super().__init__(name, [qid_names[i] for i in order], remap[qcode], docnos, labels)
         self._pool: JudgedPool | None = None
-        self._keys: tuple[NDArray[np.uint64], NDArray[np.intp]] | None = None
+        self._keys: tuple[NDArray[np.uint64], NDArray[np.intp], int] | None = None
+        self._buckets: tuple[int, NDArray[np.uint8], NDArray[np.int32]] | None = None
 
     @property
     def labels(self) -> NDArray[np.float64]:
@@ -716,17 +741,28 @@ class Qrels(_Table):
             raise _dup_error(name, qrels)
         return qrels
 
-    def _sorted_keys(self) -> tuple[NDArray[np.uint64], NDArray[np.intp]]:
-        """Return (mixed (query, docno) keys sorted, the row of each), computed once."""
+    def _sorted_keys(self) -> tuple[NDArray[np.uint64], NDArray[np.intp], int]:
+        """Return (keys without their low ``bits`` bits, sorted; the row of each; bits).
+
+        One fast sort of 64-bit integers: the row number rides in the low bits.
+        Truncated keys may coincide; every match is verified on the bytes.
+        """
         if self._keys is None:
-            keys = S.combine(self.hash_rows(), self.qcode)
-            perm = np.argsort(keys)
-            self._keys = (keys[perm], perm)
+            n = len(self)
+            bits = max(1, int(max(n, 1) - 1).bit_length())
+            sh = np.uint64(bits)
+            packed = self.row_keys() >> sh
+            packed <<= sh
+            packed |= np.arange(n, dtype=np.uint64)
+            packed.sort()
+            perm = (packed & np.uint64((1 << bits) - 1)).astype(np.intp)
+            packed >>= sh
+            self._keys = (packed, perm, bits)
         return self._keys
 
     def duplicate_rows(self) -> NDArray[np.intp]:
         """Return the rows repeating an earlier (qid, docno) pair."""
-        srt, perm = self._sorted_keys()
+        srt, perm, _bits = self._sorted_keys()
         eq = np.flatnonzero(srt[1:] == srt[:-1])
         if not len(eq):
             return np.zeros(0, np.intp)
@@ -742,53 +778,77 @@ class Qrels(_Table):
             self._pool = JudgedPool(self.qcode, self.values, len(self.qids))
         return self._pool
 
-    def lookup(
-        self, qidx: NDArray[np.integer], docs: _Table, rows: NDArray[np.intp]
-    ) -> NDArray[np.float64]:
-        """Return the label of document ``docs[rows]`` for query index ``qidx`` (NaN: unjudged).
+    def _bucket_index(self) -> tuple[int, NDArray[np.uint8], NDArray[np.int32]]:
+        """Return (bits, keys per bucket, first key of each bucket): a vectorised hash index.
 
-        ``qidx`` are indices into :attr:`qids` (negative: a query without judgments).
+        Bucket ``b`` holds the sorted keys whose top ``bits`` bits are ``b``; with about
+        four buckets per key most buckets hold zero or one key.
+        """
+        if self._buckets is None:
+            srt, _perm, low = self._sorted_keys()
+            bits = min(22, max(4, len(srt).bit_length() + 2))
+            bucket = (srt >> np.uint64(64 - low - bits)).astype(np.int64)
+            counts = np.bincount(bucket, minlength=1 << bits)
+            starts = (np.cumsum(counts) - counts).astype(np.int32)
+            self._buckets = (bits, np.minimum(counts, 255).astype(np.uint8), starts)
+        return self._buckets
+
+    def lookup(
+        self,
+        qidx: NDArray[np.integer] | tuple[NDArray[np.integer], NDArray[np.integer]],
+        run: Run,
+        rows: NDArray[np.intp],
+    ) -> NDArray[np.float64]:
+        """Return the label of document ``run[rows]`` for query index ``qidx`` (NaN: unjudged).
+
+        ``qidx`` are indices into :attr:`qids` of the probes' queries (negative: the
+        query has no judgments), one per probe, or ``(starts, qidx_of_group)`` when the
+        probes come in consecutive groups of one query each.  A few probes are
+        binary-searched in the sorted qrels keys; many probes are hashed into buckets of
+        them (no sorting of the probes).  Every match is verified on the bytes.
         """
         n = len(rows)
         out = np.full(n, np.nan)
         if n == 0 or len(self) == 0:
             return out
-        qkeys, qperm = self._sorted_keys()
-        valid = qidx >= 0
-        run_keys = S.combine(docs.hash_rows(rows), np.where(valid, qidx, 0))
-        # Sort the probes by the high bits of their key, carrying the probe index in the low bits.
-        bits = max(1, int(n - 1).bit_length())
-        mask = np.uint64((1 << bits) - 1)
-        packed = (run_keys >> np.uint64(bits)) << np.uint64(bits) | np.arange(n, dtype=np.uint64)
-        packed.sort()
-        probe = (packed & mask).astype(np.intp)
-        hi = packed >> np.uint64(bits)
-        qhi = qkeys >> np.uint64(bits)
-        lo = np.searchsorted(hi, qhi, side="left")
-        hi_end = np.searchsorted(hi, qhi, side="right")
-        span = hi_end - lo
-        one = np.flatnonzero(span == 1)
-        cand_q = one
-        cand_p = probe[lo[one]]
-        many = np.flatnonzero(span > 1)
-        if len(many):  # rare: several probes share the high bits of a key
-            extra_q = np.repeat(many, span[many])
-            offs = np.arange(int(span[many].sum())) - np.repeat(
-                np.cumsum(span[many]) - span[many], span[many]
-            )
-            extra_p = probe[np.repeat(lo[many], span[many]) + offs]
-            cand_q = np.concatenate([cand_q, extra_q])
-            cand_p = np.concatenate([cand_p, extra_p])
-        if len(cand_q):
-            ok = run_keys[cand_p] == qkeys[cand_q]
-            cand_q, cand_p = cand_q[ok], cand_p[ok]
-            qrow = qperm[cand_q]
-            ok = (
-                valid[cand_p]
-                & (self.qcode[qrow] == qidx[cand_p])
-                & S.same_words(self.words, qrow, docs.words, rows[cand_p])
-            )
-            out[cand_p[ok]] = self.values[qrow[ok]]
+        srt, perm, low = self._sorted_keys()
+        # keys of every row in file order, then picked (cheaper than gathering the words)
+        probe = run.row_keys()[rows] if 2 * n >= len(run) else run.row_keys(rows)
+        probe >>= np.uint64(low)
+        if n <= len(srt):  # sorted needles make the binary searches cache-friendly
+            order = np.argsort(probe)
+            sp = probe[order]
+            lo = np.searchsorted(srt, sp, side="left")
+            left = np.searchsorted(srt, sp, side="right") - lo
+            found = np.flatnonzero(left)
+            live, pos, left = order[found], lo[found], left[found]
+        else:
+            bits, counts, starts = self._bucket_index()
+            bucket = (probe >> np.uint64(64 - low - bits)).astype(np.intp)
+            live = np.flatnonzero(counts[bucket])
+            pos = starts[bucket[live]].astype(np.intp)
+            left = counts[bucket[live]].astype(np.int64)
+            if len(live) and int(left.max()) == 255:  # pragma: no cover - absurdly full
+                raise RuntimeError("hash bucket overflow")
+        hits_p: list[NDArray[np.intp]] = []
+        hits_q: list[NDArray[np.intp]] = []
+        while len(live):  # walk the (short) runs of candidates; usually a single step
+            same = srt[pos] == probe[live]
+            hits_p.append(live[same])
+            hits_q.append(pos[same])
+            more = left > 1
+            live, pos, left = live[more], pos[more] + 1, left[more] - 1
+        cand_p = np.concatenate(hits_p) if hits_p else np.zeros(0, np.intp)
+        qrow = perm[np.concatenate(hits_q)] if hits_q else np.zeros(0, np.intp)
+        if isinstance(qidx, tuple):  # the group of each hit, by binary search
+            group_start, group_q = qidx
+            expected = group_q[np.searchsorted(group_start, cand_p, side="right") - 1]
+        else:
+            expected = qidx[cand_p]
+        ok = (self.qcode[qrow] == expected) & S.same_words(
+            self.words, qrow, run.words, rows[cand_p]
+        )
+        out[cand_p[ok]] = self.values[qrow[ok]]
         return out
 
 
