@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 import time
+import uuid
 
 import pytest
 from celery.contrib.testing.worker import start_worker
@@ -44,6 +45,8 @@ def redis_worker(settings):
         pytest.skip("Redis is not reachable on 127.0.0.1:6379")
     previous = dict(celery_app.conf)
     celery_app.conf.update(
+        # A queue of its own, so that no other test process's worker takes our messages.
+        task_default_queue=f"graded-test-{uuid.uuid4().hex}",
         broker_url=REDIS_URL,
         result_backend=REDIS_URL,
         task_always_eager=False,
