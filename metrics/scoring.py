@@ -128,13 +128,18 @@ def docno_hashes(values: pa.Array) -> np.ndarray:
         else np.empty(0, dtype=np.uint8)
     )
     starts = offsets[:-1] - first
-    position = np.arange(total, dtype=np.int64) - np.repeat(starts, lengths)
-    longest = int(lengths.max()) if n else 0
+    longest = int(lengths.max())
     powers = np.cumprod(np.full(max(longest, 1), _HASH_MULTIPLIER, dtype=np.uint64))
-    terms = (data.astype(np.uint64) + np.uint64(1)) * powers[position]
-    cumulative = np.zeros(total + 1, dtype=np.uint64)
-    np.cumsum(terms, out=cumulative[1:])
-    h = cumulative[starts + lengths] - cumulative[starts]
+    if longest and int(lengths.min()) == longest:  # fixed-width ids: one row per value
+        terms = data.reshape(n, longest).astype(np.uint64) + np.uint64(1)
+        terms *= powers
+        h = terms.sum(axis=1, dtype=np.uint64)
+    else:
+        position = np.arange(total, dtype=np.int64) - np.repeat(starts, lengths)
+        terms = (data.astype(np.uint64) + np.uint64(1)) * powers[position]
+        cumulative = np.zeros(total + 1, dtype=np.uint64)
+        np.cumsum(terms, out=cumulative[1:])
+        h = cumulative[starts + lengths] - cumulative[starts]
     h ^= lengths.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
     h ^= h >> np.uint64(30)
     h *= np.uint64(0xBF58476D1CE4E5B9)
@@ -175,6 +180,20 @@ def error_items(exc: engine.EngineInputError) -> list[dict]:
     return items
 
 
+def sorted_search(haystack: np.ndarray, needles: np.ndarray) -> np.ndarray:
+    """Return ``np.searchsorted(haystack, needles)``, searching the needles in sorted order.
+
+    Sorted needles walk the haystack monotonically (cache-friendly), which is several times
+    faster for a million needles in a large array than searching them in random order.
+    """
+    if len(needles) < 4096:
+        return np.searchsorted(haystack, needles)
+    order = np.argsort(needles, kind="stable")
+    at = np.empty(len(needles), dtype=np.intp)
+    at[order] = np.searchsorted(haystack, needles[order])
+    return at
+
+
 def _label_matrix(
     rankings: list[np.ndarray],
     query_keys: np.ndarray,
@@ -193,7 +212,7 @@ def _label_matrix(
     rows = np.repeat(np.arange(len(rankings)), lengths)
     cols = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
     keys = np.repeat(query_keys, lengths) * stride + docs
-    at = np.searchsorted(live_keys, keys)
+    at = sorted_search(live_keys, keys)
     at_clipped = np.minimum(at, len(live_keys) - 1)
     found = live_keys[at_clipped] == keys
     labels[rows[found], cols[found]] = live_grades[at_clipped[found]]

@@ -149,6 +149,7 @@ def run_submit(
 
 
 SMALL_RUN_DOCNOS = 10_000  # up to this many distinct docnos, look them up by id
+_IN_CHUNK = 10_000  # docnos per IN list
 _INDEX_CACHE_SIZE = 4  # collections whose docno index a process keeps
 
 
@@ -248,7 +249,8 @@ def _document_pks(collection: Collection, parsed: scoring.ParsedRun) -> tuple[np
         index = _docno_index(collection.pk)
         if len(index.hashes):
             hashes = scoring.docno_hashes(values)
-            at = np.minimum(np.searchsorted(index.hashes, hashes), len(index.hashes) - 1)
+            at = scoring.sorted_search(index.hashes, hashes)
+            at = np.minimum(at, len(index.hashes) - 1)
             candidates = np.flatnonzero(index.hashes[at] == hashes)
             if len(candidates):
                 same = pc.equal(
@@ -264,8 +266,8 @@ def _document_pks(collection: Collection, parsed: scoring.ParsedRun) -> tuple[np
     wanted = [docnos[i] for i in unresolved.tolist()]
     known: dict[str, int] = {}
     documents = Document.objects.filter(collection=collection)
-    for start in range(0, len(wanted), SMALL_RUN_DOCNOS):
-        chunk = wanted[start : start + SMALL_RUN_DOCNOS]
+    for start in range(0, len(wanted), _IN_CHUNK):
+        chunk = wanted[start : start + _IN_CHUNK]
         known.update(documents.filter(external_id__in=chunk).values_list("external_id", "pk"))
     missing = [d for d in wanted if d not in known]
     if missing:
@@ -273,8 +275,8 @@ def _document_pks(collection: Collection, parsed: scoring.ParsedRun) -> tuple[np
             [Document(collection=collection, external_id=d, has_content=False) for d in missing],
             batch_size=2000,
         )
-        for start in range(0, len(missing), SMALL_RUN_DOCNOS):
-            chunk = missing[start : start + SMALL_RUN_DOCNOS]
+        for start in range(0, len(missing), _IN_CHUNK):
+            chunk = missing[start : start + _IN_CHUNK]
             known.update(documents.filter(external_id__in=chunk).values_list("external_id", "pk"))
     pks[unresolved] = np.fromiter((known[d] for d in wanted), dtype=np.int64, count=len(wanted))
     return pks, len(missing)
