@@ -685,7 +685,9 @@ class Qrels(_Table):
         super().__init__(name, [qid_names[i] for i in order], remap[qcode], docnos, labels)
         self._pool: JudgedPool | None = None
         self._keys: tuple[NDArray[np.uint64], NDArray[np.intp], int] | None = None
-        self._buckets: tuple[int, NDArray[np.uint8], NDArray[np.int32]] | None = None
+        self._buckets: (
+            tuple[int, NDArray[np.bool_], NDArray[np.int32], NDArray[np.int32]] | None
+        ) = None
 
     @property
     def labels(self) -> NDArray[np.float64]:
@@ -778,11 +780,11 @@ class Qrels(_Table):
             self._pool = JudgedPool(self.qcode, self.values, len(self.qids))
         return self._pool
 
-    def _bucket_index(self) -> tuple[int, NDArray[np.uint8], NDArray[np.int32]]:
-        """Return (bits, keys per bucket, first key of each bucket): a vectorised hash index.
+    def _bucket_index(self) -> tuple[int, NDArray[np.bool_], NDArray[np.int32], NDArray[np.int32]]:
+        """Return (bits, bucket not empty, keys per bucket, first key of each bucket).
 
-        Bucket ``b`` holds the sorted keys whose top ``bits`` bits are ``b``; with about
-        four buckets per key most buckets hold zero or one key.
+        A vectorised hash index: bucket ``b`` holds the sorted keys whose top ``bits``
+        bits are ``b``; with about four buckets per key most hold zero or one key.
         """
         if self._buckets is None:
             srt, _perm, low = self._sorted_keys()
@@ -790,7 +792,7 @@ class Qrels(_Table):
             bucket = (srt >> np.uint64(64 - low - bits)).astype(np.int64)
             counts = np.bincount(bucket, minlength=1 << bits)
             starts = (np.cumsum(counts) - counts).astype(np.int32)
-            self._buckets = (bits, np.minimum(counts, 255).astype(np.uint8), starts)
+            self._buckets = (bits, counts > 0, counts.astype(np.int32), starts)
         return self._buckets
 
     def lookup(
@@ -823,13 +825,12 @@ class Qrels(_Table):
             found = np.flatnonzero(left)
             live, pos, left = order[found], lo[found], left[found]
         else:
-            bits, counts, starts = self._bucket_index()
+            bits, nonempty, counts, starts = self._bucket_index()
             bucket = (probe >> np.uint64(64 - low - bits)).astype(np.intp)
-            live = np.flatnonzero(counts[bucket])
-            pos = starts[bucket[live]].astype(np.intp)
-            left = counts[bucket[live]].astype(np.int64)
-            if len(live) and int(left.max()) == 255:  # pragma: no cover - absurdly full
-                raise RuntimeError("hash bucket overflow")
+            live = np.flatnonzero(nonempty[bucket])
+            in_bucket = bucket[live]
+            pos = starts[in_bucket].astype(np.intp)
+            left = counts[in_bucket].astype(np.int64)
         hits_p: list[NDArray[np.intp]] = []
         hits_q: list[NDArray[np.intp]] = []
         while len(live):  # walk the (short) runs of candidates; usually a single step

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from metrics.engine import (
+    EngineInputError,
     JudgedPool,
     Qrels,
     Run,
@@ -216,7 +217,6 @@ def test_evaluate_many_reports_errors_of_every_run(tmp_path):
     bad1.write_text("a Q0 d1 1 x t\n")
     bad2 = tmp_path / "bad2.txt"
     bad2.write_text("a Q0 d1 1\n")
-    from metrics.engine import EngineInputError
 
     with pytest.raises(EngineInputError) as exc:
         evaluate_many(QRELS, [good, bad1, bad2], ["map"], processes=2)
@@ -266,3 +266,36 @@ def test_udcg_and_standardized_measures_are_wired_in():
     res = evaluate(qrels, run, ["sNDCG@2"])
     assert np.isnan(res.value("sNDCG@2", "b"))
     assert res.value("sNDCG@2") == res.value("sNDCG@2", "a")
+
+
+def test_hash_collisions_never_change_results(monkeypatch):
+    """With every docno hashing alike, lookups and duplicate checks must still be exact."""
+    from metrics.engine import _strings
+
+    rng = np.random.default_rng(11)
+    qids = np.repeat([f"q{i}" for i in range(12)], 40)
+    docs = np.array([f"d{j}" for j in rng.integers(0, 90, size=len(qids))])
+    keep = np.unique(np.char.add(np.char.add(qids, "|"), docs), return_index=True)[1]
+    qids, docs = qids[keep], docs[keep]
+    scores = rng.integers(0, 6, len(qids)).astype(float)
+    labels = rng.integers(-1, 4, len(qids)).astype(float)
+    judged = rng.random(len(qids)) < 0.6
+    names = ["map", "ndcg", "ndcg_cut.5", "bpref", "P.5", "num_rel_ret"]
+
+    def results():
+        run = Run.from_arrays(qids, docs, scores)
+        qrels = Qrels.from_arrays(qids[judged], docs[judged], labels[judged])
+        deep = evaluate(qrels, run, names)
+        shallow = evaluate(qrels, run, ["ndcg_cut.3", "P.2"])
+        return deep.per_query, shallow.per_query
+
+    normal = results()
+    monkeypatch.setattr(_strings, "hash_words", lambda w: np.zeros(w.shape[0], np.uint64))
+    collided = results()
+    for a, b in zip(normal, collided, strict=True):
+        for key in a:
+            np.testing.assert_array_equal(a[key], b[key])
+    with pytest.raises(EngineInputError):
+        Run.from_arrays(["a", "a", "a"], ["x", "y", "x"], [1.0, 2.0, 3.0])
+    with pytest.raises(EngineInputError):
+        Qrels.from_arrays(["a", "a", "a"], ["x", "y", "x"], [1, 2, 3])
