@@ -14,7 +14,7 @@ documents per run -- a 1,000,000-line TREC run file of about 42 MB -- and about
   (run-specific quality and noise level) and keeps the top 1,000;
 * scores strictly decrease down the ranking, except for exactly one tie between
   two adjacent ranks within the top 10 of a tenth of the queries, and occasional
-  (2 %) ties below rank 10.  Scores are multiples of 1/16 below 2**20, so they are
+  (2 %) ties below rank 10.  Scores are multiples of 1/16 below 2**14, so they are
   exactly representable in float32 (pytrec_eval compares scores as float32) and
   print exactly with four decimals.  The file's rank column follows our order,
   which disagrees with trec_eval's tie-breaking (score, then docno descending) in
