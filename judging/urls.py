@@ -8,6 +8,7 @@ app_name = "judging"
 urlpatterns = [
     path("", views.home, name="home"),
     path("c/<slug:slug>/", views.collection_detail, name="collection_detail"),
+    path("c/<slug:slug>/agreement/", views.collection_agreement, name="collection_agreement"),
     path("c/<slug:slug>/judge/", views.judge_next, name="judge_next"),
     path("c/<slug:slug>/judge/<int:entry_id>/", views.judge_pair, name="judge_pair"),
     path("c/<slug:slug>/judgments/", views.judgment_list, name="judgment_list"),

@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from config.http import see_other
 
-from . import selectors, services
+from . import selectors, selectors_agreement, services
 from .forms import (
     DocumentImportForm,
     JudgmentFilterForm,
@@ -326,4 +326,31 @@ def document_import(request: HttpRequest, slug: str) -> HttpResponse:
             "more_missing": len(shown) > MISSING_SHOWN,
         },
         status=400 if request.method == "POST" else 200,
+    )
+
+
+@login_required
+@require_GET
+def collection_agreement(request: HttpRequest, slug: str) -> HttpResponse:
+    """Show coordinators the label coverage and the agreement between judges.
+
+    ``?sort=`` orders the per-query coverage table (least complete first by default).
+    """
+    collection = selectors.collection_for_member(
+        user=request.user, slug=slug, roles=(Role.COORDINATOR,)
+    )
+    report = selectors_agreement.agreement_report(collection=collection)
+    queries, sort = selectors_agreement.sorted_query_coverage(
+        report.coverage.queries, request.GET.get("sort")
+    )
+    return render(
+        request,
+        "judging/collection_agreement.html",
+        {
+            "collection": collection,
+            "report": report,
+            "queries": queries,
+            "sort": sort,
+            "sort_label": selectors_agreement.COVERAGE_SORTS[sort].lower(),
+        },
     )
