@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import views
+from . import views, views_agreement
 
 app_name = "judging-api"
 urlpatterns = [
@@ -36,6 +36,11 @@ urlpatterns = [
     ),
     path("collections/<slug:slug>/events/", views.EventListView.as_view(), name="event-list"),
     path("collections/<slug:slug>/qrels/", views.QrelsView.as_view(), name="qrels"),
+    path(
+        "collections/<slug:slug>/agreement/",
+        views_agreement.AgreementView.as_view(),
+        name="agreement",
+    ),
     path("judges/", views.JudgeListCreateView.as_view(), name="judge-list"),
     path("judges/<int:pk>/", views.JudgeDetailView.as_view(), name="judge-detail"),
 ]
