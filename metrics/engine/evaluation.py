@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -30,7 +29,7 @@ from numpy.typing import NDArray
 from . import _strings as S
 from .core import JudgedPool, compute
 from .errors import EngineInputError, MeasureError
-from .io import Format, Qrels, Run, Source, read_qrels, read_run
+from .io import Format, Qrels, Run, Source, read_qrels, read_run, set_parser_threads
 from .measures import DEFAULT_SCALE_TOP, Measure, parse_measures, required_depth
 
 Missing = Literal["zero", "ignore"]
@@ -307,9 +306,10 @@ def evaluate(
 _WORKER_QRELS: Qrels | None = None
 
 
-def _init_worker(qrels: Qrels) -> None:
+def _init_worker(qrels: Qrels | None, parser_threads: bool = True) -> None:
     global _WORKER_QRELS
     _WORKER_QRELS = qrels
+    set_parser_threads(parser_threads)
 
 
 def _worker(args: tuple[Any, list[Measure], Mapping[str, Any]]) -> Evaluation | EngineInputError:
@@ -360,14 +360,18 @@ def evaluate_many(
     n_proc = processes if processes is not None else (os.cpu_count() or 1)
     n_proc = max(1, min(n_proc, len(runs)))
     jobs = [(r, ms, opts) for r in runs]
+    global _WORKER_QRELS
     if n_proc == 1:
-        _init_worker(q)
+        _WORKER_QRELS = q
         try:
             results = [_worker(job) for job in jobs]
         finally:
-            _init_worker(None)  # type: ignore[arg-type]
+            _WORKER_QRELS = None
     else:
-        with ProcessPoolExecutor(n_proc, initializer=_init_worker, initargs=(q,)) as pool:
+        from concurrent.futures import ProcessPoolExecutor
+
+        # one single-threaded parser per worker process: no oversubscription of the cores
+        with ProcessPoolExecutor(n_proc, initializer=_init_worker, initargs=(q, False)) as pool:
             results = list(pool.map(_worker, jobs))
     errors = [e for res in results if isinstance(res, EngineInputError) for e in res.errors]
     total = sum(res.total for res in results if isinstance(res, EngineInputError))
