@@ -236,7 +236,7 @@ def _query_coverage(collection: Collection) -> list[QueryCoverage]:
                 pooled.alias(n=grade_count).filter(n__gte=collection.judges_per_pair)
             ),
         )
-        .order_by("external_id")
+        .order_by()
         .values_list("external_id", "pooled", "graded", "complete")
     )
     return [QueryCoverage(*row) for row in rows]
@@ -388,7 +388,7 @@ def agreement_report(*, collection: Collection) -> AgreementReport:
 
     Three SQL queries, whatever the size of the collection (see the module docstring).
     """
-    queries = _query_coverage(collection)
+    queries = sorted(_query_coverage(collection), key=lambda q: _natural_key(q.external_id))
     stats = _judge_stats(collection)
     rows = _graded_judgments(collection)
     pool_pairs = sum(q.pooled for q in queries)

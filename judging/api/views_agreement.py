@@ -58,7 +58,9 @@ class CoverageSerializer(serializers.Serializer):
     share_complete = serializers.FloatField(
         allow_null=True, help_text="complete_pairs / pool_pairs; null for an empty pool."
     )
-    queries = QueryCoverageSerializer(many=True, help_text="Every query, by query id.")
+    queries = QueryCoverageSerializer(
+        many=True, help_text="Every query, by query id (q2 before q10)."
+    )
 
 
 class JudgeRefSerializer(serializers.Serializer):

@@ -164,6 +164,7 @@ def test_coverage_counts_only_graded_judgments_of_pooled_pairs(setup):
     assert coverage.complete_pairs == 7
     assert coverage.share_complete == pytest.approx(0.7)
     assert coverage.ungraded_pairs == 1 and coverage.percent_complete == 70
+    assert [q.external_id for q in coverage.queries] == ["q1", "q2", "q3", "q10"]
     per_query = {q.external_id: (q.pooled, q.graded, q.complete) for q in coverage.queries}
     assert per_query == {"q1": (4, 4, 4), "q2": (4, 3, 2), "q3": (0, 0, 0), "q10": (2, 2, 1)}
 
