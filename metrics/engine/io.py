@@ -419,15 +419,28 @@ def _verify_duplicates(
 def _find_duplicates(
     qcode: NDArray[np.int32], words: NDArray[np.uint64], hashes: NDArray[np.uint64]
 ) -> NDArray[np.intp]:
-    """Return the rows whose (query, docno) pair occurred on an earlier row."""
+    """Return the rows whose (query, docno) pair occurred on an earlier row.
+
+    The top 32 bits of the pair keys are sorted (twice as fast as 64-bit keys); the
+    few values seen twice are checked on the full keys, then on the bytes.
+    """
     if len(qcode) < 2:
         return np.zeros(0, np.intp)
     keys = S.pair_key(hashes, qcode)
-    srt = np.sort(keys)
-    dup_keys = srt[1:][srt[1:] == srt[:-1]]
-    if not len(dup_keys):
+    top = (keys >> np.uint64(32)).astype(np.uint32)
+    srt = np.sort(top)
+    twice = np.unique(srt[1:][srt[1:] == srt[:-1]])
+    if not len(twice):
         return np.zeros(0, np.intp)
-    return _verify_duplicates(np.flatnonzero(np.isin(keys, dup_keys)), keys, qcode, words)
+    pos = np.minimum(np.searchsorted(twice, top), len(twice) - 1)
+    cand = np.flatnonzero(twice[pos] == top)
+    full = keys[cand]
+    order = np.argsort(full, kind="stable")
+    same = full[order][1:] == full[order][:-1]
+    if not same.any():
+        return np.zeros(0, np.intp)
+    suspects = np.unique(np.concatenate([order[1:][same], order[:-1][same]]))
+    return _verify_duplicates(cand[suspects], keys, qcode, words)
 
 
 class _Table:
