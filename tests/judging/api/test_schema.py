@@ -13,6 +13,7 @@ pytestmark = pytest.mark.django_db
 PATHS = [
     "/api/v1/collections/",
     "/api/v1/collections/{slug}/",
+    "/api/v1/collections/{slug}/agreement/",
     "/api/v1/collections/{slug}/queries/",
     "/api/v1/collections/{slug}/documents/",
     "/api/v1/collections/{slug}/pool/",
