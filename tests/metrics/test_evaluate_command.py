@@ -180,3 +180,30 @@ def test_subprocess_exit_status_on_bad_input(files, tmp_path):
     )
     assert proc.returncode != 0
     assert f"{bad}:1: expected 6 columns" in proc.stderr
+
+
+def test_module_entry_point_matches_the_command(files):
+    qrels, run = files
+    args = [str(qrels), str(run), "-m", "ndcg_cut.10", "-m", "nDCG(gain=exp)@5", "-q"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "metrics.engine", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == run_command(*args)
+    bad = subprocess.run(
+        [sys.executable, "-m", "metrics.engine", str(qrels), str(qrels), "-m", "map"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    )
+    assert bad.returncode == 2
+    assert f"{qrels}:1: expected 6 columns" in bad.stderr
