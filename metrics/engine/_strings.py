@@ -1,13 +1,17 @@
 """Vectorised handling of identifier columns (qids, docnos) without Python objects.
 
-An identifier column is kept as a pyarrow binary array plus a matrix of 64-bit
-words holding its bytes, NUL-padded to a multiple of 8.  From the words we get
+An identifier column (as the CSV reader returns it, a pyarrow binary array) is
+turned into a matrix of 64-bit words holding its bytes, NUL-padded to a multiple
+of 8 (identifiers cannot contain NUL).  From the words we get
 
 * an exact byte-order comparison (big-endian words compare like ``strcmp``), used
   to break score ties by docno the way trec_eval does;
 * a 64-bit hash that does not depend on the padding width, used to find
   duplicates and to join a run with its qrels.  Every hash match is verified on
   the words, so collisions can never produce a wrong answer.
+
+pyarrow's ``pa.array()`` and ``.to_numpy()`` import pandas (slow, 40 MB), so arrays
+are built from and read through their buffers instead.
 """
 
 from __future__ import annotations
@@ -92,15 +96,6 @@ def bytes_list(arr: pa.BinaryArray | pa.ChunkedArray) -> list[bytes]:
     return out
 
 
-def value_at(arr: pa.BinaryArray, i: int) -> bytes:
-    """Return value ``i`` as bytes."""
-    off = _offsets(arr)
-    data = arr.buffers()[2]
-    if data is None:
-        return b""
-    return bytes(memoryview(data)[int(off[i]) : int(off[i + 1])])
-
-
 def bool_values(arr: pa.Array | pa.ChunkedArray) -> NDArray[np.bool_]:
     """Return a boolean array without nulls as numpy (``to_numpy`` would import pandas)."""
     chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
@@ -128,11 +123,6 @@ def float_values(arr: pa.Array | pa.ChunkedArray) -> NDArray[np.float64]:
 
 def _offsets(arr: pa.BinaryArray) -> NDArray[np.int32]:
     return np.frombuffer(arr.buffers()[1], np.int32, count=len(arr) + 1, offset=arr.offset * 4)
-
-
-def lengths(arr: pa.BinaryArray) -> NDArray[np.int32]:
-    """Return the byte length of every value."""
-    return np.diff(_offsets(arr))
 
 
 def _chunk_width(arr: pa.BinaryArray) -> int:
@@ -199,8 +189,8 @@ def words(arr: pa.BinaryArray | pa.ChunkedArray) -> NDArray[np.uint64]:
 def hash_words(w: NDArray[np.uint64]) -> NDArray[np.uint64]:
     """Return a 64-bit hash per row that ignores trailing zero (padding) words.
 
-    It is a plain multiply-add of the words (cheap); :func:`combine` mixes it with
-    a query code.  Equal hashes are always verified on the words.
+    It is a plain multiply-add of the words (cheap); keys built from it are
+    always verified on the words.
     """
     h = w[:, 0] * _word_multiplier(0)
     for j in range(1, w.shape[1]):
@@ -215,11 +205,6 @@ def pair_key(hashes: NDArray[np.uint64], codes: NDArray[np.integer]) -> NDArray[
     x *= _GOLD
     x += hashes
     return x
-
-
-def combine(hashes: NDArray[np.uint64], codes: NDArray[np.integer]) -> NDArray[np.uint64]:
-    """Return a well-mixed 64-bit key per row for the pair (integer code, identifier hash)."""
-    return mix64(pair_key(hashes, codes))
 
 
 def row_key(doc_hashes: NDArray[np.uint64], qid_hashes: NDArray[np.uint64]) -> NDArray[np.uint64]:
@@ -298,8 +283,3 @@ def codes_for(arr: pa.BinaryArray) -> tuple[list[str], NDArray[np.int32]]:
     idx = np.frombuffer(found.buffers()[1], np.int32, count=n, offset=found.offset * 4).copy()
     names = [decode(v) for v in bytes_list(uniq)]
     return names, idx
-
-
-def strings_to_binary(values: Sequence[str] | NDArray) -> pa.BinaryArray:
-    """Return a Python or numpy sequence of identifiers as a binary array."""
-    return as_binary(values)
