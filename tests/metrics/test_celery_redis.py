@@ -8,6 +8,7 @@ import time
 import uuid
 
 import pytest
+from celery import Celery
 from celery.contrib.testing.worker import start_worker
 from celery.signals import before_task_publish, task_success
 from django.db import connection
@@ -43,8 +44,11 @@ def redis_worker(settings):
         if os.environ.get("CI") == "true":
             pytest.fail("Redis is not reachable on 127.0.0.1:6379; CI must run this test")
         pytest.skip("Redis is not reachable on 127.0.0.1:6379")
-    previous = dict(celery_app.conf)
-    celery_app.conf.update(
+    # A fresh app, not the project's: an app caches its broker connection and queues on
+    # first use, and earlier tests used the project's app in eager mode.
+    app = Celery("graded-test")
+    app.config_from_object("django.conf:settings", namespace="CELERY")
+    app.conf.update(
         # A queue of its own, so that no other test process's worker takes our messages.
         task_default_queue=f"graded-test-{uuid.uuid4().hex}",
         broker_url=REDIS_URL,
@@ -52,12 +56,15 @@ def redis_worker(settings):
         task_always_eager=False,
         broker_connection_retry_on_startup=False,
     )
-    celery_app.control.purge()  # drop messages an interrupted earlier run may have left
+    app.autodiscover_tasks(["metrics"])
+    app.set_current()
+    app.set_default()
     try:
-        with start_worker(celery_app, pool="solo", perform_ping_check=False, loglevel="WARNING"):
+        with start_worker(app, pool="solo", perform_ping_check=False, loglevel="WARNING"):
             yield
     finally:
-        celery_app.conf.update(previous)
+        celery_app.set_current()
+        celery_app.set_default()
 
 
 @pytest.mark.django_db(transaction=True)
