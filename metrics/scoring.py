@@ -186,7 +186,7 @@ def sorted_search(haystack: np.ndarray, needles: np.ndarray) -> np.ndarray:
     Sorted needles walk the haystack monotonically (cache-friendly), which is several times
     faster for a million needles in a large array than searching them in random order.
     """
-    if len(needles) < 4096:
+    if len(needles) < 4096 or len(haystack) < 1 << 16:  # small haystacks stay in cache
         return np.searchsorted(haystack, needles)
     order = np.argsort(needles, kind="stable")
     at = np.empty(len(needles), dtype=np.intp)
@@ -208,14 +208,21 @@ def _label_matrix(
     total = int(lengths.sum())
     if not total or not len(live_keys):
         return labels
-    docs = np.concatenate([r[:depth] for r in rankings])
-    rows = np.repeat(np.arange(len(rankings)), lengths)
-    cols = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    keys = np.repeat(query_keys, lengths) * stride + docs
-    at = sorted_search(live_keys, keys)
-    at_clipped = np.minimum(at, len(live_keys) - 1)
-    found = live_keys[at_clipped] == keys
-    labels[rows[found], cols[found]] = live_grades[at_clipped[found]]
+    filled = np.arange(depth)[None, :] < lengths[:, None]  # row-major, like the concatenation
+    docs = np.zeros((len(rankings), depth), dtype=np.int64)
+    docs[filled] = np.concatenate([r[:depth] for r in rankings])
+    keys = query_keys[:, None] * stride + docs
+    low, high = int(live_keys[0]), int(live_keys[-1])
+    if high - low < max(4 * total, 1 << 16):
+        # Few, close keys (rescoring one query): a dense table beats a binary search.
+        table = np.full(high - low + 1, np.nan)
+        table[live_keys - low] = live_grades
+        inside = filled & (keys >= low) & (keys <= high)
+        labels[inside] = table[keys[inside] - low]  # NaN where unjudged
+        return labels
+    flat = keys[filled]
+    at = np.minimum(sorted_search(live_keys, flat), len(live_keys) - 1)
+    labels[filled] = np.where(live_keys[at] == flat, live_grades[at], np.nan)
     return labels
 
 
