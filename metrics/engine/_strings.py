@@ -253,7 +253,26 @@ def encode(value: str) -> bytes:
     return value.encode("utf-8", "surrogateescape")
 
 
-def codes_for(arr: pa.BinaryArray) -> tuple[list[str], NDArray[np.int32]]:
+def _values_at(arr: pa.BinaryArray | pa.ChunkedArray, rows: NDArray[np.intp]) -> list[bytes]:
+    """Return the values at sorted global ``rows`` of a (possibly chunked) binary array."""
+    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    out: list[bytes] = []
+    base = 0
+    for c in chunks:
+        n = len(c)
+        lo_i, hi_i = np.searchsorted(rows, [base, base + n])
+        if hi_i > lo_i and n:
+            local = rows[lo_i:hi_i] - base
+            off = _offsets(c)
+            data = c.buffers()[2]
+            raw = memoryview(data) if data is not None else memoryview(b"")
+            for a, b in zip(off[local].tolist(), off[local + 1].tolist(), strict=True):
+                out.append(bytes(raw[a:b]))
+        base += n
+    return out
+
+
+def codes_for(arr: pa.BinaryArray | pa.ChunkedArray) -> tuple[list[str], NDArray[np.int32]]:
     """Return (distinct values in first-appearance order, a code per row).
 
     Runs and qrels list each query in one contiguous block, so the work is done
@@ -267,17 +286,14 @@ def codes_for(arr: pa.BinaryArray) -> tuple[list[str], NDArray[np.int32]]:
         change[1:] = ~bool_values(pc.equal(arr[1:], arr[:-1]))
     starts = np.flatnonzero(change)
     if len(starts) <= 50_000:
-        off = _offsets(arr)
-        data = arr.buffers()[2]
-        raw = memoryview(data) if data is not None else memoryview(b"")
-        lo, hi = off[starts].tolist(), off[starts + 1].tolist()
-        names = [decode(bytes(raw[a:b])) for a, b in zip(lo, hi, strict=True)]
+        names = [decode(v) for v in _values_at(arr, starts)]
         index: dict[str, int] = {}
         block_codes = np.fromiter(
             (index.setdefault(name, len(index)) for name in names), np.int32, len(names)
         )
         counts = np.diff(np.append(starts, n))
         return list(index), np.repeat(block_codes, counts)
+    arr = as_binary(arr)
     uniq = pc.unique(arr)
     found = pc.index_in(arr, value_set=uniq)
     idx = np.frombuffer(found.buffers()[1], np.int32, count=n, offset=found.offset * 4).copy()

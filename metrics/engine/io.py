@@ -153,17 +153,12 @@ def set_parser_threads(enabled: bool) -> None:
 
 @lru_cache(maxsize=1)
 def _memory_pool() -> pa.MemoryPool:
-    """Return the Arrow memory pool for parsing: one that gives memory back at once.
+    """Return the Arrow memory pool for parsing: the system allocator.
 
-    jemalloc with no decay (or the system allocator) keeps the peak of a parse
-    low; Arrow's default pool holds on to freed blocks.
+    Measured on W1, it parses as fast as Arrow's default pool (mimalloc) with a
+    lower peak, and much faster than jemalloc set to return memory at once.
     """
-    try:
-        pool = pa.jemalloc_memory_pool()
-        pa.jemalloc_set_decay_ms(0)
-        return pool
-    except (NotImplementedError, pa.ArrowNotImplementedError, AttributeError):
-        return pa.system_memory_pool()
+    return pa.system_memory_pool()
 
 
 def _arrow_csv(
@@ -912,22 +907,27 @@ def _read_streamed(path: str, label: str, kind: str, head: bytes) -> Run | Qrels
     table = _arrow_csv(head, ncols, {0: pa.binary(), 2: pa.binary(), vcol: pa.float64()}, path)
     if table is None:
         return None
-    for col in (table.column(0), table.column(1)):  # tabs or NULs inside identifiers
+    qid_col, doc_col, value_col = table.columns
+    del table  # each column is released as soon as it has been converted
+    for col in (qid_col, doc_col):  # tabs or NULs inside identifiers
         for chunk in col.chunks:
             data = chunk.buffers()[2]
             if data is not None and data.size and np.frombuffer(data, np.uint8).min() < 33:
                 return None
-    names, codes = S.codes_for(S.as_binary(table.column(0)))
-    if any(n.startswith("#") for n in names):
-        return None
-    values = S.float_values(table.column(2))
+    values = S.float_values(value_col)
+    del value_col
     if not np.isfinite(values).all():
+        return None
+    names, codes = S.codes_for(qid_col)
+    del qid_col
+    if any(n.startswith("#") for n in names):
         return None
     obj: Run | Qrels
     if kind == "run":
-        obj = Run(label, _last_tag(_tail(path)), names, codes, table.column(1), values)
+        obj = Run(label, _last_tag(_tail(path)), names, codes, doc_col, values)
     else:
-        obj = Qrels(label, names, codes, table.column(1), values)
+        obj = Qrels(label, names, codes, doc_col, values)
+    del doc_col
     return None if len(obj.duplicate_rows()) else obj
 
 
