@@ -232,7 +232,7 @@ def run(args: argparse.Namespace) -> str:
         log(f"  {n_qrels:,} qrels imported in {setup['qrels']:.1f} s")
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
-                cursor.execute("ANALYZE")
+                cursor.execute("VACUUM ANALYZE")  # what autovacuum does after a bulk load
         setup["total"] = time.perf_counter() - t_all
         collection.refresh_from_db()
     team = Team.objects.get_or_create(collection=collection, name="bench")[0]
@@ -264,7 +264,7 @@ def run(args: argparse.Namespace) -> str:
                 log(f"  submitted {tag} in {submit[-1]:.2f} s")
             if connection.vendor == "postgresql" and submit:
                 with connection.cursor() as cursor:
-                    cursor.execute("ANALYZE")
+                    cursor.execute("VACUUM ANALYZE")  # what autovacuum does after a bulk load
     finally:
         shutil.rmtree(media, ignore_errors=True)
     n_runs = Run.objects.filter(collection=collection).count()
@@ -280,6 +280,7 @@ def run(args: argparse.Namespace) -> str:
     if len(pairs) < 2 * (args.reps + args.warmup):
         raise SystemExit("not enough unjudged pooled pairs; recreate the database")
     log(f"timing {args.reps} judgments each way against {n_runs} runs")
+    load_before = os.getloadavg()[0]
     original = judgments_changed.disconnect(dispatch_uid="metrics.rescore_on_judgments_changed")
     try:
         warm = pairs[: 2 * args.warmup]
@@ -303,6 +304,7 @@ def run(args: argparse.Namespace) -> str:
             from metrics import receivers
 
             receivers.connect()
+    load = (load_before, os.getloadavg()[0])
     # The last rescored query must be current in every run.
     last_query = rest[-1][0] if len(rest) % 2 == 0 else rest[-2][0]
     collection.refresh_from_db()
@@ -322,6 +324,7 @@ def run(args: argparse.Namespace) -> str:
         write_only=write_only,
         with_rescore=with_rescore,
         receiver=receiver,
+        load=load,
     )
 
 
@@ -335,6 +338,7 @@ def _report(
     write_only: list[float],
     with_rescore: list[float],
     receiver: list[float],
+    load: tuple[float, float],
 ) -> str:
     """Format the measurements as Markdown."""
     ms: Callable[[float], str] = lambda s: f"{s * 1000:.1f} ms"  # noqa: E731
@@ -364,7 +368,9 @@ def _report(
         f"{ms(statistics.median(receiver))} / {ms(_percentile(receiver, 90))} | ≤ 20 ms |",
         "",
         f"{len(write_only)} interleaved repetitions each, on random unjudged pooled pairs "
-        f"({args.warmup} warm-up each); p90 of (b) − (a) is the p90 of the sorted differences.",
+        f"({args.warmup} warm-up each); p90 of (b) − (a) is the p90 of the sorted differences. "
+        f"1-minute load average before / after the timings: {load[0]:.1f} / {load[1]:.1f} "
+        f"({os.cpu_count()} cores).",
     ]
     return "\n".join(lines)
 
