@@ -356,6 +356,13 @@ def _report(
             f"{statistics.median(submit):.2f} s / {max(submit):.2f} s | ≤ 3 s |"
         )
         lines.append(f"| — first / last run submitted | {submit[0]:.2f} s / {submit[-1]:.2f} s | |")
+        if len(submit) > 2:
+            warm = submit[1:]
+            lines.append(
+                "| — without the first (which builds the process's docno index): "
+                f"median / p90 / max | {statistics.median(warm):.2f} s / "
+                f"{_percentile(warm, 90):.2f} s / {max(warm):.2f} s | ≤ 3 s |"
+            )
     diff = [b - a for a, b in zip(sorted(write_only), sorted(with_rescore), strict=False)]
     median_diff = statistics.median(with_rescore) - statistics.median(write_only)
     lines += [
