@@ -282,3 +282,31 @@ def test_docnos_column_round_trips():
     run = read_run(b"1 Q0 a 1 1 t\n1 Q0 bbbbbbbbbbbbbbbbbbbbb 2 0.5 t\n2 Q0 c\xc3\xa9 1 1 t\n")
     assert S.bytes_list(run.docnos) == [b"a", b"bbbbbbbbbbbbbbbbbbbbb", "cé".encode()]
     assert run.docnos.type == pa.binary()
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        RUN.replace(b"\n", b"\r\n"),
+        RUN.replace(b" ", b"\t"),
+        b"# comment\n" + RUN,
+        RUN.replace(b"q1 Q0 D2", b"q1  Q0 D2"),
+        b"  " + RUN,
+        RUN.replace(b"\n", b" \n"),
+    ],
+)
+def test_files_read_from_disk_in_every_layout(tmp_path, content):
+    path = tmp_path / "run.txt"
+    path.write_bytes(content)
+    run = read_run(path)
+    assert rows(run) == rows(read_run(RUN)) and run.tag == "tagA"
+
+
+def test_bad_file_on_disk_reports_lines(tmp_path):
+    path = tmp_path / "run.txt"
+    path.write_bytes(RUN + b"q2 Q0 D1 2 0.1 tagA\n")
+    with pytest.raises(EngineInputError) as exc:
+        read_run(path)
+    assert [str(e) for e in exc.value.errors] == [
+        f"{path}:4: docno D1 repeated for query q2 (first on line 3)"
+    ]
