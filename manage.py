@@ -7,6 +7,12 @@ import sys
 
 def main() -> None:
     """Run the management command named on the command line."""
+    if sys.argv[1:2] == ["evaluate"]:
+        # Evaluating files needs neither settings nor a database: skip Django's start-up
+        # (about 0.8 s) and run the same command line the management command wraps.
+        from metrics.engine.cli import main as evaluate
+
+        raise SystemExit(evaluate(sys.argv[2:], prog="manage.py evaluate"))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.dev")
     from django.core.management import execute_from_command_line
 

@@ -182,10 +182,10 @@ def output(results: Sequence[Evaluation], opts: dict[str, Any], stream: IO[str])
         write_trec(results, opts["per_query"], lambda line: stream.write(line + "\n"))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, prog: str = "python -m metrics.engine") -> int:
     """Run the command line; return the exit status (2 for bad input or measures)."""
     parser = argparse.ArgumentParser(
-        prog="python -m metrics.engine",
+        prog=prog,
         description="Evaluate run files against qrels (trec_eval-compatible output).",
     )
     add_arguments(parser)

@@ -207,3 +207,36 @@ def test_module_entry_point_matches_the_command(files):
     )
     assert bad.returncode == 2
     assert f"{qrels}:1: expected 6 columns" in bad.stderr
+
+
+def test_manage_py_evaluate_skips_django_and_prints_what_the_command_prints():
+    import subprocess
+    import sys
+    from io import StringIO
+    from pathlib import Path
+
+    from django.core.management import call_command
+
+    root = Path(__file__).resolve().parents[2]
+    args = [
+        str(root / "demo" / "qrels-reference.txt"),
+        str(root / "demo" / "runs" / "bm25-baseline.txt"),
+        "-m",
+        "ndcg_cut.10",
+        "-m",
+        "nDCG(gain=exp)@10",
+        "-q",
+    ]
+    env = {"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "no.such.settings"}
+    done = subprocess.run(
+        [sys.executable, str(root / "manage.py"), "evaluate", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=root,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    in_process = StringIO()
+    call_command("evaluate", *args, stdout=in_process)
+    assert done.stdout == in_process.getvalue()
