@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
+import psycopg
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
@@ -480,9 +481,16 @@ def _read_rankings(run_ids: Iterable[int], query_ids: Sequence[int] | None) -> l
         .values_list("pk", "run_id", "query_id", "ranking", "retrieved", "scores")
         .query.sql_with_params()
     )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        fetched = cursor.fetchall()
+    if connection.vendor == "postgresql":
+        # Binary results: rankings arrive as raw bytes, not hex text (1.6 MB for 100 runs).
+        connection.ensure_connection()
+        with psycopg.Cursor(connection.connection) as cursor:
+            cursor.execute(sql, params, binary=True)
+            fetched = cursor.fetchall()
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            fetched = cursor.fetchall()
     return [
         _Ranking(
             pk,
