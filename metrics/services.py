@@ -27,6 +27,7 @@ from django.core.files.base import ContentFile
 from django.db import connection, transaction
 from django.db.models import Count, Max, Model
 from django.db.models.functions import Coalesce
+from django.db.models.signals import post_delete, post_save
 from django.utils import timezone
 
 from judging import services as judging_services
@@ -160,8 +161,10 @@ _INDEX_CACHE_SIZE = 4  # collections whose docno index a process keeps
 class _DocnoIndex:
     """A collection's documents sorted by docno hash: hashes, pks and the docnos themselves.
 
-    ``count`` and ``max_pk`` fingerprint the table state it was read from: documents are
-    only ever added with increasing pks, so an unchanged fingerprint means nothing changed.
+    ``count`` and ``max_pk`` fingerprint the table state it was read from. New documents
+    get larger pks and deletions lower the count, so either re-reads the index; a docno
+    edited in place (the admin) is caught in this process by ``_forget_docno_index``, in
+    other processes only when the fingerprint next changes.
     """
 
     count: int
@@ -215,6 +218,16 @@ def _read_docno_index(collection_id: int) -> _DocnoIndex:
         pks=pks[order],
         docnos=docnos.take(pa.array(order)),
     )
+
+
+def _forget_docno_index(sender: type[Document], instance: Document, **_: Any) -> None:
+    """Drop the cached docno index of a document's collection when it is saved or deleted."""
+    with _docno_indexes_lock:
+        _docno_indexes.pop(instance.collection_id, None)
+
+
+post_save.connect(_forget_docno_index, sender=Document, dispatch_uid="metrics.docno_index.save")
+post_delete.connect(_forget_docno_index, sender=Document, dispatch_uid="metrics.docno_index.delete")
 
 
 def _docno_index(collection_id: int) -> _DocnoIndex:

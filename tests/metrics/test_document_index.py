@@ -60,3 +60,24 @@ def test_large_run_lookup_is_exact_and_creates_unknown_documents(monkeypatch, co
     # The index notices the new documents (count and largest pk changed) and finds them.
     pks_again, created_again = services._document_pks(coll, parsed)
     assert (created_again, pks_again.tolist()) == (0, pks.tolist())
+
+
+def test_a_docno_edited_in_place_is_not_served_from_the_index(monkeypatch):
+    coll = factories.collection("renamed")
+    doc = factories.document(coll, "old-id")
+    monkeypatch.setattr(services, "SMALL_RUN_DOCNOS", 0)
+    services._docno_indexes.clear()
+
+    def lookup(docno: str) -> tuple[list[int], int]:
+        parsed = scoring.ParsedRun(
+            qids=[], docno_values=pa.array([docno]), rankings=[], line_count=0, format="trec"
+        )
+        pks, created = services._document_pks(coll, parsed)
+        return pks.tolist(), created
+
+    assert lookup("old-id") == ([doc.pk], 0)
+    doc.external_id = "new-id"
+    doc.save()  # same count and largest pk: only the signal can tell
+    assert lookup("new-id") == ([doc.pk], 0)
+    pks, created = lookup("old-id")
+    assert created == 1 and pks != [doc.pk]
