@@ -80,13 +80,13 @@ def _setup_django(url: str) -> None:
 
 def _insert_documents(collection_id: int, count: int) -> None:
     """Insert W1's documents ``D0000000``… (id and title) with COPY or executemany."""
-    from django.db import connection
+    from django.db import connection, transaction
 
     from judging.models import Document
 
     table = connection.ops.quote_name(Document._meta.db_table)
     columns = "collection_id, external_id, title, body, url, extra, has_content"
-    with connection.cursor() as cursor:
+    with transaction.atomic(), connection.cursor() as cursor:  # one commit, not one per row
         for start in range(0, count, COPY_CHUNK):
             numbers = range(start, min(count, start + COPY_CHUNK))
             if connection.vendor == "postgresql":
