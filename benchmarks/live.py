@@ -347,7 +347,7 @@ def _report(
     lines += ["", "| Measurement | Value | Target |", "|---|---|---|"]
     if setup:
         lines.append(
-            f"| Setup (untimed): 2.5M documents (COPY) / qrels import / total | "
+            f"| Setup (untimed): 2.5M documents (COPY or executemany) / qrels import / total | "
             f"{setup['documents']:.1f} s / {setup['qrels']:.1f} s / {setup['total']:.1f} s | |"
         )
     if submit:
