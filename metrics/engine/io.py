@@ -538,6 +538,49 @@ def _dup_error(name: str, table: _Table) -> EngineInputError:
     return EngineInputError(errs.errors, errs.total)
 
 
+def _array_columns(
+    name: str,
+    qids: ArrayLike | Sequence[str] | pa.Array,
+    docnos: ArrayLike | Sequence[str] | pa.Array,
+    values: ArrayLike,
+    plural: str,
+    singular: str,
+) -> tuple[pa.BinaryArray, NDArray[np.float64], list[str], NDArray[np.int32]]:
+    """Validate parallel per-row arrays; return (docnos, values, qid names, qid codes).
+
+    Raises:
+        EngineInputError: lengths differ, a value is not finite, or an id holds a NUL byte
+            (rows are reported 1-based as lines).
+    """
+    qb, db = S.as_binary(qids), S.as_binary(docnos)
+    vals = np.asarray(values, dtype=np.float64).ravel()
+    if not (len(qb) == len(db) == len(vals)):
+        raise EngineInputError(
+            [
+                InputError(
+                    name,
+                    None,
+                    f"qids, docnos and {plural} differ in length ({len(qb)}, {len(db)}, "
+                    f"{len(vals)})",
+                )
+            ]
+        )
+    bad = np.flatnonzero(~np.isfinite(vals))
+    if len(bad):
+        raise EngineInputError(
+            [
+                InputError(
+                    name, int(i) + 1, f"{singular} {float(vals[i])!r} is not a finite number"
+                )
+                for i in bad[:100]
+            ],
+            len(bad),
+        )
+    _check_no_nul(name, qb, db)
+    names, codes = S.codes_for(qb)
+    return db, vals, names, codes
+
+
 class Run(_Table):
     """A parsed run: one scored document per row, ranked on demand.
 
@@ -588,30 +631,7 @@ class Run(_Table):
             EngineInputError: lengths differ, a score is not finite, or a docno
                 repeats within a query (rows are reported 1-based as lines).
         """
-        qb, db = S.as_binary(qids), S.as_binary(docnos)
-        sc = np.asarray(scores, dtype=np.float64).ravel()
-        if not (len(qb) == len(db) == len(sc)):
-            raise EngineInputError(
-                [
-                    InputError(
-                        name,
-                        None,
-                        "qids, docnos and scores differ in length "
-                        f"({len(qb)}, {len(db)}, {len(sc)})",
-                    )
-                ]
-            )
-        bad = np.flatnonzero(~np.isfinite(sc))
-        if len(bad):
-            raise EngineInputError(
-                [
-                    InputError(name, int(i) + 1, f"score {float(sc[i])!r} is not a finite number")
-                    for i in bad[:100]
-                ],
-                len(bad),
-            )
-        _check_no_nul(name, qb, db)
-        names, codes = S.codes_for(qb)
+        db, sc, names, codes = _array_columns(name, qids, docnos, scores, "scores", "score")
         run = cls(name, tag, names, codes, db, sc)
         dups = run.duplicate_rows()
         if len(dups):
@@ -721,30 +741,7 @@ class Qrels(_Table):
             EngineInputError: lengths differ, a label is not finite, or a docno
                 repeats within a query (rows are reported 1-based as lines).
         """
-        qb, db = S.as_binary(qids), S.as_binary(docnos)
-        lab = np.asarray(labels, dtype=np.float64).ravel()
-        if not (len(qb) == len(db) == len(lab)):
-            raise EngineInputError(
-                [
-                    InputError(
-                        name,
-                        None,
-                        "qids, docnos and labels differ in length "
-                        f"({len(qb)}, {len(db)}, {len(lab)})",
-                    )
-                ]
-            )
-        bad = np.flatnonzero(~np.isfinite(lab))
-        if len(bad):
-            raise EngineInputError(
-                [
-                    InputError(name, int(i) + 1, f"label {float(lab[i])!r} is not a finite number")
-                    for i in bad[:100]
-                ],
-                len(bad),
-            )
-        _check_no_nul(name, qb, db)
-        names, codes = S.codes_for(qb)
+        db, lab, names, codes = _array_columns(name, qids, docnos, labels, "labels", "label")
         qrels = cls(name, names, codes, db, lab)
         dups = qrels.duplicate_rows()
         if len(dups):
