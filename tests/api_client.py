@@ -28,3 +28,25 @@ def errors_of(response) -> list[dict[str, Any]]:
         if "line" in item:
             assert isinstance(item["line"], int), item
     return body["errors"]
+
+
+def clean_schema(urls_module: str | None = None) -> dict[str, Any]:
+    """Generate the OpenAPI schema (of one API's URLs, or all), asserting it is warning-free.
+
+    Fails on any drf-spectacular warning or error, and on a schema that does not validate
+    against the OpenAPI specification.
+    """
+    from django.urls import include, path
+    from drf_spectacular.drainage import GENERATOR_STATS
+    from drf_spectacular.generators import SchemaGenerator
+    from drf_spectacular.validation import validate_schema
+
+    GENERATOR_STATS.reset()
+    patterns = None if urls_module is None else [path("api/v1/", include(urls_module))]
+    schema = SchemaGenerator(patterns=patterns).get_schema(request=None, public=True)
+    assert not GENERATOR_STATS, (
+        dict(GENERATOR_STATS._warn_cache),
+        dict(GENERATOR_STATS._error_cache),
+    )
+    validate_schema(schema)
+    return schema
