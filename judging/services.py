@@ -68,10 +68,13 @@ def _refresh_live_grades(
     *,
     collection_id: int,
     policy_name: str,
+    version: int,
     query_ids: Iterable[int],
     document_id: int | None = None,
 ) -> None:
     """Recompute the live grades of the given queries (of one document only, if given).
+
+    ``version`` is the collection's new judgment-list version, recorded on changed grades.
 
     Reads the graded judgments with their judges' kinds, applies the collection's
     aggregation policy (vectorised), and writes only the difference to ``LiveGrade``.
@@ -98,9 +101,6 @@ def _refresh_live_grades(
         totals = np.bincount(pair_index, minlength=len(keys))
         for i, value in zip(pair_ids.tolist(), live_grades.tolist(), strict=True):
             new[keys[i]] = (float(value), int(humans[i]), int(totals[i] - humans[i]))
-    version = Collection.objects.filter(pk=collection_id).values_list(
-        "judgments_version", flat=True
-    )[0]
     gone = [g.pk for key, g in current.items() if key not in new]
     if gone:
         LiveGrade.objects.filter(pk__in=gone).delete()
@@ -264,11 +264,12 @@ def judgment_record(
         after=after,
     )
     _adjust_pool_count(query.pk, document.pk, int(status == Status.GRADED) - int(was_graded))
-    _bump_version(query.collection_id, [query.pk], bulk=False)
+    version = _bump_version(query.collection_id, [query.pk], bulk=False)
     if was_graded or status == Status.GRADED:
         _refresh_live_grades(
             collection_id=query.collection_id,
             policy_name=policy_name,
+            version=version,
             query_ids=[query.pk],
             document_id=document.pk,
         )
@@ -298,11 +299,12 @@ def judgment_delete(
     query_id, document_id = judgment.query_id, judgment.document_id
     was_graded = judgment.status == Status.GRADED
     judgment.delete()
-    _bump_version(judgment.collection_id, [query_id], bulk=False)
+    version = _bump_version(judgment.collection_id, [query_id], bulk=False)
     if was_graded:
         _refresh_live_grades(
             collection_id=judgment.collection_id,
             policy_name=policy_name,
+            version=version,
             query_ids=[query_id],
             document_id=document_id,
         )
@@ -553,7 +555,10 @@ def judgments_import(
         _recount_pool(collection.pk, touched)
         version = _bump_version(collection.pk, touched, bulk=True)
         _refresh_live_grades(
-            collection_id=collection.pk, policy_name=policy_name, query_ids=touched
+            collection_id=collection.pk,
+            policy_name=policy_name,
+            version=version,
+            query_ids=touched,
         )
     return ImportSummary(
         created=len(created),
@@ -568,8 +573,10 @@ def live_grades_rebuild(*, collection: Collection) -> None:
     """Recompute the whole live judgment list of ``collection`` (e.g. after a policy change)."""
     policy_name = _lock_collection(collection.pk)
     query_ids = list(collection.queries.values_list("pk", flat=True))
-    _bump_version(collection.pk, query_ids, bulk=True)
-    _refresh_live_grades(collection_id=collection.pk, policy_name=policy_name, query_ids=query_ids)
+    version = _bump_version(collection.pk, query_ids, bulk=True)
+    _refresh_live_grades(
+        collection_id=collection.pk, policy_name=policy_name, version=version, query_ids=query_ids
+    )
 
 
 @dataclass(frozen=True)
