@@ -8,6 +8,7 @@ constant time; a full rescore recomputes the sums from scratch.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
@@ -53,12 +54,20 @@ class RunRejected(Exception):
 
 
 def _first_lines(text: str, qids: set[str]) -> dict[str, int]:
-    """Return the first line number on which each of ``qids`` appears (TREC or JSON lines)."""
+    """Return the first line number on which each of ``qids`` appears.
+
+    A TREC line starts with its qid; a JSON line names it as ``"qid"`` (or ``"query_id"``),
+    quoted or as a number.
+    """
+    json_qid = {
+        qid: re.compile(r'"(?:qid|query_id)"\s*:\s*"?' + re.escape(qid) + r'"?\s*[,}]')
+        for qid in qids
+    }
     found: dict[str, int] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         head = line.split(None, 1)[0] if line.strip() else ""
         for qid in qids - found.keys():
-            if head == qid or f'"{qid}"' in line:
+            if head == qid or json_qid[qid].search(line):
                 found[qid] = number
         if len(found) == len(qids):
             break

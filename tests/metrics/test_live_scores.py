@@ -266,3 +266,24 @@ def test_live_scores_equal_manage_py_evaluate_on_exported_files(
     (evaluated,) = json.loads(out.getvalue()).values()
     for name in scoring.canonical_names(MEASURES):
         assert run.scores[name] == pytest.approx(evaluated[name]["all"], abs=1e-12), name
+
+
+@pytest.mark.parametrize(
+    ("content", "line"),
+    [
+        (b'{"qid": "q1", "docno": "q9", "score": 1}\n{"qid": 9, "docno": "d2", "score": 1}\n', 2),
+        (
+            b'{"qid": "q1", "docno": "d1", "score": 1}\n'
+            b'{"query_id": "q9", "docno": "d2", "score": 2}\n',
+            2,
+        ),
+    ],
+)
+def test_unknown_queries_in_json_runs_name_their_line(world, content, line):
+    coll, _, _, team, _ = world
+    with pytest.raises(services.RunRejected) as exc:
+        services.run_submit(
+            collection=coll, team=team, tag="js", content=content, filename="r.jsonl", user=None
+        )
+    (error,) = exc.value.errors
+    assert error["line"] == line, error
