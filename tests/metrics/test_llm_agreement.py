@@ -70,6 +70,11 @@ class World:
 
 @pytest.fixture
 def world(db) -> World:
+    return build_world()
+
+
+def build_world() -> World:
+    """Build the collection described in the module docstring (also for browser tests)."""
     coll = factories.collection("trust", name="Trust test")
     queries = {q: factories.query(coll, q) for q in QUERIES}
     docs = {d: factories.document(coll, d) for d in DOCS}
