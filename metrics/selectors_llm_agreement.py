@@ -254,10 +254,8 @@ def _read(collection: Collection) -> _Data:
         for r in judge_rows
     ]
     column = {ref.judge_id: j for j, (ref, _m, _n) in enumerate(judges)}
-    for judge_id in np.unique(grades[:, 2]).tolist():  # graded between the two reads
-        if judge_id not in column:
-            column[judge_id] = len(judges)
-            judges.append((JudgeRef(judge_id, f"Judge {judge_id}", LLM), "", 0))
+    # A judge whose first grade arrived between the two reads waits for the next page view.
+    grades = grades[np.isin(grades[:, 2], np.fromiter(column, dtype=np.int64))]
     stride = int(grades[:, 1].max()) + 1 if len(grades) else 1
     keys, item = np.unique(grades[:, 0] * stride + grades[:, 1], return_inverse=True)
     matrix = np.full((keys.size, len(judges)), np.nan)
