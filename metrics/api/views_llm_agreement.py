@@ -22,7 +22,7 @@ from .. import selectors_llm_agreement as selectors
 from .permissions import COORDINATORS
 
 
-class QueryScoreSerializer(serializers.Serializer):
+class LlmQueryScoreSerializer(serializers.Serializer):
     """One query's mean nDCG@10 over the runs under each labelling."""
 
     query = serializers.CharField(help_text="Query id (qid).")
@@ -30,7 +30,7 @@ class QueryScoreSerializer(serializers.Serializer):
     llm = serializers.FloatField(allow_null=True, help_text="Under the LLM's grades.")
 
 
-class SystemScoreSerializer(serializers.Serializer):
+class LlmSystemScoreSerializer(serializers.Serializer):
     """One run's mean nDCG@10 under each labelling and its rank under each (1 = best)."""
 
     run = serializers.IntegerField(source="run_id", help_text="Run id.")
@@ -42,18 +42,18 @@ class SystemScoreSerializer(serializers.Serializer):
     llm_rank = serializers.IntegerField()
 
 
-class RankingCheckSerializer(serializers.Serializer):
+class LlmRankingCheckSerializer(serializers.Serializer):
     """Per-query and per-run nDCG@10 under both labellings and their rank correlations."""
 
     queries = serializers.IntegerField(help_text="Queries with shared pairs.")
     runs = serializers.IntegerField(help_text="Runs scored.")
-    per_query = QueryScoreSerializer(
+    per_query = LlmQueryScoreSerializer(
         many=True, help_text="By query id; empty when there is not enough data."
     )
     query_kendall_tau_b = CoefficientSerializer(
         source="query_tau_b", help_text="Kendall's tau-b between the two query orders."
     )
-    systems = SystemScoreSerializer(
+    systems = LlmSystemScoreSerializer(
         many=True, help_text="Best first under human grades; empty when not enough data."
     )
     system_kendall_tau_b = CoefficientSerializer(
@@ -65,7 +65,7 @@ class RankingCheckSerializer(serializers.Serializer):
     )
 
 
-class ReferenceSerializer(serializers.Serializer):
+class LlmReferenceSerializer(serializers.Serializer):
     """What the LLM is compared with: the human consensus or one human judge."""
 
     type = serializers.ChoiceField(
@@ -77,10 +77,10 @@ class ReferenceSerializer(serializers.Serializer):
     )
 
 
-class ComparisonSerializer(serializers.Serializer):
+class LlmComparisonSerializer(serializers.Serializer):
     """One LLM judge against one reference, on the pairs both graded."""
 
-    reference = ReferenceSerializer(source="*")
+    reference = LlmReferenceSerializer(source="*")
     pairs = serializers.IntegerField(help_text="Shared pairs (graded by both).")
     exact_agreement = CoefficientSerializer(source="exact")
     within_one_agreement = CoefficientSerializer(source="within_one")
@@ -99,16 +99,16 @@ class ComparisonSerializer(serializers.Serializer):
     confusion_reason = serializers.CharField(
         allow_null=True, help_text="Why the matrix is null; null when it is given."
     )
-    ranking = RankingCheckSerializer()
+    ranking = LlmRankingCheckSerializer()
 
 
-class LlmJudgeSerializer(serializers.Serializer):
+class LlmJudgeAgreementSerializer(serializers.Serializer):
     """One LLM judge and its comparisons: the human consensus first, then each human."""
 
     judge = JudgeRefSerializer()
     model = serializers.CharField()
     grades = serializers.IntegerField(help_text="The LLM's graded judgments here.")
-    comparisons = ComparisonSerializer(many=True)
+    comparisons = LlmComparisonSerializer(many=True)
 
 
 class LlmAgreementSerializer(serializers.Serializer):
@@ -129,7 +129,7 @@ class LlmAgreementSerializer(serializers.Serializer):
     runs = serializers.IntegerField()
     human_judges = serializers.IntegerField(help_text="Human judges with graded pairs.")
     consensus_pairs = serializers.IntegerField(help_text="Pairs with a human consensus grade.")
-    llm_judges = LlmJudgeSerializer(source="judges", many=True, help_text="By name.")
+    llm_judges = LlmJudgeAgreementSerializer(source="judges", many=True, help_text="By name.")
 
 
 @extend_schema_view(
