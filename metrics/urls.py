@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import views
+from . import views, views_llm_agreement
 
 app_name = "metrics"
 urlpatterns = [
@@ -13,4 +13,9 @@ urlpatterns = [
     path("c/<slug:slug>/compare/", views.run_compare, name="compare"),
     path("c/<slug:slug>/difficulty/", views.query_difficulty, name="difficulty"),
     path("c/<slug:slug>/settings/", views.collection_update, name="collection_update"),
+    path(
+        "c/<slug:slug>/agreement/llm/",
+        views_llm_agreement.judge_compare,
+        name="llm_agreement",
+    ),
 ]

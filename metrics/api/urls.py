@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import views
+from . import views, views_llm_agreement
 
 app_name = "metrics-api"
 urlpatterns = [
@@ -23,4 +23,9 @@ urlpatterns = [
         name="leaderboard",
     ),
     path("collections/<slug:slug>/teams/", views.TeamListCreateView.as_view(), name="team-list"),
+    path(
+        "collections/<slug:slug>/agreement/llm/",
+        views_llm_agreement.LlmAgreementView.as_view(),
+        name="llm-agreement",
+    ),
 ]

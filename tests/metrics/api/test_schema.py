@@ -14,6 +14,7 @@ PATHS = [
     "/api/v1/collections/{slug}/runs/{id}/scores/",
     "/api/v1/collections/{slug}/leaderboard/",
     "/api/v1/collections/{slug}/teams/",
+    "/api/v1/collections/{slug}/agreement/llm/",
 ]
 
 
