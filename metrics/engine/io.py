@@ -38,13 +38,16 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.csv as pa_csv
 from numpy.typing import ArrayLike, NDArray
 
 from . import _strings as S
+from ._lazy import LazyModule
+from ._textread import read_clean
 from .core import JudgedPool
 from .errors import EngineInputError, ErrorCollector, InputError
+
+pa: Any = LazyModule("pyarrow")
+pa_csv: Any = LazyModule("pyarrow.csv")
 
 Format = Literal["auto", "trec", "json", "jsonl"]
 Source = str | os.PathLike | bytes | bytearray | memoryview | IO[Any]
@@ -446,7 +449,7 @@ class _Table:
         name: str,
         qid_names: list[str],
         qcode: NDArray[np.int32],
-        docnos: pa.BinaryArray | pa.ChunkedArray,
+        docnos: pa.BinaryArray | pa.ChunkedArray | NDArray[np.uint64],
         values: NDArray[np.float64],
     ) -> None:
         self.name = name
@@ -454,7 +457,7 @@ class _Table:
         self.qcode = qcode
         self.values = values
         # The docnos live on only as NUL-padded words (they cannot contain NUL).
-        self.words = S.words(docnos)
+        self.words = docnos if isinstance(docnos, np.ndarray) else S.words(docnos)
         self._index: dict[str, int] | None = None
         self._qid_hashes: NDArray[np.uint64] | None = None
 
@@ -934,7 +937,24 @@ def _read(source: Source, kind: str, fmt: Format, name: str | None) -> Run | Qre
     try:
         return _read_any(source, kind, fmt, name)
     finally:
-        _memory_pool().release_unused()  # give the parser's buffers back
+        if pa._lazy_module is not None:  # pyarrow was used: give the parser's buffers back
+            _memory_pool().release_unused()
+
+
+def _read_clean(path: str, label: str, kind: str) -> Run | Qrels | None:
+    """Read a clean TREC file with the numpy reader (no pyarrow); ``None`` if not clean."""
+    ncols, vcol = (6, 4) if kind == "run" else (4, 3)
+    parsed = read_clean(path, ncols, vcol)
+    if parsed is None:
+        return None
+    raw_names, codes, words, values, last = parsed
+    names = [S.decode(n) for n in raw_names]
+    obj: Run | Qrels
+    if kind == "run":
+        obj = Run(label, S.decode(last), names, codes, words, values)
+    else:
+        obj = Qrels(label, names, codes, words, values)
+    return None if len(obj.duplicate_rows()) else obj
 
 
 def _read_any(source: Source, kind: str, fmt: Format, name: str | None) -> Run | Qrels:
@@ -946,6 +966,9 @@ def _read_any(source: Source, kind: str, fmt: Format, name: str | None) -> Run |
         except OSError:
             head = b""  # reported by _load below
         if head and _detect(head, fmt) == "trec":
+            clean = _read_clean(path, name or str(source), kind)
+            if clean is not None:
+                return clean
             streamed = _read_streamed(path, name or str(source), kind, head)
             if streamed is not None:
                 return streamed
