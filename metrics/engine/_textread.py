@@ -3,7 +3,7 @@ r"""A numpy-only reader for clean TREC text (runs and qrels), block by block.
 It reads only what the engine needs -- the qid, docno and score (or label) columns
 -- straight into the engine's representation: int32 query codes, docnos as
 NUL-padded uint64 word matrices (see :mod:`metrics.engine._strings`) and float64
-values.  The file is read in blocks of a few MiB into one reused buffer, so
+values.  The file is read in blocks of 1 MiB (two parsed at once, in threads), so
 neither the whole file nor a column of Python objects is ever in memory, and
 pyarrow is not imported at all (its import alone costs ~47 MiB of resident memory).
 
@@ -25,11 +25,14 @@ from __future__ import annotations
 
 import os
 import re
+from collections import deque
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 from numpy.typing import NDArray
 
-BLOCK = 4 << 20  # bytes read per block
+BLOCK = 1 << 20  # bytes read per block (small blocks keep temporaries in cache)
 _SLACK = 4096  # bytes after a block that fixed-width windows may read (masked)
 _MAX_FAST = 24  # longest number token parsed vectorised
 _POW10 = np.array([10.0**k for k in range(23)])
@@ -43,15 +46,20 @@ class _Unclean(Exception):
 
 _FRONT = 8  # bytes before the data in the buffer, so 8-byte windows may end anywhere
 _U64_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
-# LOW[k]: the k first bytes of a little-endian word; HIGH[k]: its k last bytes
+# _LOW[k]: the k first bytes of a little-endian word
 _LOW = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)
-_HIGH = np.array([((1 << 64) - 1) ^ ((1 << (64 - 8 * k)) - 1) for k in range(9)], dtype=np.uint64)
 _ZEROS = np.uint64(0x3030303030303030)  # eight ASCII "0"
 _F0 = np.uint64(0xF0F0F0F0F0F0F0F0)
 _SIX = np.uint64(0x0606060606060606)
 _C_LO = np.uint64(0x000000FF000000FF)
 _C_M1 = np.uint64(100 + (1000000 << 32))
 _C_M2 = np.uint64(1 + (10000 << 32))
+_ONES = np.uint64(0x0101010101010101)
+_HIGHS = np.uint64(0x8080808080808080)
+_DOTS = np.uint64(0x2E2E2E2E2E2E2E2E)
+# _SHIFT_UP[k] moves the k low bytes of a word to its top; _PAD[k] fills the rest with "0"
+_SHIFT_UP = np.array([(1 << (8 * (8 - k))) % (1 << 64) for k in range(9)], dtype=np.uint64)
+_PAD = np.array([0x3030303030303030 & ((1 << (8 * (8 - k))) - 1) for k in range(9)], np.uint64)
 
 
 def _unaligned(buf: NDArray[np.uint8]) -> NDArray[np.uint64]:
@@ -88,41 +96,39 @@ def _all_digits(word: NDArray[np.uint64]) -> NDArray[np.bool_]:
     return ((word & _F0) | (((word + _SIX) & _F0) >> np.uint64(4))) == np.uint64(0x3333333333333333)
 
 
-def _right_digits(u64: NDArray[np.uint64], end: NDArray[np.int64], k: NDArray[np.int64]):
-    """Return (value, all digits) of the ``k <= 8`` bytes ending at data offset ``end``."""
-    keep = _HIGH[k]
-    w = (u64[end + _FRONT - 8] & keep) | (_ZEROS & ~keep)
-    return _eight_digits(w), _all_digits(w)
-
-
 def _numbers(
     buf: NDArray[np.uint8],
     u64: NDArray[np.uint64],
-    dots: NDArray[np.int64],
     start: NDArray[np.int64],
     length: NDArray[np.int64],
 ) -> NDArray[np.float64]:
-    """Parse the number tokens at data offsets ``start`` exactly (see the module doc)."""
-    end = start + length
+    """Parse the number tokens at data offsets ``start`` exactly (see the module doc).
+
+    A token of at most 16 bytes after its sign is read as two words; the dot is
+    found with a zero-byte test; the integer and fraction digits are each moved to
+    the top of a word of ASCII zeros (a multiplication, since numpy's shifts by an
+    array are slow) and converted eight at a time.
+    """
     first = buf[start + _FRONT]
     neg = first == 45
-    body = start + (neg | (first == 43))
-    if len(dots):
-        d = dots[np.minimum(np.searchsorted(dots, body), len(dots) - 1)]
-        has_dot = (d >= body) & (d < end)
-    else:
-        d = end
-        has_dot = np.zeros(len(start), bool)
-    int_end = np.where(has_dot, d, end)
-    a = int_end - body
-    b = np.where(has_dot, end - d - 1, 0)
-    fast = (a <= 8) & (b <= 8) & (a + b >= 1) & (a + b <= 15)
-    a8, b8 = np.minimum(a, 8), np.minimum(b, 8)
-    ival, iok = _right_digits(u64, int_end, a8)
-    fval, fok = _right_digits(u64, end, b8)
-    fast &= iok & fok
-    mant = ival * _POW10_INT[b8] + fval
-    out = mant.astype(np.float64) / _POW10[b8]
+    body_at = start + _FRONT + (neg | (first == 43))
+    body = length - (body_at - start - _FRONT)
+    w0 = u64[body_at] & _LOW[np.clip(body, 0, 8)]
+    w1 = u64[body_at + 8] & _LOW[np.clip(body - 8, 0, 8)]
+    d0 = _first_byte(w0, _DOTS)
+    dot = np.where(d0 < 8, d0, _first_byte(w1, _DOTS) + 8)  # 16: no dot
+    has_dot = dot < body
+    a = np.where(has_dot, dot, body)
+    b = np.where(has_dot, body - dot - 1, 0)
+    fast = (body <= 16) & (a <= 8) & (b <= 8) & (a + b >= 1) & (a + b <= 15)
+    np.minimum(a, 8, out=a)
+    np.minimum(b, 8, out=b)
+    # the a integer digits are the first bytes of w0; the b fraction digits follow the dot
+    iw = (w0 & _LOW[a]) * _SHIFT_UP[a] | _PAD[a]
+    fw = (u64[body_at + a + 1] & _LOW[b]) * _SHIFT_UP[b] | _PAD[b]
+    fast &= _all_digits(iw) & _all_digits(fw)
+    mant = _eight_digits(iw) * _POW10_INT[b] + _eight_digits(fw)
+    out = mant.astype(np.float64) / _POW10[b]
     np.negative(out, out=out, where=neg)
     for i in np.flatnonzero(~fast).tolist():  # exponents, long tokens, bad tokens
         lo = int(start[i]) + _FRONT
@@ -136,65 +142,67 @@ def _numbers(
     return out
 
 
-class _Codes:
-    """Query names in first-appearance order and their codes, across blocks."""
+def _first_byte(w: NDArray[np.uint64], pattern: np.uint64) -> NDArray[np.int64]:
+    """Return the index (0-7) of the first byte of ``w`` equal to ``pattern``'s, or 8."""
+    x = w ^ pattern
+    z = (x - _ONES) & ~x & _HIGHS  # the lowest flagged byte is exact
+    lowest = z & (~z + np.uint64(1))
+    return (np.bitwise_count(lowest - np.uint64(1)) >> 3).astype(np.int64)
 
-    def __init__(self) -> None:
-        self.index: dict[bytes, int] = {}
 
-    def codes(
-        self, u64: NDArray[np.uint64], start: NDArray[np.int64], length: NDArray[np.int64]
-    ) -> NDArray[np.int32]:
-        w = _words(u64, start, length)
-        n = len(w)
-        change = np.ones(n, bool)
-        if n > 1:
+def _segments(
+    u64: NDArray[np.uint64], start: NDArray[np.int64], length: NDArray[np.int64]
+) -> tuple[NDArray[np.intp], list[bytes]]:
+    """Return where the qid changes (first row of each run of equal qids) and those qids."""
+    w = _words(u64, start, length)
+    n = len(w)
+    change = np.ones(n, bool)
+    if n > 1:
+        if w.shape[1] == 1:
+            np.not_equal(w[1:, 0], w[:-1, 0], out=change[1:])
+        else:
             change[1:] = (w[1:] != w[:-1]).any(axis=1)
-        firsts = np.flatnonzero(change)  # one per block of equal qids (usually per query)
-        index = self.index
-        raw = w.view(np.uint8)
-        block_codes = np.fromiter(
-            (
-                index.setdefault(raw[i, : int(length[i])].tobytes(), len(index))
-                for i in firsts.tolist()
-            ),
-            np.int32,
-            len(firsts),
-        )
-        return np.repeat(block_codes, np.diff(np.append(firsts, n)))
+    firsts = np.flatnonzero(change)
+    raw = w.view(np.uint8)
+    names = [
+        raw[i, :k].tobytes() for i, k in zip(firsts.tolist(), length[firsts].tolist(), strict=True)
+    ]
+    return firsts, names
 
 
-def _parse_block(
-    buf: NDArray[np.uint8], end: int, ncols: int, fields: tuple[int, int, int], codes: _Codes
-) -> tuple[NDArray[np.int32], NDArray[np.uint64], NDArray[np.float64], bytes]:
-    """Parse the complete lines in data ``[0, end)`` (``end`` is just past a newline)."""
+_Parsed = tuple[NDArray[np.intp], list[bytes], NDArray[np.uint64], NDArray[np.float64], bytes]
+
+
+def _parse_block(buf: NDArray[np.uint8], end: int, ncols: int, value_col: int) -> _Parsed:
+    """Parse the complete lines in data ``[0, end)`` (``end`` is just past a newline).
+
+    Returns (first row of each run of equal qids, those qids, docno words, values,
+    the last field of the last line).
+    """
     view = buf[_FRONT : _FRONT + end]
     sep = np.flatnonzero(view < 33)
-    if len(sep) % ncols:
+    if len(sep) % ncols or not len(sep):
         raise _Unclean
     pos = sep.reshape(-1, ncols)
     kinds = view[pos]
     if not ((kinds[:, :-1] == 32).all() and (kinds[:, -1] == 10).all()):
         raise _Unclean  # tabs, CR, blank lines, other control bytes, wrong column count
-    n = len(pos)
-    starts = np.empty((n, ncols), np.int64)
-    starts[0, 0] = 0
-    starts[1:, 0] = pos[:-1, -1] + 1
-    starts[:, 1:] = pos[:, :-1] + 1
-    lens = pos - starts
-    if n and int(lens.min()) <= 0:
-        raise _Unclean  # an empty field: repeated or leading blanks
-    qf, df, vf = fields
-    if (view[starts[:, 0]] == 35).any():
+    if int(sep[0]) == 0 or (len(sep) > 1 and int(np.diff(sep).min()) <= 1):
+        raise _Unclean  # an empty field: repeated or leading blanks, blank lines
+    q_start = np.empty(len(pos), np.int64)
+    q_start[0] = 0
+    np.add(pos[:-1, -1], 1, out=q_start[1:])
+    if (view[q_start] == 35).any():
         raise _Unclean  # comment lines
     u64 = _unaligned(buf)
-    qcode = codes.codes(u64, starts[:, qf], lens[:, qf])
-    words = _words(u64, starts[:, df], lens[:, df])
-    dots = np.flatnonzero(view == 46)
-    values = _numbers(buf, u64, dots, starts[:, vf], lens[:, vf])
-    a = int(starts[-1, -1]) if n else 0
-    last = view[a : a + int(lens[-1, -1])].tobytes() if n else b""
-    return qcode, words, values, last
+    firsts, names = _segments(u64, q_start, pos[:, 0] - q_start)
+    d_start = pos[:, 1] + 1
+    words = _words(u64, d_start, pos[:, 2] - d_start)
+    v_start = pos[:, value_col - 1] + 1
+    values = _numbers(buf, u64, v_start, pos[:, value_col] - v_start)
+    a = int(pos[-1, -2]) + 1
+    last = view[a : int(pos[-1, -1])].tobytes()
+    return firsts, names, words, values, last
 
 
 def _last_newline(data: NDArray[np.uint8], fill: int) -> int:
@@ -221,57 +229,80 @@ def _pad_words(parts: list[NDArray[np.uint64]]) -> NDArray[np.uint64]:
     return out
 
 
+def _blocks(path: str | os.PathLike) -> Iterator[tuple[NDArray[np.uint8], int]]:
+    """Yield (buffer, end) per block of complete lines; a fresh buffer each time.
+
+    Raises:
+        _Unclean: a line is longer than a block.
+    """
+    carry = b""
+    with open(path, "rb", buffering=0) as fh:
+        while True:
+            buf = np.empty(_FRONT + BLOCK + _SLACK, np.uint8)
+            data = buf[_FRONT:]
+            data[: len(carry)] = np.frombuffer(carry, np.uint8)
+            got = fh.readinto(memoryview(data)[len(carry) : BLOCK])
+            fill = len(carry) + (got or 0)
+            if fill == 0:
+                return
+            if not got:  # end of file: the last line may lack its newline
+                if data[fill - 1] != 10:
+                    data[fill] = 10
+                    fill += 1
+                yield buf, fill
+                return
+            nl = _last_newline(data, fill)
+            if nl < 0:
+                if fill >= BLOCK:
+                    raise _Unclean
+                carry = data[:fill].tobytes()
+                continue
+            carry = data[nl + 1 : fill].tobytes()
+            yield buf, nl + 1
+
+
 def read_clean(
-    path: str | os.PathLike, ncols: int, value_col: int
+    path: str | os.PathLike, ncols: int, value_col: int, *, threads: bool = True
 ) -> tuple[list[bytes], NDArray[np.int32], NDArray[np.uint64], NDArray[np.float64], bytes] | None:
     """Read a clean TREC file; return (qid names, qid codes, docno words, values, last field).
 
-    ``None`` when the file is not clean (see the module doc), empty or unreadable.
+    Names are in order of first appearance and codes index them.  With ``threads``
+    two blocks are parsed at once (numpy releases the GIL in its loops).  ``None``
+    when the file is not clean (see the module doc), empty or unreadable.
     """
-    fields = (0, 2, value_col)
-    codes = _Codes()
-    buf = np.zeros(_FRONT + BLOCK + _SLACK, np.uint8)
-    data = buf[_FRONT:]
+    index: dict[bytes, int] = {}
     q_parts: list[NDArray[np.int32]] = []
     w_parts: list[NDArray[np.uint64]] = []
     v_parts: list[NDArray[np.float64]] = []
     last = b""
-    carry = 0
+
+    def collect(parsed: _Parsed) -> None:
+        nonlocal last
+        firsts, names, words, values, tail = parsed
+        codes = np.fromiter((index.setdefault(nm, len(index)) for nm in names), np.int32)
+        q_parts.append(np.repeat(codes, np.diff(np.append(firsts, len(words)))))
+        w_parts.append(words)
+        v_parts.append(values)
+        last = tail
+
     try:
-        with open(path, "rb", buffering=0) as fh:
-            while True:
-                if carry >= BLOCK:  # a line longer than a block
-                    return None
-                got = fh.readinto(memoryview(data)[carry:BLOCK])
-                fill = carry + (got or 0)
-                if fill == 0:
-                    break
-                if not got:  # end of file: the last line may lack its newline
-                    if data[fill - 1] != 10:
-                        data[fill] = 10
-                        fill += 1
-                    end = fill
-                else:
-                    nl = _last_newline(data, fill)
-                    if nl < 0:
-                        carry = fill
-                        continue
-                    end = nl + 1
-                q, w, v, tail = _parse_block(buf, end, ncols, fields, codes)
-                q_parts.append(q)
-                w_parts.append(w)
-                v_parts.append(v)
-                last = tail or last
-                rest = fill - end
-                data[:rest] = data[end:fill]
-                carry = rest
-                if not got:
-                    break
+        if threads:
+            with ThreadPoolExecutor(2) as pool:
+                pending: deque[Future[_Parsed]] = deque()
+                for buf, end in _blocks(path):
+                    pending.append(pool.submit(_parse_block, buf, end, ncols, value_col))
+                    if len(pending) > 2:  # at most three blocks in memory
+                        collect(pending.popleft().result())
+                while pending:
+                    collect(pending.popleft().result())
+        else:
+            for buf, end in _blocks(path):
+                collect(_parse_block(buf, end, ncols, value_col))
     except (_Unclean, OSError):
         return None
-    if not q_parts or not sum(len(q) for q in q_parts):
+    if not q_parts:
         return None
-    names = list(codes.index)
+    names = list(index)
     qcode = np.concatenate(q_parts) if len(q_parts) > 1 else q_parts[0]
     words = _pad_words(w_parts) if len(w_parts) > 1 else w_parts[0]
     values = np.concatenate(v_parts) if len(v_parts) > 1 else v_parts[0]

@@ -944,7 +944,7 @@ def _read(source: Source, kind: str, fmt: Format, name: str | None) -> Run | Qre
 def _read_clean(path: str, label: str, kind: str) -> Run | Qrels | None:
     """Read a clean TREC file with the numpy reader (no pyarrow); ``None`` if not clean."""
     ncols, vcol = (6, 4) if kind == "run" else (4, 3)
-    parsed = read_clean(path, ncols, vcol)
+    parsed = read_clean(path, ncols, vcol, threads=_USE_THREADS)
     if parsed is None:
         return None
     raw_names, codes, words, values, last = parsed
