@@ -218,17 +218,6 @@ def _last_newline(data: NDArray[np.uint8], fill: int) -> int:
     return -1
 
 
-def _pad_words(parts: list[NDArray[np.uint64]]) -> NDArray[np.uint64]:
-    width = max((p.shape[1] for p in parts), default=1)
-    total = sum(len(p) for p in parts)
-    out = np.zeros((total, width), np.uint64)
-    row = 0
-    for p in parts:
-        out[row : row + len(p), : p.shape[1]] = p
-        row += len(p)
-    return out
-
-
 def _blocks(path: str | os.PathLike) -> Iterator[tuple[NDArray[np.uint8], int]]:
     """Yield (buffer, end) per block of complete lines; a fresh buffer each time.
 
@@ -261,6 +250,54 @@ def _blocks(path: str | os.PathLike) -> Iterator[tuple[NDArray[np.uint8], int]]:
             yield buf, nl + 1
 
 
+class _Columns:
+    """The output columns, allocated once from an estimate of the row count, grown if needed.
+
+    Appending block results to preallocated arrays avoids holding every block's
+    arrays and their concatenation at the same time (twice the final size).
+    """
+
+    def __init__(self, file_size: int) -> None:
+        self.file_size = file_size
+        self.n = 0
+        self.q = np.zeros(0, np.int32)
+        self.v = np.zeros(0, np.float64)
+        self.w = np.zeros((0, 1), np.uint64)
+
+    def _reserve(self, rows: int, width: int, bytes_done: int) -> None:
+        need = self.n + rows
+        if need > len(self.q):
+            # rows so far per byte so far, times the file, plus 2 % (first time: exact
+            # for files of regular lines); later growth by a quarter at least
+            per_byte = need / max(bytes_done, 1)
+            estimate = int(per_byte * self.file_size * 1.02) + 64
+            size = max(need, estimate if not len(self.q) else int(len(self.q) * 1.25) + 64)
+            self.q = _resized(self.q, size, self.n)
+            self.v = _resized(self.v, size, self.n)
+            self.w = _resized(self.w, size, self.n)
+        if width > self.w.shape[1]:
+            wider = np.zeros((len(self.w), width), np.uint64)
+            wider[: self.n, : self.w.shape[1]] = self.w[: self.n]
+            self.w = wider
+
+    def append(
+        self, q: NDArray[np.int32], w: NDArray[np.uint64], v: NDArray[np.float64], done: int
+    ) -> None:
+        self._reserve(len(q), w.shape[1], done)
+        end = self.n + len(q)
+        self.q[self.n : end] = q
+        self.v[self.n : end] = v
+        self.w[self.n : end, : w.shape[1]] = w
+        self.w[self.n : end, w.shape[1] :] = 0
+        self.n = end
+
+
+def _resized(a: NDArray, size: int, keep: int) -> NDArray:
+    out = np.empty((size, *a.shape[1:]), a.dtype)
+    out[:keep] = a[:keep]
+    return out
+
+
 def read_clean(
     path: str | os.PathLike, ncols: int, value_col: int, *, threads: bool = True
 ) -> tuple[list[bytes], NDArray[np.int32], NDArray[np.uint64], NDArray[np.float64], bytes] | None:
@@ -271,39 +308,38 @@ def read_clean(
     when the file is not clean (see the module doc), empty or unreadable.
     """
     index: dict[bytes, int] = {}
-    q_parts: list[NDArray[np.int32]] = []
-    w_parts: list[NDArray[np.uint64]] = []
-    v_parts: list[NDArray[np.float64]] = []
     last = b""
-
-    def collect(parsed: _Parsed) -> None:
-        nonlocal last
-        firsts, names, words, values, tail = parsed
-        codes = np.fromiter((index.setdefault(nm, len(index)) for nm in names), np.int32)
-        q_parts.append(np.repeat(codes, np.diff(np.append(firsts, len(words)))))
-        w_parts.append(words)
-        v_parts.append(values)
-        last = tail
-
+    done = 0
     try:
+        cols = _Columns(os.stat(path).st_size)
+
+        def collect(parsed: _Parsed, size: int) -> None:
+            nonlocal last, done
+            firsts, names, words, values, tail = parsed
+            codes = np.fromiter((index.setdefault(nm, len(index)) for nm in names), np.int32)
+            done += size
+            cols.append(
+                np.repeat(codes, np.diff(np.append(firsts, len(words)))), words, values, done
+            )
+            last = tail
+
         if threads:
             with ThreadPoolExecutor(2) as pool:
-                pending: deque[Future[_Parsed]] = deque()
+                pending: deque[tuple[Future[_Parsed], int]] = deque()
                 for buf, end in _blocks(path):
-                    pending.append(pool.submit(_parse_block, buf, end, ncols, value_col))
+                    pending.append((pool.submit(_parse_block, buf, end, ncols, value_col), end))
                     if len(pending) > 2:  # at most three blocks in memory
-                        collect(pending.popleft().result())
+                        fut, size = pending.popleft()
+                        collect(fut.result(), size)
                 while pending:
-                    collect(pending.popleft().result())
+                    fut, size = pending.popleft()
+                    collect(fut.result(), size)
         else:
             for buf, end in _blocks(path):
-                collect(_parse_block(buf, end, ncols, value_col))
+                collect(_parse_block(buf, end, ncols, value_col), end)
     except (_Unclean, OSError):
         return None
-    if not q_parts:
+    if not cols.n:
         return None
-    names = list(index)
-    qcode = np.concatenate(q_parts) if len(q_parts) > 1 else q_parts[0]
-    words = _pad_words(w_parts) if len(w_parts) > 1 else w_parts[0]
-    values = np.concatenate(v_parts) if len(v_parts) > 1 else v_parts[0]
-    return names, qcode, words, values, last
+    n = cols.n
+    return list(index), cols.q[:n], cols.w[:n], cols.v[:n], last

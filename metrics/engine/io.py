@@ -396,12 +396,16 @@ def _verify_duplicates(
     qcode: NDArray[np.int32],
     words: NDArray[np.uint64],
 ) -> NDArray[np.intp]:
-    """Among ``rows`` (hash-equal candidates), return those repeating an earlier row exactly."""
-    rows = rows[np.lexsort((rows, keys[rows]))]
+    """Among ``rows`` (hash-equal candidates), return those repeating an earlier row exactly.
+
+    ``keys[i]`` is the key of ``rows[i]``.
+    """
+    order = np.lexsort((rows, keys))
+    rows, keys = rows[order], keys[order]
     out: list[int] = []
     group_start = 0
     for i in range(1, len(rows) + 1):
-        if i == len(rows) or keys[rows[i]] != keys[rows[group_start]]:
+        if i == len(rows) or keys[i] != keys[group_start]:
             group = rows[group_start:i]
             for j, r in enumerate(group[1:], 1):
                 earlier = group[:j]
@@ -414,31 +418,34 @@ def _verify_duplicates(
     return np.array(sorted(out), dtype=np.intp)
 
 
-def _find_duplicates(
-    qcode: NDArray[np.int32], words: NDArray[np.uint64], hashes: NDArray[np.uint64]
-) -> NDArray[np.intp]:
+def _find_duplicates(qcode: NDArray[np.int32], words: NDArray[np.uint64]) -> NDArray[np.intp]:
     """Return the rows whose (query, docno) pair occurred on an earlier row.
 
     The top 32 bits of the pair keys are sorted (twice as fast as 64-bit keys); the
-    few values seen twice are checked on the full keys, then on the bytes.
+    few values seen twice are checked on the full keys, then on the bytes.  Keys are
+    made in slices, so only the 32-bit halves of all of them are ever in memory.
     """
-    if len(qcode) < 2:
+    n = len(qcode)
+    if n < 2:
         return np.zeros(0, np.intp)
-    keys = S.pair_key(hashes, qcode)
-    top = (keys >> np.uint64(32)).astype(np.uint32)
+    top = np.empty(n, np.uint32)
+    step = 1 << 16
+    for i in range(0, n, step):
+        part = S.pair_key(S.hash_words(words[i : i + step]), qcode[i : i + step])
+        top[i : i + step] = part >> np.uint64(32)
     srt = np.sort(top)
     twice = np.unique(srt[1:][srt[1:] == srt[:-1]])
     if not len(twice):
         return np.zeros(0, np.intp)
     pos = np.minimum(np.searchsorted(twice, top), len(twice) - 1)
     cand = np.flatnonzero(twice[pos] == top)
-    full = keys[cand]
+    full = S.pair_key(S.hash_words(words[cand]), qcode[cand])
     order = np.argsort(full, kind="stable")
     same = full[order][1:] == full[order][:-1]
     if not same.any():
         return np.zeros(0, np.intp)
     suspects = np.unique(np.concatenate([order[1:][same], order[:-1][same]]))
-    return _verify_duplicates(cand[suspects], keys, qcode, words)
+    return _verify_duplicates(cand[suspects], full[suspects], qcode, words)
 
 
 class _Table:
@@ -513,7 +520,7 @@ class _Table:
 
     def duplicate_rows(self) -> NDArray[np.intp]:
         """Return the rows repeating an earlier (qid, docno) pair."""
-        return _find_duplicates(self.qcode, self.words, self.hash_rows())
+        return _find_duplicates(self.qcode, self.words)
 
     def to_arrays(self) -> tuple[list[str], list[str], NDArray[np.float64]]:
         """Return (qid per row, docno per row, value per row) as Python lists and an array."""
@@ -779,7 +786,7 @@ class Qrels(_Table):
         rows = np.unique(np.concatenate([perm[eq], perm[eq + 1]]))
         keys = np.empty(len(self), np.uint64)
         keys[perm] = srt
-        return _verify_duplicates(rows, keys, self.qcode, self.words)
+        return _verify_duplicates(rows, keys[rows], self.qcode, self.words)
 
     @property
     def pool(self) -> JudgedPool:
