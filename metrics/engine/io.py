@@ -19,10 +19,13 @@ Errors
     non-numeric or non-finite score/label, empty input, and the same docno twice for
     one query.  Nothing is returned from an input with errors.
 
-Fast path: TREC text is tokenised by pyarrow's CSV reader and identifiers are
-handled as byte matrices (see :mod:`metrics.engine._strings`); anything unusual
-(tabs, repeated spaces, comments, any error) falls back to a line-by-line reader
-that also produces the error messages.
+Fast paths: a clean TREC file (single spaces, no comments or blank lines) is read
+block by block with numpy alone (:mod:`metrics.engine._textread`: only the qid,
+docno and value columns, no Python objects per line, pyarrow not imported); other
+TREC text is tokenised by pyarrow's CSV reader (after normalising blanks and
+comments).  Identifiers are handled as byte matrices (see
+:mod:`metrics.engine._strings`).  Anything the fast paths cannot take exactly (any
+error) falls back to a line-by-line reader that also produces the error messages.
 """
 
 from __future__ import annotations
