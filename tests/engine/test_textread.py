@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -136,5 +137,8 @@ def test_evaluate_command_does_not_import_pyarrow(tmp_path):
         f"cli.main(['-m', 'P.1', {str(qrels)!r}, {str(run)!r}]); "
         "print('pyarrow' in sys.modules)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    repo = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=repo
+    )
     assert out.stdout.split() == ["P_1", "all", "0.0000", "False"]
