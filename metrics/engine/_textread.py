@@ -342,4 +342,7 @@ def read_clean(
     if not cols.n:
         return None
     n = cols.n
-    return list(index), cols.q[:n], cols.w[:n], cols.v[:n], last
+    q, w, v = cols.q[:n], cols.w[:n], cols.v[:n]
+    if len(cols.q) > n * 1.1 + 1024:  # a poor estimate (very uneven lines): do not keep the slack
+        q, w, v = q.copy(), w.copy(), v.copy()
+    return list(index), q, w, v, last

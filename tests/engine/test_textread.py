@@ -142,3 +142,18 @@ def test_evaluate_command_does_not_import_pyarrow(tmp_path):
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=repo
     )
     assert out.stdout.split() == ["P_1", "all", "0.0000", "False"]
+
+
+def test_uneven_lines_keep_no_slack(tmp_path, monkeypatch):
+    """Short lines first, long ones after: the row estimate is too high and is trimmed."""
+    monkeypatch.setattr(_textread, "BLOCK", 4096)
+    short = [f"1 Q0 d{i} {i} 1 t" for i in range(400)]
+    long_ = [f"2 Q0 {'x' * 30}{i} {i} 0.{i:015d} {'t' * 40}" for i in range(400)]
+    path = tmp_path / "run.txt"
+    path.write_text("\n".join(short + long_) + "\n")
+    parsed = _textread.read_clean(path, 6, 4, threads=False)
+    assert parsed is not None
+    _names, codes, words, values, _last = parsed
+    assert len(codes) == len(values) == len(words) == 800
+    assert codes.base is None or len(codes.base) <= 800 * 1.1 + 1024
+    assert values[-1] == float(f"0.{399:015d}")
