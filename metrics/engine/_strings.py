@@ -18,11 +18,15 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 from numpy.typing import NDArray
+
+from ._lazy import LazyModule
+
+pa: Any = LazyModule("pyarrow")
+pc: Any = LazyModule("pyarrow.compute")
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -58,6 +62,20 @@ def binary_from_list(values: Sequence[bytes]) -> pa.BinaryArray:
         len(values),
         [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(b"".join(values))],
     )
+
+
+def words_from_list(values: Sequence[bytes]) -> NDArray[np.uint64]:
+    """Return Python bytes as a NUL-padded ``(n, w)`` word matrix (like :func:`words`)."""
+    n = len(values)
+    lens = np.fromiter((len(v) for v in values), np.int64, n)
+    width = max(8, -(-int(lens.max(initial=1)) // 8) * 8)
+    out = np.zeros((n, width), np.uint8)
+    if n:
+        flat = np.frombuffer(b"".join(values), np.uint8)
+        dest = np.arange(len(flat), dtype=np.int64)
+        dest += np.repeat(np.arange(n, dtype=np.int64) * width - (np.cumsum(lens) - lens), lens)
+        out.reshape(-1)[dest] = flat
+    return out.view(np.uint64)
 
 
 def as_binary(values: object) -> pa.BinaryArray:
@@ -220,7 +238,7 @@ def name_hashes(names: Sequence[str]) -> NDArray[np.uint64]:
     """Return a well-mixed 64-bit hash of each identifier (the same for equal strings)."""
     if not names:
         return np.zeros(0, np.uint64)
-    h = hash_words(words(binary_from_list([encode(n) for n in names])))
+    h = hash_words(words_from_list([encode(n) for n in names]))
     return mix64(h ^ np.uint64(0x5851F42D4C957F2D))
 
 

@@ -64,6 +64,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "-l", dest="rel_level", type=float, default=1.0, help="relevance level (default 1)"
     )
     parser.add_argument(
+        "-J",
+        dest="judged_only",
+        action="store_true",
+        help="evaluate only judged documents: drop unjudged ones from every ranking",
+    )
+    parser.add_argument(
+        "-M",
+        dest="max_ret",
+        type=_non_negative,
+        default=None,
+        metavar="N",
+        help="evaluate only the N best documents of each ranking",
+    )
+    parser.add_argument(
         "--scale-top",
         type=float,
         default=DEFAULT_SCALE_TOP,
@@ -81,6 +95,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-j", "--processes", type=int, default=None, help="worker processes for several runs"
     )
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {value}")
+    return value
 
 
 def evaluate_args(opts: dict[str, Any]) -> list[Evaluation]:
@@ -104,6 +128,8 @@ def evaluate_args(opts: dict[str, Any]) -> list[Evaluation]:
         missing="zero" if opts["complete"] else "ignore",
         qrels_format=opts["input_format"],
         run_format=opts["input_format"],
+        max_ret=opts.get("max_ret"),
+        judged_only=bool(opts.get("judged_only", False)),
     )
 
 

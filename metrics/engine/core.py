@@ -485,7 +485,7 @@ def _num_q(m: Measure, ctx: _Context) -> F64:
 
 
 def _num_ret(m: Measure, ctx: _Context) -> F64:
-    return ctx.full.n_ret.astype(np.float64)
+    return ctx.view(m.judged_only).n_ret.astype(np.float64)
 
 
 def _num_rel(m: Measure, ctx: _Context) -> F64:

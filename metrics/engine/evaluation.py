@@ -13,6 +13,11 @@ Query policy (trec_eval ``-c`` by default)
     * a query only in the run is ignored and listed in
       :attr:`Evaluation.ignored_queries` (``extra="ignore"``); ``extra="include"``
       evaluates it against an empty set of judgments instead.
+
+trec_eval's ``-M n`` is ``max_ret=n`` (each ranking is cut to its best ``n``
+documents before anything else, so ``num_ret`` is at most ``n``) and ``-J`` is
+``judged_only=True`` (unjudged and negative-labelled documents are then removed from
+the cut ranking; see :func:`metrics.engine.measures.parse_measure`).
 """
 
 from __future__ import annotations
@@ -56,6 +61,7 @@ class Evaluation:
         ignored_queries: queries of the run without judgments (not evaluated unless
             ``extra="include"``).
         rel_level: the default relevance level used.
+        judged_only: whether measures were computed on judged documents only (``-J``).
     """
 
     run_tag: str
@@ -67,6 +73,7 @@ class Evaluation:
     missing_queries: list[str] = field(default_factory=list)
     ignored_queries: list[str] = field(default_factory=list)
     rel_level: float = 1.0
+    judged_only: bool = False
 
     def measure(self, name: str | Measure) -> Measure:
         """Return the requested measure called ``name`` (display, requested or canonical name)."""
@@ -75,7 +82,7 @@ class Evaluation:
         for m in self.measures:
             if name in (m.requested, m.display, m.canonical):
                 return m
-        ms = parse_measures([name], rel_level=self.rel_level)
+        ms = parse_measures([name], rel_level=self.rel_level, judged_only=self.judged_only)
         if len(ms) == 1 and ms[0].canonical in self.per_query:
             return ms[0]
         raise KeyError(name)
@@ -184,7 +191,11 @@ def _evaluate_parsed(
     rel_level: float,
     missing: Missing,
     extra: Extra,
+    max_ret: int | None = None,
+    judged_only: bool = False,
 ) -> Evaluation:
+    if max_ret is not None and max_ret < 0:
+        raise ValueError(f"max_ret must be non-negative, not {max_ret!r}")
     if missing not in ("zero", "ignore"):
         raise ValueError(f"missing must be 'zero' or 'ignore', not {missing!r}")
     if extra not in ("ignore", "include"):
@@ -213,6 +224,8 @@ def _evaluate_parsed(
         ignored = []
 
     order, starts, counts = run.ranking()
+    if max_ret is not None:  # trec_eval -M: keep the best max_ret of each ranking
+        counts = np.minimum(counts, max_ret)
     n_ret = np.where(row_run >= 0, counts[np.maximum(row_run, 0)], 0)
     need = required_depth(measures, rel_level=rel_level)
     max_len = int(n_ret.max(initial=0))
@@ -258,6 +271,7 @@ def _evaluate_parsed(
         missing_queries=missing_q,
         ignored_queries=ignored,
         rel_level=float(rel_level),
+        judged_only=judged_only,
     )
 
 
@@ -272,6 +286,8 @@ def evaluate(
     extra: Extra = "ignore",
     qrels_format: Format = "auto",
     run_format: Format = "auto",
+    max_ret: int | None = None,
+    judged_only: bool = False,
 ) -> Evaluation:
     """Evaluate one run against qrels for any list of measures, in one pass.
 
@@ -289,17 +305,30 @@ def evaluate(
             judgments.
         qrels_format: ``"auto"``, ``"trec"``, ``"json"`` or ``"jsonl"``.
         run_format: likewise, for the run.
+        max_ret: trec_eval ``-M``: evaluate only the best ``max_ret`` documents of
+            each ranking (``None``: all).
+        judged_only: trec_eval ``-J``: remove unjudged and negative-labelled
+            documents from every ranking (after ``max_ret``) for every measure.
 
     Raises:
         EngineInputError: an input has errors (all of them are reported).
         MeasureError: a measure name is invalid.
     """
-    ms = parse_measures(measures, rel_level=rel_level, scale_top=scale_top)
+    ms = parse_measures(measures, rel_level=rel_level, scale_top=scale_top, judged_only=judged_only)
     if not ms:
         raise MeasureError("no measures given")
     q = read_qrels(qrels, format=qrels_format)
     r = read_run(run, format=run_format)
-    return _evaluate_parsed(q, r, ms, rel_level=rel_level, missing=missing, extra=extra)
+    return _evaluate_parsed(
+        q,
+        r,
+        ms,
+        rel_level=rel_level,
+        missing=missing,
+        extra=extra,
+        max_ret=max_ret,
+        judged_only=judged_only,
+    )
 
 
 # --------------------------------------------------------------------------- many runs
@@ -326,6 +355,8 @@ def _worker(args: tuple[Any, list[Measure], Mapping[str, Any]]) -> Evaluation | 
         rel_level=opts["rel_level"],
         missing=opts["missing"],
         extra=opts["extra"],
+        max_ret=opts.get("max_ret"),
+        judged_only=opts.get("judged_only", False),
     )
 
 
@@ -341,6 +372,8 @@ def evaluate_many(
     extra: Extra = "ignore",
     qrels_format: Format = "auto",
     run_format: Format = "auto",
+    max_ret: int | None = None,
+    judged_only: bool = False,
 ) -> list[Evaluation]:
     """Evaluate several runs against the same qrels; return one :class:`Evaluation` per run.
 
@@ -351,12 +384,21 @@ def evaluate_many(
     Raises:
         EngineInputError: with the problems of every run that has any.
     """
-    ms = parse_measures(measures, rel_level=rel_level, scale_top=scale_top)
+    ms = parse_measures(measures, rel_level=rel_level, scale_top=scale_top, judged_only=judged_only)
     if not ms:
         raise MeasureError("no measures given")
+    if max_ret is not None and max_ret < 0:
+        raise ValueError(f"max_ret must be non-negative, not {max_ret!r}")
     q = read_qrels(qrels, format=qrels_format)
     runs = list(runs)
-    opts = {"rel_level": rel_level, "missing": missing, "extra": extra, "run_format": run_format}
+    opts = {
+        "rel_level": rel_level,
+        "missing": missing,
+        "extra": extra,
+        "run_format": run_format,
+        "max_ret": max_ret,
+        "judged_only": judged_only,
+    }
     n_proc = processes if processes is not None else (os.cpu_count() or 1)
     n_proc = max(1, min(n_proc, len(runs)))
     jobs = [(r, ms, opts) for r in runs]

@@ -19,10 +19,13 @@ Errors
     non-numeric or non-finite score/label, empty input, and the same docno twice for
     one query.  Nothing is returned from an input with errors.
 
-Fast path: TREC text is tokenised by pyarrow's CSV reader and identifiers are
-handled as byte matrices (see :mod:`metrics.engine._strings`); anything unusual
-(tabs, repeated spaces, comments, any error) falls back to a line-by-line reader
-that also produces the error messages.
+Fast paths: a clean TREC file (single spaces, no comments or blank lines) is read
+block by block with numpy alone (:mod:`metrics.engine._textread`: only the qid,
+docno and value columns, no Python objects per line, pyarrow not imported); other
+TREC text is tokenised by pyarrow's CSV reader (after normalising blanks and
+comments).  Identifiers are handled as byte matrices (see
+:mod:`metrics.engine._strings`).  Anything the fast paths cannot take exactly (any
+error) falls back to a line-by-line reader that also produces the error messages.
 """
 
 from __future__ import annotations
@@ -38,13 +41,16 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.csv as pa_csv
 from numpy.typing import ArrayLike, NDArray
 
 from . import _strings as S
+from ._lazy import LazyModule
+from ._textread import read_clean
 from .core import JudgedPool
 from .errors import EngineInputError, ErrorCollector, InputError
+
+pa: Any = LazyModule("pyarrow")
+pa_csv: Any = LazyModule("pyarrow.csv")
 
 Format = Literal["auto", "trec", "json", "jsonl"]
 Source = str | os.PathLike | bytes | bytearray | memoryview | IO[Any]
@@ -393,12 +399,16 @@ def _verify_duplicates(
     qcode: NDArray[np.int32],
     words: NDArray[np.uint64],
 ) -> NDArray[np.intp]:
-    """Among ``rows`` (hash-equal candidates), return those repeating an earlier row exactly."""
-    rows = rows[np.lexsort((rows, keys[rows]))]
+    """Among ``rows`` (hash-equal candidates), return those repeating an earlier row exactly.
+
+    ``keys[i]`` is the key of ``rows[i]``.
+    """
+    order = np.lexsort((rows, keys))
+    rows, keys = rows[order], keys[order]
     out: list[int] = []
     group_start = 0
     for i in range(1, len(rows) + 1):
-        if i == len(rows) or keys[rows[i]] != keys[rows[group_start]]:
+        if i == len(rows) or keys[i] != keys[group_start]:
             group = rows[group_start:i]
             for j, r in enumerate(group[1:], 1):
                 earlier = group[:j]
@@ -411,31 +421,34 @@ def _verify_duplicates(
     return np.array(sorted(out), dtype=np.intp)
 
 
-def _find_duplicates(
-    qcode: NDArray[np.int32], words: NDArray[np.uint64], hashes: NDArray[np.uint64]
-) -> NDArray[np.intp]:
+def _find_duplicates(qcode: NDArray[np.int32], words: NDArray[np.uint64]) -> NDArray[np.intp]:
     """Return the rows whose (query, docno) pair occurred on an earlier row.
 
     The top 32 bits of the pair keys are sorted (twice as fast as 64-bit keys); the
-    few values seen twice are checked on the full keys, then on the bytes.
+    few values seen twice are checked on the full keys, then on the bytes.  Keys are
+    made in slices, so only the 32-bit halves of all of them are ever in memory.
     """
-    if len(qcode) < 2:
+    n = len(qcode)
+    if n < 2:
         return np.zeros(0, np.intp)
-    keys = S.pair_key(hashes, qcode)
-    top = (keys >> np.uint64(32)).astype(np.uint32)
+    top = np.empty(n, np.uint32)
+    step = 1 << 16
+    for i in range(0, n, step):
+        part = S.pair_key(S.hash_words(words[i : i + step]), qcode[i : i + step])
+        top[i : i + step] = part >> np.uint64(32)
     srt = np.sort(top)
     twice = np.unique(srt[1:][srt[1:] == srt[:-1]])
     if not len(twice):
         return np.zeros(0, np.intp)
     pos = np.minimum(np.searchsorted(twice, top), len(twice) - 1)
     cand = np.flatnonzero(twice[pos] == top)
-    full = keys[cand]
+    full = S.pair_key(S.hash_words(words[cand]), qcode[cand])
     order = np.argsort(full, kind="stable")
     same = full[order][1:] == full[order][:-1]
     if not same.any():
         return np.zeros(0, np.intp)
     suspects = np.unique(np.concatenate([order[1:][same], order[:-1][same]]))
-    return _verify_duplicates(cand[suspects], keys, qcode, words)
+    return _verify_duplicates(cand[suspects], full[suspects], qcode, words)
 
 
 class _Table:
@@ -446,7 +459,7 @@ class _Table:
         name: str,
         qid_names: list[str],
         qcode: NDArray[np.int32],
-        docnos: pa.BinaryArray | pa.ChunkedArray,
+        docnos: pa.BinaryArray | pa.ChunkedArray | NDArray[np.uint64],
         values: NDArray[np.float64],
     ) -> None:
         self.name = name
@@ -454,7 +467,7 @@ class _Table:
         self.qcode = qcode
         self.values = values
         # The docnos live on only as NUL-padded words (they cannot contain NUL).
-        self.words = S.words(docnos)
+        self.words = docnos if isinstance(docnos, np.ndarray) else S.words(docnos)
         self._index: dict[str, int] | None = None
         self._qid_hashes: NDArray[np.uint64] | None = None
 
@@ -510,7 +523,7 @@ class _Table:
 
     def duplicate_rows(self) -> NDArray[np.intp]:
         """Return the rows repeating an earlier (qid, docno) pair."""
-        return _find_duplicates(self.qcode, self.words, self.hash_rows())
+        return _find_duplicates(self.qcode, self.words)
 
     def to_arrays(self) -> tuple[list[str], list[str], NDArray[np.float64]]:
         """Return (qid per row, docno per row, value per row) as Python lists and an array."""
@@ -776,7 +789,7 @@ class Qrels(_Table):
         rows = np.unique(np.concatenate([perm[eq], perm[eq + 1]]))
         keys = np.empty(len(self), np.uint64)
         keys[perm] = srt
-        return _verify_duplicates(rows, keys, self.qcode, self.words)
+        return _verify_duplicates(rows, keys[rows], self.qcode, self.words)
 
     @property
     def pool(self) -> JudgedPool:
@@ -934,7 +947,24 @@ def _read(source: Source, kind: str, fmt: Format, name: str | None) -> Run | Qre
     try:
         return _read_any(source, kind, fmt, name)
     finally:
-        _memory_pool().release_unused()  # give the parser's buffers back
+        if pa._lazy_module is not None:  # pyarrow was used: give the parser's buffers back
+            _memory_pool().release_unused()
+
+
+def _read_clean(path: str, label: str, kind: str) -> Run | Qrels | None:
+    """Read a clean TREC file with the numpy reader (no pyarrow); ``None`` if not clean."""
+    ncols, vcol = (6, 4) if kind == "run" else (4, 3)
+    parsed = read_clean(path, ncols, vcol, threads=_USE_THREADS)
+    if parsed is None:
+        return None
+    raw_names, codes, words, values, last = parsed
+    names = [S.decode(n) for n in raw_names]
+    obj: Run | Qrels
+    if kind == "run":
+        obj = Run(label, S.decode(last), names, codes, words, values)
+    else:
+        obj = Qrels(label, names, codes, words, values)
+    return None if len(obj.duplicate_rows()) else obj
 
 
 def _read_any(source: Source, kind: str, fmt: Format, name: str | None) -> Run | Qrels:
@@ -946,6 +976,9 @@ def _read_any(source: Source, kind: str, fmt: Format, name: str | None) -> Run |
         except OSError:
             head = b""  # reported by _load below
         if head and _detect(head, fmt) == "trec":
+            clean = _read_clean(path, name or str(source), kind)
+            if clean is not None:
+                return clean
             streamed = _read_streamed(path, name or str(source), kind, head)
             if streamed is not None:
                 return streamed

@@ -106,7 +106,12 @@ class Measure:
         if name is None:
             return None
         if self.family == "nDCG" and self.cutoff is None:
-            return "ndcg"
+            if self.gains is None:
+                return "ndcg"
+            # trec_eval prints the parameter text as written: ndcg.2=5,0=0 -> ndcg_2=5,0=0
+            written = self.requested.strip()
+            if self.trec_style and written.startswith("ndcg."):
+                return "ndcg_" + written[len("ndcg.") :]
         return name.replace(".", "_")
 
     @property
@@ -165,7 +170,7 @@ def _canonical(m: Measure) -> str:
     if fam == "NumQ":
         return "NumQ"
     if fam == "NumRet":
-        return "NumRet"
+        return "NumRet(judged_only=true)" if m.judged_only else "NumRet"
     if fam == "NumRel":
         return f"NumRel(rel={_fmt(m.rel)})"
     if fam == "NumRelRet":
@@ -211,7 +216,7 @@ def _trec_name(m: Measure) -> str | None:
 
 def _depth(m: Measure) -> int | None:
     fam = m.family
-    if fam in ("NumQ", "NumRet", "NumRel"):
+    if fam in ("NumQ", "NumRel") or (fam == "NumRet" and not m.judged_only):
         return 0
     if fam == "RNDCG":
         return 0
@@ -278,7 +283,7 @@ _ALLOWED = {
     "Judged": {"cutoff"},
     "ERR": {"top", "cutoff"},
     "NumQ": set(),
-    "NumRet": {"rel"},
+    "NumRet": {"rel", "judged_only"},
     "NumRel": {"rel"},
     "NumRelRet": {"rel"},
     "UDCG": {"rel", "w_irr", "cutoff"},
@@ -286,6 +291,8 @@ _ALLOWED = {
     "RNDCG": {"gain", "cutoff"},
 }
 _CUTOFF_REQUIRED = {"P", "R", "Success", "Judged"}
+# Families whose value trec_eval's -J does not change (they read judged documents only).
+_SAME_UNDER_J = frozenset({"Bpref", "NumQ", "NumRel", "NumRelRet"})
 
 _IR_RE = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?:\((.*)\))?\s*(?:@\s*(\S+))?\s*$", re.S)
 _TREC_RE = re.compile(r"^\s*([A-Za-z_]+?)(?:[._](.+))?\s*$", re.S)
@@ -407,6 +414,10 @@ def _build(family: str, params: dict[str, object], name: str, defaults: Measure)
         kw["family"] = "NumRelRet"
     if "judged_only" in params:
         kw["judged_only"] = _as_bool(params["judged_only"], "judged_only")
+    elif defaults.judged_only and family not in _SAME_UNDER_J:
+        if "judged_only" not in allowed:
+            raise MeasureError(f"{name!r} has no judged-only variant (trec_eval -J)")
+        kw["judged_only"] = True
     if "top" in params:
         kw["top"] = _number(str(params["top"]), "top")
     else:
@@ -443,6 +454,8 @@ def _build(family: str, params: dict[str, object], name: str, defaults: Measure)
         elif kw["gain"] == "custom":
             raise MeasureError(f"{name!r}: {family} takes gain=linear or gain=exp")
     # Parameters a family does not use are reset so that equal computations compare equal.
+    if kw["family"] in _SAME_UNDER_J:
+        kw["judged_only"] = False
     if kw["family"] not in _REL_FAMILIES:
         kw["rel"] = 1.0
     if not (kw["family"] == "ERR" or (kw["family"] == "nDCG" and kw.get("ideal") == "max")):
@@ -524,8 +537,12 @@ def _parse_trec(text: str, defaults: Measure) -> list[Measure] | None:
 
 
 @lru_cache(maxsize=4096)
-def _parse_cached(text: str, rel_level: float, scale_top: float) -> tuple[Measure, ...]:
-    defaults = Measure("nDCG", rel=float(rel_level), top=float(scale_top))
+def _parse_cached(
+    text: str, rel_level: float, scale_top: float, judged_only: bool = False
+) -> tuple[Measure, ...]:
+    defaults = Measure(
+        "nDCG", rel=float(rel_level), top=float(scale_top), judged_only=bool(judged_only)
+    )
     if not text or not text.strip():
         raise MeasureError("empty measure name")
     if "(" in text or "@" in text:
@@ -540,7 +557,11 @@ def _parse_cached(text: str, rel_level: float, scale_top: float) -> tuple[Measur
 
 
 def parse_measure(
-    name: str | Measure, *, rel_level: float = 1, scale_top: float = DEFAULT_SCALE_TOP
+    name: str | Measure,
+    *,
+    rel_level: float = 1,
+    scale_top: float = DEFAULT_SCALE_TOP,
+    judged_only: bool = False,
 ) -> list[Measure]:
     """Parse one measure name into one or more :class:`Measure` objects.
 
@@ -548,7 +569,12 @@ def parse_measure(
     means trec_eval's default cutoffs 5, 10, ..., 1000).  ``rel_level`` is the
     default relevance level of binary measures (trec_eval ``-l``); a measure's own
     ``rel=`` parameter overrides it.  ``scale_top`` is the default top grade of the
-    scale, used by ``ideal=max`` and ``ERR``.  A :class:`Measure` is returned as is.
+    scale, used by ``ideal=max`` and ``ERR``.  ``judged_only=True`` is trec_eval's
+    ``-J``: every measure is computed on the ranking without unjudged (and
+    negative-labelled) documents, unless its name says ``judged_only=false``;
+    ``bpref``, ``num_q``, ``num_rel`` and ``num_rel_ret`` are the same either way, and
+    a measure without a judged-only variant (``ERR``, ``Judged``, ``UDCG``...) is an
+    error.  A :class:`Measure` is returned as is.
 
     Raises:
         MeasureError: unknown name, unknown parameter or invalid value.
@@ -557,7 +583,7 @@ def parse_measure(
         return [name]
     if not isinstance(name, str):
         raise MeasureError(f"measure names are strings, got {type(name).__name__}")
-    return list(_parse_cached(name, float(rel_level), float(scale_top)))
+    return list(_parse_cached(name, float(rel_level), float(scale_top), bool(judged_only)))
 
 
 def parse_measures(
@@ -565,6 +591,7 @@ def parse_measures(
     *,
     rel_level: float = 1,
     scale_top: float = DEFAULT_SCALE_TOP,
+    judged_only: bool = False,
 ) -> list[Measure]:
     """Parse several names; duplicates (same display name and computation) are dropped.
 
@@ -577,7 +604,9 @@ def parse_measures(
     out: list[Measure] = []
     seen: set[tuple[Measure, str]] = set()
     for name in names:
-        for m in parse_measure(name, rel_level=rel_level, scale_top=scale_top):
+        for m in parse_measure(
+            name, rel_level=rel_level, scale_top=scale_top, judged_only=judged_only
+        ):
             key = (m, m.display)
             if key not in seen:
                 seen.add(key)

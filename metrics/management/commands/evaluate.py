@@ -3,7 +3,7 @@
 Usage::
 
     python manage.py evaluate QRELS RUN [RUN ...] -m MEASURE [-m ...] [-q] [-c|--no-c]
-                                [-l N] [--format trec|json|csv]
+                                [-l N] [-J] [-M N] [--format trec|json|csv]
 
 The options and output formats are those of :mod:`metrics.engine.cli` (also
 available without Django as ``python -m metrics.engine``): trec_eval's layout by

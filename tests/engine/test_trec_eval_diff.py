@@ -1,0 +1,302 @@
+"""Differential tests: the ``evaluate`` command line against the real C trec_eval 10.0.
+
+Both programs get the same files and the same flags (``-q``, ``-c``, ``-l``, ``-J``,
+``-M``, ``-m ...``); trec_eval is a build that prints ``%.17g`` (see
+``tests/engine/conftest.py``), the engine prints JSON at full precision.  Every
+measure we name after trec_eval is compared, per query and ``all``, to 1e-9, and the
+two must print the same set of keys.  trec_eval keeps only the first
+parameterisation of a measure name (``-m ndcg -m ndcg.0=0,1=3`` prints one ndcg
+line), so it is run once per ``-m`` and its outputs are merged; the engine is run
+once with all of them, which checks that no two keys collapse.
+
+The one documented difference in values (``num_rel`` of ``all`` under ``-c`` with a
+relevance level other than 1, see docs/measures.md) is asserted on its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from metrics.engine import cli
+
+# Every trec_eval measure the engine implements, with cutoffs beyond any run length.
+MEASURES = [
+    "num_q",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "map",
+    "map_cut.1,5,10,1000",
+    "Rprec",
+    "bpref",
+    "recip_rank",
+    "P.1,2,5,10,30,1000",
+    "recall.5,10,1000",
+    "success.1,5,10",
+    "ndcg",
+    "ndcg_cut.1,3,5,10,20,1000",
+]
+# trec_eval's ndcg gain maps (integer gains: trec_eval sorts the ideal with an
+# integer comparison, see docs/measures.md), including non-monotone ones.
+GAIN_MAPS = ["ndcg.0=0,1=1,2=3,3=7,4=15", "ndcg.0=0,1=3,2=1", "ndcg.1=0,2=5,0=1"]
+
+FLAG_SETS = [
+    [],
+    ["-c"],
+    ["-c", "-l", "2"],
+    ["-c", "-l", "0"],
+    ["-J"],
+    ["-c", "-J"],
+    ["-c", "-M", "3"],
+    ["-M", "1"],
+    ["-c", "-J", "-M", "4"],
+    ["-c", "-J", "-l", "2"],
+    ["-c", "-l", "3", "-M", "7"],
+]
+
+
+def parse_trec_output(text: str) -> dict[tuple[str, str], float]:
+    """Return ``{(measure, qid): value}`` from trec_eval's printed lines."""
+    out: dict[tuple[str, str], float] = {}
+    for line in text.splitlines():
+        name, qid, value = line.split("\t")
+        key = (name.strip(), qid)
+        assert key not in out, f"trec_eval printed {key} twice"
+        out[key] = float(value)
+    return out
+
+
+def run_trec_eval(
+    binary: Path, flags: list[str], measures: list[str], qrels: Path, run: Path
+) -> dict[tuple[str, str], float]:
+    """Run trec_eval once per measure (it keeps one parameterisation per name); merge."""
+    out: dict[tuple[str, str], float] = {}
+    for m in measures:
+        proc = subprocess.run(
+            [str(binary), "-q", *flags, "-m", m, str(qrels), str(run)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert proc.returncode == 0, f"trec_eval {flags} -m {m}: {proc.stderr}"
+        for key, value in parse_trec_output(proc.stdout).items():
+            assert key not in out or out[key] == value, key
+            out[key] = value
+    return out
+
+
+def run_engine(
+    flags: list[str], measures: list[str], qrels: Path, run: Path
+) -> dict[tuple[str, str], float]:
+    """Run the engine's command line with the same flags (one call); return its values."""
+    argv = ["-q", *flags, "--format", "json"]
+    if "-c" not in flags:
+        argv.append("--no-c")  # the engine's default is -c, trec_eval's is not
+    for m in measures:
+        argv += ["-m", m]
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    opts = vars(parser.parse_args([*argv, str(qrels), str(run)]))
+    results = cli.evaluate_args(opts)
+    (block,) = json.loads(cli.to_json(results, per_query=True)).values()
+    return {
+        (name, qid): (math.nan if v is None else float(v))
+        for name, values in block.items()
+        for qid, v in values.items()
+        if name != "num_q" or qid == "all"  # like trec_eval, the trec layout has no per-query num_q
+    }
+
+
+def rel_level(flags: list[str]) -> float:
+    """Return the ``-l`` of a flag list (1 by default)."""
+    return float(flags[flags.index("-l") + 1]) if "-l" in flags else 1.0
+
+
+def assert_same(
+    binary: Path, flags: list[str], measures: list[str], qrels: Path, run: Path
+) -> dict[tuple[str, str], float]:
+    """Assert that both programs print the same keys and values (to 1e-9); return ours."""
+    theirs = run_trec_eval(binary, flags, measures, qrels, run)
+    ours = run_engine(flags, measures, qrels, run)
+    if "-c" in flags and rel_level(flags) != 1:
+        # documented difference: trec_eval's -c "all" counts every label > 0
+        theirs.pop(("num_rel", "all"), None)
+        ours.pop(("num_rel", "all"), None)
+    assert theirs, "trec_eval printed nothing"
+    assert sorted(ours) == sorted(theirs)
+    bad = [
+        (key, ours[key], theirs[key])
+        for key in sorted(theirs)
+        if not math.isclose(ours[key], theirs[key], rel_tol=0, abs_tol=1e-9)
+    ]
+    assert not bad, f"{len(bad)} values differ, first: {bad[:5]}"
+    return ours
+
+
+# --------------------------------------------------------------------------- inputs
+ADVERSARIAL_QRELS = """\
+q1 0 Doc1 2
+q1 0 doc1 1
+q1\t0\tDOC1\t0
+q1 0 10 3
+q1 0 9 1
+q1 0  010  -1
+q1 0 a 4
+Q1 0 a 1
+Q1 0 b 0
+10 0 x 2
+10 0 y 0
+9 0 x 1
+9\t0\tz\t3
+q2 0 n1 1
+q2 0 n2 2
+q2 0 n3 1
+"""
+
+# near-ties 1e-12 apart, scientific notation, exact ties broken by docno (mixed
+# case, digits), tabs and runs of blanks, queries in the run but not in the qrels,
+# a judged query (q2) whose run is shorter than every cutoff.
+ADVERSARIAL_RUN = """\
+q1 Q0 Doc1 1 0.5 t
+q1 Q0 doc1 2 0.500000000001 t
+q1\tQ0\tDOC1\t3\t0.499999999999\tt
+q1 Q0 10 4 5e-1 t
+q1 Q0 9 5 5.0E-01 t
+q1  Q0  010  6  5.000000000000001e-1  t
+q1 Q0 a 7 1e-300 t
+q1 Q0 zz 8 -2.5E+02 t
+q1 Q0 ZZ 9 -2.5e2 t
+Q1 Q0 b 1 1000.000000000001 t
+Q1 Q0 a 2 1000 t
+Q1 Q0 B 3 1e3 t
+10 Q0 y 1 3 t
+10 Q0 x 2 3.000000000001 t
+9 Q0 x 1 7 t
+9 Q0 z 2 7.0 t
+9 Q0 Z 3 7e0 t
+q2 Q0 n2 1 -1e-12 t
+q2 Q0 n9 2 -2e-12 t
+extra Q0 x 1 1 t
+"""
+
+
+def random_collection(seed: int, complete: bool) -> tuple[str, str]:
+    """Return (qrels text, run text) of a random collection with trec_eval's hard cases.
+
+    ``complete=False`` leaves some judged queries out of the run (only valid with
+    ``-c``: without it trec_eval stops on them).
+    """
+    rng = np.random.default_rng(seed)
+    q_lines: list[str] = []
+    r_lines: list[str] = []
+    seps = [" ", "\t", "  ", " \t"]
+
+    def line(*cols: object) -> str:
+        return "".join(f"{c}{seps[int(rng.integers(len(seps)))]}" for c in cols[:-1]) + str(
+            cols[-1]
+        )
+
+    n_queries = 40
+    for q in range(n_queries):
+        qid = ["q{}", "{}", "Q{}", "0{}"][q % 4].format(q)
+        names = [f"d{i}" if i % 4 else f"D{i}" for i in range(60)] + [str(i) for i in range(30)]
+        judged = rng.permutation(len(names))[: int(rng.integers(1, 40))]
+        for i in judged:
+            label = int(rng.choice([-1, 0, 0, 0, 1, 1, 2, 3, 4]))
+            q_lines.append(line(qid, 0, names[i], label))
+        if not complete and q % 7 == 3:
+            continue
+        n_ret = int(rng.integers(1, 60)) if q % 5 else int(rng.integers(1, 4))
+        ret = rng.permutation(len(names))[:n_ret]
+        kind = q % 3
+        for rank, i in enumerate(ret, 1):
+            if kind == 0:  # many exact ties: tie-break by docno
+                score = float(rng.integers(0, 4)) / 2
+                text = repr(score)
+            elif kind == 1:  # near-ties 1e-12 apart
+                score = 0.25 + float(rng.integers(0, 5)) * 1e-12
+                text = repr(score)
+            else:  # scientific notation, both cases, some exact duplicates
+                score = float(rng.normal()) * 10.0 ** int(rng.integers(-5, 5))
+                text = f"{score:.17e}" if rank % 2 else f"{score:.17E}"
+            r_lines.append(line(qid, "Q0", names[i], rank, text, "run"))
+    r_lines.append(line("unjudged_query", "Q0", "d1", 1, "1.0", "run"))
+    order = rng.permutation(len(r_lines))  # file order must not matter
+    return "\n".join(q_lines) + "\n", "\n".join(r_lines[i] for i in order) + "\n"
+
+
+def write(tmp_path: Path, qrels: str, run: str) -> tuple[Path, Path]:
+    """Write the two files; return their paths."""
+    qp, rp = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qp.write_text(qrels)
+    rp.write_text(run)
+    return qp, rp
+
+
+# --------------------------------------------------------------------------- tests
+@pytest.mark.parametrize("flags", FLAG_SETS, ids=lambda f: "".join(f) or "plain")
+def test_adversarial_collection(trec_eval_bin, tmp_path, flags):
+    """Near-ties, mixed-case and digit docnos, exponents, tabs, long cutoffs agree."""
+    qrels, run = write(tmp_path, ADVERSARIAL_QRELS, ADVERSARIAL_RUN)
+    ours = assert_same(trec_eval_bin, flags, MEASURES + GAIN_MAPS, qrels, run)
+    # the cases are really there: a score 1e-12 above 0.5 puts doc1 (label 1) first
+    if rel_level(flags) <= 1:
+        assert ours[("recip_rank", "q1")] == 1.0
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("flags", FLAG_SETS, ids=lambda f: "".join(f) or "plain")
+def test_random_collections(trec_eval_bin, tmp_path, flags, seed):
+    """Seeded random collections agree on every measure, per query and all."""
+    complete = "-c" not in flags or seed % 2 == 0
+    qrels, run = write(tmp_path, *random_collection(1000 + seed, complete))
+    measures = [*MEASURES, GAIN_MAPS[seed % len(GAIN_MAPS)]]
+    ours = assert_same(trec_eval_bin, flags, measures, qrels, run)
+    assert len({q for _, q in ours}) > 30
+
+
+def test_near_ties_are_ranked_as_doubles(trec_eval_bin, tmp_path):
+    """Scores 1e-12 apart rank by value, not by docno (pytrec_eval's float32 cannot)."""
+    qrels, run = write(
+        tmp_path,
+        "1 0 a 1\n1 0 b 0\n",
+        "1 Q0 a 1 0.7 t\n1 Q0 b 2 0.700000000001 t\n",
+    )
+    ours = assert_same(trec_eval_bin, [], ["recip_rank", "P.1"], qrels, run)
+    assert ours[("recip_rank", "1")] == 0.5  # b ranks first; a docno tie-break would say 1
+
+
+def test_parameterised_measures_keep_their_keys(trec_eval_bin, tmp_path):
+    """The plain ndcg and two gain maps are three keys, each equal to trec_eval's value."""
+    qrels, run = write(tmp_path, ADVERSARIAL_QRELS, ADVERSARIAL_RUN)
+    measures = ["ndcg", "ndcg.0=0,1=1,2=5", "ndcg.0=0,1=3", "ndcg_cut.5,10", "ndcg_cut.3"]
+    ours = assert_same(trec_eval_bin, ["-c"], measures, qrels, run)
+    names = {name for name, qid in ours if qid == "all"}
+    assert names == {
+        "ndcg",
+        "ndcg_0=0,1=1,2=5",
+        "ndcg_0=0,1=3",
+        "ndcg_cut_3",
+        "ndcg_cut_5",
+        "ndcg_cut_10",
+    }
+    assert ours[("ndcg", "all")] != ours[("ndcg_0=0,1=1,2=5", "all")]
+
+
+def test_num_rel_under_c_and_l_is_the_documented_difference(trec_eval_bin, tmp_path):
+    """trec_eval -c sums labels > 0 for num_rel of all; the engine sums its per-query values."""
+    qrels, run = write(tmp_path, ADVERSARIAL_QRELS, ADVERSARIAL_RUN)
+    flags = ["-c", "-l", "2"]
+    theirs = run_trec_eval(trec_eval_bin, flags, ["num_rel"], qrels, run)
+    ours = run_engine(flags, ["num_rel"], qrels, run)
+    positive = sum(int(line.split()[3]) > 0 for line in ADVERSARIAL_QRELS.splitlines())
+    per_query = sum(v for (_, q), v in theirs.items() if q != "all")
+    assert theirs[("num_rel", "all")] == positive == 12
+    assert ours[("num_rel", "all")] == per_query == 6
