@@ -310,13 +310,16 @@ def _document_pks(collection: Collection, parsed: scoring.ParsedRun) -> tuple[np
 def _live_grades(
     collection_id: int, query_ids: Sequence[int] | None = None
 ) -> dict[int, scoring.QueryGrades]:
-    """Read the live list (of ``query_ids`` only, if given) grouped by query, in one query."""
+    """Read the live list (of ``query_ids`` only, if given) grouped by query, in one query.
+
+    Each pair comes with its aggregated abstention probability (for UDCG).
+    """
     live = LiveGrade.objects.filter(collection_id=collection_id)
     if query_ids is not None:
         live = live.filter(query_id__in=list(query_ids))
     sql, params = (
         live.order_by("query_id", "document_id")
-        .values_list("query_id", "document_id", "grade")
+        .values_list("query_id", "document_id", "grade", "abstain_probability")
         .query.sql_with_params()
     )
     with connection.cursor() as cursor:
