@@ -387,28 +387,55 @@ def pool_add_ids(*, collection: Collection, pairs: Iterable[tuple[int, int]], so
     """Add (query pk, document pk) pairs of ``collection`` to its pool; return how many were new.
 
     Pairs already pooled are left alone; the database refuses pairs of another collection.
+    Only the new entries are counted (their graded judgments, read for their documents),
+    under the collection's write lock so that a concurrent judgment cannot be missed.
     """
     keys = set(pairs)
     if not keys:
         return 0
-    query_ids = {q for q, _ in keys}
-    existing = set(
-        PoolEntry.objects.filter(collection=collection, query_id__in=query_ids).values_list(
-            "query_id", "document_id"
+    _lock_collection(collection.pk)
+    document_ids = sorted({d for _, d in keys})
+    existing: set[tuple[int, int]] = set()
+    for start in range(0, len(document_ids), _ID_CHUNK):
+        chunk = document_ids[start : start + _ID_CHUNK]
+        existing.update(
+            PoolEntry.objects.filter(collection=collection, document_id__in=chunk).values_list(
+                "query_id", "document_id"
+            )
         )
-    )
     new = sorted(keys - existing)
     if not new:
         return 0
+    graded: dict[tuple[int, int], int] = {}
+    new_documents = sorted({d for _, d in new})
+    for start in range(0, len(new_documents), _ID_CHUNK):
+        chunk = new_documents[start : start + _ID_CHUNK]
+        rows = (
+            Judgment.objects.filter(
+                collection=collection, status=Status.GRADED, document_id__in=chunk
+            )
+            .order_by()
+            .values_list("query_id", "document_id")
+            .annotate(n=Count("pk"))
+        )
+        graded.update(((q, d), n) for q, d, n in rows)
     PoolEntry.objects.bulk_create(
         [
-            PoolEntry(collection=collection, query_id=q, document_id=d, source=source)
+            PoolEntry(
+                collection=collection,
+                query_id=q,
+                document_id=d,
+                source=source,
+                graded_count=graded.get((q, d), 0),
+            )
             for q, d in new
         ],
         batch_size=1000,
     )
-    _recount_pool(collection.pk, {q for q, _ in new})
     return len(new)
+
+
+_ID_CHUNK = 10_000  # ids per IN list
 
 
 def _recount_pool(collection_id: int, query_ids: Iterable[int]) -> None:

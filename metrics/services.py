@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -19,23 +17,19 @@ from typing import Any
 import numpy as np
 import psycopg
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.csv as pa_csv
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.core.files.base import ContentFile
 from django.db import connection, transaction
-from django.db.models import Count, Max, Model
-from django.db.models.functions import Coalesce
-from django.db.models.signals import post_delete, post_save
+from django.db.models import Model
 from django.utils import timezone
 
 from judging import services as judging_services
 from judging.db import update_rows
 from judging.models import Collection, Document, LiveGrade, Membership, PoolEntry
 
-from . import scoring
+from . import docno_index, scoring
 from .models import RANKING_DTYPE, Run, RunQuery, Team
 
 
@@ -163,127 +157,22 @@ def run_submit(
 
 SMALL_RUN_DOCNOS = 10_000  # up to this many distinct docnos, look them up by id
 _IN_CHUNK = 10_000  # docnos per IN list
-_INDEX_CACHE_SIZE = 4  # collections whose docno index a process keeps
-
-
-@dataclass(frozen=True)
-class _DocnoIndex:
-    """A collection's documents sorted by docno hash: hashes, pks and the docnos themselves.
-
-    ``count`` and ``max_pk`` fingerprint the table state it was read from. New documents
-    get larger pks and deletions lower the count, so either re-reads the index; a docno
-    edited in place (the admin) is caught in this process by ``_forget_docno_index``, in
-    other processes only when the fingerprint next changes.
-    """
-
-    count: int
-    max_pk: int
-    hashes: np.ndarray
-    pks: np.ndarray
-    docnos: pa.Array
-
-
-_docno_indexes: OrderedDict[int, _DocnoIndex] = OrderedDict()
-_docno_indexes_lock = threading.Lock()
-
-
-def _read_docno_index(collection_id: int) -> _DocnoIndex:
-    """Read every (pk, docno) of a collection in one pass (COPY on PostgreSQL)."""
-    table = connection.ops.quote_name(Document._meta.db_table)
-    sql = f"SELECT id, external_id FROM {table} WHERE collection_id = {int(collection_id)}"
-    if connection.vendor == "postgresql":
-        buffer = bytearray()
-        with (
-            connection.cursor() as cursor,
-            cursor.cursor.copy(f"COPY ({sql}) TO STDOUT (FORMAT csv)") as copy,
-        ):
-            for chunk in copy:
-                buffer += chunk
-        if buffer:
-            table_ = pa_csv.read_csv(
-                pa.BufferReader(bytes(buffer)),
-                read_options=pa_csv.ReadOptions(column_names=["id", "docno"]),
-                convert_options=pa_csv.ConvertOptions(
-                    column_types={"id": pa.int64(), "docno": pa.large_binary()},
-                    strings_can_be_null=False,
-                ),
-            )
-            pks = table_.column("id").to_numpy()
-            docnos = table_.column("docno").combine_chunks()
-        else:
-            pks, docnos = np.empty(0, dtype=np.int64), pa.array([], pa.large_binary())
-    else:
-        with connection.cursor() as cursor:
-            cursor.execute(sql)
-            rows = cursor.fetchall()
-        pks = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        docnos = pa.array([r[1].encode() for r in rows], pa.large_binary())
-    hashes = scoring.docno_hashes(docnos)
-    order = np.argsort(hashes, kind="stable")
-    return _DocnoIndex(
-        count=len(pks),
-        max_pk=int(pks.max()) if len(pks) else 0,
-        hashes=hashes[order],
-        pks=pks[order],
-        docnos=docnos.take(pa.array(order)),
-    )
-
-
-def _forget_docno_index(sender: type[Document], instance: Document, **_: Any) -> None:
-    """Drop the cached docno index of a document's collection when it is saved or deleted."""
-    with _docno_indexes_lock:
-        _docno_indexes.pop(instance.collection_id, None)
-
-
-post_save.connect(_forget_docno_index, sender=Document, dispatch_uid="metrics.docno_index.save")
-post_delete.connect(_forget_docno_index, sender=Document, dispatch_uid="metrics.docno_index.delete")
-
-
-def _docno_index(collection_id: int) -> _DocnoIndex:
-    """Return the collection's docno index, re-read when its fingerprint changed."""
-    count, max_pk = (
-        Document.objects.filter(collection_id=collection_id)
-        .aggregate(n=Count("pk"), top=Coalesce(Max("pk"), 0))
-        .values()
-    )
-    with _docno_indexes_lock:
-        index = _docno_indexes.get(collection_id)
-    if index is None or (index.count, index.max_pk) != (count, max_pk):
-        index = _read_docno_index(collection_id)
-    with _docno_indexes_lock:
-        _docno_indexes[collection_id] = index
-        _docno_indexes.move_to_end(collection_id)
-        while len(_docno_indexes) > _INDEX_CACHE_SIZE:
-            _docno_indexes.popitem(last=False)
-    return index
 
 
 def _document_pks(collection: Collection, parsed: scoring.ParsedRun) -> tuple[np.ndarray, int]:
     """Map the run's distinct docnos to document pks, creating id-only documents as needed.
 
-    Small runs look their documents up by id. Large ones use a per-process index of the
-    collection (docno hashes sorted, with pks and docnos), re-read whenever the
-    collection's document count or largest pk changed: docnos are hashed and searched in
-    bulk, every hash match is confirmed by comparing the docnos themselves, and anything
-    not confirmed is looked up by id before being created, so the result is exact.
+    Small runs look their documents up by id. Large ones use the collection's persisted
+    docno index (:mod:`metrics.docno_index`; every hash match confirmed by the docno
+    itself); docnos it does not cover are looked up by id before id-only documents are
+    created, so the result is exact, and are merged into the index after commit.
     """
     values = parsed.docno_values
     n = len(values)
     pks = np.full(n, -1, dtype=np.int64)
-    if n > SMALL_RUN_DOCNOS:
-        index = _docno_index(collection.pk)
-        if len(index.hashes):
-            hashes = scoring.docno_hashes(values)
-            at = scoring.sorted_search(index.hashes, hashes)
-            at = np.minimum(at, len(index.hashes) - 1)
-            candidates = np.flatnonzero(index.hashes[at] == hashes)
-            if len(candidates):
-                same = pc.equal(
-                    index.docnos.take(pa.array(at[candidates])),
-                    values.cast(pa.large_binary()).take(pa.array(candidates)),
-                )
-                confirmed = candidates[same.to_numpy(zero_copy_only=False)]
-                pks[confirmed] = index.pks[at[confirmed]]
+    large = n > SMALL_RUN_DOCNOS
+    if large:
+        pks = docno_index.get(collection.pk).lookup(values)
     unresolved = np.flatnonzero(pks < 0)
     if not len(unresolved):
         return pks, 0
@@ -304,6 +193,10 @@ def _document_pks(collection: Collection, parsed: scoring.ParsedRun) -> tuple[np
             chunk = missing[start : start + _IN_CHUNK]
             known.update(documents.filter(external_id__in=chunk).values_list("external_id", "pk"))
     pks[unresolved] = np.fromiter((known[d] for d in wanted), dtype=np.int64, count=len(wanted))
+    if large:
+        docno_index.merge_later(
+            collection.pk, values.take(pa.array(unresolved)), pks[unresolved]
+        )
     return pks, len(missing)
 
 
