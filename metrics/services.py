@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -194,9 +196,7 @@ def _document_pks(collection: Collection, parsed: scoring.ParsedRun) -> tuple[np
             known.update(documents.filter(external_id__in=chunk).values_list("external_id", "pk"))
     pks[unresolved] = np.fromiter((known[d] for d in wanted), dtype=np.int64, count=len(wanted))
     if large:
-        docno_index.merge_later(
-            collection.pk, values.take(pa.array(unresolved)), pks[unresolved]
-        )
+        docno_index.merge_later(collection.pk, values.take(pa.array(unresolved)), pks[unresolved])
     return pks, len(missing)
 
 
@@ -282,7 +282,7 @@ def runs_score(
     runs = Run.objects.filter(collection=collection)
     if run_ids is not None:
         runs = runs.filter(pk__in=list(run_ids))
-    runs = {r.pk: r for r in runs.order_by().only("pk", "score_sums")}
+    runs = {r.pk: r for r in runs.order_by().only("pk", "score_sums", "submitted_at")}
     if not runs:
         return version
     full = query_ids is None
@@ -292,7 +292,7 @@ def runs_score(
     if new_rows is not None:
         rows = list(new_rows)
     else:
-        rows = _read_rankings(runs.keys(), None if full else query_ids)
+        rows = _read_rankings(runs, None if full else query_ids)
     present = {(r.run_id, r.query_id) for r in rows}
     empty = [
         RunQuery(run_id=run_id, query_id=q, ranking=b"", retrieved=0)
@@ -310,6 +310,7 @@ def runs_score(
         for run_id, run in runs.items()
     }
     columns = {name: values[name].tolist() for name in names}
+    changed: list[bool] = []
     for i, row in enumerate(rows):
         old = {} if full else (row.scores or {})
         new = (
@@ -317,6 +318,10 @@ def runs_score(
             if row.query_id in grades_by_query
             else {}
         )
+        changed.append(full or new != old)
+        if not changed[-1]:  # the run's sums stay exactly as they are (no float drift)
+            row.version = version
+            continue
         run_sums = sums[row.run_id]
         for name in names:
             total = run_sums.setdefault(name, [0.0, 0])
@@ -331,7 +336,7 @@ def runs_score(
     if new_rows is not None:
         _insert_rankings(rows)
     else:
-        _write_rows(RunQuery, rows, ["scores", "version"])
+        _write_scores(rows, changed, version)
     now = timezone.now()
     updated = []
     for run_id, run in runs.items():
@@ -385,41 +390,149 @@ class _Ranking:
     version: int = 0
 
 
-def _read_rankings(run_ids: Iterable[int], query_ids: Sequence[int] | None) -> list[_Ranking]:
-    """Read the stored rankings of ``run_ids`` (of ``query_ids`` only, if given) in one query.
+RANKING_CACHE_BYTES = 64 * 1024 * 1024  # rankings a process keeps for rescoring
+RANKING_CACHE_MAX_QUERIES = 4  # rescores of more queries at once read rankings directly
 
-    A raw fetch: building a hundred model instances (and their JSON) costs more than the
-    query itself when one judgment rescores every run.
-    """
-    rows = RunQuery.objects.filter(run_id__in=list(run_ids))
-    if query_ids is not None:
-        rows = rows.filter(query_id__in=list(query_ids))
-    sql, params = (
-        rows.order_by()
-        .values_list("pk", "run_id", "query_id", "ranking", "retrieved", "scores")
-        .query.sql_with_params()
-    )
+# query_id -> {RunQuery pk: (run_id, run submitted_at, ranking bytes)}; least recent first.
+_ranking_cache: OrderedDict[int, dict[int, tuple[int, datetime | None, bytes]]] = OrderedDict()
+_ranking_cache_bytes = 0
+_ranking_cache_lock = threading.Lock()
+
+
+def _cached_rankings(query_ids: Sequence[int]) -> dict[int, tuple[int, datetime | None, bytes]]:
+    """Return the cached rankings of ``query_ids`` by RunQuery pk (and mark them recent)."""
+    found: dict[int, tuple[int, datetime | None, bytes]] = {}
+    with _ranking_cache_lock:
+        for q in query_ids:
+            entry = _ranking_cache.get(q)
+            if entry is not None:
+                _ranking_cache.move_to_end(q)
+                found.update(entry)
+    return found
+
+
+def _cache_rankings(rows: Sequence[_Ranking], runs: dict[int, Run]) -> None:
+    """Keep the rankings of these rows (whole queries), evicting the least recent queries."""
+    global _ranking_cache_bytes
+    by_query: dict[int, dict[int, tuple[int, datetime | None, bytes]]] = {}
+    for row in rows:
+        by_query.setdefault(row.query_id, {})[row.pk] = (
+            row.run_id,
+            runs[row.run_id].submitted_at,
+            row.ranking,
+        )
+    with _ranking_cache_lock:
+        for query_id, entry in by_query.items():
+            old = _ranking_cache.pop(query_id, None)
+            if old is not None:
+                _ranking_cache_bytes -= sum(len(v[2]) for v in old.values())
+            _ranking_cache[query_id] = entry
+            _ranking_cache_bytes += sum(len(v[2]) for v in entry.values())
+        while _ranking_cache and _ranking_cache_bytes > RANKING_CACHE_BYTES:
+            _, evicted = _ranking_cache.popitem(last=False)
+            _ranking_cache_bytes -= sum(len(v[2]) for v in evicted.values())
+
+
+def _fetch(sql: str, params: Sequence[Any]) -> list[tuple]:
+    """Run a read; binary results on PostgreSQL (rankings arrive as bytes, not hex text)."""
     if connection.vendor == "postgresql":
-        # Binary results: rankings arrive as raw bytes, not hex text (1.6 MB for 100 runs).
         connection.ensure_connection()
         with psycopg.Cursor(connection.connection) as cursor:
             cursor.execute(sql, params, binary=True)
-            fetched = cursor.fetchall()
-    else:
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            fetched = cursor.fetchall()
-    return [
-        _Ranking(
-            pk,
-            run_id,
-            query_id,
-            bytes(ranking),
-            retrieved,
-            json.loads(scores) if isinstance(scores, str) else (scores or {}),
+            return cursor.fetchall()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def _read_rankings(runs: dict[int, Run], query_ids: Sequence[int] | None) -> list[_Ranking]:
+    """Read the stored rankings of ``runs`` (of ``query_ids`` only, if given).
+
+    A raw fetch: building a hundred model instances (and their JSON) costs more than the
+    query itself when one judgment rescores every run. Rankings never change after
+    submission, so when few queries are rescored (one judgment) the rankings of recently
+    rescored queries come from a per-process cache: only the row ids and old scores are
+    read, and the ranking bytes only of rows not cached (a new run). A cached ranking is
+    used only for the same row of the same run submitted at the same time, so a deleted
+    and re-submitted run (SQLite may reuse its ids) is never served a stale ranking.
+    """
+    rows = RunQuery.objects.filter(run_id__in=list(runs))
+    use_cache = query_ids is not None and len(query_ids) <= RANKING_CACHE_MAX_QUERIES
+    if query_ids is not None:
+        rows = rows.filter(query_id__in=list(query_ids))
+    columns = ["pk", "run_id", "query_id", "retrieved", "scores"]
+    if not use_cache:
+        columns.insert(3, "ranking")
+    sql, params = rows.order_by().values_list(*columns).query.sql_with_params()
+    fetched = _fetch(sql, params)
+    if not use_cache:
+        return [
+            _Ranking(pk, run_id, query_id, bytes(ranking), retrieved, _json(scores))
+            for pk, run_id, query_id, ranking, retrieved, scores in fetched
+        ]
+    cached = _cached_rankings(query_ids)
+    out: list[_Ranking] = []
+    missing: list[_Ranking] = []
+    for pk, run_id, query_id, retrieved, scores in fetched:
+        hit = cached.get(pk)
+        valid = hit is not None and hit[0] == run_id and hit[1] == runs[run_id].submitted_at
+        row = _Ranking(pk, run_id, query_id, hit[2] if valid else b"", retrieved, _json(scores))
+        out.append(row)
+        if not valid:
+            missing.append(row)
+    if missing:
+        sql, params = (
+            RunQuery.objects.filter(pk__in=[r.pk for r in missing])
+            .order_by()
+            .values_list("pk", "ranking")
+            .query.sql_with_params()
         )
-        for pk, run_id, query_id, ranking, retrieved, scores in fetched
+        rankings = {pk: bytes(ranking) for pk, ranking in _fetch(sql, params)}
+        for row in missing:
+            row.ranking = rankings[row.pk]
+    if missing or len(cached) != len(out):
+        _cache_rankings(out, runs)
+    return out
+
+
+def _json(value: Any) -> dict[str, Any]:
+    """Return a JSON column's value as a dict (SQLite hands back text)."""
+    return json.loads(value) if isinstance(value, str) else (value or {})
+
+
+def _write_scores(rows: Sequence[Any], changed: Sequence[bool], version: int) -> None:
+    """Record ``version`` on every rescored row, and new scores on the changed ones only.
+
+    On PostgreSQL one statement: the unchanged rows carry no scores (JSON null keeps the
+    stored value). Neither column is indexed, so with the table's fillfactor the updates
+    are HOT (no index entries written).
+    """
+    if not rows:
+        return
+    if connection.vendor != "postgresql":
+        update_rows(
+            [
+                RunQuery(pk=r.pk, scores=r.scores, version=version)
+                for r, c in zip(rows, changed, strict=True)
+                if c
+            ],
+            ["scores", "version"],
+        )
+        same = [r.pk for r, c in zip(rows, changed, strict=True) if not c]
+        if same:
+            RunQuery.objects.filter(pk__in=same).update(version=version)
+        return
+    quote = connection.ops.quote_name
+    table = quote(RunQuery._meta.db_table)
+    records = [
+        {"pk": r.pk, "s": r.scores if c else None} for r, c in zip(rows, changed, strict=True)
     ]
+    sql = (
+        f"UPDATE {table} AS t SET scores = COALESCE(v.s, t.scores), version = %s "
+        f"FROM jsonb_to_recordset(%s::jsonb) AS v(pk bigint, s jsonb) WHERE t.id = v.pk"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [version, json.dumps(records, allow_nan=False)])
 
 
 def _write_rows(model: type[Model], objs: Sequence[Any], fields: Sequence[str]) -> None:

@@ -29,15 +29,13 @@ def test_new_entries_get_their_graded_counts_and_old_ones_are_not_touched(coll):
             source=PoolEntry.Source.MANUAL,
         )
     assert added == 3
-    counts = dict(((e.query_id, e.document_id), e.graded_count) for e in PoolEntry.objects.all())
+    counts = {(e.query_id, e.document_id): e.graded_count for e in PoolEntry.objects.all()}
     assert counts == {(q1.pk, d1.pk): 2, (q2.pk, d2.pk): 0, (q2.pk, d3.pk): 7, (q1.pk, d3.pk): 0}
     old.refresh_from_db()
     assert old.graded_count == 7  # an existing entry is neither rewritten nor recounted
     writes = [q["sql"] for q in captured.captured_queries if q["sql"].startswith("UPDATE")]
     assert writes == []
-    assert (
-        services.pool_add_ids(
-            collection=coll, pairs=[(q1.pk, d1.pk)], source=PoolEntry.Source.MANUAL
-        )
-        == 0
+    again = services.pool_add_ids(
+        collection=coll, pairs=[(q1.pk, d1.pk)], source=PoolEntry.Source.MANUAL
     )
+    assert again == 0
