@@ -297,6 +297,9 @@ class PoolEntry(models.Model):
         ]
         indexes = [
             models.Index(fields=["collection", "graded_count"], name="pool_collection_count"),
+            models.Index(
+                fields=["collection", "graded_count", "shuffle_key"], name="pool_next"
+            ),  # next_pair: first rows of a (grade count, rotated shuffle) range
         ]
 
     def __str__(self) -> str:

@@ -27,7 +27,7 @@ def reset_fillfactor(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('judging', '0004_live_abstain'),
+        ('judging', '0004_issue12_live'),
         ('metrics', '0002_allow_missing_query_rows'),
     ]
 

@@ -47,4 +47,10 @@ class Migration(migrations.Migration):
             constraint=models.CheckConstraint(condition=models.Q(('abstain_probability__isnull', True), models.Q(('abstain_probability__gte', 0), ('abstain_probability__lte', 1)), _connector='OR'), name='live_grade_abstain_probability_unit'),
         ),
         migrations.RunPython(backfill, migrations.RunPython.noop),
+        migrations.AddIndex(
+            model_name="poolentry",
+            index=models.Index(
+                fields=["collection", "graded_count", "shuffle_key"], name="pool_next"
+            ),
+        ),
     ]
