@@ -154,6 +154,21 @@ def _setup() -> None:
         cursor.execute("VACUUM ANALYZE")
 
 
+def _kind(sql: str) -> str:
+    """Name a statement of the page by what it reads."""
+    if "UNION ALL" in sql:
+        return "next pair (`next_pair`)"
+    if '"remaining"' in sql or 'AS "done"' in sql:
+        return "progress (`judge_progress`)"
+    if "django_session" in sql:
+        return "session"
+    if "entry_id" in sql:
+        return "previous pair (`previous_entry_id`)"
+    if "judging_judgment" in sql and "updated_at" in sql and "LIMIT 1" in sql:
+        return "last query / own judgment"
+    return sql.split(" FROM ", 1)[-1].split(" ", 1)[0].strip('"')
+
+
 def run(args: argparse.Namespace) -> str:
     """Time the next-card page; return the Markdown report."""
     from django.db import connection
@@ -173,7 +188,7 @@ def run(args: argparse.Namespace) -> str:
     )
     clients = []
     for judge in judges:
-        client = Client()
+        client = Client(HTTP_HOST="127.0.0.1")  # an allowed host of the settings
         client.force_login(judge.user)
         clients.append(client)
     url = reverse("judging:judge_next", args=[coll.slug])
@@ -181,6 +196,7 @@ def run(args: argparse.Namespace) -> str:
         assert client.get(url).status_code == 200
     times: list[float] = []
     queries: set[int] = set()
+    per_statement: dict[str, list[float]] = {}
     load_before = os.getloadavg()[0]
     for i in range(args.requests):
         client = clients[i % len(clients)]
@@ -190,6 +206,8 @@ def run(args: argparse.Namespace) -> str:
             times.append(time.perf_counter() - t0)
         assert response.status_code == 200 and b"data-entry-id" in response.content
         queries.add(len(captured.captured_queries))
+        for q in captured.captured_queries:
+            per_statement.setdefault(_kind(q["sql"]), []).append(float(q["time"]))
     load_after = os.getloadavg()[0]
     n_judgments = Judgment.objects.filter(collection=coll).count()
     ms = lambda s: f"{s * 1000:.1f} ms"  # noqa: E731
@@ -208,7 +226,14 @@ def run(args: argparse.Namespace) -> str:
         "",
         f"1-minute load average before / after: {load_before:.1f} / {load_after:.1f} "
         f"({os.cpu_count()} cores).",
+        "",
+        "| SQL statement (as Django timed it) | median | p95 |",
+        "|---|---:|---:|",
     ]
+    for kind, values in sorted(per_statement.items(), key=lambda kv: -statistics.median(kv[1])):
+        lines.append(
+            f"| {kind} | {ms(statistics.median(values))} | {ms(_percentile(values, 95))} |"
+        )
     return "\n".join(lines)
 
 

@@ -173,6 +173,11 @@ def _machine(vendor: str) -> dict[str, str]:
     }
 
 
+inner_cpu: list[float] = []  # Python CPU time of each timed receiver call
+cold: list[bool] = []  # whether that call was the first for its query (rankings not cached)
+_seen: set[int] = set()
+
+
 def _time_judgments(
     *, collection: Any, judge: Any, pairs: list[tuple[Any, Any]], connected: bool
 ) -> tuple[list[float], list[float]]:
@@ -184,9 +189,12 @@ def _time_judgments(
     inner: list[float] = []
 
     def timed_receiver(**kwargs: Any) -> None:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         receivers.rescore_on_judgments_changed(**kwargs)
         inner.append(time.perf_counter() - t0)
+        inner_cpu.append(time.process_time() - c0)
+        cold.append(not _seen.issuperset(kwargs["query_ids"]))
+        _seen.update(kwargs["query_ids"])
 
     if connected:
         judgments_changed.connect(timed_receiver, dispatch_uid="benchmarks.live.timed")
@@ -255,6 +263,28 @@ def _submit_in_fresh_process(*, url: str, path: Path, tag: str, media: str) -> f
         [sys.executable, "-c", code], check=True, capture_output=True, text=True, cwd=root
     )
     return float(out.stdout.strip().splitlines()[-1])
+
+
+def _rescoring_by_runs(
+    collection: Any, queries: list[Any], reps: int
+) -> dict[int, tuple[float, float]]:
+    """Time ``runs_score`` of one query for the first 10, 30, 100... runs (scaling rows)."""
+    from metrics import services
+    from metrics.models import Run
+
+    run_ids = list(
+        Run.objects.filter(collection=collection).order_by("pk").values_list("pk", flat=True)
+    )
+    out: dict[int, tuple[float, float]] = {}
+    for n in sorted({k for k in (10, 30, 100, 300) if k <= len(run_ids)} | {len(run_ids)}):
+        times = []
+        for query in queries[: max(reps, 5)]:
+            services.runs_score(collection=collection, run_ids=run_ids[:n], query_ids=[query.pk])
+            t0 = time.perf_counter()  # second call: the rankings are cached, as when judging
+            services.runs_score(collection=collection, run_ids=run_ids[:n], query_ids=[query.pk])
+            times.append(time.perf_counter() - t0)
+        out[n] = (statistics.median(times), _percentile(times, 90))
+    return out
 
 
 def run(args: argparse.Namespace) -> str:
@@ -347,13 +377,24 @@ def run(args: argparse.Namespace) -> str:
     n_runs = Run.objects.filter(collection=collection).count()
 
     # Unjudged pooled pairs, in random order; each timed judgment uses a fresh one.
-    entries = list(
-        PoolEntry.objects.filter(collection=collection, graded_count=0)
-        .select_related("query", "document")
-        .order_by("shuffle_key")[: 2 * (args.reps + args.warmup)]
-    )
-    random.Random(7).shuffle(entries)
-    pairs = [(e.query, e.document) for e in entries]
+    # As a judge works (next_pair keeps to the current query): the unjudged pooled pairs
+    # of random queries, eight per query in a row; the first judgment of a query finds
+    # its rankings not yet cached, the others find them cached.
+    needed = 2 * (args.reps + args.warmup)
+    query_ids = list(Query.objects.filter(collection=collection).values_list("pk", flat=True))
+    random.Random(7).shuffle(query_ids)
+    grouped: list[Any] = []
+    for query_id in query_ids:
+        group = list(
+            PoolEntry.objects.filter(collection=collection, graded_count=0, query_id=query_id)
+            .select_related("query", "document")
+            .order_by("shuffle_key")[:8]
+        )
+        if len(group) == 8:
+            grouped += group
+        if len(grouped) >= needed:
+            break
+    pairs = [(e.query, e.document) for e in grouped[: 2 * (args.reps + args.warmup)]]
     if len(pairs) < 2 * (args.reps + args.warmup):
         raise SystemExit("not enough unjudged pooled pairs; recreate the database")
     log(f"timing {args.reps} judgments each way against {n_runs} runs")
@@ -382,6 +423,7 @@ def run(args: argparse.Namespace) -> str:
 
             receivers.connect()
     load = (load_before, os.getloadavg()[0])
+    scaling = _rescoring_by_runs(collection, [q for q, _ in rest], args.reps)
     # The last rescored query must be current in every run.
     last_query = rest[-1][0] if len(rest) % 2 == 0 else rest[-2][0]
     collection.refresh_from_db()
@@ -403,6 +445,7 @@ def run(args: argparse.Namespace) -> str:
         with_rescore=with_rescore,
         receiver=receiver,
         load=load,
+        scaling=scaling,
     )
 
 
@@ -418,6 +461,7 @@ def _report(
     with_rescore: list[float],
     receiver: list[float],
     load: tuple[float, float],
+    scaling: dict[int, tuple[float, float]],
 ) -> str:
     """Format the measurements as Markdown."""
     ms: Callable[[float], str] = lambda s: f"{s * 1000:.1f} ms"  # noqa: E731
@@ -460,13 +504,38 @@ def _report(
         f"| Receiver alone (timed inside (b)): median / p90 | "
         f"{ms(statistics.median(receiver))} / {ms(_percentile(receiver, 90))} "
         "| ≤ 10 ms / ≤ 15 ms |",
+        *_receiver_split(receiver, ms),
         "",
         f"{len(write_only)} interleaved repetitions each, on random unjudged pooled pairs "
         f"({args.warmup} warm-up each); p90 of (b) − (a) is the p90 of the sorted differences. "
         f"1-minute load average before / after the timings: {load[0]:.1f} / {load[1]:.1f} "
         f"({os.cpu_count()} cores).",
     ]
+    if scaling:
+        lines += [
+            "",
+            "| Stored runs rescored (`runs_score`, one query, warm cache) | median | p90 |",
+            "|---:|---:|---:|",
+        ]
+        lines += [f"| {n} | {ms(med)} | {ms(p90)} |" for n, (med, p90) in sorted(scaling.items())]
     return "\n".join(lines)
+
+
+def _receiver_split(receiver: list[float], ms: Callable[[float], str]) -> list[str]:
+    """Rows: the receiver on a query's first judgment vs later ones, wall and Python CPU."""
+    n = len(receiver)
+    flags, cpu = cold[-n:], inner_cpu[-n:]  # the timed calls (after the warm-up)
+    rows = []
+    for label, want in (("first judgment of a query", True), ("later judgments", False)):
+        wall = [t for t, c in zip(receiver, flags, strict=True) if c == want]
+        py = [t for t, c in zip(cpu, flags, strict=True) if c == want]
+        if wall:
+            rows.append(
+                f"| — receiver, {label} ({len(wall)}): median / p90 wall; median Python CPU | "
+                f"{ms(statistics.median(wall))} / {ms(_percentile(wall, 90))}; "
+                f"{ms(statistics.median(py))} | |"
+            )
+    return rows
 
 
 def main(argv: list[str] | None = None) -> None:
