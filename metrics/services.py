@@ -282,7 +282,7 @@ def runs_score(
     runs = Run.objects.filter(collection=collection)
     if run_ids is not None:
         runs = runs.filter(pk__in=list(run_ids))
-    runs = {r.pk: r for r in runs.order_by().only("pk", "score_sums", "submitted_at")}
+    runs = {r.pk: r for r in runs.order_by().only("pk", "score_sums", "submitted_at", "status")}
     if not runs:
         return version
     full = query_ids is None
@@ -339,8 +339,18 @@ def runs_score(
         _write_scores(rows, changed, version)
     now = timezone.now()
     updated = []
+    touched = {row.run_id for row, c in zip(rows, changed, strict=True) if c}
+    untouched = []
     for run_id, run in runs.items():
         run_sums = {name: sums[run_id].get(name, [0.0, 0]) for name in names}
+        if (
+            run_id not in touched
+            and not full
+            and run.status == Run.Status.SCORED
+            and run_sums == run.score_sums
+        ):
+            untouched.append(run_id)  # its means stand: only the version moves
+            continue
         run.score_sums = run_sums
         run.scores = {
             name: (total / count if count else None) for name, (total, count) in run_sums.items()
@@ -348,6 +358,8 @@ def runs_score(
         run.scored_version, run.scored_at, run.status = version, now, Run.Status.SCORED
         updated.append(run)
     _write_rows(Run, updated, ["score_sums", "scores", "scored_version", "scored_at", "status"])
+    if untouched:
+        Run.objects.filter(pk__in=untouched).update(scored_version=version, scored_at=now)
     return version
 
 
