@@ -1,10 +1,17 @@
-"""Live rescoring and run submission at W1 scale (issue part 3).
+"""Live rescoring and run submission at W1 scale (issue parts 3 and 12).
 
-Targets: with N (100) stored W1-sized runs in one collection, recording one judgment
-and rescoring every run for its query costs at most 20 ms beyond the judgment write;
-submitting one W1 run (validate, store, pool, score) takes at most 3 s.
+Targets (issue 12): with 100 stored W1-sized runs in one collection on PostgreSQL,
+recording one judgment and rescoring every run for its query costs at most 10 ms
+(median; 15 ms p90) beyond the judgment write; every W1 submission (validate, store,
+pool, score) takes at most 2 s, including the first in a fresh process.
 
-``python -m benchmarks.live [--runs N] [--reps R] [--database-url URL] [--keep]``
+``python -m benchmarks.live [--runs N] [--reps R] [--database-url URL] [--keep]
+[--queries Q] [--fresh-processes K]``
+
+``--runs`` above the number of generated run files (``--run-files``, default 100)
+submits the files again under new tags (the stored rankings are what rescoring reads;
+their content only matters through the scores). ``--queries 100`` uses W1 with 100
+queries (250k documents, 100k-line runs) for the scaling rows.
 
 Works on a dedicated database (default: PostgreSQL ``graded_bench`` on localhost,
 dropped and created fresh unless ``--keep``; a ``sqlite:///path`` URL works too).
@@ -166,6 +173,11 @@ def _machine(vendor: str) -> dict[str, str]:
     }
 
 
+inner_cpu: list[float] = []  # Python CPU time of each timed receiver call
+cold: list[bool] = []  # whether that call was the first for its query (rankings not cached)
+_seen: set[int] = set()
+
+
 def _time_judgments(
     *, collection: Any, judge: Any, pairs: list[tuple[Any, Any]], connected: bool
 ) -> tuple[list[float], list[float]]:
@@ -177,9 +189,12 @@ def _time_judgments(
     inner: list[float] = []
 
     def timed_receiver(**kwargs: Any) -> None:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         receivers.rescore_on_judgments_changed(**kwargs)
         inner.append(time.perf_counter() - t0)
+        inner_cpu.append(time.process_time() - c0)
+        cold.append(not _seen.issuperset(kwargs["query_ids"]))
+        _seen.update(kwargs["query_ids"])
 
     if connected:
         judgments_changed.connect(timed_receiver, dispatch_uid="benchmarks.live.timed")
@@ -198,6 +213,80 @@ def _time_judgments(
     return totals, inner
 
 
+def _spec(args: argparse.Namespace) -> Any:
+    """Return W1, or W1 restricted to ``--queries`` queries."""
+    from dataclasses import replace
+
+    if args.queries == W1.n_queries:
+        return W1
+    return replace(W1, name=f"w1q{args.queries}", n_queries=args.queries)
+
+
+_FRESH = """
+import os, sys, time
+sys.path.insert(0, {root!r})
+os.environ["DATABASE_URL"] = {url!r}
+os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.test"
+os.environ["GRADED_DOCNO_INDEX_DIR"] = {index_dir!r}
+import django
+django.setup()
+from django.test import override_settings
+from judging.models import Collection
+from metrics import services
+from metrics.models import Team
+collection = Collection.objects.get(slug={slug!r})
+team = Team.objects.get(collection=collection, name="bench")
+content = open({path!r}, "rb").read()
+with override_settings(MEDIA_ROOT={media!r}):
+    t0 = time.perf_counter()
+    services.run_submit(collection=collection, team=team, tag={tag!r}, content=content,
+                        filename="run.txt", user=None)
+    print(time.perf_counter() - t0)
+"""
+
+
+def _submit_in_fresh_process(*, url: str, path: Path, tag: str, media: str) -> float:
+    """Submit one run from a new Python process (a fresh web worker); return its time."""
+    import subprocess
+
+    root = str(Path(__file__).resolve().parent.parent)
+    code = _FRESH.format(
+        root=root,
+        url=url,
+        index_dir=os.environ["GRADED_DOCNO_INDEX_DIR"],
+        slug=SLUG,
+        path=str(path),
+        media=media,
+        tag=tag,
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True, cwd=root
+    )
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def _rescoring_by_runs(
+    collection: Any, queries: list[Any], reps: int
+) -> dict[int, tuple[float, float]]:
+    """Time ``runs_score`` of one query for the first 10, 30, 100... runs (scaling rows)."""
+    from metrics import services
+    from metrics.models import Run
+
+    run_ids = list(
+        Run.objects.filter(collection=collection).order_by("pk").values_list("pk", flat=True)
+    )
+    out: dict[int, tuple[float, float]] = {}
+    for n in sorted({k for k in (10, 30, 100, 300) if k <= len(run_ids)} | {len(run_ids)}):
+        times = []
+        for query in queries[: max(reps, 5)]:
+            services.runs_score(collection=collection, run_ids=run_ids[:n], query_ids=[query.pk])
+            t0 = time.perf_counter()  # second call: the rankings are cached, as when judging
+            services.runs_score(collection=collection, run_ids=run_ids[:n], query_ids=[query.pk])
+            times.append(time.perf_counter() - t0)
+        out[n] = (statistics.median(times), _percentile(times, 90))
+    return out
+
+
 def run(args: argparse.Namespace) -> str:
     """Set up (or reuse) the benchmark collection, time everything, return the report."""
     from django.contrib.auth import get_user_model
@@ -209,7 +298,9 @@ def run(args: argparse.Namespace) -> str:
     from metrics import services
     from metrics.models import Run, RunQuery, Team
 
-    workload = ensure(args.runs, W1, processes=2, verbose=True)
+    spec = _spec(args)
+    n_files = min(args.runs, args.run_files)
+    workload = ensure(n_files, spec, processes=2, verbose=True)
     setup: dict[str, float] = {}
     collection = Collection.objects.filter(slug=SLUG).first()
     if collection is None:
@@ -218,13 +309,13 @@ def run(args: argparse.Namespace) -> str:
         Query.objects.bulk_create(
             [
                 Query(collection=collection, external_id=str(q + 1), text=f"query {q + 1}")
-                for q in range(W1.n_queries)
+                for q in range(spec.n_queries)
             ]
         )
         t0 = time.perf_counter()
-        _insert_documents(collection.pk, W1.n_queries * W1.universe)
+        _insert_documents(collection.pk, spec.n_queries * spec.universe)
         setup["documents"] = time.perf_counter() - t0
-        log(f"  {W1.n_queries * W1.universe:,} documents in {setup['documents']:.1f} s")
+        log(f"  {spec.n_queries * spec.universe:,} documents in {setup['documents']:.1f} s")
         llm = Judge.objects.create(kind=Judge.Kind.LLM, name="W1 qrels", model="w1-qrels")
         t0 = time.perf_counter()
         n_qrels = _load_qrels(collection, llm, workload.qrels)
@@ -243,10 +334,12 @@ def run(args: argparse.Namespace) -> str:
 
     media = tempfile.mkdtemp(prefix="graded-live-media-")
     submit: list[float] = []
+    fresh: list[float] = []
     try:
         with override_settings(MEDIA_ROOT=media):
             have = set(Run.objects.filter(collection=collection).values_list("tag", flat=True))
-            for i, path in enumerate(workload.runs):
+            for i in range(args.runs):
+                path = workload.runs[i % len(workload.runs)]
                 tag = f"run-{i:03d}"
                 if tag in have:
                     continue
@@ -265,18 +358,43 @@ def run(args: argparse.Namespace) -> str:
             if connection.vendor == "postgresql" and submit:
                 with connection.cursor() as cursor:
                     cursor.execute("VACUUM ANALYZE")  # what autovacuum does after a bulk load
+        for k in range(args.fresh_processes):  # each a new process: a fresh web worker
+            tag = f"fresh-{datetime.now(UTC):%H%M%S}-{k}"
+            fresh.append(
+                _submit_in_fresh_process(
+                    url=args.database_url,
+                    path=workload.runs[k % len(workload.runs)],
+                    tag=tag,
+                    media=media,
+                )
+            )
+            log(f"  fresh process {k + 1} submitted {tag} in {fresh[-1]:.2f} s")
+            from metrics.services import run_delete
+
+            run_delete(run=Run.objects.get(collection=collection, tag=tag))
     finally:
         shutil.rmtree(media, ignore_errors=True)
     n_runs = Run.objects.filter(collection=collection).count()
 
     # Unjudged pooled pairs, in random order; each timed judgment uses a fresh one.
-    entries = list(
-        PoolEntry.objects.filter(collection=collection, graded_count=0)
-        .select_related("query", "document")
-        .order_by("shuffle_key")[: 2 * (args.reps + args.warmup)]
-    )
-    random.Random(7).shuffle(entries)
-    pairs = [(e.query, e.document) for e in entries]
+    # As a judge works (next_pair keeps to the current query): the unjudged pooled pairs
+    # of random queries, eight per query in a row; the first judgment of a query finds
+    # its rankings not yet cached, the others find them cached.
+    needed = 2 * (args.reps + args.warmup)
+    query_ids = list(Query.objects.filter(collection=collection).values_list("pk", flat=True))
+    random.Random(7).shuffle(query_ids)
+    grouped: list[Any] = []
+    for query_id in query_ids:
+        group = list(
+            PoolEntry.objects.filter(collection=collection, graded_count=0, query_id=query_id)
+            .select_related("query", "document")
+            .order_by("shuffle_key")[:8]
+        )
+        if len(group) == 8:
+            grouped += group
+        if len(grouped) >= needed:
+            break
+    pairs = [(e.query, e.document) for e in grouped[: 2 * (args.reps + args.warmup)]]
     if len(pairs) < 2 * (args.reps + args.warmup):
         raise SystemExit("not enough unjudged pooled pairs; recreate the database")
     log(f"timing {args.reps} judgments each way against {n_runs} runs")
@@ -305,6 +423,7 @@ def run(args: argparse.Namespace) -> str:
 
             receivers.connect()
     load = (load_before, os.getloadavg()[0])
+    scaling = _rescoring_by_runs(collection, [q for q, _ in rest], args.reps)
     # The last rescored query must be current in every run.
     last_query = rest[-1][0] if len(rest) % 2 == 0 else rest[-2][0]
     collection.refresh_from_db()
@@ -321,10 +440,12 @@ def run(args: argparse.Namespace) -> str:
         n_runs=n_runs,
         setup=setup,
         submit=submit,
+        fresh=fresh,
         write_only=write_only,
         with_rescore=with_rescore,
         receiver=receiver,
         load=load,
+        scaling=scaling,
     )
 
 
@@ -335,10 +456,12 @@ def _report(
     n_runs: int,
     setup: dict[str, float],
     submit: list[float],
+    fresh: list[float],
     write_only: list[float],
     with_rescore: list[float],
     receiver: list[float],
     load: tuple[float, float],
+    scaling: dict[int, tuple[float, float]],
 ) -> str:
     """Format the measurements as Markdown."""
     ms: Callable[[float], str] = lambda s: f"{s * 1000:.1f} ms"  # noqa: E731
@@ -347,22 +470,28 @@ def _report(
     lines += ["", "| Measurement | Value | Target |", "|---|---|---|"]
     if setup:
         lines.append(
-            f"| Setup (untimed): 2.5M documents (COPY or executemany) / qrels import / total | "
+            f"| Setup (untimed): documents (COPY or executemany) / qrels import / total | "
             f"{setup['documents']:.1f} s / {setup['qrels']:.1f} s / {setup['total']:.1f} s | |"
         )
     if submit:
         lines.append(
             f"| Submit one W1 run (`run_submit`), {len(submit)} runs: median / max | "
-            f"{statistics.median(submit):.2f} s / {max(submit):.2f} s | ≤ 3 s |"
+            f"{statistics.median(submit):.2f} s / {max(submit):.2f} s | ≤ 2 s |"
         )
         lines.append(f"| — first / last run submitted | {submit[0]:.2f} s / {submit[-1]:.2f} s | |")
         if len(submit) > 2:
             warm = submit[1:]
             lines.append(
-                "| — without the first (which builds the process's docno index): "
+                "| — without the first (which may build the collection's docno index): "
                 f"median / p90 / max | {statistics.median(warm):.2f} s / "
-                f"{_percentile(warm, 90):.2f} s / {max(warm):.2f} s | ≤ 3 s |"
+                f"{_percentile(warm, 90):.2f} s / {max(warm):.2f} s | ≤ 2 s; p90 ≤ 2.5 s |"
             )
+    if fresh:
+        lines.append(
+            f"| First submission of {len(fresh)} fresh processes (one each, persisted index) | "
+            + " / ".join(f"{t:.2f} s" for t in fresh)
+            + " | ≤ 2 s |"
+        )
     diff = [b - a for a, b in zip(sorted(write_only), sorted(with_rescore), strict=False)]
     median_diff = statistics.median(with_rescore) - statistics.median(write_only)
     lines += [
@@ -370,22 +499,56 @@ def _report(
         f"{ms(statistics.median(write_only))} / {ms(_percentile(write_only, 90))} | |",
         f"| (b) the same + rescoring {n_runs} runs on commit: median / p90 | "
         f"{ms(statistics.median(with_rescore))} / {ms(_percentile(with_rescore, 90))} | |",
-        f"| (b) − (a): median / p90 | {ms(median_diff)} / {ms(_percentile(diff, 90))} | ≤ 20 ms |",
+        f"| (b) − (a): median / p90 | {ms(median_diff)} / {ms(_percentile(diff, 90))} "
+        "| ≤ 10 ms / ≤ 15 ms |",
         f"| Receiver alone (timed inside (b)): median / p90 | "
-        f"{ms(statistics.median(receiver))} / {ms(_percentile(receiver, 90))} | ≤ 20 ms |",
+        f"{ms(statistics.median(receiver))} / {ms(_percentile(receiver, 90))} "
+        "| ≤ 10 ms / ≤ 15 ms |",
+        *_receiver_split(receiver, ms),
         "",
         f"{len(write_only)} interleaved repetitions each, on random unjudged pooled pairs "
         f"({args.warmup} warm-up each); p90 of (b) − (a) is the p90 of the sorted differences. "
         f"1-minute load average before / after the timings: {load[0]:.1f} / {load[1]:.1f} "
         f"({os.cpu_count()} cores).",
     ]
+    if scaling:
+        lines += [
+            "",
+            "| Stored runs rescored (`runs_score`, one query, warm cache) | median | p90 |",
+            "|---:|---:|---:|",
+        ]
+        lines += [f"| {n} | {ms(med)} | {ms(p90)} |" for n, (med, p90) in sorted(scaling.items())]
     return "\n".join(lines)
+
+
+def _receiver_split(receiver: list[float], ms: Callable[[float], str]) -> list[str]:
+    """Rows: the receiver on a query's first judgment vs later ones, wall and Python CPU."""
+    n = len(receiver)
+    flags, cpu = cold[-n:], inner_cpu[-n:]  # the timed calls (after the warm-up)
+    rows = []
+    for label, want in (("first judgment of a query", True), ("later judgments", False)):
+        wall = [t for t, c in zip(receiver, flags, strict=True) if c == want]
+        py = [t for t, c in zip(cpu, flags, strict=True) if c == want]
+        if wall:
+            rows.append(
+                f"| — receiver, {label} ({len(wall)}): median / p90 wall; median Python CPU | "
+                f"{ms(statistics.median(wall))} / {ms(_percentile(wall, 90))}; "
+                f"{ms(statistics.median(py))} | |"
+            )
+    return rows
 
 
 def main(argv: list[str] | None = None) -> None:
     """Parse the command line, prepare the database and print the report."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100, help="stored W1 runs (default 100)")
+    parser.add_argument(
+        "--run-files", type=int, default=100, help="distinct run files; more runs reuse them"
+    )
+    parser.add_argument("--queries", type=int, default=W1.n_queries, help="W1 queries (1000)")
+    parser.add_argument(
+        "--fresh-processes", type=int, default=2, help="submissions from new processes"
+    )
     parser.add_argument("--reps", type=int, default=50, help="timed judgments each way")
     parser.add_argument("--warmup", type=int, default=3, help="untimed judgments each way")
     parser.add_argument("--database-url", default=DEFAULT_URL, help=f"default {DEFAULT_URL}")
@@ -395,6 +558,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if not args.keep:
         _recreate_database(args.database_url)
+    # Persisted docno indexes outlive the run's temporary media (files name their token).
+    os.environ.setdefault(
+        "GRADED_DOCNO_INDEX_DIR", str(Path(tempfile.gettempdir()) / "graded-bench-docno-index")
+    )
     _setup_django(args.database_url)
     print(run(args))
 

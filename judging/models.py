@@ -297,6 +297,9 @@ class PoolEntry(models.Model):
         ]
         indexes = [
             models.Index(fields=["collection", "graded_count"], name="pool_collection_count"),
+            models.Index(
+                fields=["collection", "graded_count", "shuffle_key"], name="pool_next"
+            ),  # next_pair: first rows of a (grade count, rotated shuffle) range
         ]
 
     def __str__(self) -> str:
@@ -450,6 +453,12 @@ class LiveGrade(models.Model):
     version = models.PositiveBigIntegerField(
         default=0, help_text="Collection judgment-list version at which this grade last changed."
     )
+    abstain_probability = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Aggregated abstention probability for UDCG (judging.abstain: mean of the "
+        "recorded ones, human first); empty when no graded judgment recorded one (counts as 0).",
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -458,6 +467,11 @@ class LiveGrade(models.Model):
             models.CheckConstraint(
                 condition=Q(grade__gte=GRADE_MIN, grade__lte=GRADE_MAX),
                 name="live_grade_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(abstain_probability__isnull=True)
+                | Q(abstain_probability__gte=0, abstain_probability__lte=1),
+                name="live_grade_abstain_probability_unit",
             ),
         ]
         indexes = [models.Index(fields=["collection", "query"], name="live_grade_query")]

@@ -5,12 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import connection
 from django.db.models import (
-    BigIntegerField,
-    Case,
     Count,
     Exists,
-    ExpressionWrapper,
     F,
     IntegerField,
     OuterRef,
@@ -18,8 +16,8 @@ from django.db.models import (
     QuerySet,
     Subquery,
     Value,
-    When,
 )
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce
 from django.http import Http404
 
@@ -159,33 +157,83 @@ def next_pair(
     on come first (so the narrative stays fresh); then pairs with the fewest grades; ties
     are broken by a per-judge shuffle, so documents appear in a random order that does not
     follow any run's ranking, and two judges see different orders.
+
+    One SQL query whatever the pool's size: the per-judge shuffle ``(shuffle_key + c) mod
+    (2^31 - 1)`` is a rotation of the order by ``shuffle_key`` (keys from ``start`` on come
+    first), so the candidates are the first rows of a few index ranges — per grade count,
+    the keys from ``start`` up and the keys below it (index ``pool_next``) — plus the best
+    pair of the current query and the best deferred pair; the outer query picks the best.
     """
-    deferred = Judgment.objects.filter(
-        judge=judge,
-        query_id=OuterRef("query_id"),
-        document_id=OuterRef("document_id"),
-        status=Judgment.Status.LATER,
-    )
-    mix = ExpressionWrapper(
-        (F("shuffle_key") + Value(judge.pk * _MIX_MULTIPLIER)) % Value(_MIX_MODULUS),
-        output_field=BigIntegerField(),
-    )
     return (
-        _open_pairs(judge.pk)
-        .filter(collection=collection)
-        .annotate(
-            deferred=Exists(deferred),
-            other_query=Case(
-                When(query_id=current_query_id, then=Value(0)),
-                default=Value(1),
-                output_field=IntegerField(),
-            ),
-            mix=mix,
-        )
+        PoolEntry.objects.filter(pk=RawSQL(*_next_pair_sql(judge, collection, current_query_id)))
         .select_related("query", "document")
-        .order_by("deferred", "other_query", "graded_count", "mix", "pk")
         .first()
     )
+
+
+def _next_pair_sql(
+    judge: Judge, collection: Collection, current_query_id: int | None
+) -> tuple[str, list[object]]:
+    """Return the SQL (and parameters) selecting the pk of the next pair (see next_pair)."""
+    quote = connection.ops.quote_name
+    pe, doc, jd = (quote(m._meta.db_table) for m in (PoolEntry, Document, Judgment))
+    start = _MIX_MODULUS - (judge.pk * _MIX_MULTIPLIER) % _MIX_MODULUS
+    columns = (
+        "SELECT pe.id AS id, {cls} AS cls, pe.graded_count AS g, "
+        f"CASE WHEN pe.shuffle_key >= {int(start)} THEN 0 ELSE 1 END AS rot, "
+        "pe.shuffle_key AS k"
+    )
+    base = (
+        f" FROM {pe} pe JOIN {doc} d ON d.id = pe.document_id"
+        " WHERE pe.collection_id = %s AND d.has_content"
+    )
+    mine = (
+        f"SELECT 1 FROM {jd} j WHERE j.judge_id = %s AND j.query_id = pe.query_id"
+        " AND j.document_id = pe.document_id"
+    )
+    arms: list[str] = []
+    params: list[object] = []
+    open_count = max(0, int(collection.judges_per_pair))
+    if current_query_id is not None:  # class 0: the current query (one query's pairs)
+        arms.append(
+            columns.format(cls=0)
+            + base
+            + f" AND pe.query_id = %s AND pe.graded_count < %s AND NOT EXISTS ({mine})"
+            + " ORDER BY g, rot, k, id LIMIT 1"
+        )
+        params += [collection.pk, current_query_id, open_count, judge.pk]
+    for g in range(open_count):  # class 1: the rest, per grade count, in rotated order
+        for above in (True, False):
+            arms.append(
+                columns.format(cls=1)
+                + base
+                + " AND pe.graded_count = %s AND pe.shuffle_key "
+                + (">=" if above else "<")
+                + f" {int(start)} AND NOT EXISTS ({mine}) ORDER BY pe.shuffle_key, pe.id LIMIT 1"
+            )
+            params += [collection.pk, g, judge.pk]
+    # class 2/3: pairs this judge deferred with "later" (of the current query first).
+    arms.append(
+        columns.format(
+            cls="CASE WHEN pe.query_id = %s THEN 2 ELSE 3 END"
+            if current_query_id is not None
+            else "3"
+        )
+        + base
+        + f" AND pe.graded_count < %s AND EXISTS ({mine} AND j.status = %s)"
+        + " ORDER BY cls, g, rot, k, id LIMIT 1"
+    )  # a judge has one judgment per pair: a deferred pair has no final one
+    if current_query_id is not None:
+        params.append(current_query_id)
+    params += [
+        collection.pk,
+        open_count,
+        judge.pk,
+        Judgment.Status.LATER,
+    ]
+    union = " UNION ALL ".join(f"SELECT * FROM ({arm}) a{i}" for i, arm in enumerate(arms))
+    sql = f"SELECT c.id FROM ({union}) c ORDER BY c.cls, c.g, c.rot, c.k, c.id LIMIT 1"
+    return sql, params
 
 
 def pool_entry_for_judge(*, collection: Collection, entry_id: int) -> PoolEntry:

@@ -21,6 +21,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from . import aggregation
+from .abstain import aggregate_abstain
 from .db import update_rows
 from .models import (
     GRADE_MAX,
@@ -77,7 +78,8 @@ def _refresh_live_grades(
     ``version`` is the collection's new judgment-list version, recorded on changed grades.
 
     Reads the graded judgments with their judges' kinds, applies the collection's
-    aggregation policy (vectorised), and writes only the difference to ``LiveGrade``.
+    aggregation policy (vectorised) and the abstention rule of :mod:`judging.abstain`, and
+    writes only the difference to ``LiveGrade``.
     """
     policy = aggregation.get_policy(policy_name)
     scope = {"collection_id": collection_id, "query_id__in": list(query_ids)}
@@ -85,27 +87,37 @@ def _refresh_live_grades(
         scope["document_id"] = document_id
     rows = list(
         Judgment.objects.filter(status=Status.GRADED, **scope).values_list(
-            "query_id", "document_id", "grade", "judge__kind"
+            "query_id", "document_id", "grade", "judge__kind", "abstain_probability"
         )
     )
     current = {(g.query_id, g.document_id): g for g in LiveGrade.objects.filter(**scope)}
-    keys = sorted({(q, d) for q, d, _, _ in rows})
-    new: dict[tuple[int, int], tuple[float, int, int]] = {}
+    keys = sorted({(q, d) for q, d, *_ in rows})
+    new: dict[tuple[int, int], tuple[float, int, int, float | None]] = {}
     if rows:
         index = {key: i for i, key in enumerate(keys)}
-        pair_index = np.fromiter((index[(q, d)] for q, d, _, _ in rows), dtype=np.int64)
-        grades = np.fromiter((g for _, _, g, _ in rows), dtype=np.float64)
-        is_human = np.fromiter((k == Judge.Kind.HUMAN for *_, k in rows), dtype=bool)
+        pair_index = np.fromiter((index[(q, d)] for q, d, *_ in rows), dtype=np.int64)
+        grades = np.fromiter((r[2] for r in rows), dtype=np.float64)
+        is_human = np.fromiter((r[3] == Judge.Kind.HUMAN for r in rows), dtype=bool)
+        recorded = np.fromiter(
+            (np.nan if r[4] is None else r[4] for r in rows), dtype=np.float64, count=len(rows)
+        )
         pair_ids, live_grades = policy(pair_index, grades, is_human)
+        abstain = aggregate_abstain(pair_index, recorded, is_human, len(keys))
         humans = np.bincount(pair_index, weights=is_human, minlength=len(keys))
         totals = np.bincount(pair_index, minlength=len(keys))
         for i, value in zip(pair_ids.tolist(), live_grades.tolist(), strict=True):
-            new[keys[i]] = (float(value), int(humans[i]), int(totals[i] - humans[i]))
+            p = float(abstain[i])
+            new[keys[i]] = (
+                float(value),
+                int(humans[i]),
+                int(totals[i] - humans[i]),
+                None if p != p else p,
+            )
     gone = [g.pk for key, g in current.items() if key not in new]
     if gone:
         LiveGrade.objects.filter(pk__in=gone).delete()
     changed, created = [], []
-    for key, (grade, humans, llms) in new.items():
+    for key, (grade, humans, llms, abstain_p) in new.items():
         existing = current.get(key)
         if existing is None:
             created.append(
@@ -117,14 +129,24 @@ def _refresh_live_grades(
                     human_count=humans,
                     llm_count=llms,
                     version=version,
+                    abstain_probability=abstain_p,
                 )
             )
-        elif (existing.grade, existing.human_count, existing.llm_count) != (grade, humans, llms):
+        elif (
+            existing.grade,
+            existing.human_count,
+            existing.llm_count,
+            existing.abstain_probability,
+        ) != (grade, humans, llms, abstain_p):
             existing.grade, existing.human_count, existing.llm_count = grade, humans, llms
+            existing.abstain_probability = abstain_p
             existing.version, existing.updated_at = version, timezone.now()
             changed.append(existing)
     LiveGrade.objects.bulk_create(created, batch_size=1000)
-    update_rows(changed, ["grade", "human_count", "llm_count", "version", "updated_at"])
+    update_rows(
+        changed,
+        ["grade", "human_count", "llm_count", "abstain_probability", "version", "updated_at"],
+    )
 
 
 def _bump_version(collection_id: int, query_ids: Iterable[int], *, bulk: bool) -> int:
@@ -365,28 +387,55 @@ def pool_add_ids(*, collection: Collection, pairs: Iterable[tuple[int, int]], so
     """Add (query pk, document pk) pairs of ``collection`` to its pool; return how many were new.
 
     Pairs already pooled are left alone; the database refuses pairs of another collection.
+    Only the new entries are counted (their graded judgments, read for their documents),
+    under the collection's write lock so that a concurrent judgment cannot be missed.
     """
     keys = set(pairs)
     if not keys:
         return 0
-    query_ids = {q for q, _ in keys}
-    existing = set(
-        PoolEntry.objects.filter(collection=collection, query_id__in=query_ids).values_list(
-            "query_id", "document_id"
+    _lock_collection(collection.pk)
+    document_ids = sorted({d for _, d in keys})
+    existing: set[tuple[int, int]] = set()
+    for start in range(0, len(document_ids), _ID_CHUNK):
+        chunk = document_ids[start : start + _ID_CHUNK]
+        existing.update(
+            PoolEntry.objects.filter(collection=collection, document_id__in=chunk).values_list(
+                "query_id", "document_id"
+            )
         )
-    )
     new = sorted(keys - existing)
     if not new:
         return 0
+    graded: dict[tuple[int, int], int] = {}
+    new_documents = sorted({d for _, d in new})
+    for start in range(0, len(new_documents), _ID_CHUNK):
+        chunk = new_documents[start : start + _ID_CHUNK]
+        rows = (
+            Judgment.objects.filter(
+                collection=collection, status=Status.GRADED, document_id__in=chunk
+            )
+            .order_by()
+            .values_list("query_id", "document_id")
+            .annotate(n=Count("pk"))
+        )
+        graded.update(((q, d), n) for q, d, n in rows)
     PoolEntry.objects.bulk_create(
         [
-            PoolEntry(collection=collection, query_id=q, document_id=d, source=source)
+            PoolEntry(
+                collection=collection,
+                query_id=q,
+                document_id=d,
+                source=source,
+                graded_count=graded.get((q, d), 0),
+            )
             for q, d in new
         ],
         batch_size=1000,
     )
-    _recount_pool(collection.pk, {q for q, _ in new})
     return len(new)
+
+
+_ID_CHUNK = 10_000  # ids per IN list
 
 
 def _recount_pool(collection_id: int, query_ids: Iterable[int]) -> None:

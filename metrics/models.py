@@ -127,3 +127,23 @@ class RunQuery(models.Model):
     def document_ids(self) -> np.ndarray:
         """Return the ranked document ids as an int64 array."""
         return np.frombuffer(bytes(self.ranking), dtype=RANKING_DTYPE)
+
+
+class DocnoIndexToken(models.Model):
+    """The current token of a collection's persisted docno index (``metrics.docno_index``).
+
+    A random value, replaced whenever a document's id may have changed or a document was
+    deleted (``post_save`` of an existing document, ``post_delete``). Index files carry the
+    token they were built under, so every process sees at once that they are stale. New
+    documents need no new token: the index misses them and the lookup falls back to
+    ``external_id IN (...)``, which is exact.
+    """
+
+    collection = models.OneToOneField(
+        Collection, primary_key=True, on_delete=models.CASCADE, related_name="+"
+    )
+    token = models.BigIntegerField(help_text="Random; names the valid index files.")
+
+    def __str__(self) -> str:
+        """Return ``collection: token``."""
+        return f"{self.collection_id}: {self.token:x}"

@@ -53,15 +53,27 @@ def resolved(measures: Sequence[str]) -> list[Measure]:
 
 @dataclass(frozen=True)
 class QueryGrades:
-    """The live grades of one query: document pks (sorted) and their grades."""
+    """The live grades of one query: document pks (sorted), grades, abstention probabilities.
+
+    ``abstain`` is aligned with ``document_ids``: the aggregated probabilities for UDCG, NaN
+    where none is recorded; ``None`` when not read at all (UDCG then counts 0 everywhere).
+    """
 
     document_ids: np.ndarray
     grades: np.ndarray
+    abstain: np.ndarray | None = None
 
 
-def live_grades_by_query(rows: Iterable[tuple[int, int, float]]) -> dict[int, QueryGrades]:
-    """Group ``(query_id, document_id, grade)`` rows, sorted by query then document."""
-    data = np.array(list(rows), dtype=np.float64).reshape(-1, 3)
+def live_grades_by_query(
+    rows: Iterable[tuple[int, int, float] | tuple[int, int, float, float | None]],
+) -> dict[int, QueryGrades]:
+    """Group ``(query_id, document_id, grade[, abstain_probability])`` rows by query.
+
+    Rows come sorted by query then document; a missing (None) probability becomes NaN.
+    """
+    rows = list(rows)
+    width = len(rows[0]) if rows else 3
+    data = np.array(rows, dtype=np.float64).reshape(-1, width)
     if not len(data):
         return {}
     query_ids = data[:, 0].astype(np.int64)
@@ -69,7 +81,9 @@ def live_grades_by_query(rows: Iterable[tuple[int, int, float]]) -> dict[int, Qu
     ends = np.r_[starts[1:], len(data)]
     return {
         int(query_ids[s]): QueryGrades(
-            document_ids=data[s:e, 1].astype(np.int64), grades=data[s:e, 2].copy()
+            document_ids=data[s:e, 1].astype(np.int64),
+            grades=data[s:e, 2].copy(),
+            abstain=data[s:e, 3].copy() if width > 3 else None,
         )
         for s, e in zip(starts, ends, strict=True)
     }
@@ -234,8 +248,16 @@ def evaluate_rows(
     ``rows`` are objects with ``query_id``, ``ranking`` (int64 document-pk bytes) and
     ``retrieved``. Rows of queries without live grades are evaluated against an empty pool
     (callers leave those out of means). Work is chunked so memory stays bounded.
+
+    When a measure needs them (UDCG) and the live grades carry abstention probabilities,
+    they are passed to the engine as a matrix aligned with the labels (NaN, i.e. 0, for
+    documents without one) — the engine's ``abstain`` argument, the same array the
+    file-level evaluation builds.
     """
     parsed = resolved(measures)
+    wants_abstain = any(m.family == "UDCG" for m in parsed) and any(
+        g.abstain is not None for g in grades_by_query.values()
+    )
     names = list(dict.fromkeys(m.canonical for m in parsed))
     out = {name: np.empty(len(rows)) for name in names}
     if not rows:
@@ -252,6 +274,17 @@ def evaluate_rows(
         [query_pos[q] * stride + grades_by_query[q].document_ids for q in query_order] or [[]]
     ).astype(np.int64)
     live_grades = np.concatenate([grades_by_query[q].grades for q in query_order] or [[]])
+    live_abstain = None
+    if wants_abstain:
+        live_abstain = np.concatenate(
+            [
+                grades_by_query[q].abstain
+                if grades_by_query[q].abstain is not None
+                else np.full(len(grades_by_query[q].grades), np.nan)
+                for q in query_order
+            ]
+            or [[]]
+        )
     empty = np.empty(0)
     needed = engine.required_depth(parsed)
     for start in range(0, len(rows), ROWS_PER_CHUNK):
@@ -270,7 +303,12 @@ def evaluate_rows(
             for r in chunk
         ]
         n_ret = np.fromiter((r.retrieved for r in chunk), dtype=np.int64, count=len(chunk))
-        values = engine.evaluate_ranked(labels, n_ret, pools, parsed)
+        abstain = None
+        if live_abstain is not None:
+            abstain = _label_matrix(
+                chunk_rankings, query_keys, live_keys, live_abstain, stride, max(depth, 1)
+            )
+        values = engine.evaluate_ranked(labels, n_ret, pools, parsed, abstain=abstain)
         for name in names:
             out[name][start : start + len(chunk)] = values[name]
     return out

@@ -19,23 +19,19 @@ from typing import Any
 import numpy as np
 import psycopg
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.csv as pa_csv
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.core.files.base import ContentFile
 from django.db import connection, transaction
-from django.db.models import Count, Max, Model
-from django.db.models.functions import Coalesce
-from django.db.models.signals import post_delete, post_save
+from django.db.models import Model
 from django.utils import timezone
 
 from judging import services as judging_services
 from judging.db import update_rows
 from judging.models import Collection, Document, LiveGrade, Membership, PoolEntry
 
-from . import scoring
+from . import docno_index, scoring
 from .models import RANKING_DTYPE, Run, RunQuery, Team
 
 
@@ -163,127 +159,22 @@ def run_submit(
 
 SMALL_RUN_DOCNOS = 10_000  # up to this many distinct docnos, look them up by id
 _IN_CHUNK = 10_000  # docnos per IN list
-_INDEX_CACHE_SIZE = 4  # collections whose docno index a process keeps
-
-
-@dataclass(frozen=True)
-class _DocnoIndex:
-    """A collection's documents sorted by docno hash: hashes, pks and the docnos themselves.
-
-    ``count`` and ``max_pk`` fingerprint the table state it was read from. New documents
-    get larger pks and deletions lower the count, so either re-reads the index; a docno
-    edited in place (the admin) is caught in this process by ``_forget_docno_index``, in
-    other processes only when the fingerprint next changes.
-    """
-
-    count: int
-    max_pk: int
-    hashes: np.ndarray
-    pks: np.ndarray
-    docnos: pa.Array
-
-
-_docno_indexes: OrderedDict[int, _DocnoIndex] = OrderedDict()
-_docno_indexes_lock = threading.Lock()
-
-
-def _read_docno_index(collection_id: int) -> _DocnoIndex:
-    """Read every (pk, docno) of a collection in one pass (COPY on PostgreSQL)."""
-    table = connection.ops.quote_name(Document._meta.db_table)
-    sql = f"SELECT id, external_id FROM {table} WHERE collection_id = {int(collection_id)}"
-    if connection.vendor == "postgresql":
-        buffer = bytearray()
-        with (
-            connection.cursor() as cursor,
-            cursor.cursor.copy(f"COPY ({sql}) TO STDOUT (FORMAT csv)") as copy,
-        ):
-            for chunk in copy:
-                buffer += chunk
-        if buffer:
-            table_ = pa_csv.read_csv(
-                pa.BufferReader(bytes(buffer)),
-                read_options=pa_csv.ReadOptions(column_names=["id", "docno"]),
-                convert_options=pa_csv.ConvertOptions(
-                    column_types={"id": pa.int64(), "docno": pa.large_binary()},
-                    strings_can_be_null=False,
-                ),
-            )
-            pks = table_.column("id").to_numpy()
-            docnos = table_.column("docno").combine_chunks()
-        else:
-            pks, docnos = np.empty(0, dtype=np.int64), pa.array([], pa.large_binary())
-    else:
-        with connection.cursor() as cursor:
-            cursor.execute(sql)
-            rows = cursor.fetchall()
-        pks = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        docnos = pa.array([r[1].encode() for r in rows], pa.large_binary())
-    hashes = scoring.docno_hashes(docnos)
-    order = np.argsort(hashes, kind="stable")
-    return _DocnoIndex(
-        count=len(pks),
-        max_pk=int(pks.max()) if len(pks) else 0,
-        hashes=hashes[order],
-        pks=pks[order],
-        docnos=docnos.take(pa.array(order)),
-    )
-
-
-def _forget_docno_index(sender: type[Document], instance: Document, **_: Any) -> None:
-    """Drop the cached docno index of a document's collection when it is saved or deleted."""
-    with _docno_indexes_lock:
-        _docno_indexes.pop(instance.collection_id, None)
-
-
-post_save.connect(_forget_docno_index, sender=Document, dispatch_uid="metrics.docno_index.save")
-post_delete.connect(_forget_docno_index, sender=Document, dispatch_uid="metrics.docno_index.delete")
-
-
-def _docno_index(collection_id: int) -> _DocnoIndex:
-    """Return the collection's docno index, re-read when its fingerprint changed."""
-    count, max_pk = (
-        Document.objects.filter(collection_id=collection_id)
-        .aggregate(n=Count("pk"), top=Coalesce(Max("pk"), 0))
-        .values()
-    )
-    with _docno_indexes_lock:
-        index = _docno_indexes.get(collection_id)
-    if index is None or (index.count, index.max_pk) != (count, max_pk):
-        index = _read_docno_index(collection_id)
-    with _docno_indexes_lock:
-        _docno_indexes[collection_id] = index
-        _docno_indexes.move_to_end(collection_id)
-        while len(_docno_indexes) > _INDEX_CACHE_SIZE:
-            _docno_indexes.popitem(last=False)
-    return index
 
 
 def _document_pks(collection: Collection, parsed: scoring.ParsedRun) -> tuple[np.ndarray, int]:
     """Map the run's distinct docnos to document pks, creating id-only documents as needed.
 
-    Small runs look their documents up by id. Large ones use a per-process index of the
-    collection (docno hashes sorted, with pks and docnos), re-read whenever the
-    collection's document count or largest pk changed: docnos are hashed and searched in
-    bulk, every hash match is confirmed by comparing the docnos themselves, and anything
-    not confirmed is looked up by id before being created, so the result is exact.
+    Small runs look their documents up by id. Large ones use the collection's persisted
+    docno index (:mod:`metrics.docno_index`; every hash match confirmed by the docno
+    itself); docnos it does not cover are looked up by id before id-only documents are
+    created, so the result is exact, and are merged into the index after commit.
     """
     values = parsed.docno_values
     n = len(values)
     pks = np.full(n, -1, dtype=np.int64)
-    if n > SMALL_RUN_DOCNOS:
-        index = _docno_index(collection.pk)
-        if len(index.hashes):
-            hashes = scoring.docno_hashes(values)
-            at = scoring.sorted_search(index.hashes, hashes)
-            at = np.minimum(at, len(index.hashes) - 1)
-            candidates = np.flatnonzero(index.hashes[at] == hashes)
-            if len(candidates):
-                same = pc.equal(
-                    index.docnos.take(pa.array(at[candidates])),
-                    values.cast(pa.large_binary()).take(pa.array(candidates)),
-                )
-                confirmed = candidates[same.to_numpy(zero_copy_only=False)]
-                pks[confirmed] = index.pks[at[confirmed]]
+    large = n > SMALL_RUN_DOCNOS
+    if large:
+        pks = docno_index.get(collection.pk).lookup(values)
     unresolved = np.flatnonzero(pks < 0)
     if not len(unresolved):
         return pks, 0
@@ -304,19 +195,24 @@ def _document_pks(collection: Collection, parsed: scoring.ParsedRun) -> tuple[np
             chunk = missing[start : start + _IN_CHUNK]
             known.update(documents.filter(external_id__in=chunk).values_list("external_id", "pk"))
     pks[unresolved] = np.fromiter((known[d] for d in wanted), dtype=np.int64, count=len(wanted))
+    if large:
+        docno_index.merge_later(collection.pk, values.take(pa.array(unresolved)), pks[unresolved])
     return pks, len(missing)
 
 
 def _live_grades(
     collection_id: int, query_ids: Sequence[int] | None = None
 ) -> dict[int, scoring.QueryGrades]:
-    """Read the live list (of ``query_ids`` only, if given) grouped by query, in one query."""
+    """Read the live list (of ``query_ids`` only, if given) grouped by query, in one query.
+
+    Each pair comes with its aggregated abstention probability (for UDCG).
+    """
     live = LiveGrade.objects.filter(collection_id=collection_id)
     if query_ids is not None:
         live = live.filter(query_id__in=list(query_ids))
     sql, params = (
         live.order_by("query_id", "document_id")
-        .values_list("query_id", "document_id", "grade")
+        .values_list("query_id", "document_id", "grade", "abstain_probability")
         .query.sql_with_params()
     )
     with connection.cursor() as cursor:
@@ -386,7 +282,7 @@ def runs_score(
     runs = Run.objects.filter(collection=collection)
     if run_ids is not None:
         runs = runs.filter(pk__in=list(run_ids))
-    runs = {r.pk: r for r in runs.order_by().only("pk", "score_sums")}
+    runs = {r.pk: r for r in runs.order_by().only("pk", "score_sums", "submitted_at", "status")}
     if not runs:
         return version
     full = query_ids is None
@@ -396,7 +292,7 @@ def runs_score(
     if new_rows is not None:
         rows = list(new_rows)
     else:
-        rows = _read_rankings(runs.keys(), None if full else query_ids)
+        rows = _read_rankings(runs, None if full else query_ids)
     present = {(r.run_id, r.query_id) for r in rows}
     empty = [
         RunQuery(run_id=run_id, query_id=q, ranking=b"", retrieved=0)
@@ -414,6 +310,7 @@ def runs_score(
         for run_id, run in runs.items()
     }
     columns = {name: values[name].tolist() for name in names}
+    changed: list[bool] = []
     for i, row in enumerate(rows):
         old = {} if full else (row.scores or {})
         new = (
@@ -421,6 +318,10 @@ def runs_score(
             if row.query_id in grades_by_query
             else {}
         )
+        changed.append(full or new != old)
+        if not changed[-1]:  # the run's sums stay exactly as they are (no float drift)
+            row.version = version
+            continue
         run_sums = sums[row.run_id]
         for name in names:
             total = run_sums.setdefault(name, [0.0, 0])
@@ -435,11 +336,21 @@ def runs_score(
     if new_rows is not None:
         _insert_rankings(rows)
     else:
-        _write_rows(RunQuery, rows, ["scores", "version"])
+        _write_scores(rows, changed, version)
     now = timezone.now()
     updated = []
+    touched = {row.run_id for row, c in zip(rows, changed, strict=True) if c}
+    untouched = []
     for run_id, run in runs.items():
         run_sums = {name: sums[run_id].get(name, [0.0, 0]) for name in names}
+        if (
+            run_id not in touched
+            and not full
+            and run.status == Run.Status.SCORED
+            and run_sums == run.score_sums
+        ):
+            untouched.append(run_id)  # its means stand: only the version moves
+            continue
         run.score_sums = run_sums
         run.scores = {
             name: (total / count if count else None) for name, (total, count) in run_sums.items()
@@ -447,6 +358,8 @@ def runs_score(
         run.scored_version, run.scored_at, run.status = version, now, Run.Status.SCORED
         updated.append(run)
     _write_rows(Run, updated, ["score_sums", "scores", "scored_version", "scored_at", "status"])
+    if untouched:
+        Run.objects.filter(pk__in=untouched).update(scored_version=version, scored_at=now)
     return version
 
 
@@ -489,41 +402,149 @@ class _Ranking:
     version: int = 0
 
 
-def _read_rankings(run_ids: Iterable[int], query_ids: Sequence[int] | None) -> list[_Ranking]:
-    """Read the stored rankings of ``run_ids`` (of ``query_ids`` only, if given) in one query.
+RANKING_CACHE_BYTES = 64 * 1024 * 1024  # rankings a process keeps for rescoring
+RANKING_CACHE_MAX_QUERIES = 4  # rescores of more queries at once read rankings directly
 
-    A raw fetch: building a hundred model instances (and their JSON) costs more than the
-    query itself when one judgment rescores every run.
-    """
-    rows = RunQuery.objects.filter(run_id__in=list(run_ids))
-    if query_ids is not None:
-        rows = rows.filter(query_id__in=list(query_ids))
-    sql, params = (
-        rows.order_by()
-        .values_list("pk", "run_id", "query_id", "ranking", "retrieved", "scores")
-        .query.sql_with_params()
-    )
+# query_id -> {RunQuery pk: (run_id, run submitted_at, ranking bytes)}; least recent first.
+_ranking_cache: OrderedDict[int, dict[int, tuple[int, datetime | None, bytes]]] = OrderedDict()
+_ranking_cache_bytes = 0
+_ranking_cache_lock = threading.Lock()
+
+
+def _cached_rankings(query_ids: Sequence[int]) -> dict[int, tuple[int, datetime | None, bytes]]:
+    """Return the cached rankings of ``query_ids`` by RunQuery pk (and mark them recent)."""
+    found: dict[int, tuple[int, datetime | None, bytes]] = {}
+    with _ranking_cache_lock:
+        for q in query_ids:
+            entry = _ranking_cache.get(q)
+            if entry is not None:
+                _ranking_cache.move_to_end(q)
+                found.update(entry)
+    return found
+
+
+def _cache_rankings(rows: Sequence[_Ranking], runs: dict[int, Run]) -> None:
+    """Keep the rankings of these rows (whole queries), evicting the least recent queries."""
+    global _ranking_cache_bytes
+    by_query: dict[int, dict[int, tuple[int, datetime | None, bytes]]] = {}
+    for row in rows:
+        by_query.setdefault(row.query_id, {})[row.pk] = (
+            row.run_id,
+            runs[row.run_id].submitted_at,
+            row.ranking,
+        )
+    with _ranking_cache_lock:
+        for query_id, entry in by_query.items():
+            old = _ranking_cache.pop(query_id, None)
+            if old is not None:
+                _ranking_cache_bytes -= sum(len(v[2]) for v in old.values())
+            _ranking_cache[query_id] = entry
+            _ranking_cache_bytes += sum(len(v[2]) for v in entry.values())
+        while _ranking_cache and _ranking_cache_bytes > RANKING_CACHE_BYTES:
+            _, evicted = _ranking_cache.popitem(last=False)
+            _ranking_cache_bytes -= sum(len(v[2]) for v in evicted.values())
+
+
+def _fetch(sql: str, params: Sequence[Any]) -> list[tuple]:
+    """Run a read; binary results on PostgreSQL (rankings arrive as bytes, not hex text)."""
     if connection.vendor == "postgresql":
-        # Binary results: rankings arrive as raw bytes, not hex text (1.6 MB for 100 runs).
         connection.ensure_connection()
         with psycopg.Cursor(connection.connection) as cursor:
             cursor.execute(sql, params, binary=True)
-            fetched = cursor.fetchall()
-    else:
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            fetched = cursor.fetchall()
-    return [
-        _Ranking(
-            pk,
-            run_id,
-            query_id,
-            bytes(ranking),
-            retrieved,
-            json.loads(scores) if isinstance(scores, str) else (scores or {}),
+            return cursor.fetchall()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def _read_rankings(runs: dict[int, Run], query_ids: Sequence[int] | None) -> list[_Ranking]:
+    """Read the stored rankings of ``runs`` (of ``query_ids`` only, if given).
+
+    A raw fetch: building a hundred model instances (and their JSON) costs more than the
+    query itself when one judgment rescores every run. Rankings never change after
+    submission, so when few queries are rescored (one judgment) the rankings of recently
+    rescored queries come from a per-process cache: only the row ids and old scores are
+    read, and the ranking bytes only of rows not cached (a new run). A cached ranking is
+    used only for the same row of the same run submitted at the same time, so a deleted
+    and re-submitted run (SQLite may reuse its ids) is never served a stale ranking.
+    """
+    rows = RunQuery.objects.filter(run_id__in=list(runs))
+    use_cache = query_ids is not None and len(query_ids) <= RANKING_CACHE_MAX_QUERIES
+    if query_ids is not None:
+        rows = rows.filter(query_id__in=list(query_ids))
+    columns = ["pk", "run_id", "query_id", "retrieved", "scores"]
+    if not use_cache:
+        columns.insert(3, "ranking")
+    sql, params = rows.order_by().values_list(*columns).query.sql_with_params()
+    fetched = _fetch(sql, params)
+    if not use_cache:
+        return [
+            _Ranking(pk, run_id, query_id, bytes(ranking), retrieved, _json(scores))
+            for pk, run_id, query_id, ranking, retrieved, scores in fetched
+        ]
+    cached = _cached_rankings(query_ids)
+    out: list[_Ranking] = []
+    missing: list[_Ranking] = []
+    for pk, run_id, query_id, retrieved, scores in fetched:
+        hit = cached.get(pk)
+        valid = hit is not None and hit[0] == run_id and hit[1] == runs[run_id].submitted_at
+        row = _Ranking(pk, run_id, query_id, hit[2] if valid else b"", retrieved, _json(scores))
+        out.append(row)
+        if not valid:
+            missing.append(row)
+    if missing:
+        sql, params = (
+            RunQuery.objects.filter(pk__in=[r.pk for r in missing])
+            .order_by()
+            .values_list("pk", "ranking")
+            .query.sql_with_params()
         )
-        for pk, run_id, query_id, ranking, retrieved, scores in fetched
+        rankings = {pk: bytes(ranking) for pk, ranking in _fetch(sql, params)}
+        for row in missing:
+            row.ranking = rankings[row.pk]
+    if missing or len(cached) != len(out):
+        _cache_rankings(out, runs)
+    return out
+
+
+def _json(value: Any) -> dict[str, Any]:
+    """Return a JSON column's value as a dict (SQLite hands back text)."""
+    return json.loads(value) if isinstance(value, str) else (value or {})
+
+
+def _write_scores(rows: Sequence[Any], changed: Sequence[bool], version: int) -> None:
+    """Record ``version`` on every rescored row, and new scores on the changed ones only.
+
+    On PostgreSQL one statement: the unchanged rows carry no scores (JSON null keeps the
+    stored value). Neither column is indexed, so with the table's fillfactor the updates
+    are HOT (no index entries written).
+    """
+    if not rows:
+        return
+    if connection.vendor != "postgresql":
+        update_rows(
+            [
+                RunQuery(pk=r.pk, scores=r.scores, version=version)
+                for r, c in zip(rows, changed, strict=True)
+                if c
+            ],
+            ["scores", "version"],
+        )
+        same = [r.pk for r, c in zip(rows, changed, strict=True) if not c]
+        if same:
+            RunQuery.objects.filter(pk__in=same).update(version=version)
+        return
+    quote = connection.ops.quote_name
+    table = quote(RunQuery._meta.db_table)
+    records = [
+        {"pk": r.pk, "s": r.scores if c else None} for r, c in zip(rows, changed, strict=True)
     ]
+    sql = (
+        f"UPDATE {table} AS t SET scores = COALESCE(v.s, t.scores), version = %s "
+        f"FROM jsonb_to_recordset(%s::jsonb) AS v(pk bigint, s jsonb) WHERE t.id = v.pk"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [version, json.dumps(records, allow_nan=False)])
 
 
 def _write_rows(model: type[Model], objs: Sequence[Any], fields: Sequence[str]) -> None:

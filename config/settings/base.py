@@ -160,6 +160,9 @@ CELERY_ACCEPT_CONTENT = ["json"]
 # Judging.
 GRADED_MAX_SECONDS_PER_PAIR = 1800  # client-measured judging time is capped at this
 GRADED_RUN_MAX_BYTES = int(os.environ.get("GRADED_RUN_MAX_BYTES", str(200 * 1024 * 1024)))
+# Persisted docno indexes of large collections (metrics.docno_index); empty: MEDIA_ROOT/docno-index.
+# Processes that submit runs share it (same host, or a shared filesystem).
+GRADED_DOCNO_INDEX_DIR = os.environ.get("GRADED_DOCNO_INDEX_DIR", "")
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
