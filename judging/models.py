@@ -250,7 +250,7 @@ class Judge(models.Model):
     endpoint = models.CharField(
         max_length=500,
         blank=True,
-        help_text="Base URL of an OpenAI-compatible API; requests go to <endpoint>/chat/completions.",
+        help_text="Base URL of an OpenAI-compatible API (requests go to <it>/chat/completions).",
     )
     api_key_env = models.CharField(
         max_length=100,

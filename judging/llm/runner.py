@@ -275,7 +275,7 @@ def run_job(
     LLMJob.objects.filter(pk=job.pk).update(total=len(pairs), skipped=skipped)
     services_llm.llm_job_set_status(job=job, status=LLMJob.Status.RUNNING)
     progress = Progress(total=len(pairs), skipped=skipped, started=time.monotonic())
-    prompt.template_version(template, judge.prompt_version)
+    version = prompt.template_version(template, judge.prompt_version)
     concurrency = max(1, int(job.options.get("concurrency") or 4))
     out: queue.Queue = queue.Queue()
     requests = _Requests(
@@ -309,7 +309,8 @@ def run_job(
                 continue
             if item is _Requests.END:
                 break
-            outcome = _outcome(judge, *item)
+            pair, digest, result = item
+            outcome = _outcome(judge, pair, digest, version, result)
             if isinstance(outcome, LLMGrade):
                 grades.append(outcome)
                 progress.done += 1
@@ -320,8 +321,8 @@ def run_job(
                 logger.info(
                     "LLM judge %s failed on pair %s/%s: %s",
                     judge.pk,
-                    item[0].values["qid"],
-                    item[0].values["docno"],
+                    pair.values["qid"],
+                    pair.values["docno"],
                     outcome.reason,
                 )
             if len(grades) + len(failures) >= batch_size or (

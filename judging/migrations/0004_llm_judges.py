@@ -26,7 +26,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='judge',
             name='endpoint',
-            field=models.CharField(blank=True, help_text='Base URL of an OpenAI-compatible API; requests go to <endpoint>/chat/completions.', max_length=500),
+            field=models.CharField(blank=True, help_text='Base URL of an OpenAI-compatible API (requests go to <it>/chat/completions).', max_length=500),
         ),
         migrations.AddField(
             model_name='judge',

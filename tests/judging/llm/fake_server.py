@@ -66,7 +66,12 @@ class FakeLLM:
                 with fake.lock:
                     n = len(fake.requests)
                     fake.requests.append(
-                        {"path": self.path, "headers": dict(self.headers), "body": body}
+                        {
+                            "path": self.path,
+                            "headers": dict(self.headers),
+                            "body": body,
+                            "at": time.monotonic(),
+                        }
                     )
                     fake.in_flight += 1
                     fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
