@@ -290,3 +290,27 @@ def llm_job_start(*, job: LLMJob) -> None:
         threading.Thread(target=target, name=f"llm-job-{job.pk}", daemon=True).start()
 
     transaction.on_commit(start)
+
+
+def maps_labels(judge: Judge) -> bool:
+    """Return whether grades posted for ``judge`` are native labels to map onto 0–4."""
+    return judge.kind == Judge.Kind.LLM and bool(judge.native_scale or judge.scale_mapping)
+
+
+def native_to_grade(judge: Judge, value: object) -> tuple[str, int]:
+    """Return ``(native label, grade 0–4)`` of a label posted for ``judge``.
+
+    Raises ``ValidationError`` on ``grade`` for a label off the judge's native scale (never
+    rounded or clamped).
+    """
+    from .llm import parse
+
+    label = parse.label_of(value)
+    if label is None:
+        raise ValidationError({"grade": f"{value!r} is not a label of this judge's scale."})
+    try:
+        return parse.parse_label(
+            label, native_scale=judge.native_scale or [], mapping=judge.scale_mapping or {}
+        )
+    except parse.AnswerError as exc:
+        raise ValidationError({"grade": str(exc)}) from None

@@ -41,7 +41,7 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
     return compiled
 
 
-def _label_of(value: object) -> str | None:
+def label_of(value: object) -> str | None:
     """Return a JSON grade value as a label string, or None when it cannot be one."""
     if isinstance(value, bool):
         return None
@@ -83,7 +83,7 @@ def extract_label(content: str, *, pattern: str = "") -> str:
     if data is not None:
         if "grade" not in data:
             raise AnswerError("The JSON answer has no 'grade'.")
-        label = _label_of(data["grade"])
+        label = label_of(data["grade"])
         if label is None:
             raise AnswerError(f"The JSON answer's grade {data['grade']!r} is not a label.")
         return label
@@ -148,4 +148,12 @@ def parse_answer(
 ) -> tuple[str, int]:
     """Return ``(native label, grade 0–4)`` of an answer; raise :class:`AnswerError`."""
     label = on_scale(extract_label(content, pattern=pattern), native_scale)
+    return label, to_grade(label, native_scale=native_scale, mapping=mapping)
+
+
+def parse_label(
+    label: str, *, native_scale: Sequence[str], mapping: Mapping[str, int]
+) -> tuple[str, int]:
+    """Return ``(native label, grade 0–4)`` of a label given directly (not in an answer)."""
+    label = on_scale(label, native_scale)
     return label, to_grade(label, native_scale=native_scale, mapping=mapping)
