@@ -8,6 +8,7 @@ pass: a document that itself contains ``{query}`` is not expanded again.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Mapping
@@ -68,14 +69,20 @@ class TemplateError(ValueError):
         super().__init__(f"Unknown placeholder(s) {names}; use {known}.")
 
 
-def placeholders_in(template: str) -> list[str]:
-    """Return the placeholder names ``template`` uses, in order of first use."""
+@functools.lru_cache(maxsize=64)
+def _names(template: str) -> tuple[str, ...]:
+    """Return the placeholder names of ``template`` (cached: a job renders one template)."""
     names: list[str] = []
     for match in _TOKEN.finditer(template):
         name = match.group(1)
         if name is not None and name not in names:
             names.append(name)
-    return names
+    return tuple(names)
+
+
+def placeholders_in(template: str) -> list[str]:
+    """Return the placeholder names ``template`` uses, in order of first use."""
+    return list(_names(template))
 
 
 def check_template(template: str) -> None:
