@@ -71,7 +71,7 @@ def test_system_prompt_template_and_json_answers(coll, pooled, llm, fake):
     llm.prompt_version = "strict-v1"
     llm.json_mode = True
     llm.save()
-    job = _run(coll, llm, limit=2)
+    job = _run(coll, llm, limit=2, concurrency=1)
     assert job.done == 2 and job.total == 2
     body = fake.requests[0]["body"]
     assert body["response_format"] == {"type": "json_object"}
