@@ -216,10 +216,10 @@ def test_command_limit_and_queries(coll, pooled, llm, fake):
 def test_concurrency_is_reached_and_not_exceeded(coll, llm, fake):
     from tests import factories
 
-    factories.pool(coll, 2, 12)
-    fake.script = lambda body, n: Reply(delay=0.15)
+    factories.pool(coll, 2, 8)
+    fake.script = lambda body, n: Reply(delay=0.5)
     job = _run(coll, llm, concurrency=8)
-    assert job.done == 24
+    assert job.done == 16
     assert fake.max_in_flight == 8
 
 
