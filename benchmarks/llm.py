@@ -10,7 +10,11 @@ HTTP client, parsing, batched writes with history, live list and pool counters).
 The stub is an asyncio HTTP/1.1 server with keep-alive in a separate process (as a real
 endpoint would be on another machine); it sleeps ``--latency`` seconds per request and
 answers a chat completion ending with ``##final score: N``. Each concurrency level judges
-the same fresh pool (the judgments of the previous level are deleted first). The database
+the same fresh pool (the judgments of the previous level are deleted first). Besides
+wall-clock throughput, the report gives the CPU time this process (HTTP client thread and
+database thread together; the stub runs elsewhere) spent per pair, and the rate one idle
+core could sustain at that cost: on a shared, overloaded machine the wall-clock rate
+measures the neighbours as much as Graded. The database
 defaults to a temporary SQLite file; pass a PostgreSQL URL to measure there. Progress goes
 to stderr, the Markdown report to stdout.
 """
@@ -199,12 +203,13 @@ def main(argv: list[str] | None = None) -> None:
             Judgment.objects.filter(collection=coll).delete()
             job = services_llm.llm_job_create(collection=coll, judge=judge, concurrency=concurrency)
             log(f"concurrency {concurrency}: judging {args.pairs} pairs ...")
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), time.process_time()
             job = runner.run_job(job)
             elapsed = time.perf_counter() - started
+            cpu_ms = (time.process_time() - cpu_started) * 1000 / max(1, job.done)
             assert job.done == args.pairs and job.failed == 0, (job.done, job.failed)
             ideal = concurrency / args.latency
-            rows.append((concurrency, job.done, elapsed, job.done / elapsed, ideal))
+            rows.append((concurrency, job.done, elapsed, job.done / elapsed, ideal, cpu_ms))
             log(f"  {job.done / elapsed:.1f} pairs/s")
         load_after = os.getloadavg()
         print(f"Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC  ")
@@ -215,12 +220,15 @@ def main(argv: list[str] | None = None) -> None:
             f"{load_after[2]:.2f}  "
         )
         print(f"Stub latency: {args.latency * 1000:.0f} ms per request\n")
-        print("| concurrency | pairs | seconds | pairs/s | ideal pairs/s | share of ideal |")
-        print("|---:|---:|---:|---:|---:|---:|")
-        for concurrency, done, elapsed, rate, ideal in rows:
+        print(
+            "| concurrency | pairs | seconds | pairs/s | ideal pairs/s | share of ideal "
+            "| Graded CPU ms/pair | pairs/s one idle core could carry |"
+        )
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for concurrency, done, elapsed, rate, ideal, cpu_ms in rows:
             print(
                 f"| {concurrency} | {done} | {elapsed:.2f} | {rate:.1f} | {ideal:.0f} | "
-                f"{rate / ideal:.0%} |"
+                f"{rate / ideal:.0%} | {cpu_ms:.2f} | {1000 / cpu_ms:.0f} |"
             )
     finally:
         server.terminate()
