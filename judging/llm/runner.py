@@ -93,7 +93,6 @@ def job_pairs(job: LLMJob) -> tuple[list[Pair], int]:
         status=Judgment.Status.GRADED,
     )
     entries = entries.annotate(graded=Exists(graded))
-    in_scope = entries.count()
     pending = entries.filter(graded=False, document__has_content=True).order_by(
         "query__external_id", "document__external_id"
     )
@@ -128,8 +127,6 @@ def job_pairs(job: LLMJob) -> tuple[list[Pair], int]:
         for q, d, qid, text, description, narrative, docno, title, body in rows
     ]
     skipped = entries.filter(Q(graded=True) | Q(document__has_content=False)).count()
-    if limit:
-        skipped = min(skipped, in_scope)
     return pairs, skipped
 
 

@@ -257,3 +257,23 @@ def test_a_batch_is_atomic(coll, pooled, llm, fake, monkeypatch):
     assert Collection.objects.get(pk=coll.pk).judgments_version == 0
     job = LLMJob.objects.get()
     assert job.status == "failed" and job.done == 0 and "RuntimeError" in job.error
+
+
+def test_start_uses_celery_when_a_broker_is_configured(
+    coll, pooled, llm, settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    from judging import tasks
+
+    settings.CELERY_BROKER_URL = "redis://127.0.0.1:6379/15"
+    settings.GRADED_LLM_JOBS_INLINE = False
+    calls = []
+    monkeypatch.setattr(tasks.run_llm_job, "delay", lambda pk: calls.append(pk))
+    job = _job(coll, llm)
+    with django_capture_on_commit_callbacks(execute=True):
+        services_llm.llm_job_start(job=job)
+    assert calls == [job.pk]
+    assert LLMJob.objects.get(pk=job.pk).status == "queued"
+    tasks.run_llm_job(job.pk)  # what the worker runs
+    assert LLMJob.objects.get(pk=job.pk).done == 12
+    tasks.run_llm_job(job.pk)  # a duplicate delivery does nothing
+    assert Judgment.objects.filter(judge=llm).count() == 12
