@@ -277,3 +277,21 @@ def test_start_uses_celery_when_a_broker_is_configured(
     assert LLMJob.objects.get(pk=job.pk).done == 12
     tasks.run_llm_job(job.pk)  # a duplicate delivery does nothing
     assert Judgment.objects.filter(judge=llm).count() == 12
+
+
+class _Terminal(io.StringIO):
+    """A StringIO that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_on_a_terminal(coll, pooled, llm, fake):
+    fake.script = lambda body, n: Reply(status=400) if n == 0 else Reply()
+    out = _Terminal()
+    call_command("llm_judge", coll.slug, "--judge", str(llm.pk), "--concurrency", "1", stdout=out)
+    text = out.getvalue()
+    bar = text.split("\r")[-1].splitlines()[0]
+    assert bar.startswith("[" + "#" * 30 + "] 12/12 ")
+    assert "pairs/s" in bar and "1177 tokens" in bar and "1 failed" in bar
+    assert text.strip().splitlines()[-1] == "judged 11, failed 1, skipped 0"
