@@ -15,6 +15,7 @@ from django.http import HttpRequest, HttpResponse
 
 from . import services
 from .aggregation import POLICIES
+from .forms_llm import JudgeAdminForm
 from .models import (
     Collection,
     Document,
@@ -122,6 +123,7 @@ class DocumentAdmin(admin.ModelAdmin):
 class JudgeAdmin(admin.ModelAdmin):
     """Human and LLM judges."""
 
+    form = JudgeAdminForm  # checks the LLM configuration (placeholders, key variable name)
     list_display = ["name", "kind", "user", "provider", "model", "model_version", "created_at"]
     list_filter = ["kind", "provider"]
     search_fields = ["name", "user__username", "model", "provider"]
@@ -223,3 +225,6 @@ class LiveGradeAdmin(ReadOnlyAdmin):
     search_fields = ["query__external_id", "document__external_id"]
     raw_id_fields = ["query", "document", "collection"]
     list_select_related = ["query", "document"]
+
+
+from . import admin_llm  # noqa: E402, F401  (registers the LLM job admins)

@@ -247,6 +247,29 @@ class Judge(models.Model):
     scale_mapping = models.JSONField(
         default=dict, blank=True, help_text="Mapping from native labels to grades 0–4."
     )
+    endpoint = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="Base URL of an OpenAI-compatible API (requests go to <it>/chat/completions).",
+    )
+    api_key_env = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="NAME of the environment variable holding the API key (never the key itself).",
+    )
+    system_prompt = models.TextField(blank=True, help_text="System message sent before the prompt.")
+    answer_pattern = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="Regular expression whose last match is the label (default: final score: N).",
+    )
+    json_mode = models.BooleanField(
+        default=False, help_text="Ask for a JSON answer (response_format json_object)."
+    )
+    max_attempts = models.PositiveSmallIntegerField(
+        default=5, help_text="Attempts per pair, including retries of transient failures."
+    )
+    timeout_seconds = models.FloatField(default=60.0, help_text="Timeout of one request.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -393,6 +416,7 @@ class JudgmentEvent(models.Model):
         IMPORT = "import", "Import"
         ADMIN = "admin", "Admin"
         SYSTEM = "system", "System"
+        LLM = "llm", "LLM judge run"
 
     judgment = models.ForeignKey(
         Judgment,
@@ -479,3 +503,6 @@ class LiveGrade(models.Model):
     def __str__(self) -> str:
         """Return ``query/document = grade``."""
         return f"{self.query_id}/{self.document_id} = {self.grade:g}"
+
+
+from .models_llm import LLMFailure, LLMJob, LLMOutput  # noqa: E402, F401  (LLM judge runs)

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import views
+from . import views, views_llm
 
 app_name = "judging"
 urlpatterns = [
@@ -15,4 +15,11 @@ urlpatterns = [
     path("c/<slug:slug>/judgments/<int:pk>/edit/", views.judgment_update, name="judgment_update"),
     path("c/<slug:slug>/pairs/add/", views.pool_entry_create, name="poolentry_create"),
     path("c/<slug:slug>/documents/import/", views.document_import, name="document_import"),
+    path("c/<slug:slug>/llm-jobs/", views_llm.llm_job_create, name="llmjob_create"),
+    path("c/<slug:slug>/llm-jobs/<int:pk>/", views_llm.llm_job_detail, name="llmjob_detail"),
+    path(
+        "c/<slug:slug>/llm-judges/<int:pk>/edit/",
+        views_llm.llm_judge_update,
+        name="judge_update",
+    ),
 ]

@@ -147,6 +147,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "JudgmentStatusEnum": "judging.models.Judgment.Status",
         "RunStatusEnum": "metrics.models.Run.Status",
+        "LLMJobStatusEnum": "judging.models_llm.LLMJob.Status",
     },
 }
 

@@ -15,3 +15,5 @@ LOGGING = {"version": 1, "disable_existing_loggers": False}
 # Serve static files straight from the finders, as in development (nothing is collected).
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = True
+GRADED_LLM_JOBS_INLINE = True  # LLM judge jobs run inside the request in tests
+GRADED_LLM_BACKOFF_BASE = 0.01  # tiny retry backoff keeps fault tests fast

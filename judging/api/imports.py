@@ -28,7 +28,16 @@ LineError = dict[str, Any]
 #: Largest judgments file accepted, in bytes.
 MAX_FILE_BYTES = 50 * 1024 * 1024
 
-_ITEM_FIELDS = {"query", "document", "grade", "status", "note", "seconds", "abstain_probability"}
+_ITEM_FIELDS = {
+    "query",
+    "document",
+    "grade",
+    "status",
+    "note",
+    "seconds",
+    "abstain_probability",
+    "raw_output",  # LLM judges; kept by judging.api.llm_labels
+}
 _JSONL_ALIASES = {"qid": "query", "docno": "document"}
 _SERVICE_LINE = re.compile(r"^line (\d+): (.*)$", re.DOTALL)
 _WHOLE_NUMBER = re.compile(r"[+-]?[0-9]+")

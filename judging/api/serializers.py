@@ -4,9 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from ..llm.parse import compile_pattern
+from ..llm.prompt import (
+    DEFAULT_NATIVE_SCALE,
+    DEFAULT_SCALE_MAPPING,
+    DEFAULT_SYSTEM_PROMPT,
+    DEFAULT_TEMPLATE,
+    TemplateError,
+    check_template,
+)
 from ..models import (
     GRADE_MAX,
     GRADE_MIN,
@@ -116,10 +126,30 @@ class JudgeSerializer(serializers.ModelSerializer):
             "decoding",
             "native_scale",
             "scale_mapping",
+            "endpoint",
+            "api_key_env",
+            "system_prompt",
+            "answer_pattern",
+            "json_mode",
+            "max_attempts",
+            "timeout_seconds",
             "created_at",
         ]
         read_only_fields = ["id", "kind", "created_at"]
-        extra_kwargs = {"model": {"allow_blank": False, "required": True}}
+        extra_kwargs = {
+            "model": {"allow_blank": False, "required": True},
+            "api_key_env": {
+                "validators": [
+                    RegexValidator(
+                        r"^[A-Za-z_][A-Za-z0-9_]*$",
+                        "Give the NAME of an environment variable (letters, digits, _), "
+                        "never the key itself.",
+                    )
+                ]
+            },
+            "max_attempts": {"min_value": 1, "max_value": 20},
+            "timeout_seconds": {"min_value": 0.1, "max_value": 3600},
+        }
 
     def build_field(self, field_name: str, info: Any, model_class: Any, nested_depth: int):
         """Type the JSON fields precisely so clients and the schema know their shapes."""
@@ -142,8 +172,38 @@ class JudgeSerializer(serializers.ModelSerializer):
             }
         return super().build_field(field_name, info, model_class, nested_depth)
 
+    def validate_prompt_template(self, value: str) -> str:
+        """Refuse placeholders other than the documented ones, naming them."""
+        try:
+            check_template(value)
+        except TemplateError as exc:
+            raise serializers.ValidationError(str(exc)) from None
+        return value
+
+    def validate_answer_pattern(self, value: str) -> str:
+        """Check the answer pattern compiles and has at most one group."""
+        if value:
+            try:
+                compile_pattern(value)
+            except ValueError as exc:
+                raise serializers.ValidationError(str(exc)) from None
+        return value
+
+    def validate_endpoint(self, value: str) -> str:
+        """Accept only http(s) base URLs."""
+        if value and not value.lower().startswith(("http://", "https://")):
+            raise serializers.ValidationError("Give an http:// or https:// base URL.")
+        return value.rstrip("/")
+
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        """Check that a scale mapping names only labels of the native scale."""
+        """Check the scale mapping; give a runnable judge the default prompt and scale."""
+        if attrs.get("endpoint") and not attrs.get("prompt_template"):
+            attrs["prompt_template"] = DEFAULT_TEMPLATE
+            if not attrs.get("system_prompt"):
+                attrs["system_prompt"] = DEFAULT_SYSTEM_PROMPT
+            if not attrs.get("native_scale") and not attrs.get("scale_mapping"):
+                attrs["native_scale"] = list(DEFAULT_NATIVE_SCALE)
+                attrs["scale_mapping"] = dict(DEFAULT_SCALE_MAPPING)
         native = attrs.get("native_scale") or []
         mapping = attrs.get("scale_mapping") or {}
         unknown = sorted(set(mapping) - set(native)) if native else []
@@ -254,6 +314,15 @@ class JudgmentItemSerializer(serializers.Serializer):
     )
     abstain_probability = serializers.FloatField(
         min_value=0, max_value=1, allow_null=True, required=False, default=None
+    )
+    raw_output = serializers.CharField(
+        allow_blank=True,
+        required=False,
+        default="",
+        trim_whitespace=False,
+        max_length=200_000,
+        help_text="LLM judges: the model's answer as given; kept beside the judgment. For an "
+        "LLM judge with a native scale, `grade` is a label of that scale, mapped onto 0–4.",
     )
 
 

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import views, views_agreement
+from . import views, views_agreement, views_llm
 
 app_name = "judging-api"
 urlpatterns = [
@@ -40,6 +40,16 @@ urlpatterns = [
         "collections/<slug:slug>/agreement/",
         views_agreement.AgreementView.as_view(),
         name="agreement",
+    ),
+    path(
+        "collections/<slug:slug>/llm-jobs/",
+        views_llm.LLMJobListCreateView.as_view(),
+        name="llm-job-list",
+    ),
+    path(
+        "collections/<slug:slug>/llm-jobs/<int:pk>/",
+        views_llm.LLMJobDetailView.as_view(),
+        name="llm-job-detail",
     ),
     path("judges/", views.JudgeListCreateView.as_view(), name="judge-list"),
     path("judges/<int:pk>/", views.JudgeDetailView.as_view(), name="judge-detail"),

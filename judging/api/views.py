@@ -13,6 +13,8 @@ from functools import cached_property
 from typing import Any, ClassVar
 
 from django import forms
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import transaction
 from django.http import Http404
 from django_filters import rest_framework as filters
 from drf_spectacular.types import OpenApiTypes
@@ -35,7 +37,8 @@ from config.api import error_responses
 from .. import selectors as judging_selectors
 from .. import services
 from ..models import Collection, Document, Judge, Judgment, JudgmentEvent, PoolEntry, Query
-from . import imports, selectors
+from ..services_llm import maps_labels as llm_labels_maps
+from . import imports, llm_labels, selectors
 from .permissions import (
     ANY_ROLE,
     COORDINATORS,
@@ -103,6 +106,14 @@ def _int_param(request: Request, name: str) -> int | None:
         return int(value)
     except ValueError:
         raise exceptions.ValidationError({name: "A whole number is required."}) from None
+
+
+def llm_labels_judge(judge_id: Any) -> Judge | None:
+    """Return the LLM judge of a posted ``judge`` id if its grades are native labels."""
+    if isinstance(judge_id, bool) or not isinstance(judge_id, int):
+        return None
+    judge = Judge.objects.filter(pk=judge_id, kind=Judge.Kind.LLM).first()
+    return judge if judge is not None and llm_labels_maps(judge) else None
 
 
 SLUG = OpenApiParameter("slug", OpenApiTypes.STR, OpenApiParameter.PATH, description="Collection.")
@@ -464,7 +475,15 @@ class JudgmentListCreateView(CollectionScopedView, generics.ListCreateAPIView):
 
     def _record_one(self, request: Request) -> Response:
         """Record one judgment through ``judgment_record``."""
-        serializer = JudgmentCreateSerializer(data=request.data)
+        payload, native = request.data, ""
+        mapping_judge = llm_labels_judge(payload.get("judge"))
+        if mapping_judge is not None:
+            self._judge(mapping_judge.pk)
+            try:
+                payload, native = llm_labels.mapped_item(mapping_judge, payload)
+            except DjangoValidationError as exc:
+                raise exceptions.ValidationError(exc.message_dict) from None
+        serializer = JudgmentCreateSerializer(data=payload)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         judge = self._judge(data["judge"])
@@ -472,32 +491,54 @@ class JudgmentListCreateView(CollectionScopedView, generics.ListCreateAPIView):
             collection=self.collection, query_id=data["query"], document_id=data["document"]
         )
         existed = selectors.judgment_exists(judge=judge, query=query, document=document)
-        judgment = services.judgment_record(
-            judge=judge,
-            query=query,
-            document=document,
-            grade=data["grade"],
-            status=data["status"],
-            note=data["note"],
-            seconds=data["seconds"],
-            abstain_probability=data["abstain_probability"],
-            channel=API,
-            actor=request.user,
-        )
+        with transaction.atomic():
+            judgment = services.judgment_record(
+                judge=judge,
+                query=query,
+                document=document,
+                grade=data["grade"],
+                status=data["status"],
+                note=data["note"],
+                seconds=data["seconds"],
+                abstain_probability=data["abstain_probability"],
+                channel=API,
+                actor=request.user,
+            )
+            llm_labels.store_output(
+                judgment=judgment, native_label=native, raw_output=data["raw_output"]
+            )
         return Response(
             JudgmentSerializer(judgment).data,
             status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED,
         )
 
-    def _summary_response(self, judge: Judge, rows: Any, errors: Any) -> Response:
+    def _summary_response(
+        self,
+        judge: Judge,
+        rows: Any,
+        errors: Any,
+        natives: Mapping[int, str] | None = None,
+        raw_outputs: Mapping[int, str] | None = None,
+    ) -> Response:
         """Import parsed rows and answer with the counts (201 if anything was created)."""
-        summary = imports.import_rows(
-            collection=self.collection,
-            judge=judge,
-            rows=rows,
-            errors=errors,
-            actor=self.request.user,
-        )
+        if natives is None and llm_labels_maps(judge):
+            rows, natives, more = llm_labels.mapped_rows(judge, rows)
+            errors = [*errors, *more]
+        with transaction.atomic():
+            summary = imports.import_rows(
+                collection=self.collection,
+                judge=judge,
+                rows=rows,
+                errors=errors,
+                actor=self.request.user,
+            )
+            llm_labels.store_outputs(
+                judge=judge,
+                collection=self.collection,
+                rows=rows,
+                natives=natives or {},
+                raw_outputs=raw_outputs or {},
+            )
         return Response(
             ImportSummarySerializer(summary).data,
             status=status.HTTP_201_CREATED if summary.created else status.HTTP_200_OK,
@@ -508,8 +549,18 @@ class JudgmentListCreateView(CollectionScopedView, generics.ListCreateAPIView):
         serializer = JudgmentBatchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         judge = self._judge(serializer.validated_data["judge"])
-        rows, errors = imports.rows_from_items(serializer.validated_data["judgments"])
-        return self._summary_response(judge, rows, errors)
+        items = serializer.validated_data["judgments"]
+        natives: dict[int, str] = {}
+        mapping_errors: list = []
+        if llm_labels_maps(judge):
+            items, natives, mapping_errors = llm_labels.mapped_items(judge, items)
+        raw_outputs = {
+            line: item["raw_output"]
+            for line, item in enumerate(items, start=1)
+            if isinstance(item, dict) and isinstance(item.get("raw_output"), str)
+        }
+        rows, errors = imports.rows_from_items(items)
+        return self._summary_response(judge, rows, [*errors, *mapping_errors], natives, raw_outputs)
 
     def _record_file(self, request: Request) -> Response:
         """Record an uploaded qrels or JSON Lines file all or nothing."""

@@ -20,6 +20,8 @@ PATHS = [
     "/api/v1/collections/{slug}/judgments/{id}/history/",
     "/api/v1/collections/{slug}/events/",
     "/api/v1/collections/{slug}/qrels/",
+    "/api/v1/collections/{slug}/llm-jobs/",
+    "/api/v1/collections/{slug}/llm-jobs/{id}/",
     "/api/v1/judges/",
     "/api/v1/judges/{id}/",
 ]

@@ -1,0 +1,202 @@
+"""Call an OpenAI-compatible Chat Completions endpoint, with retries (no Django).
+
+Transient failures — HTTP 429 and 5xx, timeouts and connection errors — are retried up to
+``max_attempts`` in all, waiting as the server's ``Retry-After`` says, else an exponential
+backoff with full jitter (uniform in ``[0, min(cap, base · 2^(n-1))]``). Anything else, and
+what is still failing after the last attempt, raises :class:`CallFailed` with the reason and
+the raw answer. The API key only ever goes into the ``Authorization`` header.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+#: Longest wait a ``Retry-After`` header may impose, in seconds.
+MAX_RETRY_AFTER = 120.0
+#: Characters of a raw answer kept in failures.
+RAW_LIMIT = 20_000
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    """How to reach a judge's endpoint and how to retry."""
+
+    endpoint: str
+    model: str
+    api_key: str | None = field(default=None, repr=False)
+    decoding: dict[str, Any] = field(default_factory=dict)
+    json_mode: bool = False
+    timeout: float = 60.0
+    max_attempts: int = 5
+    backoff_base: float = 0.5
+    backoff_cap: float = 30.0
+
+    @property
+    def url(self) -> str:
+        """Return the Chat Completions URL."""
+        return self.endpoint.rstrip("/") + "/chat/completions"
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One successful answer."""
+
+    content: str
+    model: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_ms: float
+    attempts: int
+
+
+class CallFailed(Exception):
+    """A request that did not produce an answer."""
+
+    def __init__(self, reason: str, *, raw: str = "", attempts: int = 1) -> None:
+        """Keep the reason, the raw answer (shortened) and how many attempts were made."""
+        super().__init__(reason)
+        self.reason = reason
+        self.raw = raw[:RAW_LIMIT]
+        self.attempts = attempts
+
+
+class _Transient(Exception):
+    """A failure worth retrying, with the server's requested delay if any."""
+
+    def __init__(self, reason: str, raw: str = "", retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason, self.raw, self.retry_after = reason, raw, retry_after
+
+
+def retry_after_seconds(value: str | None, *, now: float | None = None) -> float | None:
+    """Read a ``Retry-After`` header (seconds or an HTTP date); None if absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when is None:
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    if seconds != seconds:  # NaN
+        return None
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
+
+
+def backoff_delay(attempt: int, *, base: float, cap: float, rng: Callable[[], float]) -> float:
+    """Return the full-jitter delay after failed attempt number ``attempt`` (1-based)."""
+    return rng() * min(cap, base * 2 ** (attempt - 1))
+
+
+def request_body(config: ClientConfig, messages: list[dict[str, str]]) -> dict[str, Any]:
+    """Return the JSON body of a Chat Completions request."""
+    body: dict[str, Any] = dict(config.decoding)
+    body["model"] = config.model
+    body["messages"] = messages
+    if config.json_mode:
+        body["response_format"] = {"type": "json_object"}
+    return body
+
+
+def _completion(response: httpx.Response, started: float, attempts: int) -> Completion:
+    """Read a 200 answer; raise :class:`CallFailed` if it is not a Chat Completion."""
+    raw = response.text
+    try:
+        data = response.json()
+        content = data["choices"][0]["message"]["content"]
+        if not isinstance(content, str):
+            raise TypeError("content is not a string")
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        raise CallFailed(
+            f"Malformed response (not a chat completion: {exc.__class__.__name__}).",
+            raw=raw,
+            attempts=attempts,
+        ) from None
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    tokens = {
+        key: value if isinstance(value, int) and not isinstance(value, bool) else None
+        for key, value in (
+            ("prompt", usage.get("prompt_tokens")),
+            ("completion", usage.get("completion_tokens")),
+        )
+    }
+    model = data.get("model")
+    return Completion(
+        content=content,
+        model=model if isinstance(model, str) else "",
+        prompt_tokens=tokens["prompt"],
+        completion_tokens=tokens["completion"],
+        latency_ms=(time.perf_counter() - started) * 1000.0,
+        attempts=attempts,
+    )
+
+
+async def complete(
+    client: httpx.AsyncClient,
+    config: ClientConfig,
+    messages: list[dict[str, str]],
+    *,
+    sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    rng: Callable[[], float] = random.random,
+) -> Completion:
+    """Send one chat request, retrying transient failures; return the answer.
+
+    Raises :class:`CallFailed` when the request cannot succeed or all attempts failed.
+    """
+    headers = {"Content-Type": "application/json"}
+    if config.api_key:
+        headers["Authorization"] = f"Bearer {config.api_key}"
+    body = request_body(config, messages)
+    attempts = max(1, int(config.max_attempts))
+    last: _Transient | None = None
+    for attempt in range(1, attempts + 1):
+        started = time.perf_counter()
+        try:
+            try:
+                response = await client.post(
+                    config.url, json=body, headers=headers, timeout=config.timeout
+                )
+            except httpx.TimeoutException:
+                raise _Transient(f"Timed out after {config.timeout:g} s.") from None
+            except httpx.TransportError as exc:
+                raise _Transient(f"Connection error ({exc.__class__.__name__}).") from None
+            if response.status_code == 429 or response.status_code >= 500:
+                raise _Transient(
+                    f"HTTP {response.status_code}.",
+                    raw=response.text,
+                    retry_after=retry_after_seconds(response.headers.get("Retry-After")),
+                )
+            if response.status_code != 200:
+                raise CallFailed(
+                    f"HTTP {response.status_code} (not retried).",
+                    raw=response.text,
+                    attempts=attempt,
+                )
+            return _completion(response, started, attempt)
+        except _Transient as exc:
+            last = exc
+            if attempt == attempts:
+                break
+            delay = exc.retry_after
+            if delay is None:
+                delay = backoff_delay(
+                    attempt, base=config.backoff_base, cap=config.backoff_cap, rng=rng
+                )
+            await sleep(delay)
+    assert last is not None
+    raise CallFailed(
+        f"{last.reason} Gave up after {attempts} attempt(s).", raw=last.raw, attempts=attempts
+    )

@@ -1,0 +1,159 @@
+"""Read a grade out of an LLM judge's answer and map it onto 0–4 (no Django).
+
+The answer is JSON ``{"grade": n, ...}`` when its content parses as a JSON object (a
+Markdown code fence around it is allowed); otherwise the label is the last match of the
+judge's answer pattern (by default ``final score: N``). A label that is not on the judge's
+native scale is an error: it is never rounded or clamped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+
+#: Default answer pattern: the number after the last ``final score:`` (UMBRELA style).
+DEFAULT_ANSWER_PATTERN = r"final\s+score\s*[:=]\s*\**\s*([-+]?\d+(?:\.\d+)?)"
+
+#: Scale assumed when a judge declares none: Graded's own grades.
+GRADED_SCALE: list[str] = ["0", "1", "2", "3", "4"]
+
+_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL | re.IGNORECASE)
+
+
+class AnswerError(ValueError):
+    """The answer holds no usable label."""
+
+
+def compile_pattern(pattern: str) -> re.Pattern[str]:
+    """Compile an answer pattern (case-insensitive); raise ``ValueError`` if it is unusable.
+
+    The pattern must have at most one capturing group; the label is that group, or the
+    whole match when there is none.
+    """
+    try:
+        compiled = re.compile(pattern or DEFAULT_ANSWER_PATTERN, re.IGNORECASE)
+    except re.error as exc:
+        raise ValueError(f"Not a valid regular expression: {exc}.") from None
+    if compiled.groups > 1:
+        raise ValueError("Use at most one capturing group (the label).")
+    return compiled
+
+
+def label_of(value: object) -> str | None:
+    """Return a JSON grade value as a label string, or None when it cannot be one."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isfinite(value) and value.is_integer():
+            return str(int(value))
+        return repr(value)
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    return None
+
+
+def _json_object(content: str) -> dict | None:
+    """Return the content as a JSON object if it is one (fenced or not), else None."""
+    text = content.strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group(1)
+    if not text.startswith("{"):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def extract_label(content: str, *, pattern: str = "") -> str:
+    """Return the label an answer gives, before any scale check.
+
+    Raises :class:`AnswerError` when the answer is empty, is JSON without a usable
+    ``grade``, or has no match of ``pattern``.
+    """
+    if not content or not content.strip():
+        raise AnswerError("The answer is empty.")
+    data = _json_object(content)
+    if data is not None:
+        if "grade" not in data:
+            raise AnswerError("The JSON answer has no 'grade'.")
+        label = label_of(data["grade"])
+        if label is None:
+            raise AnswerError(f"The JSON answer's grade {data['grade']!r} is not a label.")
+        return label
+    compiled = compile_pattern(pattern)
+    matches = list(compiled.finditer(content))
+    if not matches:
+        raise AnswerError(f"No match of the answer pattern {compiled.pattern!r}.")
+    last = matches[-1]
+    return (last.group(1) if compiled.groups else last.group(0)).strip()
+
+
+def on_scale(label: str, native_scale: Sequence[str]) -> str:
+    """Return the scale's own spelling of ``label``; raise :class:`AnswerError` if off-scale.
+
+    Numeric labels compare by value when both are whole numbers (``"02"`` is ``"2"``,
+    ``"2.0"`` is ``"2"``); ``"2.5"`` is never ``"2"`` or ``"3"``.
+    """
+    scale = list(native_scale) or GRADED_SCALE
+    if label in scale:
+        return label
+    number = _whole(label)
+    if number is not None:
+        for candidate in scale:
+            if _whole(candidate) == number:
+                return candidate
+    raise AnswerError(f"Label {label!r} is not on the scale {scale}.")
+
+
+def _whole(text: str) -> int | None:
+    """Return ``text`` as a whole number if it spells one exactly, else None."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    if not math.isfinite(value) or not value.is_integer():
+        return None
+    return int(value)
+
+
+def to_grade(label: str, *, native_scale: Sequence[str], mapping: Mapping[str, int]) -> int:
+    """Return the 0–4 grade of a native label (checked against the scale first).
+
+    Without a mapping, labels are read as grades themselves and must be 0–4.
+    """
+    label = on_scale(label, native_scale)
+    if mapping:
+        if label not in mapping:
+            raise AnswerError(f"Label {label!r} has no grade in the scale mapping.")
+        return int(mapping[label])
+    grade = _whole(label)
+    if grade is None or not 0 <= grade <= 4:
+        raise AnswerError(f"Label {label!r} is not a grade from 0 to 4.")
+    return grade
+
+
+def parse_answer(
+    content: str,
+    *,
+    native_scale: Sequence[str],
+    mapping: Mapping[str, int],
+    pattern: str = "",
+) -> tuple[str, int]:
+    """Return ``(native label, grade 0–4)`` of an answer; raise :class:`AnswerError`."""
+    label = on_scale(extract_label(content, pattern=pattern), native_scale)
+    return label, to_grade(label, native_scale=native_scale, mapping=mapping)
+
+
+def parse_label(
+    label: str, *, native_scale: Sequence[str], mapping: Mapping[str, int]
+) -> tuple[str, int]:
+    """Return ``(native label, grade 0–4)`` of a label given directly (not in an answer)."""
+    label = on_scale(label, native_scale)
+    return label, to_grade(label, native_scale=native_scale, mapping=mapping)

@@ -1,0 +1,140 @@
+"""Models of LLM judge runs: jobs, per-pair failures, and the provenance of LLM grades."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class LLMJob(models.Model):
+    """One run of an LLM judge over a collection's pool."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    collection = models.ForeignKey(
+        "judging.Collection", on_delete=models.CASCADE, related_name="llm_jobs"
+    )
+    judge = models.ForeignKey("judging.Judge", on_delete=models.PROTECT, related_name="llm_jobs")
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.QUEUED, help_text="Where it is."
+    )
+    total = models.PositiveIntegerField(default=0, help_text="Pairs this job set out to judge.")
+    done = models.PositiveIntegerField(default=0, help_text="Pairs judged.")
+    failed = models.PositiveIntegerField(default=0, help_text="Pairs that failed.")
+    skipped = models.PositiveIntegerField(
+        default=0, help_text="Pairs in scope the judge had already graded."
+    )
+    prompt_tokens = models.PositiveBigIntegerField(default=0, help_text="Prompt tokens used.")
+    completion_tokens = models.PositiveBigIntegerField(
+        default=0, help_text="Completion tokens used."
+    )
+    options = models.JSONField(
+        default=dict, blank=True, help_text="concurrency, limit and queries as requested."
+    )
+    error = models.TextField(blank=True, help_text="Why the whole job failed, if it did.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="llm_jobs",
+        help_text="Who started it (empty from the command line).",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = "LLM job"
+        indexes = [models.Index(fields=["collection", "created_at"], name="llm_job_collection")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(done__lte=models.F("total")), name="llm_job_done_le_total"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        """Return ``job N (status)``."""
+        return f"LLM job {self.pk} ({self.status})"
+
+    @property
+    def processed(self) -> int:
+        """Return how many pairs have an outcome (judged or failed)."""
+        return self.done + self.failed
+
+    @property
+    def percent(self) -> int:
+        """Return the share of pairs with an outcome, 0–100."""
+        return 100 if not self.total else min(100, round(100 * self.processed / self.total))
+
+
+class LLMFailure(models.Model):
+    """A pair an LLM job could not grade: never a judgment, retried by the next run."""
+
+    job = models.ForeignKey(LLMJob, on_delete=models.CASCADE, related_name="failures")
+    query = models.ForeignKey("judging.Query", on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey("judging.Document", on_delete=models.CASCADE, related_name="+")
+    reason = models.TextField(help_text="What went wrong.")
+    raw_answer = models.TextField(blank=True, help_text="The answer as received, if any.")
+    attempts = models.PositiveSmallIntegerField(default=1, help_text="Requests made.")
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        verbose_name = "LLM failure"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["job", "query", "document"], name="llm_failure_unique_pair"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        """Return ``query/document: reason``."""
+        return f"{self.query_id}/{self.document_id}: {self.reason}"
+
+
+class LLMOutput(models.Model):
+    """Provenance of an LLM judge's current judgment: what was asked and answered."""
+
+    judgment = models.OneToOneField(
+        "judging.Judgment", on_delete=models.CASCADE, related_name="llm_output"
+    )
+    job = models.ForeignKey(
+        LLMJob,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="outputs",
+        help_text="The job that produced it (empty when posted over the API).",
+    )
+    native_label = models.CharField(
+        max_length=100, blank=True, help_text="The label on the judge's own scale."
+    )
+    raw_output = models.TextField(blank=True, help_text="The answer as the model gave it.")
+    prompt_hash = models.CharField(
+        max_length=64, blank=True, help_text="SHA-256 of the system and user messages sent."
+    )
+    template_version = models.CharField(
+        max_length=100, blank=True, help_text="Prompt version, or a hash of the template."
+    )
+    model_reported = models.CharField(
+        max_length=200, blank=True, help_text="Model name as the API reported it."
+    )
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    latency_ms = models.FloatField(null=True, blank=True, help_text="Latency of the answer.")
+    attempts = models.PositiveSmallIntegerField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = "LLM output"
+
+    def __str__(self) -> str:
+        """Return ``judgment N: label``."""
+        return f"judgment {self.judgment_id}: {self.native_label}"

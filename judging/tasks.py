@@ -1,0 +1,16 @@
+"""Background work of the judging app (Celery; runs inline when no broker is configured)."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+
+@shared_task(name="judging.run_llm_job")
+def run_llm_job(job_id: int) -> None:
+    """Run one LLM judge job to the end."""
+    from .llm import runner
+    from .models_llm import LLMJob
+
+    job = LLMJob.objects.select_related("judge", "collection").filter(pk=job_id).first()
+    if job is not None and job.status == LLMJob.Status.QUEUED:
+        runner.run_job(job)

@@ -1,0 +1,52 @@
+"""Fixtures of the LLM judge tests: a fake server and a pooled collection."""
+
+from __future__ import annotations
+
+import pytest
+
+from judging.models import Judge
+from tests import factories
+
+from .fake_server import FakeLLM
+
+KEY = "sk-test-SECRET-0123456789abcdef"
+KEY_ENV = "GRADED_TEST_LLM_KEY"
+
+
+@pytest.fixture
+def fake():
+    """Return a running fake server (stopped after the test)."""
+    server = FakeLLM()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def api_key(monkeypatch):
+    """Put the test key in its environment variable; return the key."""
+    monkeypatch.setenv(KEY_ENV, KEY)
+    return KEY
+
+
+@pytest.fixture
+def llm(db, fake, api_key):
+    """Return an LLM judge on the fake server with the UMBRELA-style 0–3 scale."""
+    return Judge.objects.create(
+        kind=Judge.Kind.LLM,
+        name="umbrela",
+        provider="fake",
+        model="fake-model",
+        endpoint=fake.url,
+        api_key_env=KEY_ENV,
+        native_scale=["0", "1", "2", "3"],
+        scale_mapping={"0": 0, "1": 1, "2": 3, "3": 4},
+        decoding={"temperature": 0, "seed": 7, "max_tokens": 300},
+        max_attempts=3,
+        timeout_seconds=5,
+    )
+
+
+@pytest.fixture
+def pooled(coll):
+    """Pool 3 queries × 4 documents in ``coll``; return the pool entries."""
+    return factories.pool(coll, 3, 4)

@@ -1,0 +1,122 @@
+"""LLM judge pages: run a job from the browser, follow it live, configure the judge."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from judging.forms_llm import JudgeAdminForm
+from judging.models import Judge, Membership
+from judging.models_llm import LLMJob
+from tests import factories
+
+from .conftest import KEY
+from .fake_server import Reply
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def cora(coll):
+    usr = factories.user("cora")
+    factories.member(coll, usr, Membership.Role.COORDINATOR)
+    return usr
+
+
+def _client(usr) -> Client:
+    client = Client()
+    client.force_login(usr)
+    return client
+
+
+def test_collection_page_links_coordinators_only(coll, cora, judge_user):
+    link = f"/c/{coll.slug}/llm-jobs/"
+    assert link in _client(cora).get(f"/c/{coll.slug}/").content.decode()
+    assert link not in _client(judge_user).get(f"/c/{coll.slug}/").content.decode()
+    assert _client(judge_user).get(link).status_code == 404
+
+
+def test_run_from_the_browser_and_follow_progress(
+    coll, cora, pooled, llm, fake, django_capture_on_commit_callbacks
+):
+    client = _client(cora)
+    page = client.get(f"/c/{coll.slug}/llm-jobs/")
+    assert page.status_code == 200
+    assert "umbrela" in page.content.decode()
+    fake.script = lambda body, n: Reply(status=400, body="nope") if n == 0 else Reply()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            f"/c/{coll.slug}/llm-jobs/", {"judge": llm.pk, "concurrency": 1, "limit": 5}
+        )
+    job = LLMJob.objects.get()
+    assert response.status_code == 303
+    assert response["Location"] == f"/c/{coll.slug}/llm-jobs/{job.pk}/"
+    detail = client.get(response["Location"]).content.decode()
+    assert "4 judged · 1 failed" in detail
+    assert "HTTP 400 (not retried)." in detail and "nope" in detail
+    assert 'hx-trigger="every 1s"' not in detail  # done: polling stops
+    part = client.get(f"{response['Location']}?part=progress", HTTP_HX_REQUEST="true")
+    assert part.content.decode().lstrip().startswith('<div id="llm-job-progress"')
+    assert KEY not in detail and KEY not in page.content.decode()
+
+
+def test_running_job_polls(coll, cora, llm):
+    job = LLMJob.objects.create(collection=coll, judge=llm, total=10, done=3)
+    html = _client(cora).get(f"/c/{coll.slug}/llm-jobs/{job.pk}/").content.decode()
+    assert 'hx-trigger="every 1s"' in html
+    assert f"/c/{coll.slug}/llm-jobs/{job.pk}/?part=progress" in html
+
+
+def test_start_with_missing_key_shows_the_error(coll, cora, pooled, llm, fake, monkeypatch):
+    monkeypatch.delenv(llm.api_key_env)
+    response = _client(cora).post(f"/c/{coll.slug}/llm-jobs/", {"judge": llm.pk, "concurrency": 2})
+    assert response.status_code == 400
+    assert f"{llm.api_key_env} is not set" in response.content.decode()
+    assert not LLMJob.objects.exists() and fake.requests == []
+
+
+def test_configure_judge(coll, cora, llm):
+    url = f"/c/{coll.slug}/llm-judges/{llm.pk}/edit/"
+    client = _client(cora)
+    assert client.get(url).status_code == 200
+    form = {
+        "name": "umbrela",
+        "model": "m2",
+        "endpoint": "http://127.0.0.1:9/v1/",
+        "api_key_env": "sk-live-abcdef",
+        "prompt_template": "{query} {passage}",
+        "native_scale": '["0", "1"]',
+        "scale_mapping": '{"0": 0, "1": 4}',
+        "decoding": '{"temperature": 0}',
+        "max_attempts": 3,
+        "timeout_seconds": 30,
+    }
+    response = client.post(url, form)
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "{passage}" in html and "NAME of an environment variable" in html
+    form.update(api_key_env="MY_KEY", prompt_template="{query}\n{document}")
+    response = client.post(url, form)
+    assert response.status_code == 303
+    llm.refresh_from_db()
+    assert (llm.model, llm.endpoint, llm.api_key_env) == ("m2", "http://127.0.0.1:9/v1", "MY_KEY")
+    assert llm.scale_mapping == {"0": 0, "1": 4} and llm.decoding == {"temperature": 0}
+
+
+def test_admin_form_checks_the_template(db):
+    form = JudgeAdminForm(
+        data={
+            "kind": "llm",
+            "name": "x",
+            "model": "m",
+            "prompt_template": "{body}",
+            "decoding": "{}",
+            "native_scale": "[]",
+            "scale_mapping": "{}",
+            "max_attempts": 5,
+            "timeout_seconds": 60,
+        }
+    )
+    assert not form.is_valid()
+    assert "{body}" in form.errors["prompt_template"][0]
+    assert Judge.objects.count() == 0
