@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from config.http import see_other
 
-from . import selectors, selectors_agreement, services
+from . import selectors, selectors_agreement, selectors_card, services, services_undo
 from .forms import (
     DocumentImportForm,
     JudgmentFilterForm,
@@ -33,6 +33,7 @@ from .rendering import highlight, render_body, render_guidelines
 Role = Membership.Role
 JUDGING_ROLES = (Role.JUDGE, Role.COORDINATOR)
 JUDGMENTS_PER_PAGE = 25
+SAVED_KEY = "judging_saved"
 
 
 def _judge(request: HttpRequest) -> Judge:
@@ -110,11 +111,18 @@ def _render_card(
         "form": form,
         "guidelines_html": render_guidelines(collection.guidelines),
         "note": note,
+        "saved": request.session.pop(SAVED_KEY, "") if form is None else "",
     }
     if entry is not None:
         query_text = entry.query.text
         document = entry.document
+        in_query = selectors_card.query_progress(
+            judge=judge,
+            entry=entry,
+            is_final=judgment is not None and judgment.status in selectors.FINAL_STATUSES,
+        )
         context.update(
+            in_query=in_query,
             query=entry.query,
             document=document,
             title_html=highlight(document.title, query_text),
@@ -166,7 +174,7 @@ def judge_pair(request: HttpRequest, slug: str, entry_id: int) -> HttpResponse:
         if form.is_valid():
             label = form.label(previous=judgment)
             try:
-                services.judgment_record(
+                saved = services.judgment_record(
                     judge=judge,
                     query=entry.query,
                     document=entry.document,
@@ -177,6 +185,10 @@ def judge_pair(request: HttpRequest, slug: str, entry_id: int) -> HttpResponse:
             except ValidationError as error:
                 add_service_errors(form, error)
             else:
+                request.session[SAVED_KEY] = (
+                    f"Saved {_label_text(collection, saved)} for "
+                    f"{entry.query.external_id} / {entry.document.external_id}."
+                )
                 return see_other(reverse("judging:judge_next", args=[collection.slug]))
     return _render_card(
         request,
@@ -190,6 +202,24 @@ def judge_pair(request: HttpRequest, slug: str, entry_id: int) -> HttpResponse:
         form=form,
         status=400 if form is not None else 200,
     )
+
+
+@login_required
+@require_http_methods(["POST"])
+def judge_undo(request: HttpRequest, slug: str) -> HttpResponse:
+    """Undo the judge's last change (Ctrl+Z) and show that pair's card again."""
+    collection = selectors.collection_for_member(user=request.user, slug=slug, roles=JUDGING_ROLES)
+    entry = services_undo.judgment_undo_last(
+        judge=_judge(request), collection=collection, actor=request.user
+    )
+    if entry is None:
+        request.session[SAVED_KEY] = "Nothing to undo."
+        return see_other(reverse("judging:judge_next", args=[collection.slug]))
+    request.session[SAVED_KEY] = (
+        f"Undone: {entry.query.external_id} / {entry.document.external_id} "
+        "is back as it was before your last change."
+    )
+    return see_other(reverse("judging:judge_pair", args=[collection.slug, entry.pk]))
 
 
 @login_required
