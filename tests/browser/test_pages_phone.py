@@ -1,0 +1,139 @@
+"""Every page at 390×844 (and desktop): no sideways scrolling; wide tables scroll in a box."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from django.urls import reverse
+from playwright.sync_api import expect
+
+from judging.models import Membership, PoolEntry
+from metrics.models import Run
+from tests import factories
+from tests.metrics import pages_factories as pf
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+PASSWORD = "phone-pass-1"
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1366, "height": 820}
+SHOTS = os.environ.get("GRADED_SCREENSHOTS")
+
+
+@pytest.fixture
+def world(settings, tmp_path):
+    """Build a collection with long query texts, two scored runs, a team, judge and coordinator."""
+    settings.MEDIA_ROOT = tmp_path
+    coll = factories.collection(
+        "phone", name="Phone-sized collection", guidelines="Judge **topical** relevance."
+    )
+    queries = [
+        factories.query(
+            coll,
+            f"q{i}",
+            text=f"extraordinarily long query number {i} about floor plans vs layouts",
+            description="Looking for floor plans.",
+            narrative="Plans of floors are relevant.",
+        )
+        for i in (1, 2, 3)
+    ]
+    docs = [factories.document(coll, f"doc-with-a-long-identifier-{i:03d}") for i in range(8)]
+    for q in queries:
+        for d in docs[:4]:
+            PoolEntry.objects.create(collection=coll, query=q, document=d)
+    pf.live_grades(coll, queries[0], {docs[0]: 3.0, docs[1]: 1.0, docs[2]: 0.0})
+    pf.live_grades(coll, queries[1], {docs[3]: 2.0, docs[4]: 0.0})
+    users = {}
+    for name, role in (
+        ("cora", Membership.Role.COORDINATOR),
+        ("judy", Membership.Role.JUDGE),
+    ):
+        users[name] = factories.user(name, password=PASSWORD)
+        factories.member(coll, users[name], role=role)
+    tess = factories.user("tess", password=PASSWORD)
+    team = pf.team(coll, "Team with a rather long name", [tess])
+    for tag, order in (("baseline-with-long-tag", [0, 1, 2]), ("challenger-run-v2", [2, 1, 0])):
+        pf.run(
+            coll,
+            team,
+            tag,
+            per_query={
+                q: {"nDCG@10": 0.2 + 0.1 * i, "Judged@10": 1.0, "P@10": 0.1}
+                for i, q in enumerate(queries)
+            },
+            rankings={queries[0]: [docs[i] for i in order], queries[1]: [docs[3], docs[4]]},
+        )
+    return {"coll": coll, "queries": queries}
+
+
+def pages(world, role: str) -> list[str]:
+    slug = world["coll"].slug
+    one, two = Run.objects.order_by("pk")
+    common = [reverse("judging:home"), reverse("judging:collection_detail", args=[slug])]
+    metrics = [
+        reverse("metrics:leaderboard", args=[slug]),
+        reverse("metrics:run_detail", args=[slug, one.pk]),
+        reverse("metrics:compare", args=[slug]) + f"?a={one.pk}&b={two.pk}",
+        reverse("metrics:difficulty", args=[slug]),
+    ]
+    if role == "tess":
+        return [*common, *metrics, reverse("metrics:run_create", args=[slug])]
+    judging = [
+        reverse("judging:judge_next", args=[slug]),
+        reverse("judging:judgment_list", args=[slug]),
+        reverse("profile"),
+    ]
+    if role == "judy":
+        return common + judging
+    return [
+        *common,
+        *judging,
+        *metrics,
+        reverse("metrics:collection_update", args=[slug]),
+        reverse("judging:collection_agreement", args=[slug]),
+        reverse("judging:poolentry_create", args=[slug]),
+        reverse("judging:document_import", args=[slug]),
+    ]
+
+
+def log_in(page, username: str) -> None:
+    page.goto(reverse("login"))
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button:has-text('Log in')")
+    expect(page.locator(".site-user")).to_have_text(username)
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["phone", "desktop"])
+@pytest.mark.parametrize("username", ["cora", "judy", "tess"])
+def test_no_page_scrolls_sideways(browser, live_server, console, world, viewport, username):
+    context = browser.new_context(base_url=live_server.url, viewport=viewport)
+    try:
+        page = context.new_page()
+        page.on("pageerror", lambda error: console.page_errors.append(str(error)))
+        log_in(page, username)
+        for path in pages(world, username):
+            response = page.goto(path)
+            assert response.status == 200, path
+            widths = page.evaluate(
+                "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+            )
+            if SHOTS and viewport is PHONE:
+                name = path.strip("/").replace("/", "_").replace("?", "_") or "home"
+                page.screenshot(path=f"{SHOTS}/{username}-{name}.png", full_page=True)
+            wide = page.evaluate(
+                """() => [...document.querySelectorAll("body *")]
+                    .filter(e => e.getBoundingClientRect().right > innerWidth + 1)
+                    .filter(e => {
+                        for (let a = e.parentElement; a; a = a.parentElement) {
+                            if (getComputedStyle(a).overflowX !== "visible") return false;
+                        }
+                        return true;
+                    })
+                    .slice(0, 5).map(e => e.tagName + "." + e.className)"""
+            )
+            assert widths[0] <= widths[1], f"{path} scrolls sideways at {viewport}: {wide}"
+        assert console.problems() == []
+    finally:
+        context.close()
