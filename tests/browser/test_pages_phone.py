@@ -74,6 +74,7 @@ def pages(world, role: str) -> list[str]:
     metrics = [
         reverse("metrics:leaderboard", args=[slug]),
         reverse("metrics:run_detail", args=[slug, one.pk]),
+        reverse("metrics:run_query", args=[slug, one.pk, world["queries"][0].pk]),
         reverse("metrics:compare", args=[slug]) + f"?a={one.pk}&b={two.pk}",
         reverse("metrics:difficulty", args=[slug]),
     ]
