@@ -296,7 +296,9 @@ def pool_entry_create(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         rows = form.cleaned_data["rows"]
         try:
-            added = services.pool_add(collection=collection, pairs=rows)
+            added = services.pool_add(
+                collection=collection, pairs=rows, line_errors=form.cleaned_data["line_errors"]
+            )
         except ValidationError as error:
             form.add_error("file" if form.cleaned_data.get("file") else "pairs", error)
         else:

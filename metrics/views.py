@@ -195,7 +195,12 @@ def run_create(request: HttpRequest, slug: str) -> HttpResponse:
             except RunRejected as rejected:
                 form.add_rejection(rejected.errors)
             else:
-                messages.success(request, f"Run {run.tag} was submitted and scored.")
+                messages.success(
+                    request,
+                    f"Run {run.tag} was submitted and scored. It added {run.pairs_pooled} "
+                    f"new pair{'' if run.pairs_pooled == 1 else 's'} to the judges' pool "
+                    f"(unjudged documents of its top {collection.pool_depth}).",
+                )
                 url = reverse("metrics:run_detail", args=[collection.slug, run.pk])
                 if request.headers.get("X-Requested-With") == "XMLHttpRequest":
                     # upload.js opens the run page itself (a followed redirect would eat
