@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import views, views_query
+from . import views, views_pool, views_query
 
 app_name = "metrics"
 urlpatterns = [
@@ -17,5 +17,6 @@ urlpatterns = [
     path("c/<slug:slug>/runs/<int:pk>/file/", views.run_file, name="run_file"),
     path("c/<slug:slug>/compare/", views.run_compare, name="compare"),
     path("c/<slug:slug>/difficulty/", views.query_difficulty, name="difficulty"),
+    path("c/<slug:slug>/pool/", views_pool.pool_list, name="pool"),
     path("c/<slug:slug>/settings/", views.collection_update, name="collection_update"),
 ]

@@ -95,6 +95,7 @@ def pages(world, role: str) -> list[str]:
         reverse("judging:collection_agreement", args=[slug]),
         reverse("judging:poolentry_create", args=[slug]),
         reverse("judging:document_import", args=[slug]),
+        reverse("metrics:pool", args=[slug]),
     ]
 
 
@@ -135,6 +136,35 @@ def test_no_page_scrolls_sideways(browser, live_server, console, world, viewport
                     .slice(0, 5).map(e => e.tagName + "." + e.className)"""
             )
             assert widths[0] <= widths[1], f"{path} scrolls sideways at {viewport}: {wide}"
+        assert console.problems() == []
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_coordinator_reaches_settings_and_the_pool(browser, live_server, console, world, viewport):
+    context = browser.new_context(base_url=live_server.url, viewport=viewport)
+    try:
+        page = context.new_page()
+        page.on("pageerror", lambda error: console.page_errors.append(str(error)))
+        log_in(page, "cora")
+        page.goto(reverse("judging:collection_detail", args=[world["coll"].slug]))
+        page.click("a.button:has-text('Settings')")
+        expect(page.locator("h1")).to_have_text("Leaderboard settings")
+        page.go_back()
+        page.click("a.button:has-text('Pool')")
+        expect(page.locator("h1")).to_have_text("Judging pool")
+        expect(page.locator("#pool tbody tr")).to_have_count(12)
+        page.fill("input[name=query]", "q2")
+        page.check("input[name=unjudged]")
+        page.click("button:has-text('Filter')")
+        expect(page.locator("#pool tbody tr")).to_have_count(4)
+        expect(page.locator("#pool tbody tr").first).to_have_attribute(
+            "data-pair", "q2/doc-with-a-long-identifier-000"
+        )
+        assert page.evaluate(
+            "document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+        )
         assert console.problems() == []
     finally:
         context.close()
