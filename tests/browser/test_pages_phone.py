@@ -168,3 +168,28 @@ def test_coordinator_reaches_settings_and_the_pool(browser, live_server, console
         assert console.problems() == []
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_thin_topics_greyed_out_with_a_note_above_the_chart(
+    browser, live_server, console, world, viewport
+):
+    context = browser.new_context(base_url=live_server.url, viewport=viewport)
+    try:
+        page = context.new_page()
+        page.on("pageerror", lambda error: console.page_errors.append(str(error)))
+        log_in(page, "cora")
+        page.goto(reverse("metrics:difficulty", args=[world["coll"].slug]))
+        note = page.locator("[data-thin-note]")
+        expect(note).to_contain_text("2 of 2 queries are too thin to standardize against")
+        assert note.bounding_box()["y"] < page.locator("svg.chart-boxes").bounding_box()["y"]
+        row = page.locator("tr[data-query='q1']")
+        expect(row).to_have_class("is-thin")
+        expect(row.locator("[data-thin-reason]")).to_contain_text("only 3 judged documents")
+        expect(row.locator("[data-field=pool]")).to_have_text("3")
+        color = row.locator("th").evaluate("e => getComputedStyle(e).color")
+        assert color == "rgb(107, 115, 133)"  # --muted
+        assert page.locator("svg .chart-box.is-thin").count() == 2
+        assert console.problems() == []
+    finally:
+        context.close()
