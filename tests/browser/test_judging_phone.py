@@ -166,3 +166,28 @@ def test_card_html_stays_light(client, judging_world):
     response = client.get(reverse("judging:judge_next", args=[judging_world["coll"].slug]))
     assert response.status_code == 200
     assert len(response.content) <= 15_000, len(response.content)
+
+
+@pytest.mark.parametrize(
+    "viewport", [PHONE, {"width": 1366, "height": 820}], ids=["phone", "desktop"]
+)
+def test_highlighting_matches_inflections_and_skips_stopwords(
+    browser, live_server, console, judging_world, viewport
+):
+    coll = judging_world["coll"]
+    coll.queries.update(text="floor plans vs layout")
+    coll.documents.update(
+        title="Floors and layouts",
+        body="Two floor plans vs three: a plan per floor; layouts, floored, floorboard.",
+    )
+    context = browser.new_context(base_url=live_server.url, viewport=viewport)
+    try:
+        page = context.new_page()
+        log_in(page, live_server, judging_world)
+        expect(page.locator("#doc-title mark")).to_have_text(["Floors", "layouts"])
+        expect(page.locator("#doc-body mark")).to_have_text(
+            ["floor", "plans", "plan", "floor", "layouts", "floored"]
+        )
+        assert "vs" not in page.locator("#doc-body mark").all_inner_texts()
+    finally:
+        context.close()

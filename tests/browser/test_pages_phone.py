@@ -193,3 +193,46 @@ def test_thin_topics_greyed_out_with_a_note_above_the_chart(
         assert console.problems() == []
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_settings_number_fields_and_checkbox_are_styled(browser, live_server, world, viewport):
+    context = browser.new_context(base_url=live_server.url, viewport=viewport)
+    try:
+        page = context.new_page()
+        log_in(page, "cora")
+        page.goto(reverse("metrics:collection_update", args=[world["coll"].slug]))
+        style = """e => { const s = getComputedStyle(e);
+            return [s.borderTopLeftRadius, s.paddingLeft, s.borderTopColor, s.fontSize]; }"""
+        text_like = page.locator("form.stacked-form textarea, form.stacked-form select").first
+        numbers = page.locator("input[type=number]")
+        assert numbers.count() >= 2
+        for i in range(numbers.count()):
+            assert numbers.nth(i).evaluate(style) == text_like.evaluate(style)
+        box = page.locator("input[type=checkbox]").first
+        size = box.bounding_box()
+        assert size["width"] >= 19 and size["height"] >= 19
+        assert box.evaluate("e => getComputedStyle(e).accentColor") == "rgb(36, 84, 197)"
+        label = page.locator(f"label[for='{box.get_attribute('id')}']").bounding_box()
+        assert label["x"] > size["x"]  # the box comes before its label, on one line
+        assert abs((label["y"] + label["height"] / 2) - (size["y"] + size["height"] / 2)) < 8
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_a_versus_b_names_the_baseline(browser, live_server, world, viewport):
+    context = browser.new_context(base_url=live_server.url, viewport=viewport)
+    try:
+        page = context.new_page()
+        log_in(page, "tess")
+        one, two = Run.objects.order_by("pk")
+        page.goto(reverse("metrics:compare", args=[world["coll"].slug]))
+        expect(page.locator("label:has-text('Run B (baseline)')")).to_be_visible()
+        page.goto(reverse("metrics:compare", args=[world["coll"].slug]) + f"?a={two.pk}&b={one.pk}")
+        expect(page.locator("[data-baseline]")).to_have_text(
+            f"Baseline: {one.tag} (run B). Every difference below is run − {one.tag}."
+        )
+        expect(page.locator("#result-title")).to_contain_text(f"against baseline {one.tag}")
+    finally:
+        context.close()
