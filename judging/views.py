@@ -18,7 +18,14 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from config.http import see_other
 
-from . import selectors, selectors_agreement, selectors_card, services, services_undo
+from . import (
+    selectors,
+    selectors_agreement,
+    selectors_card,
+    selectors_pictures,
+    services,
+    services_undo,
+)
 from .forms import (
     DocumentImportForm,
     JudgmentFilterForm,
@@ -82,6 +89,9 @@ def collection_detail(request: HttpRequest, slug: str) -> HttpResponse:
         ),
         "counts": selectors.collection_counts(collection=collection) if is_coordinator else None,
     }
+    if is_coordinator:
+        chart, series = selectors_pictures.progress_chart(collection=collection)
+        context.update(progress_chart=chart, progress_series=series)
     return render(request, "judging/collection_detail.html", context)
 
 
@@ -384,5 +394,11 @@ def collection_agreement(request: HttpRequest, slug: str) -> HttpResponse:
             "queries": queries,
             "sort": sort,
             "sort_label": selectors_agreement.COVERAGE_SORTS[sort].lower(),
+            "pictures": selectors_pictures.agreement_pictures(
+                collection=collection,
+                report=report,
+                a=request.GET.get("a"),
+                b=request.GET.get("b"),
+            ),
         },
     )
