@@ -41,6 +41,7 @@ def test_run_errors_in_one_round_and_the_file_stays(viewport_page, console, runs
     page = viewport_page
     slug = runs_world["coll"].slug
     log_in(page, reverse("metrics:run_create", args=[slug]))
+    page.wait_for_function("() => window.gradedUpload === true")  # upload.js is deferred
     # "Choose file" (not a drop) fills the tag from the file's name.
     page.set_input_files(
         "input[name=file]",
