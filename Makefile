@@ -21,7 +21,7 @@ install: $(VENV)/.installed
 run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
-	$(BIN)/python manage.py load_demo
+	$(BIN)/python manage.py load_demo --host $(HOST)
 	$(BIN)/python manage.py load_demo_team
 	@echo "Graded is starting: open http://$(HOST)/ and log in with a demo account above."
 	$(BIN)/python manage.py runserver $(HOST)

@@ -167,6 +167,8 @@ class PoolEntryCreateForm(forms.Form):
         required=False,
         label="…or a file",
         help_text="A UTF-8 text file with the same lines.",
+        # htmx keeps the chosen file when the page comes back with errors (hx-preserve).
+        widget=forms.ClearableFileInput(attrs={"hx-preserve": "true"}),
     )
 
     def clean(self) -> dict[str, Any]:
@@ -187,13 +189,15 @@ class PoolEntryCreateForm(forms.Form):
                 self.add_error("file", "The file is not UTF-8 text.")
                 return data
         try:
-            rows = importers.parse_pairs(text)
+            rows, line_errors = importers.parse_pairs_collecting(text)
         except ValidationError as error:
             self.add_error("file" if upload is not None else "pairs", error)
             return data
-        if not rows:
+        if not rows and not line_errors:
             self.add_error("pairs", "Give at least one “query-id document-id” line.")
+        # Malformed lines are reported by the service together with unknown ids.
         data["rows"] = rows
+        data["line_errors"] = line_errors
         return data
 
 

@@ -134,18 +134,29 @@ def parse_documents(data: bytes, name: str = "documents") -> list[DocumentRow]:
     return rows
 
 
-def parse_pairs(data: bytes | str, name: str = "pairs") -> list[PairRow]:
-    """Parse ``qid docno`` lines (bytes or text); raise ``ValidationError`` naming bad lines."""
+def parse_pairs_collecting(
+    data: bytes | str, name: str = "pairs"
+) -> tuple[list[PairRow], list[tuple[int, str]]]:
+    """Parse ``qid docno`` lines; return the well-formed rows and (line, message) errors."""
     rows: list[PairRow] = []
-    errors: list[str] = []
+    errors: list[tuple[int, str]] = []
     for number, line in _lines(data, name):
         parts = line.split()
         if len(parts) != 2:
             errors.append(
-                f"line {number}: expected two fields “query-id document-id”, got {len(parts)}"
+                (
+                    number,
+                    f"line {number}: expected two fields “query-id document-id”, got {len(parts)}",
+                )
             )
             continue
         rows.append(PairRow(number, parts[0], parts[1]))
+    return rows, errors
+
+
+def parse_pairs(data: bytes | str, name: str = "pairs") -> list[PairRow]:
+    """Parse ``qid docno`` lines (bytes or text); raise ``ValidationError`` naming bad lines."""
+    rows, errors = parse_pairs_collecting(data, name)
     if errors:
-        raise ValidationError(errors)
+        raise ValidationError([message for _line, message in errors])
     return rows

@@ -96,6 +96,7 @@ just me more most my no nor not of off on once only or other our ours out over o
 should so some such than that the their theirs them then there these they this those
 through to too under until up very was we were what when where which while who whom why
 will with would you your yours
+vs versus via etc ie eg per
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
@@ -142,13 +143,40 @@ def query_terms(query_text: str) -> list[str]:
     return sorted(terms, key=lambda t: (-len(t), t))
 
 
+_SUFFIXES = "(?:s|es|ed|ing|e|er|ers)?"
+
+
+def term_alternative(term: str) -> str:
+    """Return a regular expression for ``term`` and its simple English inflections.
+
+    A light suffix rule, not a stemmer: ``floor`` matches floor, floors, floored,
+    flooring; ``floors`` the same; ``city`` and ``cities`` match each other. Terms of
+    three letters or fewer, and words ending in "ss", are matched as written (plus
+    suffixes).
+    """
+    if term.isascii() and term.isalpha():
+        if len(term) > 4 and term.endswith("ies"):
+            return re.escape(term[:-3]) + "(?:y|ies)"
+        if len(term) > 3 and term.endswith("y") and term[-2] not in "aeiou":
+            return re.escape(term[:-1]) + "(?:y|ies)"
+        for suffix in ("ing", "ed", "es", "s"):
+            if term.endswith(suffix) and not term.endswith("ss") and len(term) - len(suffix) >= 3:
+                return re.escape(term[: -len(suffix)]) + _SUFFIXES
+        if len(term) > 2:
+            return re.escape(term) + _SUFFIXES
+    return re.escape(term)
+
+
 @lru_cache(maxsize=256)
 def _term_pattern(query_text: str) -> re.Pattern[str] | None:
-    """Return a case-insensitive whole-word pattern matching the query's terms, if any."""
+    """Return a case-insensitive whole-word pattern matching the query's terms, if any.
+
+    Each term also matches its simple inflections (:func:`term_alternative`).
+    """
     terms = query_terms(query_text)
     if not terms:
         return None
-    alternatives = "|".join(re.escape(term) for term in terms)
+    alternatives = "|".join(term_alternative(term) for term in terms)
     return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE)
 
 

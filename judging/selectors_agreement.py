@@ -87,6 +87,7 @@ class QueryCoverage:
     pooled: int
     graded: int
     complete: int
+    text: str = ""
 
     @property
     def share_graded(self) -> float | None:
@@ -237,7 +238,7 @@ def _query_coverage(collection: Collection) -> list[QueryCoverage]:
             ),
         )
         .order_by()
-        .values_list("external_id", "pooled", "graded", "complete")
+        .values_list("external_id", "pooled", "graded", "complete", "text")
     )
     return [QueryCoverage(*row) for row in rows]
 

@@ -348,12 +348,15 @@ def pool_add(
     pairs: Sequence[PairRow],
     source: str = PoolEntry.Source.MANUAL,
     create_missing_documents: bool = False,
+    line_errors: Sequence[tuple[int, str]] = (),
 ) -> int:
     """Add pairs to the collection's judging pool; return how many were new.
 
     Unknown query ids are errors. Unknown document ids are errors unless
     ``create_missing_documents`` is set, in which case id-only documents
     (``has_content=False``) are created: they are listed for import, never shown to judges.
+    ``line_errors`` (line, message) are problems the caller found while parsing (malformed
+    lines); they are reported together with the unknown ids, in line order.
     All-or-nothing: any error raises ``ValidationError`` listing every bad line.
     """
     queries = dict(collection.queries.values_list("external_id", "pk"))
@@ -361,14 +364,18 @@ def pool_add(
     documents = dict(
         collection.documents.filter(external_id__in=wanted_docs).values_list("external_id", "pk")
     )
-    errors = []
+    errors = list(line_errors)
     for row in pairs:
         if row.query_external_id not in queries:
-            errors.append(f"line {row.line}: unknown query id {row.query_external_id!r}")
+            errors.append(
+                (row.line, f"line {row.line}: unknown query id {row.query_external_id!r}")
+            )
         elif row.document_external_id not in documents and not create_missing_documents:
-            errors.append(f"line {row.line}: unknown document id {row.document_external_id!r}")
+            errors.append(
+                (row.line, f"line {row.line}: unknown document id {row.document_external_id!r}")
+            )
     if errors:
-        raise ValidationError(errors)
+        raise ValidationError([message for _line, message in sorted(errors)])
     missing = sorted(wanted_docs - documents.keys())
     if missing:
         Document.objects.bulk_create(

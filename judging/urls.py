@@ -10,6 +10,7 @@ urlpatterns = [
     path("c/<slug:slug>/", views.collection_detail, name="collection_detail"),
     path("c/<slug:slug>/agreement/", views.collection_agreement, name="collection_agreement"),
     path("c/<slug:slug>/judge/", views.judge_next, name="judge_next"),
+    path("c/<slug:slug>/judge/undo/", views.judge_undo, name="judge_undo"),
     path("c/<slug:slug>/judge/<int:entry_id>/", views.judge_pair, name="judge_pair"),
     path("c/<slug:slug>/judgments/", views.judgment_list, name="judgment_list"),
     path("c/<slug:slug>/judgments/<int:pk>/edit/", views.judgment_update, name="judgment_update"),

@@ -18,7 +18,14 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from config.http import see_other
 
-from . import selectors, selectors_agreement, services
+from . import (
+    selectors,
+    selectors_agreement,
+    selectors_card,
+    selectors_pictures,
+    services,
+    services_undo,
+)
 from .forms import (
     DocumentImportForm,
     JudgmentFilterForm,
@@ -33,6 +40,7 @@ from .rendering import highlight, render_body, render_guidelines
 Role = Membership.Role
 JUDGING_ROLES = (Role.JUDGE, Role.COORDINATOR)
 JUDGMENTS_PER_PAGE = 25
+SAVED_KEY = "judging_saved"
 
 
 def _judge(request: HttpRequest) -> Judge:
@@ -81,6 +89,9 @@ def collection_detail(request: HttpRequest, slug: str) -> HttpResponse:
         ),
         "counts": selectors.collection_counts(collection=collection) if is_coordinator else None,
     }
+    if is_coordinator:
+        chart, series = selectors_pictures.progress_chart(collection=collection)
+        context.update(progress_chart=chart, progress_series=series)
     return render(request, "judging/collection_detail.html", context)
 
 
@@ -110,11 +121,18 @@ def _render_card(
         "form": form,
         "guidelines_html": render_guidelines(collection.guidelines),
         "note": note,
+        "saved": request.session.pop(SAVED_KEY, "") if form is None else "",
     }
     if entry is not None:
         query_text = entry.query.text
         document = entry.document
+        in_query = selectors_card.query_progress(
+            judge=judge,
+            entry=entry,
+            is_final=judgment is not None and judgment.status in selectors.FINAL_STATUSES,
+        )
         context.update(
+            in_query=in_query,
             query=entry.query,
             document=document,
             title_html=highlight(document.title, query_text),
@@ -166,7 +184,7 @@ def judge_pair(request: HttpRequest, slug: str, entry_id: int) -> HttpResponse:
         if form.is_valid():
             label = form.label(previous=judgment)
             try:
-                services.judgment_record(
+                saved = services.judgment_record(
                     judge=judge,
                     query=entry.query,
                     document=entry.document,
@@ -177,6 +195,10 @@ def judge_pair(request: HttpRequest, slug: str, entry_id: int) -> HttpResponse:
             except ValidationError as error:
                 add_service_errors(form, error)
             else:
+                request.session[SAVED_KEY] = (
+                    f"Saved {_label_text(collection, saved)} for "
+                    f"{entry.query.external_id} / {entry.document.external_id}."
+                )
                 return see_other(reverse("judging:judge_next", args=[collection.slug]))
     return _render_card(
         request,
@@ -190,6 +212,24 @@ def judge_pair(request: HttpRequest, slug: str, entry_id: int) -> HttpResponse:
         form=form,
         status=400 if form is not None else 200,
     )
+
+
+@login_required
+@require_http_methods(["POST"])
+def judge_undo(request: HttpRequest, slug: str) -> HttpResponse:
+    """Undo the judge's last change (Ctrl+Z) and show that pair's card again."""
+    collection = selectors.collection_for_member(user=request.user, slug=slug, roles=JUDGING_ROLES)
+    entry = services_undo.judgment_undo_last(
+        judge=_judge(request), collection=collection, actor=request.user
+    )
+    if entry is None:
+        request.session[SAVED_KEY] = "Nothing to undo."
+        return see_other(reverse("judging:judge_next", args=[collection.slug]))
+    request.session[SAVED_KEY] = (
+        f"Undone: {entry.query.external_id} / {entry.document.external_id} "
+        "is back as it was before your last change."
+    )
+    return see_other(reverse("judging:judge_pair", args=[collection.slug, entry.pk]))
 
 
 @login_required
@@ -266,7 +306,9 @@ def pool_entry_create(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         rows = form.cleaned_data["rows"]
         try:
-            added = services.pool_add(collection=collection, pairs=rows)
+            added = services.pool_add(
+                collection=collection, pairs=rows, line_errors=form.cleaned_data["line_errors"]
+            )
         except ValidationError as error:
             form.add_error("file" if form.cleaned_data.get("file") else "pairs", error)
         else:
@@ -352,5 +394,11 @@ def collection_agreement(request: HttpRequest, slug: str) -> HttpResponse:
             "queries": queries,
             "sort": sort,
             "sort_label": selectors_agreement.COVERAGE_SORTS[sort].lower(),
+            "pictures": selectors_pictures.agreement_pictures(
+                collection=collection,
+                report=report,
+                a=request.GET.get("a"),
+                b=request.GET.get("b"),
+            ),
         },
     )

@@ -303,6 +303,7 @@ class BoxGroup:
     values: Sequence[float]
     note: str = ""
     annotation: str = ""
+    muted: bool = False  # drawn greyed out (e.g. a query whose pool is too thin)
 
 
 def box_plot(
@@ -375,8 +376,8 @@ def box_plot(
         note = f" — {group.note}" if group.note else ""
         parts.append(
             f'<text x="{left - 8}" y="{_n(cy + 4)}" text-anchor="end" class="chart-label" '
-            f'fill="#1c2230">{_e(_short(group.label, 16))}<title>{_e(group.label)}{_e(note)}'
-            "</title></text>"
+            f'fill="{"#8a93a6" if group.muted else "#1c2230"}">{_e(_short(group.label, 16))}'
+            f"<title>{_e(group.label)}{_e(note)}</title></text>"
         )
         if group.annotation:
             parts.append(
@@ -397,8 +398,9 @@ def box_plot(
             + "</title>"
         )
         y0 = cy - box_h / 2
+        muted = ' is-thin" opacity="0.35' if group.muted else ""
         parts.append(
-            f'<g class="chart-box">{tip}'
+            f'<g class="chart-box{muted}">{tip}'
             f'<line x1="{_n(x(stats_.low))}" x2="{_n(x(stats_.high))}" y1="{_n(cy)}" '
             f'y2="{_n(cy)}" stroke="#4a5366"/>'
             f'<line x1="{_n(x(stats_.low))}" x2="{_n(x(stats_.low))}" y1="{_n(cy - 5)}" '

@@ -23,6 +23,12 @@ from .engine.standardized import difficulty, difficulty_class, rndcg, sndcg
 from .models import RANKING_DTYPE, Run, RunQuery
 
 DEFAULT_K = 10
+#: A query is too thin to standardize against when its judged pool has fewer documents
+#: than this (a pool smaller than k cannot even fill an ideal top k) ...
+THIN_POOL_SIZE = 10
+#: ... or when, on average over the runs, less than this share of their top k is judged
+#: (unjudged documents count as not relevant, so sNDCG then mostly measures the pooling).
+THIN_JUDGED_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -35,6 +41,20 @@ class TopicDifficulty:
     difficulty_class: str | None
     rndcg: float
     pool_size: int
+    judged: float = float("nan")
+
+    @property
+    def thin_reason(self) -> str | None:
+        """Return why this query is too thin to standardize against, or None."""
+        reasons = []
+        if self.pool_size < THIN_POOL_SIZE:
+            reasons.append(f"only {self.pool_size} judged documents (fewer than {THIN_POOL_SIZE})")
+        if not np.isnan(self.judged) and self.judged < THIN_JUDGED_SHARE:
+            reasons.append(
+                f"the runs' top documents are {round(100 * self.judged)}% judged "
+                f"(under {round(100 * THIN_JUDGED_SHARE)}%)"
+            )
+        return "; ".join(reasons) or None
 
     @property
     def defined(self) -> np.ndarray:
@@ -127,6 +147,12 @@ def topic_difficulty(
         hit = (keys[pos] == wanted) & (docs < doc_span)
         labels[ri, qi, : docs.size] = np.where(hit, table[pos, 2], np.nan)
 
+    # Judged@k of each run on each query, averaged over the runs.
+    judged = (
+        np.count_nonzero(~np.isnan(labels), axis=2).mean(axis=0) / k
+        if runs
+        else np.full(n_q, np.nan)
+    )
     matrix = np.empty((len(runs), n_q))
     for i in range(len(runs)):
         matrix[i] = sndcg(labels[i], n_ret[i], pools, k)
@@ -142,6 +168,7 @@ def topic_difficulty(
             difficulty_class=classes[j],
             rndcg=float(expected[j]),
             pool_size=int(pools[j].size),
+            judged=float(judged[j]),
         )
         for j, qid in enumerate(query_ids)
     ]

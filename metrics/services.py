@@ -70,6 +70,41 @@ def _first_lines(text: str, qids: set[str]) -> dict[str, int]:
     return found
 
 
+def _lenient_qids(text: str, skip_lines: set[int]) -> list[str]:
+    """Return the qids of a run file's readable lines (TREC, JSON Lines or a JSON array).
+
+    Used only to name unknown queries when the file also has format errors; lines in
+    ``skip_lines`` (those already reported as malformed) are left out.
+    """
+    qids: set[str] = set()
+    head = text.lstrip()[:1]
+    if head == "[":
+        try:
+            items = json.loads(text)
+        except ValueError:
+            items = []
+        objects = items if isinstance(items, list) else []
+    else:
+        objects = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            stripped = line.strip()
+            if not stripped or number in skip_lines:
+                continue
+            if stripped.startswith("{"):
+                try:
+                    objects.append(json.loads(stripped))
+                except ValueError:
+                    continue
+            else:
+                qids.add(stripped.split(None, 1)[0])
+    for item in objects:
+        if isinstance(item, dict):
+            qid = item.get("qid", item.get("query_id"))
+            if isinstance(qid, str | int) and not isinstance(qid, bool):
+                qids.add(str(qid))
+    return sorted(qids)
+
+
 @transaction.atomic
 def run_submit(
     *,
@@ -86,7 +121,8 @@ def run_submit(
     Raises ``RunRejected`` listing every problem: a tag already used in the collection, a
     file over the size limit, anything the engine's reader refuses (with line numbers), and
     queries unknown to the collection. Documents unknown to the collection are allowed:
-    they are recorded as id-only documents (unjudged) and counted.
+    they are recorded as id-only documents (unjudged) and counted. The returned run's
+    ``pairs_pooled`` says how many new pairs its top ``pool_depth`` added to the pool.
     """
     errors: list[dict[str, Any]] = []
     tag = tag.strip()
@@ -106,22 +142,29 @@ def run_submit(
                 f"{settings.GRADED_RUN_MAX_BYTES}.",
             }
         )
-    if errors:
-        raise RunRejected(errors)
+        raise RunRejected(errors)  # not read at all
+    # Every problem in one round: the tag, the format, and the queries the collection lacks
+    # (looked for leniently on the readable lines when the format has errors).
+    queries = dict(collection.queries.values_list("external_id", "pk"))
+    text = content.decode("utf-8", "replace")
     try:
         parsed = scoring.read_run(content, name=filename)
     except scoring.InputError as exc:
-        raise RunRejected(scoring.error_items(exc)) from exc
-    queries = dict(collection.queries.values_list("external_id", "pk"))
-    unknown = sorted(set(parsed.qids) - queries.keys())
+        line_errors = scoring.error_items(exc)
+        run_qids = _lenient_qids(text, {e["line"] for e in line_errors if e.get("line")})
+    else:
+        line_errors = []
+        run_qids = parsed.qids
+    unknown = sorted(set(run_qids) - queries.keys())
     if unknown:
-        lines = _first_lines(content.decode("utf-8", "replace"), set(unknown))
-        raise RunRejected(
-            [
-                {"line": lines.get(q), "message": f"query {q!r} is not in the collection"}
-                for q in unknown
-            ]
-        )
+        lines = _first_lines(text, set(unknown))
+        line_errors += [
+            {"line": lines.get(q), "message": f"query {q!r} is not in the collection"}
+            for q in unknown
+        ]
+    if errors or line_errors:
+        line_errors.sort(key=lambda e: (e.get("line") is None, e.get("line") or 0))
+        raise RunRejected(errors + line_errors)
     doc_pks, unknown_count = _document_pks(collection, parsed)
     run = Run(
         collection=collection,
@@ -149,11 +192,12 @@ def run_submit(
         ]
         # Scored in memory and inserted once (no write-then-update of 1,000 rows).
         runs_score(collection=collection, run_ids=[run.pk], new_rows=rankings)
-        pool_from_run(run=run, depth=collection.pool_depth, rankings=rankings)
+        pooled = pool_from_run(run=run, depth=collection.pool_depth, rankings=rankings)
     except BaseException:
         run.source_file.storage.delete(stored)  # the database rolls back; so does the file
         raise
     run.refresh_from_db()
+    run.pairs_pooled = pooled  # not stored: what this submission added to the judges' pool
     return run
 
 

@@ -2,16 +2,22 @@
 
 from django.urls import path
 
-from . import views, views_llm_agreement
+from . import views, views_llm_agreement, views_pool, views_query
 
 app_name = "metrics"
 urlpatterns = [
     path("c/<slug:slug>/leaderboard/", views.run_leaderboard, name="leaderboard"),
     path("c/<slug:slug>/runs/new/", views.run_create, name="run_create"),
     path("c/<slug:slug>/runs/<int:pk>/", views.run_detail, name="run_detail"),
+    path(
+        "c/<slug:slug>/runs/<int:pk>/queries/<int:query_pk>/",
+        views_query.run_query,
+        name="run_query",
+    ),
     path("c/<slug:slug>/runs/<int:pk>/file/", views.run_file, name="run_file"),
     path("c/<slug:slug>/compare/", views.run_compare, name="compare"),
     path("c/<slug:slug>/difficulty/", views.query_difficulty, name="difficulty"),
+    path("c/<slug:slug>/pool/", views_pool.pool_list, name="pool"),
     path("c/<slug:slug>/settings/", views.collection_update, name="collection_update"),
     path(
         "c/<slug:slug>/agreement/llm/",

@@ -49,7 +49,13 @@ from .selectors import (
     visible_runs,
 )
 from .selectors_compare import ComparisonError, compare_runs
-from .selectors_difficulty import DEFAULT_K, TopicDifficulty, topic_difficulty
+from .selectors_difficulty import (
+    DEFAULT_K,
+    THIN_JUDGED_SHARE,
+    THIN_POOL_SIZE,
+    TopicDifficulty,
+    topic_difficulty,
+)
 from .services import RunRejected, collection_settings_update, run_submit, runs_repool
 
 Role = Membership.Role
@@ -195,7 +201,12 @@ def run_create(request: HttpRequest, slug: str) -> HttpResponse:
             except RunRejected as rejected:
                 form.add_rejection(rejected.errors)
             else:
-                messages.success(request, f"Run {run.tag} was submitted and scored.")
+                messages.success(
+                    request,
+                    f"Run {run.tag} was submitted and scored. It added {run.pairs_pooled} "
+                    f"new pair{'' if run.pairs_pooled == 1 else 's'} to the judges' pool "
+                    f"(unjudged documents of its top {collection.pool_depth}).",
+                )
                 url = reverse("metrics:run_detail", args=[collection.slug, run.pk])
                 if request.headers.get("X-Requested-With") == "XMLHttpRequest":
                     # upload.js opens the run page itself (a followed redirect would eat
@@ -405,6 +416,7 @@ def query_difficulty(request: HttpRequest, slug: str) -> HttpResponse:
                         t.sndcg.tolist(),
                         note=t.query.text,
                         annotation="–" if math.isnan(t.difficulty) else f"{t.difficulty:.2f}",
+                        muted=t.thin_reason is not None,
                     )
                     for t in topics
                 ],
@@ -419,6 +431,9 @@ def query_difficulty(request: HttpRequest, slug: str) -> HttpResponse:
         "chart": chart,
         "sort": sort,
         "sorts": DIFFICULTY_SORTS,
+        "thin_count": sum(t.thin_reason is not None for t in topics),
+        "thin_pool": THIN_POOL_SIZE,
+        "thin_judged_percent": round(100 * THIN_JUDGED_SHARE),
     }
     return render(request, "metrics/query_difficulty.html", context)
 

@@ -211,3 +211,16 @@ class LeaderboardSerializer(serializers.Serializer):
             "rows": instance.rows,
         }
         return super().to_representation(data)
+
+
+class RunCreatedSerializer(RunSerializer):
+    """A run just submitted, with how many pairs it added to the judging pool."""
+
+    pairs_pooled = serializers.IntegerField(
+        read_only=True,
+        help_text="New (query, document) pairs this submission added to the judges' pool.",
+    )
+
+    class Meta(RunSerializer.Meta):
+        fields = [*RunSerializer.Meta.fields, "pairs_pooled"]
+        read_only_fields = fields

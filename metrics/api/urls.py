@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import views, views_llm_agreement
+from . import views, views_analysis, views_llm_agreement
 
 app_name = "metrics-api"
 urlpatterns = [
@@ -16,6 +16,16 @@ urlpatterns = [
         "collections/<slug:slug>/runs/<int:pk>/scores/",
         views.RunScoresView.as_view(),
         name="run-scores",
+    ),
+    path(
+        "collections/<slug:slug>/runs/<int:pk>/queries/<str:qid>/",
+        views_analysis.RunQueryView.as_view(),
+        name="run-query",
+    ),
+    path(
+        "collections/<slug:slug>/compare/",
+        views_analysis.RunCompareView.as_view(),
+        name="compare",
     ),
     path(
         "collections/<slug:slug>/leaderboard/",

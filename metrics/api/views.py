@@ -36,6 +36,7 @@ from . import selectors
 from .permissions import COORDINATORS, RUN_ROLES, team_to_submit_for
 from .serializers import (
     LeaderboardSerializer,
+    RunCreatedSerializer,
     RunScoresSerializer,
     RunSerializer,
     RunSubmitSerializer,
@@ -99,7 +100,7 @@ class MetricsScopedView(CollectionScopedView):
         parameters=[SLUG],
         request={"multipart/form-data": RunSubmitSerializer},
         responses={
-            201: RunSerializer,
+            201: RunCreatedSerializer,
             **error_responses(400, 401, 403, 404, e403=JUDGES_SEE_NO_RUNS),
         },
     ),
@@ -150,9 +151,11 @@ class RunListCreateView(MetricsScopedView, generics.ListCreateAPIView):
             raise LineErrors(
                 [{k: v for k, v in e.items() if v is not None} for e in exc.errors]
             ) from exc
+        pooled = run.pairs_pooled
         run = selectors.runs_for_api(Run.objects.filter(pk=run.pk)).get()
+        run.pairs_pooled = pooled
         return Response(
-            RunSerializer(run, context=self.get_serializer_context()).data,
+            RunCreatedSerializer(run, context=self.get_serializer_context()).data,
             status=status.HTTP_201_CREATED,
         )
 

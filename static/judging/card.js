@@ -11,6 +11,11 @@
  *   C              can't judge: asks for an optional reason (Enter confirms, Escape cancels)
  *   L              judge later
  *   N              focus the note (Escape leaves it)
+ *   Ctrl+Z         undo your last change (history keeps both the change and the undo)
+ * When a card is shown, its summary is announced in the live region #judge-live (kept
+ * across swaps with hx-preserve) and focus moves to the document's heading. On narrow
+ * screens the description/narrative/guidelines fold away and the page scrolls to the card,
+ * so the query line and the document's start are in view above the fixed grade bar.
  * The time spent on a card (visible time only) goes into the hidden `seconds` field.
  */
 (function () {
@@ -94,6 +99,77 @@
       press(button);
     }
   }
+
+  var NARROW = "(max-width: 56rem)";
+
+  function narrow() {
+    return typeof window.matchMedia === "function" && window.matchMedia(NARROW).matches;
+  }
+
+  // A new card (or the "all done" panel) is on screen: announce it, fold, scroll, focus.
+  function cardShown(swapped) {
+    var source = document.querySelector("[data-announce]");
+    var live = document.getElementById("judge-live");
+    if (!source) {
+      return;
+    }
+    var more = document.querySelector("[data-query-more]");
+    if (more && narrow()) {
+      more.open = false;
+    }
+    if (live) {
+      live.textContent = "";
+      window.setTimeout(function () {
+        live.textContent = source.getAttribute("data-announce");
+      }, 30);
+    }
+    var root = card();
+    if (swapped && root && narrow()) {
+      // After htmx's own "scroll to the top of the page" for boosted requests.
+      window.requestAnimationFrame(function () {
+        root.scrollIntoView({ block: "start", behavior: "instant" });
+      });
+    }
+    var heading = document.getElementById("doc-title") || document.getElementById("all-done-title");
+    if (heading && (swapped || document.activeElement === document.body)) {
+      heading.focus({ preventScroll: true });
+    }
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    cardShown(false);
+  });
+  document.addEventListener("htmx:afterSettle", function () {
+    cardShown(true);
+  });
+  if (typeof window.matchMedia === "function") {
+    window.matchMedia(NARROW).addEventListener("change", function (event) {
+      var more = document.querySelector("[data-query-more]");
+      if (more) {
+        more.open = !event.matches;
+      }
+    });
+  }
+
+  // Ctrl+Z (Cmd+Z): undo the last change, outside text fields, also on the "all done" page.
+  document.addEventListener("keydown", function (event) {
+    if (
+      !(event.ctrlKey || event.metaKey) ||
+      event.altKey ||
+      event.shiftKey ||
+      event.key.toLowerCase() !== "z" ||
+      event.defaultPrevented ||
+      isTyping(event.target)
+    ) {
+      return;
+    }
+    var form = document.querySelector("form[data-undo-form]");
+    if (form && !submitting) {
+      event.preventDefault();
+      submitting = true;
+      form.requestSubmit();
+    }
+  });
 
   // Time on the card: restart whenever a card is shown (first load, htmx swap, bfcache).
   document.addEventListener("DOMContentLoaded", resetTimer);

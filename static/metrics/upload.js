@@ -80,18 +80,24 @@
     if (input && files && files.length) {
       input.files = files;
       describe(zone);
-      var form = zone.closest("form");
-      var tag = form && form.querySelector("input[name=tag]");
-      if (tag && !tag.value) {
-        tag.value = files[0].name.replace(/\.[^.]*$/, "").slice(0, 100);
-      }
+      fillTag(zone, files[0]);
     }
   });
+
+  // The tag defaults to the file's name without its extension, however the file was chosen.
+  function fillTag(zone, file) {
+    var form = zone.closest("form");
+    var tag = form && form.querySelector("input[name=tag]");
+    if (tag && !tag.value && file) {
+      tag.value = file.name.replace(/\.[^.]*$/, "").slice(0, 100);
+    }
+  }
 
   document.addEventListener("change", function (event) {
     var zone = zoneOf(event.target);
     if (zone && event.target.matches("input[type=file]")) {
       describe(zone);
+      fillTag(zone, event.target.files && event.target.files[0]);
     }
   });
 
@@ -121,7 +127,17 @@
       return false;
     }
     var incoming = document.importNode(fresh, true);
+    // Keep the chosen file: the refused page comes back with an empty file input.
+    var before = form.querySelector("input[type=file]");
+    var after = incoming.querySelector("input[type=file]");
+    if (before && after && before.files && before.files.length) {
+      after.files = before.files;
+    }
     form.replaceWith(incoming);
+    var zone = incoming.querySelector(ZONE);
+    if (zone) {
+      describe(zone);
+    }
     var first = incoming.querySelector("[role=alert]");
     if (first) {
       first.setAttribute("tabindex", "-1");

@@ -308,3 +308,19 @@ def test_committed_files_match_the_content():
         assert path.read_text() == text, (
             f"{path.name} is stale: run `.venv/bin/python -m judging.demo.make_runs`"
         )
+
+
+@pytest.mark.parametrize(
+    ("host", "url"),
+    [
+        ("127.0.0.1:8000", "http://127.0.0.1:8000/accounts/login/"),
+        ("0.0.0.0:9001", "http://127.0.0.1:9001/accounts/login/"),
+        ("localhost:8123", "http://localhost:8123/accounts/login/"),
+        ("https://graded.example.org", "https://graded.example.org/accounts/login/"),
+        ("9002", "http://127.0.0.1:9002/accounts/login/"),
+    ],
+)
+def test_load_demo_prints_the_url_actually_served(db, settings, host, url):
+    out = io.StringIO()
+    call_command("load_demo", "--force", "--host", host, stdout=out)
+    assert f"log in at {url}" in out.getvalue()

@@ -16,10 +16,12 @@ from tests import factories
 pytestmark = pytest.mark.django_db
 Status = Judgment.Status
 
-# session, user, collection, judge, last query, next pair, own judgment, previous pair, progress
-CARD_NEXT_QUERIES = 9
-# session, user, collection, judge, pool entry, own judgment, previous pair, progress
-CARD_PAIR_QUERIES = 8
+# session, user, collection, judge, last query, next pair, own judgment, previous pair, progress,
+# progress within the query
+CARD_NEXT_QUERIES = 10
+# session, user, collection, judge, pool entry, own judgment, previous pair, progress,
+# progress within the query
+CARD_PAIR_QUERIES = 9
 # session, user, judge, collections with progress, roles
 HOME_QUERIES = 5
 # session, user, collection, judge, count, page

@@ -179,3 +179,30 @@ def test_guidelines_markdown_is_rendered_and_sanitised():
     assert not any(re.match(r"on", name) for _t, name, _v in parsed.attrs)
     assert ("a", "href", "https://example.org") in parsed.attrs
     assert "javascript" not in html.lower()
+
+
+def test_highlight_matches_simple_inflections():
+    html = render_body("One floor, two Floors; floored and flooring. Flo and floorboard.", "floor")
+    assert html.count("<mark>") == 4
+    assert "<mark>Floors</mark>" in html and " Flo and floorboard." in html
+    html = render_body("a floor plan and floors plans", "floors plans")
+    assert html.count("<mark>") == 4
+    html = render_body("Big city, many cities; citizen.", "cities")
+    assert html.count("<mark>") == 2 and "citizen" in html
+    html = render_body("changes changed changing change exchange", "changes")
+    assert html.count("<mark>") == 4 and "ex<mark>" not in html
+    assert (
+        "class" in render_body("class classes", "class")
+        and render_body("class classes", "class").count("<mark>") == 2
+    )
+
+
+def test_highlight_skips_vs_and_other_stopwords():
+    assert query_terms("BM25 vs dense retrieval, versus SPLADE etc") == [
+        "retrieval",
+        "splade",
+        "dense",
+        "bm25",
+    ]
+    html = render_body("BM25 vs. dense", "bm25 vs dense")
+    assert "<mark>vs</mark>" not in html and html.count("<mark>") == 2

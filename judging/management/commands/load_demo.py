@@ -2,14 +2,37 @@
 
 from __future__ import annotations
 
+import os
 from argparse import ArgumentParser
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.urls import reverse
 
-from judging.demo.loader import LOGIN_URL, DemoSummary, demo_load
+from judging.demo.loader import DemoSummary, demo_load
 from judging.models import Membership
+
+DEFAULT_HOST = "127.0.0.1:8000"
+
+
+def login_url(host: str) -> str:
+    """Return the login page's URL on ``host`` (``[scheme://]address[:port]``, as served).
+
+    A server listening on every interface (0.0.0.0, ::) is reached at 127.0.0.1 locally.
+    """
+    host = host.strip().rstrip("/")
+    scheme, _, rest = host.rpartition("://")
+    if rest.isdigit():  # runserver also takes a bare port
+        address, port = "", rest
+    elif rest.count(":") == 1:
+        address, _, port = rest.partition(":")
+    else:
+        address, port = rest, ""
+    if address in ("", "0.0.0.0", "[::]", "::"):
+        address = "127.0.0.1"
+    netloc = f"{address}:{port}" if port else address
+    return f"{scheme or 'http'}://{netloc}{reverse('login')}"
 
 
 class Command(BaseCommand):
@@ -39,6 +62,15 @@ class Command(BaseCommand):
             help="Leave existing demo users' passwords alone instead of resetting them.",
         )
         parser.add_argument(
+            "--host",
+            default=None,
+            help=(
+                "host:port the server is started on (as given to runserver), so that the "
+                "printed login URL is the one actually served. Default: $GRADED_HOST or "
+                "127.0.0.1:8000."
+            ),
+        )
+        parser.add_argument(
             "--force",
             action="store_true",
             help=(
@@ -56,9 +88,10 @@ class Command(BaseCommand):
                 "development or test database."
             )
         summary = demo_load(reset=options["reset"], reset_passwords=not options["keep_passwords"])
-        self._print(summary, keep_passwords=options["keep_passwords"])
+        host = options["host"] or os.environ.get("GRADED_HOST") or DEFAULT_HOST
+        self._print(summary, keep_passwords=options["keep_passwords"], login_url=login_url(host))
 
-    def _print(self, summary: DemoSummary, *, keep_passwords: bool) -> None:
+    def _print(self, summary: DemoSummary, *, keep_passwords: bool, login_url: str) -> None:
         """Write what was loaded and the accounts to log in with."""
         out, style = self.stdout, self.style
         collection = summary.collection
@@ -79,7 +112,7 @@ class Command(BaseCommand):
             f"{summary.pairs} pairs in the judging pool ({news})."
         )
         out.write("")
-        out.write(style.MIGRATE_HEADING(f"Demo accounts: log in at {LOGIN_URL}"))
+        out.write(style.MIGRATE_HEADING(f"Demo accounts: log in at {login_url}"))
         width = max(len(a.username) for a in summary.accounts)
         pw_width = max(len(a.password) for a in summary.accounts)
         for account in summary.accounts:

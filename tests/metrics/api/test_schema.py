@@ -12,6 +12,8 @@ PATHS = [
     "/api/v1/collections/{slug}/runs/",
     "/api/v1/collections/{slug}/runs/{id}/",
     "/api/v1/collections/{slug}/runs/{id}/scores/",
+    "/api/v1/collections/{slug}/runs/{id}/queries/{qid}/",
+    "/api/v1/collections/{slug}/compare/",
     "/api/v1/collections/{slug}/leaderboard/",
     "/api/v1/collections/{slug}/teams/",
     "/api/v1/collections/{slug}/agreement/llm/",

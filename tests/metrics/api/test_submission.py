@@ -95,6 +95,7 @@ def test_trec_round_trip(world, api, media):
     assert RunQuery.objects.filter(run_id=run["id"]).count() == 3
     assert Document.objects.get(collection=world.coll, external_id="dz").has_content is False
     assert PoolEntry.objects.filter(document__external_id__in=["dz", "d6"]).count() == 2
+    assert run["pairs_pooled"] == PoolEntry.objects.count() == 2
     assert len(files_in(media)) == 1
 
     listed = alice.get(url(world)).json()["results"]

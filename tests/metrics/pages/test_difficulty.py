@@ -81,7 +81,7 @@ def test_difficulty_page(world, example):
     assert response.status_code == 200
     html = response.content.decode()
     assert re.search(r'data-query="q9"', html)
-    row = re.search(r'data-query="q9">(.*?)</tr>', html, re.S).group(1)
+    row = re.search(r'data-query="q9"[^>]*>(.*?)</tr>', html, re.S).group(1)
     k10 = topic_difficulty(collection=world.coll, runs=_visible(world), k=10).topics[0]
     assert f"{k10.difficulty:.2f}" in row
     assert f"{k10.rndcg:.4f}" in row
@@ -116,3 +116,34 @@ def test_team_members_see_difficulty_over_their_own_runs(world, example):
     html = world.client("bob").get(url).content.decode()
     assert "over 2 runs of your team" in html
     assert world.client("judy").get(url).status_code == 404
+
+
+def test_thin_queries_are_greyed_out_and_explained(world, example):
+    # q9's pool has 8 judged documents: fewer than THIN_POOL_SIZE = 10.
+    url = reverse("metrics:difficulty", args=[world.coll.slug])
+    html = world.client("coord").get(url).content.decode()
+    row = re.search(r'<tr data-query="q9"([^>]*)>(.*?)</tr>', html, re.S)
+    assert "is-thin" in row.group(1)
+    assert "only 8 judged documents (fewer than 10)" in row.group(2)
+    assert "not rated" in row.group(2)
+    assert "1 of 1 query is too thin to standardize against" in html
+    assert html.index("data-thin-note") < html.index('class="chart chart-boxes"')
+    assert 'class="chart-box is-thin"' in html
+
+
+def test_judged_at_k_beside_each_query(world):
+    coll = world.coll
+    query = factories.query(coll, "q20", text="well judged")
+    judged = [factories.document(coll, f"j{i}") for i in range(12)]
+    unjudged = [factories.document(coll, f"u{i}") for i in range(6)]
+    pf.live_grades(coll, query, {d: float(i % 3) for i, d in enumerate(judged)})
+    full = pf.run(coll, world.team_a, "full", rankings={query: judged[:10]})
+    part = pf.run(coll, world.team_a, "part", rankings={query: judged[:4] + unjudged})
+    only_full = topic_difficulty(collection=coll, runs=[full], k=10).topics[0]
+    assert (only_full.pool_size, only_full.judged) == (12, 1.0)
+    assert only_full.thin_reason is None
+    only_part = topic_difficulty(collection=coll, runs=[part], k=10).topics[0]
+    assert only_part.judged == pytest.approx(0.4)
+    assert only_part.thin_reason == "the runs' top documents are 40% judged (under 50%)"
+    both = topic_difficulty(collection=coll, runs=[full, part], k=10).topics[0]
+    assert both.judged == pytest.approx(0.7) and both.thin_reason is None

@@ -7,6 +7,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 from django.urls import reverse
 
+from judging.models import PoolEntry
 from metrics.models import Run
 from tests import factories
 from tests.metrics import pages_factories as pf
@@ -72,6 +73,15 @@ def test_successful_upload_redirects_to_the_scored_run(world, graded):
     assert run.scores[pf.NDCG10] is not None
     page = client.get(response["Location"]).content.decode()
     assert "Run new-run was submitted and scored." in page
+    # Every document of its top 10 has a live grade: nothing joined the pool.
+    assert "It added 0 new pairs to the judges&#x27; pool" in page
+    assert not PoolEntry.objects.filter(collection=world.coll).exists()
+    other = client.post(url(world), {"tag": "other", "file": upload(b"q1 Q0 d9 1 1 x\n")})
+    assert (
+        "It added 1 new pair to the judges&#x27; pool"
+        in client.get(other["Location"]).content.decode()
+    )
+    assert PoolEntry.objects.filter(collection=world.coll).count() == 1
     board = client.get(reverse("metrics:leaderboard", args=[world.coll.slug])).content.decode()
     assert 'data-run="new-run"' in board
 
@@ -138,3 +148,43 @@ def test_file_over_the_limit(world, graded):
     response = world.client("alice").post(url(world), {"tag": "big", "file": upload(GOOD)})
     assert response.status_code == 400
     assert "the limit is 10" in response.content.decode()
+
+
+def test_every_problem_of_a_file_in_one_round(world, graded):
+    """Format errors, unknown queries (on readable lines) and a used tag come together."""
+    bad = (
+        b"q1 Q0 d1 1 2.0 r\n"
+        b"q1 Q0 d3\n"  # line 2: columns
+        b"q98 Q0 d1 1 1.0 r\n"  # line 3: unknown query
+        b"q2 Q0 d1 1 x r\n"  # line 4: score
+        b"q99 Q0 d2 1 1.0 r\n"  # line 5: unknown query
+    )
+    response = world.client("alice").post(url(world), {"tag": "a-bm25", "file": upload(bad)})
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "Tag &#x27;a-bm25&#x27; is already used" in html
+    found = [
+        html.index(text)
+        for text in (
+            "Line 2: expected 6 columns",
+            "Line 3: query &#x27;q98&#x27; is not in the collection",
+            "Line 4: score &#x27;x&#x27; is not a number",
+            "Line 5: query &#x27;q99&#x27; is not in the collection",
+        )
+    ]
+    assert found == sorted(found)
+    assert html.count("is not in the collection") == 2  # malformed line 2 is not misread
+    assert Run.objects.filter(tag="a-bm25").count() == 1
+
+
+def test_json_lines_unknown_queries_reported_with_format_errors(world, graded):
+    bad = (
+        b'{"qid": "q1", "docno": "d1", "score": 1}\n'
+        b'{"qid": "q77", "docno": "d1", "score": 1}\n'
+        b'{"qid": "q1"\n'
+    )
+    response = world.client("alice").post(url(world), {"tag": "jsonl", "file": upload(bad)})
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "Line 2: query &#x27;q77&#x27; is not in the collection" in html
+    assert "Line 3:" in html

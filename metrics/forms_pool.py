@@ -1,0 +1,47 @@
+"""Filters of the coordinators' pool page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.db.models import QuerySet
+
+from .forms import RunChoiceField
+from .models import Run
+
+
+class PoolFilterForm(forms.Form):
+    """Filter the judging pool by query, judged count, source run, or unjudged pairs only."""
+
+    query = forms.CharField(
+        required=False, max_length=200, label="Query id", help_text="Exact query id."
+    )
+    graded = forms.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=1000,
+        label="Judged by",
+        help_text="Number of judges.",
+    )
+    run = RunChoiceField(
+        queryset=Run.objects.none(), required=False, label="Source run", empty_label="Any run"
+    )
+    unjudged = forms.BooleanField(required=False, label="Unjudged only")
+
+    def __init__(self, *args: Any, runs: QuerySet[Run], **kwargs: Any) -> None:
+        """Offer the collection's runs as sources."""
+        super().__init__(*args, **kwargs)
+        self.fields["run"].queryset = runs
+
+    def filters(self) -> dict[str, Any]:
+        """Return the valid filters as keyword arguments of ``pool_entries``."""
+        if not self.is_valid():
+            return {}
+        data = self.cleaned_data
+        return {
+            "query_external_id": data.get("query") or None,
+            "graded_count": data.get("graded"),
+            "run": data.get("run"),
+            "unjudged_only": bool(data.get("unjudged")),
+        }

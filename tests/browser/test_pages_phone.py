@@ -1,0 +1,238 @@
+"""Every page at 390×844 (and desktop): no sideways scrolling; wide tables scroll in a box."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from django.urls import reverse
+from playwright.sync_api import expect
+
+from judging.models import Membership, PoolEntry
+from metrics.models import Run
+from tests import factories
+from tests.metrics import pages_factories as pf
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+PASSWORD = "phone-pass-1"
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1366, "height": 820}
+SHOTS = os.environ.get("GRADED_SCREENSHOTS")
+
+
+@pytest.fixture
+def world(settings, tmp_path):
+    """Build a collection with long query texts, two scored runs, a team, judge and coordinator."""
+    settings.MEDIA_ROOT = tmp_path
+    coll = factories.collection(
+        "phone", name="Phone-sized collection", guidelines="Judge **topical** relevance."
+    )
+    queries = [
+        factories.query(
+            coll,
+            f"q{i}",
+            text=f"extraordinarily long query number {i} about floor plans vs layouts",
+            description="Looking for floor plans.",
+            narrative="Plans of floors are relevant.",
+        )
+        for i in (1, 2, 3)
+    ]
+    docs = [factories.document(coll, f"doc-with-a-long-identifier-{i:03d}") for i in range(8)]
+    for q in queries:
+        for d in docs[:4]:
+            PoolEntry.objects.create(collection=coll, query=q, document=d)
+    pf.live_grades(coll, queries[0], {docs[0]: 3.0, docs[1]: 1.0, docs[2]: 0.0})
+    pf.live_grades(coll, queries[1], {docs[3]: 2.0, docs[4]: 0.0})
+    users = {}
+    for name, role in (
+        ("cora", Membership.Role.COORDINATOR),
+        ("judy", Membership.Role.JUDGE),
+    ):
+        users[name] = factories.user(name, password=PASSWORD)
+        factories.member(coll, users[name], role=role)
+    tess = factories.user("tess", password=PASSWORD)
+    team = pf.team(coll, "Team with a rather long name", [tess])
+    for tag, order in (("baseline-with-long-tag", [0, 1, 2]), ("challenger-run-v2", [2, 1, 0])):
+        pf.run(
+            coll,
+            team,
+            tag,
+            per_query={
+                q: {"nDCG@10": 0.2 + 0.1 * i, "Judged@10": 1.0, "P@10": 0.1}
+                for i, q in enumerate(queries)
+            },
+            rankings={queries[0]: [docs[i] for i in order], queries[1]: [docs[3], docs[4]]},
+        )
+    return {"coll": coll, "queries": queries}
+
+
+def pages(world, role: str) -> list[str]:
+    slug = world["coll"].slug
+    one, two = Run.objects.order_by("pk")
+    common = [reverse("judging:home"), reverse("judging:collection_detail", args=[slug])]
+    metrics = [
+        reverse("metrics:leaderboard", args=[slug]),
+        reverse("metrics:run_detail", args=[slug, one.pk]),
+        reverse("metrics:run_query", args=[slug, one.pk, world["queries"][0].pk]),
+        reverse("metrics:compare", args=[slug]) + f"?a={one.pk}&b={two.pk}",
+        reverse("metrics:difficulty", args=[slug]),
+    ]
+    if role == "tess":
+        return [*common, *metrics, reverse("metrics:run_create", args=[slug])]
+    judging = [
+        reverse("judging:judge_next", args=[slug]),
+        reverse("judging:judgment_list", args=[slug]),
+        reverse("profile"),
+    ]
+    if role == "judy":
+        return common + judging
+    return [
+        *common,
+        *judging,
+        *metrics,
+        reverse("metrics:collection_update", args=[slug]),
+        reverse("judging:collection_agreement", args=[slug]),
+        reverse("judging:poolentry_create", args=[slug]),
+        reverse("judging:document_import", args=[slug]),
+        reverse("metrics:pool", args=[slug]),
+    ]
+
+
+def log_in(page, username: str) -> None:
+    page.goto(reverse("login"))
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button:has-text('Log in')")
+    expect(page.locator(".site-user")).to_have_text(username)
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["phone", "desktop"])
+@pytest.mark.parametrize("username", ["cora", "judy", "tess"])
+def test_no_page_scrolls_sideways(browser, live_server, console, world, viewport, username):
+    context = browser.new_context(base_url=live_server.url, viewport=viewport)
+    try:
+        page = context.new_page()
+        page.on("pageerror", lambda error: console.page_errors.append(str(error)))
+        log_in(page, username)
+        for path in pages(world, username):
+            response = page.goto(path)
+            assert response.status == 200, path
+            widths = page.evaluate(
+                "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+            )
+            if SHOTS and viewport is PHONE:
+                name = path.strip("/").replace("/", "_").replace("?", "_") or "home"
+                page.screenshot(path=f"{SHOTS}/{username}-{name}.png", full_page=True)
+            wide = page.evaluate(
+                """() => [...document.querySelectorAll("body *")]
+                    .filter(e => e.getBoundingClientRect().right > innerWidth + 1)
+                    .filter(e => {
+                        for (let a = e.parentElement; a; a = a.parentElement) {
+                            if (getComputedStyle(a).overflowX !== "visible") return false;
+                        }
+                        return true;
+                    })
+                    .slice(0, 5).map(e => e.tagName + "." + e.className)"""
+            )
+            assert widths[0] <= widths[1], f"{path} scrolls sideways at {viewport}: {wide}"
+        assert console.problems() == []
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_coordinator_reaches_settings_and_the_pool(browser, live_server, console, world, viewport):
+    context = browser.new_context(base_url=live_server.url, viewport=viewport)
+    try:
+        page = context.new_page()
+        page.on("pageerror", lambda error: console.page_errors.append(str(error)))
+        log_in(page, "cora")
+        page.goto(reverse("judging:collection_detail", args=[world["coll"].slug]))
+        page.click("a.button:has-text('Settings')")
+        expect(page.locator("h1")).to_have_text("Leaderboard settings")
+        page.go_back()
+        page.click("a.button:has-text('Pool')")
+        expect(page.locator("h1")).to_have_text("Judging pool")
+        expect(page.locator("#pool tbody tr")).to_have_count(12)
+        page.fill("input[name=query]", "q2")
+        page.check("input[name=unjudged]")
+        page.click("button:has-text('Filter')")
+        expect(page.locator("#pool tbody tr")).to_have_count(4)
+        expect(page.locator("#pool tbody tr").first).to_have_attribute(
+            "data-pair", "q2/doc-with-a-long-identifier-000"
+        )
+        assert page.evaluate(
+            "document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+        )
+        assert console.problems() == []
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_thin_topics_greyed_out_with_a_note_above_the_chart(
+    browser, live_server, console, world, viewport
+):
+    context = browser.new_context(base_url=live_server.url, viewport=viewport)
+    try:
+        page = context.new_page()
+        page.on("pageerror", lambda error: console.page_errors.append(str(error)))
+        log_in(page, "cora")
+        page.goto(reverse("metrics:difficulty", args=[world["coll"].slug]))
+        note = page.locator("[data-thin-note]")
+        expect(note).to_contain_text("2 of 2 queries are too thin to standardize against")
+        assert note.bounding_box()["y"] < page.locator("svg.chart-boxes").bounding_box()["y"]
+        row = page.locator("tr[data-query='q1']")
+        expect(row).to_have_class("is-thin")
+        expect(row.locator("[data-thin-reason]")).to_contain_text("only 3 judged documents")
+        expect(row.locator("[data-field=pool]")).to_have_text("3")
+        color = row.locator("th").evaluate("e => getComputedStyle(e).color")
+        assert color == "rgb(107, 115, 133)"  # --muted
+        assert page.locator("svg .chart-box.is-thin").count() == 2
+        assert console.problems() == []
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_settings_number_fields_and_checkbox_are_styled(browser, live_server, world, viewport):
+    context = browser.new_context(base_url=live_server.url, viewport=viewport)
+    try:
+        page = context.new_page()
+        log_in(page, "cora")
+        page.goto(reverse("metrics:collection_update", args=[world["coll"].slug]))
+        style = """e => { const s = getComputedStyle(e);
+            return [s.borderTopLeftRadius, s.paddingLeft, s.borderTopColor, s.fontSize]; }"""
+        text_like = page.locator("form.stacked-form textarea, form.stacked-form select").first
+        numbers = page.locator("input[type=number]")
+        assert numbers.count() >= 2
+        for i in range(numbers.count()):
+            assert numbers.nth(i).evaluate(style) == text_like.evaluate(style)
+        box = page.locator("input[type=checkbox]").first
+        size = box.bounding_box()
+        assert size["width"] >= 19 and size["height"] >= 19
+        assert box.evaluate("e => getComputedStyle(e).accentColor") == "rgb(36, 84, 197)"
+        label = page.locator(f"label[for='{box.get_attribute('id')}']").bounding_box()
+        assert label["x"] > size["x"]  # the box comes before its label, on one line
+        assert abs((label["y"] + label["height"] / 2) - (size["y"] + size["height"] / 2)) < 8
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_a_versus_b_names_the_baseline(browser, live_server, world, viewport):
+    context = browser.new_context(base_url=live_server.url, viewport=viewport)
+    try:
+        page = context.new_page()
+        log_in(page, "tess")
+        one, two = Run.objects.order_by("pk")
+        page.goto(reverse("metrics:compare", args=[world["coll"].slug]))
+        expect(page.locator("label:has-text('Run B (baseline)')")).to_be_visible()
+        page.goto(reverse("metrics:compare", args=[world["coll"].slug]) + f"?a={two.pk}&b={one.pk}")
+        expect(page.locator("[data-baseline]")).to_have_text(
+            f"Baseline: {one.tag} (run B). Every difference below is run − {one.tag}."
+        )
+        expect(page.locator("#result-title")).to_contain_text(f"against baseline {one.tag}")
+    finally:
+        context.close()

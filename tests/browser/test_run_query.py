@@ -1,0 +1,57 @@
+"""A run's ranked list for one query, reached from the run page, at desktop and phone size."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from django.urls import reverse
+from playwright.sync_api import expect
+
+from metrics import services
+from tests.browser.test_runs import log_in, runs_world
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+__all__ = ["runs_world"]
+
+# q1's live grades: d1 = 3, d2 = 1, d3 = 0 (see runs_world); d4 has none for q1.
+RUN = b"q1 Q0 d2 1 9 r\nq1 Q0 d4 2 8 r\nq1 Q0 d1 3 7 r\nq2 Q0 d4 1 5 r\n"
+
+
+@pytest.mark.parametrize("viewport", [(1366, 820), (390, 844)], ids=["desktop", "phone"])
+def test_ranked_list_of_one_query(browser, live_server, console, runs_world, viewport):
+    run = services.run_submit(
+        collection=runs_world["coll"],
+        team=runs_world["team"],
+        tag="listed",
+        content=RUN,
+        filename="r.txt",
+        user=None,
+    )
+    width, height = viewport
+    context = browser.new_context(
+        base_url=live_server.url, viewport={"width": width, "height": height}
+    )
+    try:
+        page = context.new_page()
+        page.on("pageerror", lambda error: console.page_errors.append(str(error)))
+        log_in(page, reverse("metrics:run_detail", args=[runs_world["coll"].slug, run.pk]))
+        page.click("tr[data-query='q1'] th a")
+        expect(page.locator("h1")).to_contain_text("query q1")
+        rows = page.locator("#run-ranking tbody tr")
+        expect(rows).to_have_count(3)
+        expect(rows.nth(0).locator("[data-grade]")).to_have_text("1")
+        expect(rows.nth(1).locator("[data-grade]")).to_have_text("unjudged")
+        expect(rows.nth(1).locator("[data-pooled]")).to_have_text("pooled")
+        expect(rows.nth(2).locator("[data-contribution]")).to_have_text(f"{3 / 2:.4f}")
+        ideal = page.locator("#ideal-ranking tbody tr")
+        expect(ideal).to_have_count(2)
+        expect(ideal.nth(0)).to_have_attribute("data-docno", "d1")
+        dcg, best = 1 + 3 / 2, 3 + 1 / math.log2(3)
+        expect(page.locator("[data-field=ndcg]")).to_have_text(f"{dcg / best:.4f}")
+        assert page.evaluate(
+            "document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+        )
+        assert console.problems() == []
+    finally:
+        context.close()
