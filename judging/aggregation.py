@@ -95,6 +95,26 @@ class AggregationPolicy:
     function: PolicyFunction
     needs_judges: bool = False
     global_fit: bool = False
+    uses: str = "human_then_llm"
+
+    def used_rows(self, pair_index: npt.ArrayLike, is_human: npt.ArrayLike) -> BoolArray:
+        """Return which judgments the policy takes into account (its grade's provenance).
+
+        ``uses`` is ``"human_then_llm"`` (a pair's human grades if any, else its LLM
+        grades), ``"human"``, ``"llm"`` or ``"all"``. Pass usable rows only.
+        """
+        human = _as_bool("is_human", _as_1d("is_human", is_human))
+        if self.uses == "all":
+            return np.ones(human.size, dtype=bool)
+        if self.uses == "human":
+            return human
+        if self.uses == "llm":
+            return ~human
+        pairs = _integer_valued("pair_index", _as_1d("pair_index", pair_index))
+        _, group = np.unique(pairs, return_inverse=True)
+        has_human = np.zeros(group.max() + 1 if group.size else 0, dtype=bool)
+        has_human[group[human]] = True
+        return human | ~has_human[group]
 
     def __call__(
         self,
@@ -641,12 +661,14 @@ POLICIES: dict[str, AggregationPolicy] = {
             description="Lower median of the human grades; LLM grades never count.",
             fractional=False,
             function=human_only_lower_median,
+            uses="human",
         ),
         AggregationPolicy(
             name="llm_only_lower_median",
             description="Lower median of the LLM grades; human grades never count.",
             fractional=False,
             function=llm_only_lower_median,
+            uses="llm",
         ),
         AggregationPolicy(
             name="dawid_skene",
@@ -658,6 +680,7 @@ POLICIES: dict[str, AggregationPolicy] = {
             function=dawid_skene_policy,
             needs_judges=True,
             global_fit=True,
+            uses="all",
         ),
     )
 }
