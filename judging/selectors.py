@@ -13,6 +13,8 @@ from django.db.models import (
     ExpressionWrapper,
     F,
     IntegerField,
+    Max,
+    Min,
     OuterRef,
     Q,
     QuerySet,
@@ -60,17 +62,59 @@ def user_roles(*, user: AbstractBaseUser, collection: Collection) -> set[str]:
     return roles
 
 
+def _with_split(entries: QuerySet[PoolEntry]) -> QuerySet[PoolEntry]:
+    """Annotate ``split``: whether the entry's judges disagree and it may get one more judge.
+
+    Disagree: the grades spread by at least the collection's ``disagreement_spread``, or
+    no grade has a strict majority. Only pairs with two or more grades and fewer than
+    ``max_judges_per_pair`` qualify.
+    """
+    grades = Judgment.objects.filter(
+        query_id=OuterRef("query_id"),
+        document_id=OuterRef("document_id"),
+        status=Judgment.Status.GRADED,
+    ).order_by()
+    spread = grades.values("query_id").annotate(s=Max("grade") - Min("grade")).values("s")
+    top = grades.values("grade").annotate(c=Count("pk")).order_by("-c").values("c")[:1]
+    return entries.alias(
+        grade_spread=Subquery(spread, output_field=IntegerField()),
+        top_count=Subquery(top, output_field=IntegerField()),
+    ).alias(
+        split=Case(
+            When(
+                Q(graded_count__gte=2, graded_count__lt=F("collection__max_judges_per_pair"))
+                & (
+                    Q(grade_spread__gte=F("collection__disagreement_spread"))
+                    | Q(graded_count__gte=F("top_count") * 2)
+                ),
+                then=Value(1),
+            ),
+            default=Value(0),
+            output_field=IntegerField(),
+        )
+    )
+
+
 def _open_pairs(judge_id: int | None) -> QuerySet[PoolEntry]:
-    """Pool entries still needing grades, with content, not finally judged by ``judge_id``."""
+    """Pool entries still needing grades, with content, not finally judged by ``judge_id``.
+
+    A pair needs grades until ``judges_per_pair`` judges graded it, and a pair whose
+    judges disagree gets one more judge at a time up to ``max_judges_per_pair``.
+    """
     mine = Judgment.objects.filter(
         judge_id=judge_id,
         query_id=OuterRef("query_id"),
         document_id=OuterRef("document_id"),
         status__in=FINAL_STATUSES,
     )
-    return PoolEntry.objects.filter(
-        graded_count__lt=F("collection__judges_per_pair"), document__has_content=True
-    ).exclude(Exists(mine))
+    return (
+        _with_split(PoolEntry.objects.all())
+        .filter(
+            Q(graded_count__lt=F("collection__judges_per_pair")) | Q(split=1),
+            document__has_content=True,
+        )
+        .exclude(Exists(mine))
+    )
 
 
 @dataclass(frozen=True)
@@ -158,8 +202,11 @@ def next_pair(
     Order: pairs deferred with "later" come last; pairs of the query the judge is working
     on come first (so the narrative stays fresh); then pairs with the fewest grades; ties
     are broken by a per-judge shuffle, so documents appear in a random order that does not
-    follow any run's ranking, and two judges see different orders.
+    follow any run's ranking, and two judges see different orders. A judge who reached
+    their quota in the collection (``Membership.quota``) gets None.
     """
+    if _quota_reached(judge=judge, collection=collection):
+        return None
     deferred = Judgment.objects.filter(
         judge=judge,
         query_id=OuterRef("query_id"),
@@ -186,6 +233,31 @@ def next_pair(
         .order_by("deferred", "other_query", "graded_count", "mix", "pk")
         .first()
     )
+
+
+def _quota_reached(*, judge: Judge, collection: Collection) -> bool:
+    """Return whether ``judge`` has judged as many pairs as their quota allows (one query)."""
+    if judge.user_id is None:
+        return False
+    done = (
+        Judgment.objects.filter(collection=collection, judge_id=judge.pk, status__in=FINAL_STATUSES)
+        .order_by()
+        .values("collection")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    row = (
+        Membership.objects.filter(
+            collection=collection,
+            user_id=judge.user_id,
+            role=Membership.Role.JUDGE,
+            quota__isnull=False,
+        )
+        .annotate(done=Coalesce(Subquery(done, output_field=IntegerField()), Value(0)))
+        .values_list("quota", "done")
+        .first()
+    )
+    return row is not None and row[1] >= row[0]
 
 
 def pool_entry_for_judge(*, collection: Collection, entry_id: int) -> PoolEntry:

@@ -196,7 +196,7 @@ def test_dawid_skene_policy_in_the_live_list(coll):
 
 
 def test_remove_one_judges_labels_keeps_history(coll, pair):
-    q, d, a, b, boss = pair
+    q, d, a, _b, boss = pair
     other_q = factories.query(coll, "q2")
     services.judgment_record(judge=a, query=other_q, document=d, status="cannot_judge")
     removed = adj.judge_labels_remove(collection=coll, judge=a, actor=boss)

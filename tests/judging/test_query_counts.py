@@ -16,8 +16,9 @@ from tests import factories
 pytestmark = pytest.mark.django_db
 Status = Judgment.Status
 
-# session, user, collection, judge, last query, next pair, own judgment, previous pair, progress
-CARD_NEXT_QUERIES = 9
+# session, user, collection, judge, last query, quota, next pair, own judgment, previous pair,
+# progress
+CARD_NEXT_QUERIES = 10
 # session, user, collection, judge, pool entry, own judgment, previous pair, progress
 CARD_PAIR_QUERIES = 8
 # session, user, judge, collections with progress, roles
