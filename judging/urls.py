@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import views
+from . import views, views_adjudication
 
 app_name = "judging"
 urlpatterns = [
@@ -15,4 +15,19 @@ urlpatterns = [
     path("c/<slug:slug>/judgments/<int:pk>/edit/", views.judgment_update, name="judgment_update"),
     path("c/<slug:slug>/pairs/add/", views.pool_entry_create, name="poolentry_create"),
     path("c/<slug:slug>/documents/import/", views.document_import, name="document_import"),
+    path(
+        "c/<slug:slug>/disagreements/",
+        views_adjudication.disagreement_list,
+        name="disagreement_list",
+    ),
+    path(
+        "c/<slug:slug>/pairs/<int:query_id>/<int:document_id>/",
+        views_adjudication.pair_adjudicate,
+        name="pair_adjudicate",
+    ),
+    path(
+        "c/<slug:slug>/judges/<int:judge_id>/remove-labels/",
+        views_adjudication.judge_labels_remove,
+        name="judge_labels_remove",
+    ),
 ]
