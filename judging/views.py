@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from config.http import see_other
 
-from . import selectors, selectors_agreement, services
+from . import selectors, selectors_agreement, selectors_agreement_judges, services
 from .forms import (
     DocumentImportForm,
     JudgmentFilterForm,
@@ -80,6 +80,12 @@ def collection_detail(request: HttpRequest, slug: str) -> HttpResponse:
             else None
         ),
         "counts": selectors.collection_counts(collection=collection) if is_coordinator else None,
+        "is_adjudicator": is_coordinator or Role.ADJUDICATOR in roles,
+        "agreement_alerts": (
+            selectors_agreement_judges.actionable_agreement(collection=collection).alerts
+            if is_coordinator
+            else ()
+        ),
     }
     return render(request, "judging/collection_detail.html", context)
 
@@ -352,5 +358,6 @@ def collection_agreement(request: HttpRequest, slug: str) -> HttpResponse:
             "queries": queries,
             "sort": sort,
             "sort_label": selectors_agreement.COVERAGE_SORTS[sort].lower(),
+            "actionable": selectors_agreement_judges.actionable_agreement(collection=collection),
         },
     )
