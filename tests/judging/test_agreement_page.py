@@ -488,8 +488,9 @@ def test_api_is_documented_and_the_schema_validates():
 
 # --- query counts --------------------------------------------------------------------------
 
-# session, user, collection (coordinator check), coverage, judge statistics, grades
-PAGE_QUERIES = 6
+# session, user, collection (coordinator check), coverage, judge statistics, grades,
+# then per-judge figures: labels, adjudications, queries
+PAGE_QUERIES = 9
 # token with user, collection, roles, coverage, judge statistics, grades
 API_QUERIES = 6
 
