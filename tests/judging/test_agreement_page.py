@@ -442,6 +442,8 @@ def expected_json(coll, report) -> dict[str, Any]:
                 "fleiss_kappa": coefficient_json(g.fleiss_kappa),
                 "alpha_ordinal": coefficient_json(g.alpha_ordinal),
                 "alpha_interval": coefficient_json(g.alpha_interval),
+                "alpha_nominal": coefficient_json(g.alpha_nominal),
+                "alpha_ratio": coefficient_json(g.alpha_ratio),
             }
             for g in report.overall
         ],
@@ -453,6 +455,7 @@ def expected_json(coll, report) -> dict[str, Any]:
                 "raw_agreement": p.raw_agreement,
                 "cohen_kappa": coefficient_json(p.cohen_kappa),
                 "cohen_kappa_quadratic": coefficient_json(p.cohen_kappa_quadratic),
+                "cohen_kappa_linear": coefficient_json(p.cohen_kappa_linear),
             }
             for p in report.pairwise
         ],
