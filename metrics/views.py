@@ -24,13 +24,16 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods
 
 from config.http import see_other
-from judging.models import Collection, Membership, Query
+from judging.aggregation import POLICIES
+from judging.models import Collection, Membership, PolicyChange, Query
 from judging.selectors import collection_for_member
+from judging.services_adjudication import aggregation_settings_update
 
 from . import charts
 from .engine.errors import MeasureError
 from .forms import (
     DIFFICULTY_SORTS,
+    AggregationSettingsForm,
     CompareForm,
     LeaderboardSettingsForm,
     MeasureForm,
@@ -42,6 +45,7 @@ from .scoring import MeasureLabel, measure_labels
 from .selectors import (
     Viewer,
     leaderboard,
+    rescore_progress,
     run_for_owner,
     run_for_viewer,
     run_per_query,
@@ -423,6 +427,15 @@ def query_difficulty(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "metrics/query_difficulty.html", context)
 
 
+AGGREGATION_FIELDS = (
+    "aggregation_policy",
+    "judges_per_pair",
+    "max_judges_per_pair",
+    "disagreement_spread",
+    "agreement_alert_threshold",
+)
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
@@ -440,7 +453,23 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
     repool_form = RepoolForm(
         request.POST if action == "repool" else None, initial={"depth": collection.pool_depth}
     )
+    aggregation_form = AggregationSettingsForm(
+        request.POST if action == "aggregation" else None,
+        policies=[(p.name, f"{p.name} — {p.description}") for p in POLICIES.values()],
+        initial={name: getattr(collection, name) for name in AGGREGATION_FIELDS},
+    )
     try:
+        if action == "aggregation" and aggregation_form.is_valid():
+            change = aggregation_settings_update(
+                collection=collection, actor=request.user, **aggregation_form.cleaned_data
+            )
+            messages.success(
+                request,
+                f"Aggregation policy now {change.policy}; every run is being rescored."
+                if change
+                else "Aggregation settings saved.",
+            )
+            return see_other(reverse("metrics:collection_update", args=[collection.slug]))
         if action == "settings" and settings_form.is_valid():
             data = settings_form.cleaned_data
             collection_settings_update(
@@ -458,7 +487,7 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
             )
             return see_other(reverse("metrics:collection_update", args=[collection.slug]))
     except ValidationError as error:
-        form = settings_form if action == "settings" else repool_form
+        form = {"settings": settings_form, "aggregation": aggregation_form}.get(action, repool_form)
         for field, problems in error.message_dict.items():
             form.add_error(field if field in form.fields else None, problems)
     return render(
@@ -470,6 +499,11 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
             ),
             "settings_form": settings_form,
             "repool_form": repool_form,
+            "aggregation_form": aggregation_form,
+            "policy_changes": PolicyChange.objects.filter(collection=collection)
+            .select_related("actor")
+            .order_by("-at", "-pk")[:10],
+            "rescore_progress": rescore_progress(collection=collection),
         },
         status=400 if request.method == "POST" else 200,
     )
