@@ -126,6 +126,13 @@ class AdjudicationCreateSerializer(serializers.Serializer):
     reason = serializers.CharField(max_length=5000)
 
 
+class PairParamsSerializer(serializers.Serializer):
+    """A pair named by external ids (query parameters)."""
+
+    query = serializers.CharField(max_length=100)
+    document = serializers.CharField(max_length=200)
+
+
 class PolicySerializer(serializers.Serializer):
     """An aggregation policy one may choose."""
 
@@ -334,7 +341,9 @@ class PairDetailView(CollectionScopedView):
 
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Return the pair."""
-        query, document = _pair(self.collection, request.query_params)
+        params = PairParamsSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        query, document = _pair(self.collection, params.validated_data)
         view = selectors_disagreement.pair_view(
             collection=self.collection, query=query, document=document
         )

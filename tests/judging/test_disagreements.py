@@ -277,3 +277,19 @@ def test_run_count_does_not_change_query_counts(world, django_assert_num_queries
     with django_assert_num_queries(9):
         response = client.get(URL + "disagreements/")
     assert response.json()["count"] == 3
+
+
+@pytest.mark.parametrize(
+    "params",
+    ["", "?query=q1", "?query=q1%00&document=d1", "?query=" + "q" * 500 + "&document=d1"],
+)
+def test_bad_pair_lookups_are_400(world, params):
+    response = api(world, "cora").get(URL + "pair/" + params)
+    assert response.status_code == 400
+    assert errors_of(response)
+
+
+def test_hostile_queue_parameters_are_400(world):
+    for params in ("?limit=abc", "?limit=0", "?offset=-1", "?sort=random", "?limit=99999"):
+        response = api(world, "cora").get(URL + "disagreements/" + params)
+        assert response.status_code == 400, params
