@@ -74,8 +74,14 @@ class ActionableAgreement:
         return tuple(row for row in self.judges if row.alert)
 
 
-def actionable_agreement(*, collection: Collection) -> ActionableAgreement:
-    """Return who and what to act on in ``collection`` (three SQL queries)."""
+def actionable_agreement(
+    *, collection: Collection, with_reliability: bool = True
+) -> ActionableAgreement:
+    """Return who and what to act on in ``collection`` (three SQL queries).
+
+    ``with_reliability=False`` skips fitting Dawid–Skene (reliability is then None), for
+    pages that only need the alerts.
+    """
     rows = list(
         Judgment.objects.filter(collection=collection, status__in=(GRADED, CANNOT))
         .order_by()
@@ -117,7 +123,7 @@ def actionable_agreement(*, collection: Collection) -> ActionableAgreement:
     truth = np.array([adjudicated.get(key, np.nan) for key in items], dtype=np.float64)
     figures = judge_figures(matrix.reshape(len(items), len(order)), truth)
     reliability: dict[int, float] = {}
-    if graded:
+    if graded and with_reliability:
         model = dawid_skene(
             [items[(q, d)] for q, d, _j, _g in graded],
             [g for *_, g in graded],

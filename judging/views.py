@@ -82,7 +82,9 @@ def collection_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "counts": selectors.collection_counts(collection=collection) if is_coordinator else None,
         "is_adjudicator": is_coordinator or Role.ADJUDICATOR in roles,
         "agreement_alerts": (
-            selectors_agreement_judges.actionable_agreement(collection=collection).alerts
+            selectors_agreement_judges.actionable_agreement(
+                collection=collection, with_reliability=False
+            ).alerts
             if is_coordinator
             else ()
         ),

@@ -27,6 +27,7 @@ from ..models import Adjudication, Document, Judge, Membership, PolicyChange, Qu
 from ..selectors_disagreement import PairView
 from .permissions import COORDINATORS
 from .views import SLUG, CollectionScopedView
+from .views_agreement import JudgeRefSerializer
 
 Role = Membership.Role
 ADJUDICATING = frozenset({Role.COORDINATOR, Role.ADJUDICATOR})
@@ -49,7 +50,7 @@ class PairLabelSerializer(serializers.Serializer):
     note = serializers.CharField()
 
 
-class LiveGradeSerializer(serializers.Serializer):
+class LiveGradeProvenanceSerializer(serializers.Serializer):
     """The pair's live grade and where it comes from."""
 
     grade = serializers.FloatField()
@@ -106,7 +107,7 @@ class PairSerializer(serializers.Serializer):
     runs_in_top = serializers.IntegerField(
         help_text="Runs that rank the document in their top 10 for the query."
     )
-    live_grade = LiveGradeSerializer(allow_null=True)
+    live_grade = LiveGradeProvenanceSerializer(allow_null=True)
     adjudication = AdjudicationSerializer(allow_null=True)
 
 
@@ -164,14 +165,6 @@ class AggregationSettingsSerializer(serializers.Serializer):
     judgments_version = serializers.IntegerField(read_only=True)
     policies = PolicySerializer(many=True, read_only=True)
     history = PolicyChangeSerializer(many=True, read_only=True)
-
-
-class JudgeRefSerializer(serializers.Serializer):
-    """A judge."""
-
-    id = serializers.IntegerField(source="judge_id")
-    name = serializers.CharField()
-    kind = serializers.CharField()
 
 
 class JudgeFiguresSerializer(serializers.Serializer):
@@ -264,7 +257,6 @@ def _settings(collection: Any) -> dict[str, Any]:
 QUERY = OpenApiParameter("query", OpenApiTypes.STR, description="Query id (qid).")
 DOCUMENT = OpenApiParameter("document", OpenApiTypes.STR, description="Document id (docno).")
 JUDGE_ID = OpenApiParameter("judge_id", OpenApiTypes.INT, OpenApiParameter.PATH)
-ADJUDICATION_ID = OpenApiParameter("pk", OpenApiTypes.INT, OpenApiParameter.PATH)
 
 
 # --- views -------------------------------------------------------------------------------------
@@ -417,7 +409,7 @@ class AdjudicationListCreateView(CollectionScopedView):
     delete=extend_schema(
         summary="Revoke an adjudication",
         description="The pair's aggregated grade is live again; scores move.",
-        parameters=[SLUG, ADJUDICATION_ID],
+        parameters=[SLUG],
         responses={204: None, **error_responses(400, 401, 403, 404)},
     )
 )
