@@ -312,3 +312,31 @@ def judge_quota_set(*, collection: Collection, judge: Judge, quota: int | None) 
     membership.quota = quota
     membership.save(update_fields=["quota"])
     return membership
+
+
+@transaction.atomic
+def quotas_save(*, collection: Collection, memberships: list[Membership], data: Any) -> None:
+    """Set the quotas of judge ``memberships`` from form data ``quota-<membership id>``.
+
+    An empty value means no limit. All or nothing: a bad value raises ``ValidationError``
+    naming the judge, and no quota changes.
+    """
+    changes: list[tuple[Membership, int | None]] = []
+    errors = []
+    for membership in memberships:
+        raw = (data.get(f"quota-{membership.pk}") or "").strip()
+        if not raw:
+            changes.append((membership, None))
+            continue
+        if not raw.isdigit() or len(raw) > 9:
+            errors.append(f"{membership.user}: give a whole number of pairs, or leave it empty.")
+            continue
+        changes.append((membership, int(raw)))
+    if errors:
+        raise ValidationError(errors)
+    for membership, quota in changes:
+        if membership.collection_id != collection.pk or membership.role != Membership.Role.JUDGE:
+            raise ValidationError(f"{membership.user} is not a judge of this collection.")
+        if membership.quota != quota:
+            membership.quota = quota
+            membership.save(update_fields=["quota"])

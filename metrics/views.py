@@ -27,7 +27,7 @@ from config.http import see_other
 from judging.aggregation import POLICIES
 from judging.models import Collection, Membership, PolicyChange, Query
 from judging.selectors import collection_for_member
-from judging.services_adjudication import aggregation_settings_update
+from judging.services_adjudication import aggregation_settings_update, quotas_save
 
 from . import charts
 from .engine.errors import MeasureError
@@ -458,7 +458,16 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
         policies=[(p.name, f"{p.name} — {p.description}") for p in POLICIES.values()],
         initial={name: getattr(collection, name) for name in AGGREGATION_FIELDS},
     )
+    judge_memberships = list(
+        Membership.objects.filter(collection=collection, role=Role.JUDGE)
+        .select_related("user")
+        .order_by("user__username")
+    )
     try:
+        if action == "quota":
+            quotas_save(collection=collection, memberships=judge_memberships, data=request.POST)
+            messages.success(request, "Quotas saved.")
+            return see_other(reverse("metrics:collection_update", args=[collection.slug]))
         if action == "aggregation" and aggregation_form.is_valid():
             change = aggregation_settings_update(
                 collection=collection, actor=request.user, **aggregation_form.cleaned_data
@@ -487,6 +496,9 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
             )
             return see_other(reverse("metrics:collection_update", args=[collection.slug]))
     except ValidationError as error:
+        if action == "quota":
+            messages.error(request, " ".join(error.messages))
+            return see_other(reverse("metrics:collection_update", args=[collection.slug]))
         form = {"settings": settings_form, "aggregation": aggregation_form}.get(action, repool_form)
         for field, problems in error.message_dict.items():
             form.add_error(field if field in form.fields else None, problems)
@@ -504,6 +516,7 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
             .select_related("actor")
             .order_by("-at", "-pk")[:10],
             "rescore_progress": rescore_progress(collection=collection),
+            "judge_memberships": judge_memberships,
         },
         status=400 if request.method == "POST" else 200,
     )

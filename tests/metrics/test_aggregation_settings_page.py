@@ -63,3 +63,22 @@ def test_judges_cannot_change_settings(client, coll, judge_user):
     client.force_login(judge_user)
     assert client.post(f"/c/{coll.slug}/settings/", FORM).status_code == 404
     assert Collection.objects.get(pk=coll.pk).aggregation_policy == "lower_median_human_then_llm"
+
+
+def test_quotas_on_the_settings_page(client, coll, judge_user):
+    boss = factories.user("boss")
+    factories.member(coll, boss, Membership.Role.COORDINATOR)
+    membership = Membership.objects.get(user=judge_user, role=Membership.Role.JUDGE)
+    client.force_login(boss)
+    url = f"/c/{coll.slug}/settings/"
+    assert f'name="quota-{membership.pk}"' in client.get(url).content.decode()
+    response = client.post(url, {"action": "quota", f"quota-{membership.pk}": "12"})
+    assert response.status_code == 303
+    membership.refresh_from_db()
+    assert membership.quota == 12
+    client.post(url, {"action": "quota", f"quota-{membership.pk}": "-3"})
+    membership.refresh_from_db()
+    assert membership.quota == 12  # refused, unchanged
+    client.post(url, {"action": "quota", f"quota-{membership.pk}": ""})
+    membership.refresh_from_db()
+    assert membership.quota is None
