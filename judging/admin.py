@@ -13,7 +13,7 @@ from django import forms
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 
-from . import services
+from . import services_adjudication
 from .aggregation import POLICIES
 from .forms_llm import JudgeAdminForm
 from .models import (
@@ -80,10 +80,16 @@ class CollectionAdmin(admin.ModelAdmin):
         return super().formfield_for_dbfield(db_field, request, **kwargs)
 
     def save_model(self, request: HttpRequest, obj: Collection, form: Any, change: bool) -> None:
-        """Save; a new aggregation policy rebuilds the live judgment list."""
-        super().save_model(request, obj, form, change)
+        """Save; a new aggregation policy is recorded and rebuilds the live judgment list."""
         if change and "aggregation_policy" in form.changed_data:
-            services.live_grades_rebuild(collection=obj)
+            new_policy = obj.aggregation_policy
+            obj.aggregation_policy = form.initial["aggregation_policy"]
+            super().save_model(request, obj, form, change)
+            services_adjudication.aggregation_settings_update(
+                collection=obj, actor=request.user, aggregation_policy=new_policy
+            )
+            return
+        super().save_model(request, obj, form, change)
 
 
 @admin.register(Membership)

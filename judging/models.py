@@ -91,6 +91,21 @@ class Collection(models.Model):
         help_text="How several judges' grades become the one live grade of a pair "
         "(a name from judging.aggregation.POLICIES).",
     )
+    disagreement_spread = models.PositiveSmallIntegerField(
+        default=2,
+        help_text="A pair whose grades differ by at least this much is a disagreement "
+        "(as is a pair whose judges have no majority).",
+    )
+    max_judges_per_pair = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="Send disagreements to one more judge, up to this many judges per pair "
+        "(0: off; only counts when above judges per pair).",
+    )
+    agreement_alert_threshold = models.FloatField(
+        default=0.5,
+        help_text="Warn coordinators when a judge's agreement with the others (share of "
+        "equal grades) falls below this.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -102,6 +117,14 @@ class Collection(models.Model):
             models.CheckConstraint(
                 condition=Q(coverage_threshold__gte=0) & Q(coverage_threshold__lte=1),
                 name="collection_coverage_threshold_unit",
+            ),
+            models.CheckConstraint(
+                condition=Q(disagreement_spread__gte=1) & Q(disagreement_spread__lte=4),
+                name="collection_disagreement_spread_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(agreement_alert_threshold__gte=0) & Q(agreement_alert_threshold__lte=1),
+                name="collection_agreement_alert_unit",
             ),
         ]
 
@@ -134,6 +157,7 @@ class Membership(models.Model):
         COORDINATOR = "coordinator", "Coordinator"
         JUDGE = "judge", "Judge"
         TEAM = "team", "Team member"
+        ADJUDICATOR = "adjudicator", "Adjudicator"
 
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(
@@ -141,6 +165,12 @@ class Membership(models.Model):
     )
     role = models.CharField(
         max_length=20, choices=Role.choices, help_text="What the user may do in the collection."
+    )
+    quota = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Most pairs this judge grades in the collection (empty: no limit; "
+        "judge role only).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -417,6 +447,7 @@ class JudgmentEvent(models.Model):
         ADMIN = "admin", "Admin"
         SYSTEM = "system", "System"
         LLM = "llm", "LLM judge run"
+        ADJUDICATION = "adjudication", "Adjudication"
 
     judgment = models.ForeignKey(
         Judgment,
@@ -439,7 +470,7 @@ class JudgmentEvent(models.Model):
         help_text="The user who made the change (empty for system changes).",
     )
     action = models.CharField(max_length=10, choices=Action.choices)
-    channel = models.CharField(max_length=10, choices=Channel.choices)
+    channel = models.CharField(max_length=20, choices=Channel.choices)
     before = models.JSONField(null=True, blank=True, help_text="Label before the change.")
     after = models.JSONField(null=True, blank=True, help_text="Label after the change.")
     at = models.DateTimeField(auto_now_add=True, db_index=True)
@@ -483,6 +514,17 @@ class LiveGrade(models.Model):
         help_text="Aggregated abstention probability for UDCG (judging.abstain: mean of the "
         "recorded ones, human first); empty when no graded judgment recorded one (counts as 0).",
     )
+    policy = models.CharField(
+        max_length=50, blank=True, help_text="Aggregation policy that produced this grade."
+    )
+    adjudicated = models.BooleanField(
+        default=False, help_text="True when an adjudication in force sets this grade."
+    )
+    judge_ids = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Ids of the judges whose grades the policy used (sorted).",
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -503,6 +545,92 @@ class LiveGrade(models.Model):
     def __str__(self) -> str:
         """Return ``query/document = grade``."""
         return f"{self.query_id}/{self.document_id} = {self.grade:g}"
+
+
+class Adjudication(models.Model):
+    """A final grade for a pair, set by a coordinator or adjudicator with a reason.
+
+    In force until revoked: it overrides the aggregated grade in the live judgment list.
+    Every adjudication and revocation is also a history event (channel ``adjudication``).
+    """
+
+    collection = models.ForeignKey(
+        Collection, on_delete=models.CASCADE, related_name="adjudications"
+    )
+    query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="adjudications")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="adjudications")
+    grade = models.SmallIntegerField(help_text="The final grade, 0–4.")
+    reason = models.TextField(help_text="Why this grade (shown to coordinators and adjudicators).")
+    adjudicator = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="adjudications",
+        help_text="Who set the grade.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(
+        null=True, blank=True, help_text="When it was revoked (empty: in force)."
+    )
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Who revoked it.",
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["query", "document"],
+                condition=Q(revoked_at__isnull=True),
+                name="adjudication_one_in_force",
+                violation_error_message="This pair already has an adjudication in force.",
+            ),
+            models.CheckConstraint(
+                condition=Q(grade__gte=GRADE_MIN, grade__lte=GRADE_MAX),
+                name="adjudication_grade_range",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["collection", "revoked_at"], name="adjudication_in_force"),
+            models.Index(fields=["query", "document"], name="adjudication_pair"),
+        ]
+
+    def __str__(self) -> str:
+        """Return ``query/document := grade``."""
+        return f"{self.query_id}/{self.document_id} := {self.grade}"
+
+
+class PolicyChange(models.Model):
+    """A change of a collection's aggregation policy (the policies' version history)."""
+
+    collection = models.ForeignKey(
+        Collection, on_delete=models.CASCADE, related_name="policy_changes"
+    )
+    previous = models.CharField(max_length=50, help_text="The policy before the change.")
+    policy = models.CharField(max_length=50, help_text="The policy after the change.")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Who changed it.",
+    )
+    version = models.PositiveBigIntegerField(
+        help_text="The judgment-list version the new policy's live list starts at."
+    )
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["collection", "at"], name="policy_change_time")]
+
+    def __str__(self) -> str:
+        """Return ``previous -> policy``."""
+        return f"{self.previous} -> {self.policy}"
 
 
 from .models_llm import LLMFailure, LLMJob, LLMOutput  # noqa: E402, F401  (LLM judge runs)

@@ -7,15 +7,21 @@ from dataclasses import dataclass
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection
 from django.db.models import (
+    BigIntegerField,
+    Case,
     Count,
     Exists,
+    ExpressionWrapper,
     F,
     IntegerField,
+    Max,
+    Min,
     OuterRef,
     Q,
     QuerySet,
     Subquery,
     Value,
+    When,
 )
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce
@@ -58,17 +64,59 @@ def user_roles(*, user: AbstractBaseUser, collection: Collection) -> set[str]:
     return roles
 
 
+def _with_split(entries: QuerySet[PoolEntry]) -> QuerySet[PoolEntry]:
+    """Annotate ``split``: whether the entry's judges disagree and it may get one more judge.
+
+    Disagree: the grades spread by at least the collection's ``disagreement_spread``, or
+    no grade has a strict majority. Only pairs with two or more grades and fewer than
+    ``max_judges_per_pair`` qualify.
+    """
+    grades = Judgment.objects.filter(
+        query_id=OuterRef("query_id"),
+        document_id=OuterRef("document_id"),
+        status=Judgment.Status.GRADED,
+    ).order_by()
+    spread = grades.values("query_id").annotate(s=Max("grade") - Min("grade")).values("s")
+    top = grades.values("grade").annotate(c=Count("pk")).order_by("-c").values("c")[:1]
+    return entries.alias(
+        grade_spread=Subquery(spread, output_field=IntegerField()),
+        top_count=Subquery(top, output_field=IntegerField()),
+    ).alias(
+        split=Case(
+            When(
+                Q(graded_count__gte=2, graded_count__lt=F("collection__max_judges_per_pair"))
+                & (
+                    Q(grade_spread__gte=F("collection__disagreement_spread"))
+                    | Q(graded_count__gte=F("top_count") * 2)
+                ),
+                then=Value(1),
+            ),
+            default=Value(0),
+            output_field=IntegerField(),
+        )
+    )
+
+
 def _open_pairs(judge_id: int | None) -> QuerySet[PoolEntry]:
-    """Pool entries still needing grades, with content, not finally judged by ``judge_id``."""
+    """Pool entries still needing grades, with content, not finally judged by ``judge_id``.
+
+    A pair needs grades until ``judges_per_pair`` judges graded it, and a pair whose
+    judges disagree gets one more judge at a time up to ``max_judges_per_pair``.
+    """
     mine = Judgment.objects.filter(
         judge_id=judge_id,
         query_id=OuterRef("query_id"),
         document_id=OuterRef("document_id"),
         status__in=FINAL_STATUSES,
     )
-    return PoolEntry.objects.filter(
-        graded_count__lt=F("collection__judges_per_pair"), document__has_content=True
-    ).exclude(Exists(mine))
+    return (
+        _with_split(PoolEntry.objects.all())
+        .filter(
+            Q(graded_count__lt=F("collection__judges_per_pair")) | Q(split=1),
+            document__has_content=True,
+        )
+        .exclude(Exists(mine))
+    )
 
 
 @dataclass(frozen=True)
@@ -156,17 +204,57 @@ def next_pair(
     Order: pairs deferred with "later" come last; pairs of the query the judge is working
     on come first (so the narrative stays fresh); then pairs with the fewest grades; ties
     are broken by a per-judge shuffle, so documents appear in a random order that does not
-    follow any run's ranking, and two judges see different orders.
+    follow any run's ranking, and two judges see different orders. A judge who reached
+    their quota in the collection (``Membership.quota``) gets None.
 
-    One SQL query whatever the pool's size: the per-judge shuffle ``(shuffle_key + c) mod
-    (2^31 - 1)`` is a rotation of the order by ``shuffle_key`` (keys from ``start`` on come
-    first), so the candidates are the first rows of a few index ranges — per grade count,
-    the keys from ``start`` up and the keys below it (index ``pool_next``) — plus the best
-    pair of the current query and the best deferred pair; the outer query picks the best.
+    Where a disagreement can send a pair to one more judge (``max_judges_per_pair`` above
+    ``judges_per_pair``), the open pairs depend on each pair's grades and the ORM query
+    over :func:`_open_pairs` decides. Otherwise one SQL query answers whatever the pool's
+    size: the per-judge shuffle ``(shuffle_key + c) mod (2^31 - 1)`` is a rotation of the
+    order by ``shuffle_key`` (keys from ``start`` on come first), so the candidates are the
+    first rows of a few index ranges — per grade count, the keys from ``start`` up and the
+    keys below it (index ``pool_next``) — plus the best pair of the current query and the
+    best deferred pair; the outer query picks the best. Both give the same order.
     """
+    if _quota_reached(judge=judge, collection=collection):
+        return None
+    if collection.max_judges_per_pair > collection.judges_per_pair:
+        return _next_split_pair(judge, collection, current_query_id)
     return (
         PoolEntry.objects.filter(pk=RawSQL(*_next_pair_sql(judge, collection, current_query_id)))
         .select_related("query", "document")
+        .first()
+    )
+
+
+def _next_split_pair(
+    judge: Judge, collection: Collection, current_query_id: int | None
+) -> PoolEntry | None:
+    """Return the next pair by the ORM ordering over :func:`_open_pairs` (see next_pair)."""
+    deferred = Judgment.objects.filter(
+        judge=judge,
+        query_id=OuterRef("query_id"),
+        document_id=OuterRef("document_id"),
+        status=Judgment.Status.LATER,
+    )
+    mix = ExpressionWrapper(
+        (F("shuffle_key") + Value(judge.pk * _MIX_MULTIPLIER)) % Value(_MIX_MODULUS),
+        output_field=BigIntegerField(),
+    )
+    return (
+        _open_pairs(judge.pk)
+        .filter(collection=collection)
+        .annotate(
+            deferred=Exists(deferred),
+            other_query=Case(
+                When(query_id=current_query_id, then=Value(0)),
+                default=Value(1),
+                output_field=IntegerField(),
+            ),
+            mix=mix,
+        )
+        .select_related("query", "document")
+        .order_by("deferred", "other_query", "graded_count", "mix", "pk")
         .first()
     )
 
@@ -234,6 +322,31 @@ def _next_pair_sql(
     union = " UNION ALL ".join(f"SELECT * FROM ({arm}) a{i}" for i, arm in enumerate(arms))
     sql = f"SELECT c.id FROM ({union}) c ORDER BY c.cls, c.g, c.rot, c.k, c.id LIMIT 1"
     return sql, params
+
+
+def _quota_reached(*, judge: Judge, collection: Collection) -> bool:
+    """Return whether ``judge`` has judged as many pairs as their quota allows (one query)."""
+    if judge.user_id is None:
+        return False
+    done = (
+        Judgment.objects.filter(collection=collection, judge_id=judge.pk, status__in=FINAL_STATUSES)
+        .order_by()
+        .values("collection")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    row = (
+        Membership.objects.filter(
+            collection=collection,
+            user_id=judge.user_id,
+            role=Membership.Role.JUDGE,
+            quota__isnull=False,
+        )
+        .annotate(done=Coalesce(Subquery(done, output_field=IntegerField()), Value(0)))
+        .values_list("quota", "done")
+        .first()
+    )
+    return row is not None and row[1] >= row[0]
 
 
 def pool_entry_for_judge(*, collection: Collection, entry_id: int) -> PoolEntry:

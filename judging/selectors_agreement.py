@@ -169,6 +169,8 @@ class GroupAgreement:
     fleiss_kappa: Coefficient
     alpha_ordinal: Coefficient
     alpha_interval: Coefficient
+    alpha_nominal: Coefficient
+    alpha_ratio: Coefficient
 
 
 @dataclass(frozen=True)
@@ -181,6 +183,7 @@ class PairAgreement:
     raw_agreement: float
     cohen_kappa: Coefficient
     cohen_kappa_quadratic: Coefficient
+    cohen_kappa_linear: Coefficient
 
     @property
     def kinds(self) -> str:
@@ -332,7 +335,9 @@ def _group_agreement(
     if len(columns) < 2:
         reason = f"Fewer than two {label.lower()} have graded pairs in this collection."
         missing = Coefficient(value=None, reason=reason)
-        return GroupAgreement(group, label, len(columns), 0, missing, missing, missing)
+        return GroupAgreement(
+            group, label, len(columns), 0, missing, missing, missing, missing, missing
+        )
     return GroupAgreement(
         group=group,
         label=label,
@@ -341,6 +346,8 @@ def _group_agreement(
         fleiss_kappa=_coefficient(_fleiss, sub),
         alpha_ordinal=_coefficient(krippendorff_alpha, sub.T, level="ordinal", categories=GRADES),
         alpha_interval=_coefficient(krippendorff_alpha, sub.T, level="interval", categories=GRADES),
+        alpha_nominal=_coefficient(krippendorff_alpha, sub.T, level="nominal", categories=GRADES),
+        alpha_ratio=_coefficient(krippendorff_alpha, sub.T, level="ratio", categories=GRADES),
     )
 
 
@@ -372,6 +379,9 @@ def _pairwise(matrix: FloatArray, judges: Sequence[JudgeRef]) -> list[PairAgreem
                     cohen_kappa=_coefficient(cohen_kappa, x, y, categories=GRADES),
                     cohen_kappa_quadratic=_coefficient(
                         cohen_kappa, x, y, weights="quadratic", categories=GRADES
+                    ),
+                    cohen_kappa_linear=_coefficient(
+                        cohen_kappa, x, y, weights="linear", categories=GRADES
                     ),
                 )
             )

@@ -11,7 +11,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
@@ -20,8 +19,7 @@ from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from . import aggregation
-from .abstain import aggregate_abstain
+from . import live_grades
 from .db import update_rows
 from .models import (
     GRADE_MAX,
@@ -31,7 +29,6 @@ from .models import (
     Judge,
     Judgment,
     JudgmentEvent,
-    LiveGrade,
     Membership,
     PoolEntry,
     Query,
@@ -73,79 +70,16 @@ def _refresh_live_grades(
     query_ids: Iterable[int],
     document_id: int | None = None,
 ) -> None:
-    """Recompute the live grades of the given queries (of one document only, if given).
+    """Recompute the live grades of the given queries (see :func:`judging.live_grades.refresh`).
 
     ``version`` is the collection's new judgment-list version, recorded on changed grades.
-
-    Reads the graded judgments with their judges' kinds, applies the collection's
-    aggregation policy (vectorised) and the abstention rule of :mod:`judging.abstain`, and
-    writes only the difference to ``LiveGrade``.
     """
-    policy = aggregation.get_policy(policy_name)
-    scope = {"collection_id": collection_id, "query_id__in": list(query_ids)}
-    if document_id is not None:
-        scope["document_id"] = document_id
-    rows = list(
-        Judgment.objects.filter(status=Status.GRADED, **scope).values_list(
-            "query_id", "document_id", "grade", "judge__kind", "abstain_probability"
-        )
-    )
-    current = {(g.query_id, g.document_id): g for g in LiveGrade.objects.filter(**scope)}
-    keys = sorted({(q, d) for q, d, *_ in rows})
-    new: dict[tuple[int, int], tuple[float, int, int, float | None]] = {}
-    if rows:
-        index = {key: i for i, key in enumerate(keys)}
-        pair_index = np.fromiter((index[(q, d)] for q, d, *_ in rows), dtype=np.int64)
-        grades = np.fromiter((r[2] for r in rows), dtype=np.float64)
-        is_human = np.fromiter((r[3] == Judge.Kind.HUMAN for r in rows), dtype=bool)
-        recorded = np.fromiter(
-            (np.nan if r[4] is None else r[4] for r in rows), dtype=np.float64, count=len(rows)
-        )
-        pair_ids, live_grades = policy(pair_index, grades, is_human)
-        abstain = aggregate_abstain(pair_index, recorded, is_human, len(keys))
-        humans = np.bincount(pair_index, weights=is_human, minlength=len(keys))
-        totals = np.bincount(pair_index, minlength=len(keys))
-        for i, value in zip(pair_ids.tolist(), live_grades.tolist(), strict=True):
-            p = float(abstain[i])
-            new[keys[i]] = (
-                float(value),
-                int(humans[i]),
-                int(totals[i] - humans[i]),
-                None if p != p else p,
-            )
-    gone = [g.pk for key, g in current.items() if key not in new]
-    if gone:
-        LiveGrade.objects.filter(pk__in=gone).delete()
-    changed, created = [], []
-    for key, (grade, humans, llms, abstain_p) in new.items():
-        existing = current.get(key)
-        if existing is None:
-            created.append(
-                LiveGrade(
-                    collection_id=collection_id,
-                    query_id=key[0],
-                    document_id=key[1],
-                    grade=grade,
-                    human_count=humans,
-                    llm_count=llms,
-                    version=version,
-                    abstain_probability=abstain_p,
-                )
-            )
-        elif (
-            existing.grade,
-            existing.human_count,
-            existing.llm_count,
-            existing.abstain_probability,
-        ) != (grade, humans, llms, abstain_p):
-            existing.grade, existing.human_count, existing.llm_count = grade, humans, llms
-            existing.abstain_probability = abstain_p
-            existing.version, existing.updated_at = version, timezone.now()
-            changed.append(existing)
-    LiveGrade.objects.bulk_create(created, batch_size=1000)
-    update_rows(
-        changed,
-        ["grade", "human_count", "llm_count", "abstain_probability", "version", "updated_at"],
+    live_grades.refresh(
+        collection_id=collection_id,
+        policy_name=policy_name,
+        version=version,
+        query_ids=query_ids,
+        document_id=document_id,
     )
 
 

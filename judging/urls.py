@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import views, views_llm
+from . import views, views_adjudication, views_llm
 
 app_name = "judging"
 urlpatterns = [
@@ -22,5 +22,20 @@ urlpatterns = [
         "c/<slug:slug>/llm-judges/<int:pk>/edit/",
         views_llm.llm_judge_update,
         name="judge_update",
+    ),
+    path(
+        "c/<slug:slug>/disagreements/",
+        views_adjudication.disagreement_list,
+        name="disagreement_list",
+    ),
+    path(
+        "c/<slug:slug>/pairs/<int:query_id>/<int:document_id>/",
+        views_adjudication.pair_adjudicate,
+        name="pair_adjudicate",
+    ),
+    path(
+        "c/<slug:slug>/judges/<int:judge_id>/remove-labels/",
+        views_adjudication.judge_labels_remove,
+        name="judge_labels_remove",
     ),
 ]

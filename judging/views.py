@@ -21,6 +21,7 @@ from config.http import see_other
 from . import (
     selectors,
     selectors_agreement,
+    selectors_agreement_judges,
     selectors_card,
     selectors_pictures,
     services,
@@ -88,6 +89,14 @@ def collection_detail(request: HttpRequest, slug: str) -> HttpResponse:
             else None
         ),
         "counts": selectors.collection_counts(collection=collection) if is_coordinator else None,
+        "is_adjudicator": is_coordinator or Role.ADJUDICATOR in roles,
+        "agreement_alerts": (
+            selectors_agreement_judges.actionable_agreement(
+                collection=collection, with_reliability=False
+            ).alerts
+            if is_coordinator
+            else ()
+        ),
     }
     if is_coordinator:
         chart, series = selectors_pictures.progress_chart(collection=collection)
@@ -400,5 +409,6 @@ def collection_agreement(request: HttpRequest, slug: str) -> HttpResponse:
                 a=request.GET.get("a"),
                 b=request.GET.get("b"),
             ),
+            "actionable": selectors_agreement_judges.actionable_agreement(collection=collection),
         },
     )

@@ -10,7 +10,10 @@ class MetricsConfig(AppConfig):
     verbose_name = "Metrics"
 
     def ready(self) -> None:
-        """Subscribe to judging's change notifications."""
-        from . import receivers
+        """Subscribe to judging's change notifications; weigh pairs for its queue."""
+        from judging import impact
+
+        from . import receivers, selectors_impact
 
         receivers.connect()
+        impact.register(selectors_impact.runs_with_pair_in_top)

@@ -188,3 +188,38 @@ class RepoolForm(forms.Form):
     """A new pool depth: every run's unjudged top-k documents join the judging pool."""
 
     depth = forms.IntegerField(min_value=1, max_value=10_000, label="Pool depth")
+
+
+class AggregationSettingsForm(forms.Form):
+    """How the collection turns several judges' grades into one and assigns pairs."""
+
+    aggregation_policy = forms.ChoiceField(
+        label="Aggregation policy",
+        help_text="Changing it is recorded, starts a new judgment-list version and rescores "
+        "every run in the background. Adjudicated pairs always keep their final grade.",
+    )
+    judges_per_pair = forms.IntegerField(min_value=1, max_value=50, label="Judges per pair")
+    max_judges_per_pair = forms.IntegerField(
+        min_value=0,
+        max_value=50,
+        label="Send disagreements to more judges, up to",
+        help_text="A pair whose judges disagree gets one more judge at a time up to this many "
+        "(0: off).",
+    )
+    disagreement_spread = forms.IntegerField(
+        min_value=1,
+        max_value=4,
+        label="Disagreement spread",
+        help_text="Grades this far apart (or without a majority) make a disagreement.",
+    )
+    agreement_alert_threshold = forms.FloatField(
+        min_value=0.0,
+        max_value=1.0,
+        label="Agreement alert below",
+        help_text="Warn when a judge agrees with the others on less than this share of pairs.",
+    )
+
+    def __init__(self, *args: Any, policies: Sequence[tuple[str, str]], **kwargs: Any) -> None:
+        """Offer the known policies, each with its description."""
+        super().__init__(*args, **kwargs)
+        self.fields["aggregation_policy"].choices = list(policies)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 
 from judging.models import Collection, Membership, Query
@@ -170,3 +170,25 @@ def paired_scores(*, runs: list[Run], measure: str) -> tuple[list[Query], np.nda
         dtype=float,
     ).reshape(len(runs), len(queries))
     return queries, matrix
+
+
+@dataclass(frozen=True)
+class RescoreProgress:
+    """How many of a collection's runs are scored against the current judgment list."""
+
+    current: int
+    total: int
+
+    @property
+    def done(self) -> bool:
+        """Return whether every run is current."""
+        return self.current >= self.total
+
+
+def rescore_progress(*, collection: Collection) -> RescoreProgress:
+    """Return how many runs are scored at the collection's judgment-list version (one query)."""
+    row = Run.objects.filter(collection=collection).aggregate(
+        total=Count("pk"),
+        current=Count("pk", filter=Q(scored_version__gte=collection.judgments_version)),
+    )
+    return RescoreProgress(current=row["current"], total=row["total"])

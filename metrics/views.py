@@ -24,13 +24,16 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods
 
 from config.http import see_other
-from judging.models import Collection, Membership, Query
+from judging.aggregation import POLICIES
+from judging.models import Collection, Membership, PolicyChange, Query
 from judging.selectors import collection_for_member
+from judging.services_adjudication import aggregation_settings_update, quotas_save
 
 from . import charts
 from .engine.errors import MeasureError
 from .forms import (
     DIFFICULTY_SORTS,
+    AggregationSettingsForm,
     CompareForm,
     LeaderboardSettingsForm,
     MeasureForm,
@@ -42,6 +45,7 @@ from .scoring import MeasureLabel, measure_labels
 from .selectors import (
     Viewer,
     leaderboard,
+    rescore_progress,
     run_for_owner,
     run_for_viewer,
     run_per_query,
@@ -438,6 +442,15 @@ def query_difficulty(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "metrics/query_difficulty.html", context)
 
 
+AGGREGATION_FIELDS = (
+    "aggregation_policy",
+    "judges_per_pair",
+    "max_judges_per_pair",
+    "disagreement_spread",
+    "agreement_alert_threshold",
+)
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
@@ -455,7 +468,32 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
     repool_form = RepoolForm(
         request.POST if action == "repool" else None, initial={"depth": collection.pool_depth}
     )
+    aggregation_form = AggregationSettingsForm(
+        request.POST if action == "aggregation" else None,
+        policies=[(p.name, f"{p.name} — {p.description}") for p in POLICIES.values()],
+        initial={name: getattr(collection, name) for name in AGGREGATION_FIELDS},
+    )
+    judge_memberships = list(
+        Membership.objects.filter(collection=collection, role=Role.JUDGE)
+        .select_related("user")
+        .order_by("user__username")
+    )
     try:
+        if action == "quota":
+            quotas_save(collection=collection, memberships=judge_memberships, data=request.POST)
+            messages.success(request, "Quotas saved.")
+            return see_other(reverse("metrics:collection_update", args=[collection.slug]))
+        if action == "aggregation" and aggregation_form.is_valid():
+            change = aggregation_settings_update(
+                collection=collection, actor=request.user, **aggregation_form.cleaned_data
+            )
+            messages.success(
+                request,
+                f"Aggregation policy now {change.policy}; every run is being rescored."
+                if change
+                else "Aggregation settings saved.",
+            )
+            return see_other(reverse("metrics:collection_update", args=[collection.slug]))
         if action == "settings" and settings_form.is_valid():
             data = settings_form.cleaned_data
             collection_settings_update(
@@ -473,7 +511,10 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
             )
             return see_other(reverse("metrics:collection_update", args=[collection.slug]))
     except ValidationError as error:
-        form = settings_form if action == "settings" else repool_form
+        if action == "quota":
+            messages.error(request, " ".join(error.messages))
+            return see_other(reverse("metrics:collection_update", args=[collection.slug]))
+        form = {"settings": settings_form, "aggregation": aggregation_form}.get(action, repool_form)
         for field, problems in error.message_dict.items():
             form.add_error(field if field in form.fields else None, problems)
     return render(
@@ -485,6 +526,12 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
             ),
             "settings_form": settings_form,
             "repool_form": repool_form,
+            "aggregation_form": aggregation_form,
+            "policy_changes": PolicyChange.objects.filter(collection=collection)
+            .select_related("actor")
+            .order_by("-at", "-pk")[:10],
+            "rescore_progress": rescore_progress(collection=collection),
+            "judge_memberships": judge_memberships,
         },
         status=400 if request.method == "POST" else 200,
     )

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import views, views_agreement, views_llm
+from . import views, views_adjudication, views_agreement, views_llm
 
 app_name = "judging-api"
 urlpatterns = [
@@ -50,6 +50,42 @@ urlpatterns = [
         "collections/<slug:slug>/llm-jobs/<int:pk>/",
         views_llm.LLMJobDetailView.as_view(),
         name="llm-job-detail",
+    ),
+    path(
+        "collections/<slug:slug>/disagreements/",
+        views_adjudication.DisagreementListView.as_view(),
+        name="disagreement-list",
+    ),
+    path("collections/<slug:slug>/pair/", views_adjudication.PairDetailView.as_view(), name="pair"),
+    path(
+        "collections/<slug:slug>/adjudications/",
+        views_adjudication.AdjudicationListCreateView.as_view(),
+        name="adjudication-list",
+    ),
+    path(
+        "collections/<slug:slug>/adjudications/<int:pk>/",
+        views_adjudication.AdjudicationDetailView.as_view(),
+        name="adjudication-detail",
+    ),
+    path(
+        "collections/<slug:slug>/aggregation/",
+        views_adjudication.AggregationSettingsView.as_view(),
+        name="aggregation",
+    ),
+    path(
+        "collections/<slug:slug>/agreement/judges/",
+        views_adjudication.JudgeAgreementView.as_view(),
+        name="agreement-judges",
+    ),
+    path(
+        "collections/<slug:slug>/judges/<int:judge_id>/judgments/",
+        views_adjudication.JudgeLabelsView.as_view(),
+        name="judge-labels",
+    ),
+    path(
+        "collections/<slug:slug>/judges/<int:judge_id>/quota/",
+        views_adjudication.JudgeQuotaView.as_view(),
+        name="judge-quota",
     ),
     path("judges/", views.JudgeListCreateView.as_view(), name="judge-list"),
     path("judges/<int:pk>/", views.JudgeDetailView.as_view(), name="judge-detail"),

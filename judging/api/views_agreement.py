@@ -97,6 +97,8 @@ class GroupAgreementSerializer(serializers.Serializer):
     fleiss_kappa = CoefficientSerializer(help_text="Fleiss' kappa, grades as categories.")
     alpha_ordinal = CoefficientSerializer(help_text="Krippendorff's alpha, ordinal.")
     alpha_interval = CoefficientSerializer(help_text="Krippendorff's alpha, interval.")
+    alpha_nominal = CoefficientSerializer(help_text="Krippendorff's alpha, nominal.")
+    alpha_ratio = CoefficientSerializer(help_text="Krippendorff's alpha, ratio.")
 
 
 class PairAgreementSerializer(serializers.Serializer):
@@ -108,6 +110,7 @@ class PairAgreementSerializer(serializers.Serializer):
     raw_agreement = serializers.FloatField(help_text="Share of common pairs with equal grades.")
     cohen_kappa = CoefficientSerializer(help_text="Cohen's kappa, unweighted.")
     cohen_kappa_quadratic = CoefficientSerializer(help_text="Cohen's kappa, quadratic weights.")
+    cohen_kappa_linear = CoefficientSerializer(help_text="Cohen's kappa, linear weights.")
 
 
 class AgreementReportSerializer(serializers.Serializer):

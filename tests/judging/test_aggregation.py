@@ -109,10 +109,10 @@ def test_unusable_rows_are_excluded():
 
 @pytest.mark.parametrize("policy", POLICIES.values(), ids=POLICIES.keys())
 def test_empty_input(policy):
-    pair_ids, live = policy([], [], [])
+    pair_ids, live = policy([], [], [], judge_index=[])
     assert pair_ids.shape == live.shape == (0,)
     assert live.dtype == (np.float64 if policy.fractional else np.int64)
-    pair_ids, live = policy([1], [2], [True], usable=[False])
+    pair_ids, live = policy([1], [2], [True], usable=[False], judge_index=[7])
     assert pair_ids.size == live.size == 0
 
 
@@ -122,7 +122,7 @@ def test_inputs_are_not_modified():
     is_human = np.array([True, True, False, True])
     copies = pair_index.copy(), grades.copy(), is_human.copy()
     for policy in POLICIES.values():
-        policy(pair_index, grades, is_human)
+        policy(pair_index, grades, is_human, judge_index=[1, 2, 3, 3])
     for original, copy in zip((pair_index, grades, is_human), copies, strict=True):
         np.testing.assert_array_equal(original, copy)
 
@@ -190,13 +190,15 @@ def test_unknown_policy_lists_known_names():
 # --- equal to a simple per-pair reference implementation --------------------------------
 
 
-def _reference(rows, reduce):
+def _reference(rows, reduce, pick="human_then_llm"):
     by_pair = defaultdict(lambda: ([], []))
     for pair, grade, human in rows:
         by_pair[pair][0 if human else 1].append(grade)
     out = {}
     for pair, (humans, llms) in by_pair.items():
-        out[pair] = reduce(humans or llms)
+        chosen = {"human_then_llm": humans or llms, "human": humans, "llm": llms}[pick]
+        if chosen:
+            out[pair] = reduce(chosen)
     return out
 
 
@@ -206,26 +208,52 @@ def _majority_reference(grades):
     return min(g for g, c in counts.items() if c == top)
 
 
+def _majority_higher_reference(grades):
+    counts = Counter(grades)
+    top = max(counts.values())
+    return max(g for g, c in counts.items() if c == top)
+
+
+def _majority_median_reference(grades):
+    counts = Counter(grades)
+    top = max(counts.values())
+    median = statistics.median(grades)
+    return min((abs(g - median), g) for g, c in counts.items() if c == top)[1]
+
+
+def _trimmed_mean_reference(grades):
+    ordered = sorted(grades)
+    return statistics.fmean(ordered[1:-1] if len(ordered) >= 3 else ordered)
+
+
 REFERENCES = {
     "lower_median_human_then_llm": statistics.median_low,
     "mean_human_then_llm": statistics.fmean,
     "majority_human_then_llm": _majority_reference,
+    "majority_ties_higher_human_then_llm": _majority_higher_reference,
+    "majority_ties_median_human_then_llm": _majority_median_reference,
+    "trimmed_mean_human_then_llm": _trimmed_mean_reference,
+    "human_only_lower_median": (statistics.median_low, "human"),
+    "llm_only_lower_median": (statistics.median_low, "llm"),
 }
+#: Checked against crowd-kit instead (tests/judging/test_aggregation_policies.py).
+MODEL_POLICIES = {"dawid_skene"}
 
 
 def _check_against_reference(rows):
     pair_index = np.array([r[0] for r in rows], dtype=np.int64)
     grades = np.array([r[1] for r in rows], dtype=np.int64)
     is_human = np.array([r[2] for r in rows], dtype=bool)
-    for name, reduce in REFERENCES.items():
+    for name, reference in REFERENCES.items():
+        reduce, pick = reference if isinstance(reference, tuple) else (reference, "human_then_llm")
         pair_ids, live = get_policy(name)(pair_index, grades, is_human)
-        expected = _reference(rows, reduce)
+        expected = _reference(rows, reduce, pick)
         assert pair_ids.tolist() == sorted(expected)
         assert live.tolist() == pytest.approx([expected[p] for p in sorted(expected)])
 
 
 def test_registry_covered_by_reference_tests():
-    assert set(REFERENCES) == set(POLICIES)
+    assert set(REFERENCES) | MODEL_POLICIES == set(POLICIES)
 
 
 @settings(max_examples=300, deadline=None)

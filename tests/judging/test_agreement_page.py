@@ -442,6 +442,8 @@ def expected_json(coll, report) -> dict[str, Any]:
                 "fleiss_kappa": coefficient_json(g.fleiss_kappa),
                 "alpha_ordinal": coefficient_json(g.alpha_ordinal),
                 "alpha_interval": coefficient_json(g.alpha_interval),
+                "alpha_nominal": coefficient_json(g.alpha_nominal),
+                "alpha_ratio": coefficient_json(g.alpha_ratio),
             }
             for g in report.overall
         ],
@@ -453,6 +455,7 @@ def expected_json(coll, report) -> dict[str, Any]:
                 "raw_agreement": p.raw_agreement,
                 "cohen_kappa": coefficient_json(p.cohen_kappa),
                 "cohen_kappa_quadratic": coefficient_json(p.cohen_kappa_quadratic),
+                "cohen_kappa_linear": coefficient_json(p.cohen_kappa_linear),
             }
             for p in report.pairwise
         ],
@@ -489,8 +492,9 @@ def test_api_is_documented_and_the_schema_validates():
 # --- query counts --------------------------------------------------------------------------
 
 # session, user, collection (coordinator check), coverage, judge statistics, grades,
-# the confusion matrix of two judges
-PAGE_QUERIES = 7
+# the confusion matrix of two judges, then per-judge figures: labels, adjudications,
+# queries
+PAGE_QUERIES = 10
 # token with user, collection, roles, coverage, judge statistics, grades
 API_QUERIES = 6
 

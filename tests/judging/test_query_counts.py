@@ -16,9 +16,9 @@ from tests import factories
 pytestmark = pytest.mark.django_db
 Status = Judgment.Status
 
-# session, user, collection, judge, last query, next pair, own judgment, previous pair, progress,
-# progress within the query
-CARD_NEXT_QUERIES = 10
+# session, user, collection, judge, last query, quota, next pair, own judgment, previous pair,
+# progress, progress within the query
+CARD_NEXT_QUERIES = 11
 # session, user, collection, judge, pool entry, own judgment, previous pair, progress,
 # progress within the query
 CARD_PAIR_QUERIES = 9

@@ -24,6 +24,15 @@ PATHS = [
     "/api/v1/collections/{slug}/llm-jobs/{id}/",
     "/api/v1/judges/",
     "/api/v1/judges/{id}/",
+    # part 9: disagreements and adjudication
+    "/api/v1/collections/{slug}/disagreements/",
+    "/api/v1/collections/{slug}/pair/",
+    "/api/v1/collections/{slug}/adjudications/",
+    "/api/v1/collections/{slug}/adjudications/{id}/",
+    "/api/v1/collections/{slug}/aggregation/",
+    "/api/v1/collections/{slug}/agreement/judges/",
+    "/api/v1/collections/{slug}/judges/{judge_id}/judgments/",
+    "/api/v1/collections/{slug}/judges/{judge_id}/quota/",
 ]
 
 

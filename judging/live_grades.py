@@ -1,0 +1,165 @@
+"""Keep the live judgment list current: aggregate, apply adjudications, write the difference.
+
+Called inside the judgment services' transactions (with the collection's row lock held);
+never on its own. Each live grade records its provenance: the policy, whether an
+adjudication in force set it, and the judges whose grades the policy used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+from django.db import transaction
+from django.utils import timezone
+
+from . import aggregation
+from .abstain import aggregate_abstain
+from .db import update_rows
+from .models import Adjudication, Collection, Judge, Judgment, LiveGrade
+from .signals import judgments_changed
+
+Status = Judgment.Status
+
+
+def refresh(
+    *,
+    collection_id: int,
+    policy_name: str,
+    version: int,
+    query_ids: Iterable[int],
+    document_id: int | None = None,
+) -> set[int]:
+    """Recompute the live grades of the given queries (of one document only, if given).
+
+    ``version`` is the collection's new judgment-list version, recorded on changed grades.
+    Reads the graded judgments with their judges, applies the policy (vectorised), lets
+    adjudications in force override it ("adjudicated, else <policy>"), aggregates the
+    recorded abstention probabilities (:mod:`judging.abstain`), and writes only the
+    difference. A policy fitted on the whole collection (Dawid–Skene) is refitted
+    and every pair it moves is written; queries outside ``query_ids`` whose grades moved
+    are announced with a bulk ``judgments_changed`` after commit (rescored in the
+    background). Return the ids of the queries whose live grades changed.
+    """
+    policy = aggregation.get_policy(policy_name)
+    wanted = set(query_ids)
+    scope: dict[str, object] = {"collection_id": collection_id}
+    if not policy.global_fit:
+        scope["query_id__in"] = list(wanted)
+        if document_id is not None:
+            scope["document_id"] = document_id
+    rows = list(
+        Judgment.objects.filter(status=Status.GRADED, **scope).values_list(
+            "query_id", "document_id", "grade", "judge__kind", "judge_id", "abstain_probability"
+        )
+    )
+    adjudicated = {
+        (q, d): g
+        for q, d, g in Adjudication.objects.filter(revoked_at__isnull=True, **scope).values_list(
+            "query_id", "document_id", "grade"
+        )
+    }
+    current = {(g.query_id, g.document_id): g for g in LiveGrade.objects.filter(**scope)}
+    keys = sorted({(q, d) for q, d, *_ in rows} | adjudicated.keys())
+    index = {key: i for i, key in enumerate(keys)}
+    new: dict[tuple[int, int], tuple[float, int, int, bool, list[int], float | None]] = {}
+    pair_index = np.fromiter((index[(q, d)] for q, d, *_ in rows), dtype=np.int64, count=len(rows))
+    grades = np.fromiter((r[2] for r in rows), dtype=np.float64, count=len(rows))
+    is_human = np.fromiter((r[3] == Judge.Kind.HUMAN for r in rows), dtype=bool, count=len(rows))
+    judges = np.fromiter((r[4] for r in rows), dtype=np.int64, count=len(rows))
+    recorded = np.fromiter(
+        (np.nan if r[5] is None else r[5] for r in rows), dtype=np.float64, count=len(rows)
+    )
+    abstain = aggregate_abstain(pair_index, recorded, is_human, len(keys))
+    pair_ids, live = policy(pair_index, grades, is_human, judge_index=judges)
+    adj_pairs = np.fromiter((index[key] for key in adjudicated), dtype=np.int64)
+    adj_grades = np.fromiter(adjudicated.values(), dtype=np.int64)
+    pair_ids, live = aggregation.adjudicated_else(pair_ids, live, adj_pairs, adj_grades)
+    used = policy.used_rows(pair_index, is_human) if rows else np.zeros(0, dtype=bool)
+    humans = np.bincount(pair_index[used], weights=is_human[used], minlength=len(keys))
+    totals = np.bincount(pair_index[used], minlength=len(keys))
+    contributors: dict[int, list[int]] = {}
+    for i, judge_id in zip(pair_index[used].tolist(), judges[used].tolist(), strict=True):
+        contributors.setdefault(i, []).append(judge_id)
+    for i, value in zip(pair_ids.tolist(), live.tolist(), strict=True):
+        key = keys[i]
+        new[key] = (
+            float(value),
+            int(humans[i]),
+            int(totals[i] - humans[i]),
+            key in adjudicated,
+            sorted(contributors.get(i, [])),
+            None if np.isnan(abstain[i]) else float(abstain[i]),
+        )
+    changed_queries: set[int] = set()
+    gone = [g for key, g in current.items() if key not in new]
+    if gone:
+        LiveGrade.objects.filter(pk__in=[g.pk for g in gone]).delete()
+        changed_queries.update(g.query_id for g in gone)
+    changed, created = [], []
+    now = timezone.now()
+    for key, (grade, n_humans, n_llms, is_adjudicated, judge_ids, abstain_p) in new.items():
+        existing = current.get(key)
+        if existing is None:
+            created.append(
+                LiveGrade(
+                    collection_id=collection_id,
+                    query_id=key[0],
+                    document_id=key[1],
+                    grade=grade,
+                    human_count=n_humans,
+                    llm_count=n_llms,
+                    version=version,
+                    policy=policy.name,
+                    adjudicated=is_adjudicated,
+                    judge_ids=judge_ids,
+                    abstain_probability=abstain_p,
+                )
+            )
+            changed_queries.add(key[0])
+            continue
+        provenance = (n_humans, n_llms, policy.name, is_adjudicated, judge_ids)
+        old = (
+            existing.human_count,
+            existing.llm_count,
+            existing.policy,
+            existing.adjudicated,
+            existing.judge_ids,
+        )
+        scored = (existing.grade, existing.abstain_probability) != (grade, abstain_p)
+        if scored or old != provenance:
+            if scored:  # what runs are scored by (grade, UDCG's abstention) moved
+                changed_queries.add(key[0])
+                existing.version = version
+            existing.grade, existing.abstain_probability = grade, abstain_p
+            existing.human_count, existing.llm_count = n_humans, n_llms
+            existing.policy, existing.adjudicated, existing.judge_ids = provenance[2:]
+            existing.updated_at = now
+            changed.append(existing)
+    LiveGrade.objects.bulk_create(created, batch_size=1000)
+    update_rows(
+        changed,
+        [
+            "grade",
+            "human_count",
+            "llm_count",
+            "abstain_probability",
+            "version",
+            "policy",
+            "adjudicated",
+            "judge_ids",
+            "updated_at",
+        ],
+    )
+    elsewhere = frozenset(changed_queries - wanted)
+    if elsewhere:
+        transaction.on_commit(
+            lambda: judgments_changed.send(
+                sender=Collection,
+                collection_id=collection_id,
+                query_ids=elsewhere,
+                version=version,
+                bulk=True,
+            )
+        )
+    return changed_queries
