@@ -9,13 +9,19 @@ from .models_llm import LLMFailure, LLMJob
 
 
 def jobs_of(*, collection: Collection, with_failures: bool = False) -> QuerySet[LLMJob]:
-    """Return the collection's LLM jobs, newest first (with failures prefetched if asked)."""
+    """Return the collection's LLM jobs, newest first (with failures prefetched if asked).
+
+    Failures are listed by query and document id: requests run concurrently, so the
+    order in which they failed says nothing.
+    """
     jobs = LLMJob.objects.filter(collection=collection).select_related("judge")
     if with_failures:
         jobs = jobs.prefetch_related(
             Prefetch(
                 "failures",
-                queryset=LLMFailure.objects.select_related("query", "document").order_by("id"),
+                queryset=LLMFailure.objects.select_related("query", "document").order_by(
+                    "query__external_id", "document__external_id", "id"
+                ),
             )
         )
     return jobs
