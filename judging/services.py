@@ -20,7 +20,7 @@ from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from . import aggregation
+from . import aggregation, textpolicy
 from .db import update_rows
 from .models import (
     GRADE_MAX,
@@ -342,9 +342,13 @@ def pool_add(
     errors = []
     for row in pairs:
         if row.query_external_id not in queries:
-            errors.append(f"line {row.line}: unknown query id {row.query_external_id!r}")
+            errors.append(
+                f"line {row.line}: unknown query id {textpolicy.echo(row.query_external_id)}"
+            )
         elif row.document_external_id not in documents and not create_missing_documents:
-            errors.append(f"line {row.line}: unknown document id {row.document_external_id!r}")
+            errors.append(
+                f"line {row.line}: unknown document id {textpolicy.echo(row.document_external_id)}"
+            )
     if errors:
         raise ValidationError(errors)
     missing = sorted(wanted_docs - documents.keys())
@@ -468,16 +472,20 @@ def judgments_import(
         key = (row.query_external_id, row.document_external_id)
         if key in seen:
             errors.append(
-                f"line {row.line}: query {key[0]!r} document {key[1]!r} repeated "
-                f"(first on line {seen[key]})"
+                f"line {row.line}: query {textpolicy.echo(key[0])} "
+                f"document {textpolicy.echo(key[1])} repeated (first on line {seen[key]})"
             )
             continue
         seen[key] = row.line
         if row.query_external_id not in queries:
-            errors.append(f"line {row.line}: unknown query id {row.query_external_id!r}")
+            errors.append(
+                f"line {row.line}: unknown query id {textpolicy.echo(row.query_external_id)}"
+            )
             continue
         if row.document_external_id not in documents:
-            errors.append(f"line {row.line}: unknown document id {row.document_external_id!r}")
+            errors.append(
+                f"line {row.line}: unknown document id {textpolicy.echo(row.document_external_id)}"
+            )
             continue
         try:
             grade, seconds = _validated_label(
@@ -623,11 +631,13 @@ def _check_rows(
         if not external_id:
             errors.append(f"line {row.line}: {what} id is empty")
         elif any(c.isspace() for c in external_id):
-            errors.append(f"line {row.line}: {what} id {external_id!r} contains white space")
+            errors.append(
+                f"line {row.line}: {what} id {textpolicy.echo(external_id)} contains white space"
+            )
         elif external_id in seen:
             errors.append(
-                f"line {row.line}: {what} id {external_id!r} repeated (first on line "
-                f"{seen[external_id]})"
+                f"line {row.line}: {what} id {textpolicy.echo(external_id)} repeated "
+                f"(first on line {seen[external_id]})"
             )
         else:
             seen[external_id] = row.line

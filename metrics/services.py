@@ -25,7 +25,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.core.files.base import ContentFile
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Max, Model
 from django.db.models.functions import Coalesce
 from django.db.models.signals import post_delete, post_save
@@ -34,6 +34,7 @@ from django.utils import timezone
 from judging import services as judging_services
 from judging.db import update_rows
 from judging.models import Collection, Document, LiveGrade, Membership, PoolEntry
+from judging.textpolicy import MAX_ERRORS, cap_errors, echo
 
 from . import scoring
 from .models import RANKING_DTYPE, Run, RunQuery, Team
@@ -74,6 +75,11 @@ def _first_lines(text: str, qids: set[str]) -> dict[str, int]:
     return found
 
 
+def _tag_taken(tag: str) -> dict[str, str]:
+    """Return the error of a tag already used in the collection (sequential or concurrent)."""
+    return {"field": "tag", "message": f"Tag {echo(tag)} is already used in this collection."}
+
+
 @transaction.atomic
 def run_submit(
     *,
@@ -97,9 +103,7 @@ def run_submit(
     if not tag:
         errors.append({"field": "tag", "message": "A run needs a tag."})
     elif Run.objects.filter(collection=collection, tag=tag).exists():
-        errors.append(
-            {"field": "tag", "message": f"Tag {tag!r} is already used in this collection."}
-        )
+        errors.append(_tag_taken(tag))
     if team.collection_id != collection.pk:
         errors.append({"field": "team", "message": "The team does not take part here."})
     if len(content) > settings.GRADED_RUN_MAX_BYTES:
@@ -116,15 +120,20 @@ def run_submit(
         parsed = scoring.read_run(content, name=filename)
     except scoring.InputError as exc:
         raise RunRejected(scoring.error_items(exc)) from exc
+    id_errors = scoring.id_problems(parsed, content)
+    if id_errors:
+        raise RunRejected(id_errors)
     queries = dict(collection.queries.values_list("external_id", "pk"))
     unknown = sorted(set(parsed.qids) - queries.keys())
     if unknown:
-        lines = _first_lines(content.decode("utf-8", "replace"), set(unknown))
+        lines = _first_lines(content.decode("utf-8", "replace"), set(unknown[:MAX_ERRORS]))
         raise RunRejected(
-            [
-                {"line": lines.get(q), "message": f"query {q!r} is not in the collection"}
-                for q in unknown
-            ]
+            cap_errors(
+                [
+                    {"line": lines.get(q), "message": f"query {echo(q)} is not in the collection"}
+                    for q in unknown
+                ]
+            )
         )
     doc_pks, unknown_count = _document_pks(collection, parsed)
     run = Run(
@@ -141,7 +150,13 @@ def run_submit(
     run.source_file.save(filename.rsplit("/", 1)[-1] or "run.txt", ContentFile(content), save=False)
     stored = run.source_file.name
     try:
-        run.save()
+        try:
+            with transaction.atomic():  # a savepoint: a concurrent same-tag insert fails here
+                run.save()
+        except IntegrityError:
+            if not Run.objects.filter(collection=collection, tag=tag).exists():
+                raise
+            raise RunRejected([_tag_taken(tag)]) from None
         rankings = [
             RunQuery(
                 run=run,

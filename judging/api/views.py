@@ -24,13 +24,14 @@ from drf_spectacular.utils import (
     extend_schema_view,
 )
 from rest_framework import exceptions, generics, status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.api import error_responses
+from config.parsers import PolicyJSONParser
 
 from .. import selectors as judging_selectors
 from .. import services
@@ -404,7 +405,7 @@ class JudgmentListCreateView(CollectionScopedView, generics.ListCreateAPIView):
     serializer_class = JudgmentSerializer
     filterset_class = JudgmentFilter
     filter_backends: ClassVar[list] = [filters.DjangoFilterBackend]
-    parser_classes: ClassVar[list] = [JSONParser, MultiPartParser, FormParser]
+    parser_classes: ClassVar[list] = [PolicyJSONParser, MultiPartParser, FormParser]
     role_rules: ClassVar[dict[str, frozenset[str]]] = {
         "GET": JUDGING_ROLES,
         "POST": JUDGING_ROLES,

@@ -1,0 +1,52 @@
+"""Widen query ids and docnos to 500 characters (the text policy's MAX_ID_LENGTH).
+
+SQLite does not enforce a varchar length, and rebuilding the tables there would trip the
+same-collection triggers of 0002, so only PostgreSQL's columns are altered (in place: a
+wider varchar needs no table rewrite); the model state changes everywhere.
+"""
+
+from django.db import migrations, models
+
+COLUMNS = (("judging_query", "external_id"), ("judging_document", "external_id"))
+
+
+def widen(apps, schema_editor):
+    if schema_editor.connection.vendor == "postgresql":
+        for table, column in COLUMNS:
+            schema_editor.execute(f"ALTER TABLE {table} ALTER COLUMN {column} TYPE varchar(500)")
+
+
+def narrow(apps, schema_editor):
+    if schema_editor.connection.vendor == "postgresql":
+        for (table, column), size in zip(COLUMNS, (100, 200)):
+            schema_editor.execute(
+                f"ALTER TABLE {table} ALTER COLUMN {column} TYPE varchar({size})"
+            )
+
+
+class Migration(migrations.Migration):
+    dependencies = [("judging", "0003_live_grades")]
+
+    operations = [
+        migrations.SeparateDatabaseAndState(
+            database_operations=[migrations.RunPython(widen, narrow)],
+            state_operations=[
+                migrations.AlterField(
+                    model_name="document",
+                    name="external_id",
+                    field=models.CharField(
+                        help_text="Document id (docno) as in runs (at most 500 characters).",
+                        max_length=500,
+                    ),
+                ),
+                migrations.AlterField(
+                    model_name="query",
+                    name="external_id",
+                    field=models.CharField(
+                        help_text="Query id as in runs and qrels (at most 500 characters).",
+                        max_length=500,
+                    ),
+                ),
+            ],
+        )
+    ]
