@@ -237,6 +237,12 @@ class Judge(models.Model):
         related_name="judge",
         help_text="The user behind a human judge.",
     )
+    collections = models.ManyToManyField(
+        Collection,
+        blank=True,
+        related_name="llm_judges",
+        help_text="Collections an LLM judge works for: only their coordinators see and use it.",
+    )
     provider = models.CharField(max_length=100, blank=True, help_text="LLM provider.")
     model = models.CharField(max_length=200, blank=True, help_text="LLM model name.")
     model_version = models.CharField(max_length=100, blank=True, help_text="LLM model version.")

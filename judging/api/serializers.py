@@ -19,6 +19,7 @@ from ..models import (
     PoolEntry,
     Query,
 )
+from . import selectors
 
 # --- collections, queries, documents, pool ---------------------------------------------
 
@@ -99,8 +100,27 @@ class JudgeSummarySerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class CoordinatedCollectionsField(serializers.SlugRelatedField):
+    """A collection slug among those the requesting user coordinates."""
+
+    def get_queryset(self) -> Any:
+        """Return the collections the requesting user coordinates."""
+        request = self.context.get("request")
+        if request is None:
+            return Collection.objects.none()
+        return selectors.coordinated_collections(user=request.user)
+
+
 class JudgeSerializer(serializers.ModelSerializer):
     """A judge; registering one creates an LLM judge (human judges come with their users)."""
+
+    collections = CoordinatedCollectionsField(
+        many=True,
+        slug_field="slug",
+        required=False,
+        help_text="Slugs of the collections an LLM judge works for (collections you "
+        "coordinate; default: all of them). Only collections you belong to are listed.",
+    )
 
     class Meta:
         model = Judge
@@ -108,6 +128,7 @@ class JudgeSerializer(serializers.ModelSerializer):
             "id",
             "kind",
             "name",
+            "collections",
             "provider",
             "model",
             "model_version",
@@ -141,6 +162,20 @@ class JudgeSerializer(serializers.ModelSerializer):
                 "help_text": "Grade 0–4 of each native label.",
             }
         return super().build_field(field_name, info, model_class, nested_depth)
+
+    def to_representation(self, instance: Judge) -> dict[str, Any]:
+        """Return the judge, listing only the collections the requesting user belongs to."""
+        data = super().to_representation(instance)
+        request = self.context.get("request")
+        if request is not None and not request.user.is_superuser:
+            if not hasattr(self, "_member_of"):
+                self._member_of = set(
+                    Collection.objects.filter(memberships__user=request.user).values_list(
+                        "slug", flat=True
+                    )
+                )
+            data["collections"] = [c for c in data["collections"] if c in self._member_of]
+        return data
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         """Check that a scale mapping names only labels of the native scale."""

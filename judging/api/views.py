@@ -35,7 +35,16 @@ from config.parsers import PolicyJSONParser
 
 from .. import selectors as judging_selectors
 from .. import services
-from ..models import Collection, Document, Judge, Judgment, JudgmentEvent, PoolEntry, Query
+from ..models import (
+    Collection,
+    Document,
+    Judge,
+    Judgment,
+    JudgmentEvent,
+    Membership,
+    PoolEntry,
+    Query,
+)
 from . import imports, selectors
 from .permissions import (
     ANY_ROLE,
@@ -722,14 +731,16 @@ class QrelsView(CollectionScopedView):
 @extend_schema_view(
     get=extend_schema(
         summary="List judges",
-        description="Coordinators (of any collection) see every judge; others only their "
-        "own human judge.",
+        description="Superusers see every judge; coordinators the judges of the collections "
+        "they coordinate (LLM judges assigned to them, their members, anyone who judged "
+        "there) and their own; others only their own human judge.",
         responses={200: JudgeSerializer(many=True), **error_responses(400, 401)},
     ),
     post=extend_schema(
         summary="Register an LLM judge",
         description="For coordinators of any collection. The judge is created with kind "
-        "`llm`; record its judgments with `judge` set to its id.",
+        "`llm` for the `collections` given (default: every collection you coordinate); "
+        "record its judgments there with `judge` set to its id.",
         responses={201: JudgeSerializer, **error_responses(400, 401, 403)},
     ),
 )
@@ -744,11 +755,17 @@ class JudgeListCreateView(generics.ListCreateAPIView):
         """Return the judges the user may see."""
         if getattr(self, "swagger_fake_view", False):
             return Judge.objects.none()
-        return selectors.judges_visible_to(user=self.request.user)
+        return selectors.judges_visible_to(user=self.request.user).prefetch_related("collections")
 
     def perform_create(self, serializer: JudgeSerializer) -> None:
-        """Create the LLM judge."""
-        serializer.save(kind=Judge.Kind.LLM)
+        """Create the LLM judge, for the given collections or all those the user coordinates."""
+        collections = serializer.validated_data.get("collections") or list(
+            Collection.objects.filter(
+                memberships__user=self.request.user,
+                memberships__role=Membership.Role.COORDINATOR,
+            )
+        )
+        serializer.save(kind=Judge.Kind.LLM, collections=collections)
 
 
 @extend_schema_view(
@@ -766,4 +783,4 @@ class JudgeDetailView(generics.RetrieveAPIView):
         """Return the judges the user may see."""
         if getattr(self, "swagger_fake_view", False):
             return Judge.objects.none()
-        return selectors.judges_visible_to(user=self.request.user)
+        return selectors.judges_visible_to(user=self.request.user).prefetch_related("collections")

@@ -1,4 +1,6 @@
-"""Widen query ids and docnos to 500 characters (the text policy's MAX_ID_LENGTH).
+"""Widen query ids and docnos to 500 characters; assign LLM judges to collections.
+
+Ids: 500 characters is the text policy's MAX_ID_LENGTH.
 
 SQLite does not enforce a varchar length, and rebuilding the tables there would trip the
 same-collection triggers of 0002, so only PostgreSQL's columns are altered (in place: a
@@ -22,6 +24,17 @@ def narrow(apps, schema_editor):
             schema_editor.execute(
                 f"ALTER TABLE {table} ALTER COLUMN {column} TYPE varchar({size})"
             )
+
+
+def assign_llm_judges(apps, schema_editor):
+    """Assign every LLM judge to the collections it has judgments in."""
+    Judge = apps.get_model("judging", "Judge")
+    Judgment = apps.get_model("judging", "Judgment")
+    for judge in Judge.objects.filter(kind="llm"):
+        ids = set(
+            Judgment.objects.filter(judge=judge).values_list("collection_id", flat=True).distinct()
+        )
+        judge.collections.add(*ids)
 
 
 class Migration(migrations.Migration):
@@ -48,5 +61,17 @@ class Migration(migrations.Migration):
                     ),
                 ),
             ],
-        )
+        ),
+        migrations.AddField(
+            model_name="judge",
+            name="collections",
+            field=models.ManyToManyField(
+                blank=True,
+                help_text="Collections an LLM judge works for: only their coordinators see "
+                "and use it.",
+                related_name="llm_judges",
+                to="judging.collection",
+            ),
+        ),
+        migrations.RunPython(assign_llm_judges, migrations.RunPython.noop),
     ]

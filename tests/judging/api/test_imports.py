@@ -184,6 +184,7 @@ def test_empty_file_is_refused(api, world):
 
 def test_file_import_as_llm_judge(api, world):
     llm = Judge.objects.create(kind="llm", name="gpt", model="gpt-x")
+    llm.collections.add(world.coll)
     refused = _upload(api("judy"), "x.qrels", "q1 0 d1 2\n", judge=llm.pk)
     assert refused.status_code == 403
     assert not Judgment.objects.exists()
