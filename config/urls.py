@@ -24,3 +24,5 @@ urlpatterns = [
     path("", include("judging.urls")),
     path("", include("metrics.urls")),
 ]
+
+handler404 = "config.api.not_found"

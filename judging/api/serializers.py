@@ -70,6 +70,11 @@ class QuerySerializer(serializers.ModelSerializer):
 class DocumentSerializer(serializers.ModelSerializer):
     """A document; `body` is untrusted text or HTML."""
 
+    url = serializers.CharField(
+        read_only=True,
+        help_text="Source address (http or https), or the empty string when there is none.",
+    )
+
     class Meta:
         model = Document
         fields = ["external_id", "title", "body", "url", "extra", "has_content"]

@@ -56,7 +56,7 @@ from .permissions import (
     Role,
     judge_to_record_as,
 )
-from .renderers import QrelsRenderer
+from .renderers import QrelsRenderer, TextResponse
 from .serializers import (
     CollectionSerializer,
     DocumentSerializer,
@@ -449,7 +449,7 @@ class JudgmentListCreateView(CollectionScopedView, generics.ListCreateAPIView):
         data = QrelsLineSerializer(
             [{"qid": q, "docno": d, "grade": g} for q, d, g in rows], many=True
         ).data
-        return Response(data)
+        return TextResponse(data)
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Record one judgment, a batch, or an uploaded qrels or JSON Lines file."""
@@ -719,7 +719,7 @@ class QrelsView(CollectionScopedView):
         """Return the live list."""
         rows = selectors.live_list(collection=self.collection)
         data = LiveGradeSerializer([asdict(row) for row in rows], many=True).data
-        response = Response(data)
+        response = TextResponse(data)
         if request.accepted_renderer.format == QrelsRenderer.format:
             response["Content-Disposition"] = f'inline; filename="{self.collection.slug}.qrels"'
         return response
