@@ -225,6 +225,9 @@ def judgment_record(
     grade, seconds = _validated_label(
         grade=grade, status=status, seconds=seconds, abstain_probability=abstain_probability
     )
+    problem = textpolicy.text_problem(note, max_length=textpolicy.MAX_NOTE_LENGTH, what="note")
+    if problem:
+        raise ValidationError({"note": problem})
     _check_same_collection(query, document)
     policy_name = _lock_collection(query.collection_id)
     existing = (

@@ -29,7 +29,7 @@ from typing import Any
 
 MAX_ID_LENGTH = 500
 """Longest query id or docno, in characters (the database columns hold this many)."""
-MAX_NOTE_LENGTH = 10_000
+MAX_NOTE_LENGTH = 5_000
 """Longest judgment note, in characters."""
 MAX_NAME_LENGTH = 200
 """Longest name (collection, judge, team), in characters."""

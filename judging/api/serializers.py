@@ -7,6 +7,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from .. import textpolicy
 from ..models import (
     GRADE_MAX,
     GRADE_MIN,
@@ -145,7 +146,10 @@ class JudgeSerializer(serializers.ModelSerializer):
             "created_at",
         ]
         read_only_fields = ["id", "kind", "created_at"]
-        extra_kwargs = {"model": {"allow_blank": False, "required": True}}
+        extra_kwargs = {
+            "model": {"allow_blank": False, "required": True, "min_length": 1},
+            "name": {"min_length": 1},
+        }
 
     def build_field(self, field_name: str, info: Any, model_class: Any, nested_depth: int):
         """Type the JSON fields precisely so clients and the schema know their shapes."""
@@ -232,7 +236,9 @@ class JudgmentLabelSerializer(serializers.Serializer):
 
     grade = serializers.IntegerField(allow_null=True, required=False)
     status = serializers.ChoiceField(choices=Judgment.Status.choices, required=False)
-    note = serializers.CharField(required=False, allow_blank=True)
+    note = serializers.CharField(
+        required=False, allow_blank=True, max_length=textpolicy.MAX_NOTE_LENGTH
+    )
     seconds = serializers.FloatField(allow_null=True, required=False)
     abstain_probability = serializers.FloatField(allow_null=True, required=False)
 
@@ -273,8 +279,14 @@ class JudgmentEventSerializer(serializers.ModelSerializer):
 class JudgmentItemSerializer(serializers.Serializer):
     """One judgment to record, naming its pair by external ids."""
 
-    query = serializers.CharField(max_length=100, help_text="Query external id (qid).")
-    document = serializers.CharField(max_length=200, help_text="Document external id (docno).")
+    query = serializers.CharField(
+        min_length=1, max_length=textpolicy.MAX_ID_LENGTH, help_text="Query external id (qid)."
+    )
+    document = serializers.CharField(
+        min_length=1,
+        max_length=textpolicy.MAX_ID_LENGTH,
+        help_text="Document external id (docno).",
+    )
     grade = serializers.IntegerField(
         min_value=GRADE_MIN,
         max_value=GRADE_MAX,
@@ -287,7 +299,11 @@ class JudgmentItemSerializer(serializers.Serializer):
         choices=Judgment.Status.choices, default=Judgment.Status.GRADED
     )
     note = serializers.CharField(
-        allow_blank=True, required=False, default="", trim_whitespace=False
+        allow_blank=True,
+        required=False,
+        default="",
+        trim_whitespace=False,
+        max_length=textpolicy.MAX_NOTE_LENGTH,
     )
     seconds = serializers.FloatField(
         min_value=0, allow_null=True, required=False, default=None, help_text="Time spent."
@@ -358,7 +374,12 @@ class JudgmentUpdateSerializer(serializers.Serializer):
         required=False,
         help_text="Setting cannot_judge or later alone also clears the grade.",
     )
-    note = serializers.CharField(allow_blank=True, required=False, trim_whitespace=False)
+    note = serializers.CharField(
+        allow_blank=True,
+        required=False,
+        trim_whitespace=False,
+        max_length=textpolicy.MAX_NOTE_LENGTH,
+    )
     seconds = serializers.FloatField(min_value=0, allow_null=True, required=False)
     abstain_probability = serializers.FloatField(
         min_value=0, max_value=1, allow_null=True, required=False
