@@ -147,7 +147,7 @@ class JudgeSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = ["id", "kind", "created_at"]
         extra_kwargs = {
-            "model": {"allow_blank": False, "required": True, "min_length": 1},
+            "model": {"allow_blank": False, "required": True},
             "name": {"min_length": 1},
         }
 

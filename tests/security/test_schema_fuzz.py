@@ -9,7 +9,7 @@ import hypothesis
 import pytest
 import schemathesis
 from django.core.handlers.wsgi import WSGIHandler
-from django.core.signals import request_finished
+from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
 from rest_framework.authtoken.models import Token
 from schemathesis.checks import (
@@ -34,10 +34,12 @@ CHECKS = [
 @pytest.fixture
 def wsgi_app():
     """Return Django's WSGI app, kept from closing the test's database connection."""
+    request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)
     try:
         yield WSGIHandler()
     finally:
+        request_started.connect(close_old_connections)
         request_finished.connect(close_old_connections)
 
 
