@@ -18,6 +18,8 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 install: $(VENV)/.installed
 
 ## Set up, migrate the SQLite database, load the demo and serve on $(HOST).
+## Development settings are opt-in: every entry point defaults to config.settings.prod.
+run: export DJANGO_SETTINGS_MODULE ?= config.settings.dev
 run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0

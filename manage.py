@@ -13,7 +13,9 @@ def main() -> None:
         from metrics.engine.cli import main as evaluate
 
         raise SystemExit(evaluate(sys.argv[2:], prog="manage.py evaluate"))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.dev")
+    # Production settings unless told otherwise, like WSGI, ASGI and the Celery worker;
+    # development is opt-in: DJANGO_SETTINGS_MODULE=config.settings.dev (make run sets it).
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.prod")
     from django.core.management import execute_from_command_line
 
     execute_from_command_line(sys.argv)

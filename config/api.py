@@ -6,7 +6,8 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views.defaults import page_not_found
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
@@ -95,3 +96,14 @@ def error_responses(*codes: int, **descriptions: str) -> dict[tuple[int, str], O
         )
         for code in codes
     }
+
+
+def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """Answer 404 in the API's error shape under ``/api/`` (e.g. ``/judges/abc/``), else HTML.
+
+    Paths that match no route — a non-integer id among them — never reach a DRF view, so
+    Django's 404 handler is the one place that can keep the API's answers JSON.
+    """
+    if request.path.startswith("/api/"):
+        return JsonResponse({"errors": [{"message": "Not found."}]}, status=404)
+    return page_not_found(request, exception or Http404())

@@ -6,10 +6,11 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from config import profile
+from config.throttling import ThrottledLoginView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/profile/", profile.profile, name="profile"),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
@@ -23,3 +24,5 @@ urlpatterns = [
     path("", include("judging.urls")),
     path("", include("metrics.urls")),
 ]
+
+handler404 = "config.api.not_found"

@@ -7,12 +7,12 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
-from . import importers
+from . import importers, textpolicy
 from .models import GRADE_MAX, GRADE_MIN, Collection, Judgment
 
 Status = Judgment.Status
 GRADE_CHOICES = [(g, str(g)) for g in range(GRADE_MIN, GRADE_MAX + 1)]
-NOTE_MAX_LENGTH = 5000
+NOTE_MAX_LENGTH = textpolicy.MAX_NOTE_LENGTH
 PAIRS_MAX_BYTES = 5 * 1024 * 1024
 
 

@@ -12,12 +12,12 @@ Blank lines and lines starting with ``#`` are skipped.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
 from django.core.exceptions import ValidationError
 
+from . import textpolicy
 from .services import DocumentRow, PairRow, QueryRow
 
 QUERY_ID_KEYS = ("qid", "query_id", "id")
@@ -28,14 +28,13 @@ DOCUMENT_BODY_KEYS = ("body", "text", "contents")
 
 def _lines(data: bytes | str, name: str) -> Iterator[tuple[int, str]]:
     """Yield (line number, text) of the non-blank, non-comment lines of a UTF-8 file."""
-    if isinstance(data, str):
-        text = data
-    else:
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            line = data[: exc.start].count(b"\n") + 1
-            raise ValidationError([f"line {line}: {name} is not valid UTF-8"]) from None
+    try:
+        if isinstance(data, str):
+            text = textpolicy.check_text(data, what=name)
+        else:
+            text = textpolicy.decode_utf8(data, what=name)
+    except textpolicy.TextRefused as exc:
+        raise ValidationError([f"line {exc.line or 1}: {exc.message}"]) from None
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip() and not line.lstrip().startswith("#"):
             yield number, line
@@ -53,16 +52,45 @@ def _json_objects(data: bytes, name: str) -> tuple[list[tuple[int, dict]], list[
     """Parse JSON Lines into (line, object) pairs and ``line N:`` errors."""
     objects, errors = [], []
     for number, line in _lines(data, name):
+        if len(errors) >= textpolicy.MAX_ERRORS:
+            break
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            errors.append(f"line {number}: not valid JSON ({exc.msg})")
+            obj = textpolicy.loads_json(line)
+        except textpolicy.TextRefused as exc:
+            where = f" at {exc.field}" if exc.field else ""
+            errors.append(f"line {number}: {exc.message}{where}")
             continue
         if not isinstance(obj, dict):
             errors.append(f"line {number}: expected a JSON object")
             continue
         objects.append((number, obj))
     return objects, errors
+
+
+def _text(value: Any, what: str, max_length: int = textpolicy.MAX_TEXT_LENGTH) -> str:
+    """Return a JSON scalar as text, or raise ``TextRefused`` if the policy refuses it."""
+    if isinstance(value, dict | list):
+        raise textpolicy.TextRefused(f"{what} must be a string, not a JSON {type(value).__name__}")
+    return textpolicy.check_text(
+        "" if value is None else str(value), max_length=max_length, what=what
+    )
+
+
+def _id(value: Any, what: str) -> str:
+    """Return an id (string or whole number) under the policy, or raise ``TextRefused``."""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise textpolicy.TextRefused(f"{what} must be a string or a whole number")
+    text = str(value).strip()
+    problem = textpolicy.id_problem(text, what)
+    if problem:
+        raise textpolicy.TextRefused(problem)
+    return text
+
+
+def _refuse(errors: list[str]) -> None:
+    """Raise ``ValidationError`` with the first ``MAX_ERRORS`` problems and a count of the rest."""
+    if errors:
+        raise ValidationError(textpolicy.cap_messages(errors))
 
 
 def _is_json_lines(data: bytes) -> bool:
@@ -85,24 +113,35 @@ def parse_queries(data: bytes, name: str = "queries") -> list[QueryRow]:
                     f"and a text ({'/'.join(QUERY_TEXT_KEYS)})"
                 )
                 continue
-            rows.append(
-                QueryRow(
+            try:
+                row = QueryRow(
                     line=number,
-                    external_id=str(qid),
-                    text=str(text),
-                    description=str(obj.get("description") or ""),
-                    narrative=str(obj.get("narrative") or ""),
+                    external_id=_id(qid, "query id"),
+                    text=_text(text, "text"),
+                    description=_text(obj.get("description") or "", "description"),
+                    narrative=_text(obj.get("narrative") or "", "narrative"),
                 )
-            )
+            except textpolicy.TextRefused as exc:
+                errors.append(f"line {number}: {exc.message}")
+                continue
+            rows.append(row)
     else:
         for number, line in _lines(data, name):
+            if len(errors) >= textpolicy.MAX_ERRORS:
+                break
             parts = line.split("\t")
             if len(parts) < 2:
                 errors.append(f"line {number}: expected 'qid<TAB>text'")
                 continue
-            rows.append(QueryRow(line=number, external_id=parts[0].strip(), text=parts[1]))
-    if errors:
-        raise ValidationError(errors)
+            try:
+                row = QueryRow(
+                    line=number, external_id=_id(parts[0], "query id"), text=_text(parts[1], "text")
+                )
+            except textpolicy.TextRefused as exc:
+                errors.append(f"line {number}: {exc.message}")
+                continue
+            rows.append(row)
+    _refuse(errors)
     return rows
 
 
@@ -119,18 +158,24 @@ def parse_documents(data: bytes, name: str = "documents") -> list[DocumentRow]:
             continue
         body_key, body = _first(obj, DOCUMENT_BODY_KEYS)
         known = {id_key, body_key, "title", "url"}
-        rows.append(
-            DocumentRow(
+        try:
+            url = _text(obj.get("url") or "", "url", max_length=textpolicy.MAX_URL_LENGTH)
+            problem = textpolicy.url_problem(url)
+            if problem:
+                raise textpolicy.TextRefused(problem)
+            row = DocumentRow(
                 line=number,
-                external_id=str(docno),
-                title=str(obj.get("title") or ""),
-                body=str(body or ""),
-                url=str(obj.get("url") or ""),
+                external_id=_id(docno, "document id"),
+                title=_text(obj.get("title") or "", "title"),
+                body=_text(body or "", "body"),
+                url=url,
                 extra={k: v for k, v in obj.items() if k not in known},
             )
-        )
-    if errors:
-        raise ValidationError(errors)
+        except textpolicy.TextRefused as exc:
+            errors.append(f"line {number}: {exc.message}")
+            continue
+        rows.append(row)
+    _refuse(errors)
     return rows
 
 
@@ -141,6 +186,8 @@ def parse_pairs_collecting(
     rows: list[PairRow] = []
     errors: list[tuple[int, str]] = []
     for number, line in _lines(data, name):
+        if len(errors) >= textpolicy.MAX_ERRORS:
+            break
         parts = line.split()
         if len(parts) != 2:
             errors.append(
@@ -150,6 +197,12 @@ def parse_pairs_collecting(
                 )
             )
             continue
+        problem = textpolicy.id_problem(parts[0], "query id") or textpolicy.id_problem(
+            parts[1], "document id"
+        )
+        if problem:
+            errors.append((number, f"line {number}: {problem}"))
+            continue
         rows.append(PairRow(number, parts[0], parts[1]))
     return rows, errors
 
@@ -157,6 +210,5 @@ def parse_pairs_collecting(
 def parse_pairs(data: bytes | str, name: str = "pairs") -> list[PairRow]:
     """Parse ``qid docno`` lines (bytes or text); raise ``ValidationError`` naming bad lines."""
     rows, errors = parse_pairs_collecting(data, name)
-    if errors:
-        raise ValidationError([message for _line, message in errors])
+    _refuse([message for _line, message in errors])
     return rows

@@ -191,7 +191,9 @@ class Query(models.Model):
     """A topic: the query text plus what judges read to decide relevance."""
 
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="queries")
-    external_id = models.CharField(max_length=100, help_text="Query id as in runs and qrels.")
+    external_id = models.CharField(
+        max_length=500, help_text="Query id as in runs and qrels (at most 500 characters)."
+    )
     text = models.TextField(help_text="The query as a user typed it.")
     description = models.TextField(blank=True, help_text="One-sentence information need.")
     narrative = models.TextField(
@@ -216,7 +218,9 @@ class Document(models.Model):
     """A document of a collection; bodies are untrusted text or HTML."""
 
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="documents")
-    external_id = models.CharField(max_length=200, help_text="Document id (docno) as in runs.")
+    external_id = models.CharField(
+        max_length=500, help_text="Document id (docno) as in runs (at most 500 characters)."
+    )
     title = models.TextField(blank=True, help_text="Title shown to judges.")
     body = models.TextField(
         blank=True, help_text="Untrusted text or HTML; sanitised before display."
@@ -262,6 +266,12 @@ class Judge(models.Model):
         on_delete=models.PROTECT,
         related_name="judge",
         help_text="The user behind a human judge.",
+    )
+    collections = models.ManyToManyField(
+        Collection,
+        blank=True,
+        related_name="llm_judges",
+        help_text="Collections an LLM judge works for: only their coordinators see and use it.",
     )
     provider = models.CharField(max_length=100, blank=True, help_text="LLM provider.")
     model = models.CharField(max_length=200, blank=True, help_text="LLM model name.")

@@ -19,7 +19,7 @@ from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from . import live_grades
+from . import live_grades, textpolicy
 from .db import update_rows
 from .models import (
     GRADE_MAX,
@@ -181,6 +181,9 @@ def judgment_record(
     grade, seconds = _validated_label(
         grade=grade, status=status, seconds=seconds, abstain_probability=abstain_probability
     )
+    problem = textpolicy.text_problem(note, max_length=textpolicy.MAX_NOTE_LENGTH, what="note")
+    if problem:
+        raise ValidationError({"note": problem})
     _check_same_collection(query, document)
     policy_name = _lock_collection(query.collection_id)
     existing = (
@@ -302,14 +305,21 @@ def pool_add(
     for row in pairs:
         if row.query_external_id not in queries:
             errors.append(
-                (row.line, f"line {row.line}: unknown query id {row.query_external_id!r}")
+                (
+                    row.line,
+                    f"line {row.line}: unknown query id {textpolicy.echo(row.query_external_id)}",
+                )
             )
         elif row.document_external_id not in documents and not create_missing_documents:
             errors.append(
-                (row.line, f"line {row.line}: unknown document id {row.document_external_id!r}")
+                (
+                    row.line,
+                    f"line {row.line}: unknown document id "
+                    f"{textpolicy.echo(row.document_external_id)}",
+                )
             )
     if errors:
-        raise ValidationError([message for _line, message in sorted(errors)])
+        raise ValidationError(textpolicy.cap_messages([m for _line, m in sorted(errors)]))
     missing = sorted(wanted_docs - documents.keys())
     if missing:
         Document.objects.bulk_create(
@@ -458,16 +468,20 @@ def judgments_import(
         key = (row.query_external_id, row.document_external_id)
         if key in seen:
             errors.append(
-                f"line {row.line}: query {key[0]!r} document {key[1]!r} repeated "
-                f"(first on line {seen[key]})"
+                f"line {row.line}: query {textpolicy.echo(key[0])} "
+                f"document {textpolicy.echo(key[1])} repeated (first on line {seen[key]})"
             )
             continue
         seen[key] = row.line
         if row.query_external_id not in queries:
-            errors.append(f"line {row.line}: unknown query id {row.query_external_id!r}")
+            errors.append(
+                f"line {row.line}: unknown query id {textpolicy.echo(row.query_external_id)}"
+            )
             continue
         if row.document_external_id not in documents:
-            errors.append(f"line {row.line}: unknown document id {row.document_external_id!r}")
+            errors.append(
+                f"line {row.line}: unknown document id {textpolicy.echo(row.document_external_id)}"
+            )
             continue
         try:
             grade, seconds = _validated_label(
@@ -613,11 +627,13 @@ def _check_rows(
         if not external_id:
             errors.append(f"line {row.line}: {what} id is empty")
         elif any(c.isspace() for c in external_id):
-            errors.append(f"line {row.line}: {what} id {external_id!r} contains white space")
+            errors.append(
+                f"line {row.line}: {what} id {textpolicy.echo(external_id)} contains white space"
+            )
         elif external_id in seen:
             errors.append(
-                f"line {row.line}: {what} id {external_id!r} repeated (first on line "
-                f"{seen[external_id]})"
+                f"line {row.line}: {what} id {textpolicy.echo(external_id)} repeated "
+                f"(first on line {seen[external_id]})"
             )
         else:
             seen[external_id] = row.line

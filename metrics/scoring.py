@@ -13,6 +13,9 @@ from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+
+from judging import textpolicy
 
 from . import engine
 from .engine.measures import Measure, parse_measures
@@ -184,6 +187,59 @@ def read_run(content: bytes, *, name: str) -> ParsedRun:
         line_count=len(run),
         format="json" if head in (b"[", b"{") else "trec",
     )
+
+
+def _line_of(content: bytes, value: bytes) -> int | None:
+    """Return the line on which ``value`` first appears in ``content`` (None if not found)."""
+    at = content.find(value)
+    return None if at < 0 else content.count(b"\n", 0, at) + 1
+
+
+def _bytes_problem(value: bytes, what: str) -> str | None:
+    """Return why an id (as bytes) breaks the text policy, or ``None``."""
+    try:
+        text = value.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"{what} {textpolicy.echo(value)} is not valid UTF-8 (byte {exc.start + 1})"
+    return textpolicy.id_problem(text, what)
+
+
+def id_problems(parsed: ParsedRun, content: bytes) -> list[dict]:
+    """Return the run's qids and docnos that the text policy refuses, with their lines.
+
+    Ids must be UTF-8, without NUL or surrogates, and at most
+    :data:`judging.textpolicy.MAX_ID_LENGTH` characters (the database columns' size). Only
+    the first :data:`~judging.textpolicy.MAX_ERRORS` are listed, then a count.
+    """
+    errors: list[dict] = []
+    for qid in parsed.qids:
+        problem = _bytes_problem(qid.encode("utf-8", "surrogateescape"), "qid")
+        if problem:
+            errors.append({"qid": qid, "message": problem})
+    values = parsed.docno_values.cast(pa.large_binary())
+    suspects = pc.greater(pc.binary_length(values), textpolicy.MAX_ID_LENGTH)
+    try:
+        values.cast(pa.large_string())
+        bad = np.flatnonzero(suspects.to_numpy(zero_copy_only=False))
+    except pa.ArrowInvalid:  # some docno is not UTF-8: check each
+        bad = np.arange(len(values))
+    for index in bad.tolist():
+        if len(errors) > textpolicy.MAX_ERRORS:
+            break
+        value = values[index].as_py()
+        problem = _bytes_problem(value, "docno")
+        if problem:
+            errors.append({"docno": value, "message": problem})
+    items = [
+        {
+            "line": _line_of(
+                content, e["qid"].encode("utf-8", "surrogateescape") if "qid" in e else e["docno"]
+            ),
+            "message": e["message"],
+        }
+        for e in errors
+    ]
+    return textpolicy.cap_errors(items)
 
 
 def error_items(exc: engine.EngineInputError) -> list[dict]:

@@ -23,13 +23,14 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.core.files.base import ContentFile
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Model
 from django.utils import timezone
 
 from judging import services as judging_services
 from judging.db import update_rows
 from judging.models import Collection, Document, LiveGrade, Membership, PoolEntry
+from judging.textpolicy import MAX_ERRORS, cap_errors, echo, loads_json
 
 from . import docno_index, scoring
 from .models import RANKING_DTYPE, Run, RunQuery, Team
@@ -80,8 +81,8 @@ def _lenient_qids(text: str, skip_lines: set[int]) -> list[str]:
     head = text.lstrip()[:1]
     if head == "[":
         try:
-            items = json.loads(text)
-        except ValueError:
+            items = loads_json(text)
+        except ValueError:  # TextRefused included: deep nesting, huge numbers, NUL
             items = []
         objects = items if isinstance(items, list) else []
     else:
@@ -92,7 +93,7 @@ def _lenient_qids(text: str, skip_lines: set[int]) -> list[str]:
                 continue
             if stripped.startswith("{"):
                 try:
-                    objects.append(json.loads(stripped))
+                    objects.append(loads_json(stripped))
                 except ValueError:
                     continue
             else:
@@ -103,6 +104,11 @@ def _lenient_qids(text: str, skip_lines: set[int]) -> list[str]:
             if isinstance(qid, str | int) and not isinstance(qid, bool):
                 qids.add(str(qid))
     return sorted(qids)
+
+
+def _tag_taken(tag: str) -> dict[str, str]:
+    """Return the error of a tag already used in the collection (sequential or concurrent)."""
+    return {"field": "tag", "message": f"Tag {echo(tag)} is already used in this collection."}
 
 
 @transaction.atomic
@@ -129,9 +135,7 @@ def run_submit(
     if not tag:
         errors.append({"field": "tag", "message": "A run needs a tag."})
     elif Run.objects.filter(collection=collection, tag=tag).exists():
-        errors.append(
-            {"field": "tag", "message": f"Tag {tag!r} is already used in this collection."}
-        )
+        errors.append(_tag_taken(tag))
     if team.collection_id != collection.pk:
         errors.append({"field": "team", "message": "The team does not take part here."})
     if len(content) > settings.GRADED_RUN_MAX_BYTES:
@@ -151,20 +155,27 @@ def run_submit(
         parsed = scoring.read_run(content, name=filename)
     except scoring.InputError as exc:
         line_errors = scoring.error_items(exc)
-        run_qids = _lenient_qids(text, {e["line"] for e in line_errors if e.get("line")})
+        # A file whose errors reached the cap is garbage: do not scan it again for qids.
+        capped = len(line_errors) > MAX_ERRORS
+        skip = {e["line"] for e in line_errors if e.get("line")}
+        run_qids = [] if capped else _lenient_qids(text, skip)
     else:
-        line_errors = []
+        line_errors = scoring.id_problems(parsed, content)
         run_qids = parsed.qids
     unknown = sorted(set(run_qids) - queries.keys())
     if unknown:
-        lines = _first_lines(text, set(unknown))
+        lines = _first_lines(text, set(unknown[:MAX_ERRORS]))
         line_errors += [
-            {"line": lines.get(q), "message": f"query {q!r} is not in the collection"}
-            for q in unknown
+            {"line": lines.get(q), "message": f"query {echo(q)} is not in the collection"}
+            for q in unknown[:MAX_ERRORS]
         ]
+        if len(unknown) > MAX_ERRORS:
+            line_errors.append(
+                {"message": f"... and {len(unknown) - MAX_ERRORS} more unknown queries"}
+            )
     if errors or line_errors:
         line_errors.sort(key=lambda e: (e.get("line") is None, e.get("line") or 0))
-        raise RunRejected(errors + line_errors)
+        raise RunRejected(cap_errors(errors + line_errors))
     doc_pks, unknown_count = _document_pks(collection, parsed)
     run = Run(
         collection=collection,
@@ -180,7 +191,13 @@ def run_submit(
     run.source_file.save(filename.rsplit("/", 1)[-1] or "run.txt", ContentFile(content), save=False)
     stored = run.source_file.name
     try:
-        run.save()
+        try:
+            with transaction.atomic():  # a savepoint: a concurrent same-tag insert fails here
+                run.save()
+        except IntegrityError:
+            if not Run.objects.filter(collection=collection, tag=tag).exists():
+                raise
+            raise RunRejected([_tag_taken(tag)]) from None
         rankings = [
             RunQuery(
                 run=run,

@@ -57,6 +57,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "config.middleware.ContentSecurityPolicyMiddleware",
+    "config.middleware.QueryStringPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -126,7 +127,7 @@ CONTENT_SECURITY_POLICY = (
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "config.throttling.ThrottledTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -135,6 +136,32 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
     "EXCEPTION_HANDLER": "config.api.exception_handler",
+    "DEFAULT_PARSER_CLASSES": [
+        "config.parsers.PolicyJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "config.throttling.AnonApiThrottle",
+        "config.throttling.UserApiThrottle",
+    ],
+}
+
+# Rate limits ("<count>/<s|min|hour|day>"; empty: no limit); see config/throttling.py.
+GRADED_THROTTLE_RATES = {
+    "anon": os.environ.get("GRADED_THROTTLE_ANON", "60/min"),
+    "user": os.environ.get("GRADED_THROTTLE_USER", "1200/min"),
+    "token_failure": os.environ.get("GRADED_THROTTLE_TOKEN_FAILURES", "20/hour"),
+    "login": os.environ.get("GRADED_THROTTLE_LOGIN_FAILURES", "10/hour"),
+    "login_ip": os.environ.get("GRADED_THROTTLE_LOGIN_IP_FAILURES", "50/hour"),
+}
+# Counters of the limits above: per process unless CACHE_URL names a shared Redis cache.
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}
+        if (_cache_url := os.environ.get("CACHE_URL", ""))
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Graded API",

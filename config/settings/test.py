@@ -17,3 +17,5 @@ WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = True
 GRADED_LLM_JOBS_INLINE = True  # LLM judge jobs run inside the request in tests
 GRADED_LLM_BACKOFF_BASE = 0.01  # tiny retry backoff keeps fault tests fast
+# No rate limits by default (tests of the limits set their own with override_settings).
+GRADED_THROTTLE_RATES = dict.fromkeys(GRADED_THROTTLE_RATES)  # noqa: F405

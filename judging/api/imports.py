@@ -8,7 +8,6 @@ nothing unless there are none.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -19,7 +18,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from rest_framework import exceptions, status
 
-from .. import services
+from .. import services, textpolicy
 from ..models import Collection, Judge, JudgmentEvent
 from ..services import ImportSummary, JudgmentRow
 
@@ -66,7 +65,7 @@ def _external_id(value: Any) -> str | None:
     """Return an id given as a non-empty string or a whole number, else None."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, int):
+    if isinstance(value, int) and value.bit_length() < 1600:  # str() of huge ints fails
         return str(value)
     if isinstance(value, str) and value.strip():
         return value.strip()
@@ -74,8 +73,13 @@ def _external_id(value: Any) -> str | None:
 
 
 def _number(value: Any) -> bool:
-    """Return whether ``value`` is a finite JSON number (not a boolean)."""
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    """Return whether ``value`` is a finite JSON number that fits a double (not a boolean)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:  # an int with hundreds of digits
+        return False
 
 
 def row_from_item(line: int, item: Any) -> tuple[JudgmentRow | None, list[LineError]]:
@@ -94,20 +98,30 @@ def row_from_item(line: int, item: Any) -> tuple[JudgmentRow | None, list[LineEr
         ids[name] = _external_id(item.get(name))
         if ids[name] is None:
             problems.append(f"{name}: an external id (string) is required")
+        elif problem := textpolicy.id_problem(ids[name], name):
+            problems.append(problem)
     grade = item.get("grade")
     if grade is not None:
         if isinstance(grade, float) and grade.is_integer():
             grade = int(grade)
         elif isinstance(grade, bool) or not isinstance(grade, int):
-            problems.append(f"grade: must be a whole number from 0 to 4, not {grade!r}")
+            problems.append(
+                f"grade: must be a whole number from 0 to 4, not {textpolicy.echo(grade)}"
+            )
     status_value = item.get("status", services.Status.GRADED)
     if not isinstance(status_value, str):
         problems.append("status: must be a string")
+    elif problem := textpolicy.text_problem(status_value, max_length=20, what="status"):
+        problems.append(problem)
     note = item.get("note", "")
     if note is None:
         note = ""
     if not isinstance(note, str):
         problems.append("note: must be a string")
+    elif problem := textpolicy.text_problem(
+        note, max_length=textpolicy.MAX_NOTE_LENGTH, what="note"
+    ):
+        problems.append(problem)
     for name in ("seconds", "abstain_probability"):
         value = item.get(name)
         if value is not None and not _number(value):
@@ -142,20 +156,25 @@ def rows_from_items(items: Sequence[Any]) -> tuple[list[JudgmentRow], list[LineE
 
 
 def _lines(data: bytes) -> tuple[list[str], list[LineError]]:
-    """Decode a UTF-8 file into lines, or name the line that is not UTF-8."""
+    """Decode a UTF-8 file into lines, or name the line that is not UTF-8 or has a NUL."""
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        return [], [_error(line, "The file is not UTF-8 text.")]
+        text = textpolicy.decode_utf8(data)
+    except textpolicy.TextRefused as exc:
+        return [], [_error(exc.line or 1, exc.message)]
     return [line.rstrip("\r") for line in text.split("\n")], []
 
 
 def rows_from_qrels(data: bytes) -> tuple[list[JudgmentRow], list[LineError]]:
-    """Read TREC qrels lines ``qid iter docno grade``; blank and ``#`` lines are skipped."""
+    """Read TREC qrels lines ``qid iter docno grade``; blank and ``#`` lines are skipped.
+
+    Reading stops once :data:`~judging.textpolicy.MAX_ERRORS` problems were found.
+    """
     lines, errors = _lines(data)
     rows: list[JudgmentRow] = []
     for number, text in enumerate(lines, start=1):
+        if len(errors) >= textpolicy.MAX_ERRORS:
+            errors.append({"message": "... reading stopped here; there may be more problems"})
+            break
         parts = text.split()
         if not parts or parts[0].startswith("#"):
             continue
@@ -168,10 +187,17 @@ def rows_from_qrels(data: bytes) -> tuple[list[JudgmentRow], list[LineError]]:
             )
             continue
         qid, _, docno, grade = parts
-        if not _WHOLE_NUMBER.fullmatch(grade):
+        if not _WHOLE_NUMBER.fullmatch(grade) or len(grade) > 10:
             errors.append(
-                _error(number, f"grade: must be a whole number from 0 to 4, not {grade!r}")
+                _error(
+                    number,
+                    f"grade: must be a whole number from 0 to 4, not {textpolicy.echo(grade)}",
+                )
             )
+            continue
+        problem = textpolicy.id_problem(qid, "qid") or textpolicy.id_problem(docno, "docno")
+        if problem:
+            errors.append(_error(number, problem))
             continue
         rows.append(JudgmentRow(number, qid, docno, grade=int(grade)))
     return rows, errors
@@ -185,12 +211,16 @@ def rows_from_jsonl(data: bytes) -> tuple[list[JudgmentRow], list[LineError]]:
     lines, errors = _lines(data)
     rows: list[JudgmentRow] = []
     for number, text in enumerate(lines, start=1):
+        if len(errors) >= textpolicy.MAX_ERRORS:
+            errors.append({"message": "... reading stopped here; there may be more problems"})
+            break
         if not text.strip():
             continue
         try:
-            item = json.loads(text)
-        except ValueError as exc:
-            errors.append(_error(number, f"not valid JSON: {exc}"))
+            item = textpolicy.loads_json(text)
+        except textpolicy.TextRefused as exc:
+            where = f" at {exc.field}" if exc.field else ""
+            errors.append(_error(number, f"{exc.message}{where}"))
             continue
         if isinstance(item, dict):
             item = {_JSONL_ALIASES.get(k, k): v for k, v in item.items()}
@@ -249,6 +279,6 @@ def import_rows(
         except _DryRun:
             summary = None
     if errors or summary is None:
-        errors.sort(key=lambda e: e.get("line", 0))
-        raise LineErrors(errors)
+        errors.sort(key=lambda e: e.get("line") or float("inf"))
+        raise LineErrors(textpolicy.cap_errors(errors))
     return summary

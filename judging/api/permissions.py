@@ -95,9 +95,15 @@ def judge_to_record_as(
             "Judges record only their own judgments; recording as another judge "
             "(an LLM judge, for instance) needs the coordinator role."
         )
-    if judge is None:
+    if judge is None or not selectors.judges_visible_to(user=user).filter(pk=judge.pk).exists():
         raise exceptions.ValidationError({"judge": f"Unknown judge id {judge_id}."})
-    if judge.kind == Judge.Kind.LLM or selectors.holds_role(
+    if judge.kind == Judge.Kind.LLM:
+        if selectors.llm_judge_serves(judge=judge, collection=collection):
+            return judge
+        raise exceptions.ValidationError(
+            {"judge": f"LLM judge {judge_id} is not assigned to this collection."}
+        )
+    if selectors.holds_role(
         user_id=judge.user_id, collection=collection, roles=tuple(JUDGING_ROLES)
     ):
         return judge

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rest_framework.renderers import BaseRenderer
+from rest_framework.response import Response
 
 
 def format_grade(grade: float) -> str:
@@ -34,3 +35,20 @@ class QrelsRenderer(BaseRenderer):
             return b""
         lines = (f"{row['qid']} 0 {row['docno']} {format_grade(row['grade'])}\n" for row in data)
         return "".join(lines).encode(self.charset)
+
+
+class TextResponse(Response):
+    """A response that keeps its Content-Type when the rendered body is empty.
+
+    DRF drops the header of an empty body; an empty qrels file is still ``text/plain``.
+    """
+
+    @property
+    def rendered_content(self) -> bytes:
+        """Render, then restore the renderer's Content-Type if DRF removed it."""
+        content = super().rendered_content
+        renderer = getattr(self, "accepted_renderer", None)
+        if not content and renderer is not None and not self.has_header("Content-Type"):
+            charset = f"; charset={renderer.charset}" if renderer.charset else ""
+            self["Content-Type"] = f"{renderer.media_type}{charset}"
+        return content

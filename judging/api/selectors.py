@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from ..models import (
     Collection,
@@ -232,11 +232,52 @@ def live_list(*, collection: Collection) -> list[LiveRow]:
 
 
 def judges_visible_to(*, user: AbstractBaseUser) -> QuerySet[Judge]:
-    """Return the judges ``user`` may see: all for coordinators, else their own human judge."""
+    """Return the judges ``user`` may see.
+
+    Superusers see every judge. A coordinator sees, besides their own judge, the judges of
+    the collections they coordinate: LLM judges assigned to one of them, humans holding a
+    role in one of them, and any judge with judgments in one of them. Everyone else sees
+    only their own human judge.
+    """
     queryset = Judge.objects.order_by("name", "pk")
-    if user.is_superuser or is_coordinator_anywhere(user=user):
+    if user.is_superuser:
         return queryset
-    return queryset.filter(user=user)
+    coordinated = Membership.objects.filter(user=user, role=Membership.Role.COORDINATOR).values(
+        "collection_id"
+    )
+    visible = (
+        Q(user=user)
+        | Q(
+            Exists(
+                Judge.collections.through.objects.filter(
+                    judge_id=OuterRef("pk"), collection_id__in=coordinated
+                )
+            )
+        )
+        | Q(
+            Exists(
+                Membership.objects.filter(
+                    user_id=OuterRef("user_id"), collection_id__in=coordinated
+                )
+            )
+        )
+        | Q(Exists(Judgment.objects.filter(judge_id=OuterRef("pk"), collection_id__in=coordinated)))
+    )
+    return queryset.filter(visible)
+
+
+def llm_judge_serves(*, judge: Judge, collection: Collection) -> bool:
+    """Return whether the LLM ``judge`` is assigned to ``collection``."""
+    return judge.collections.filter(pk=collection.pk).exists()
+
+
+def coordinated_collections(*, user: AbstractBaseUser) -> QuerySet[Collection]:
+    """Return the collections ``user`` coordinates (every collection for superusers)."""
+    if user.is_superuser:
+        return Collection.objects.all()
+    return Collection.objects.filter(
+        memberships__user=user, memberships__role=Membership.Role.COORDINATOR
+    )
 
 
 def is_coordinator_anywhere(*, user: AbstractBaseUser) -> bool:

@@ -8,6 +8,7 @@ from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from .. import textpolicy
 from ..llm.parse import compile_pattern
 from ..llm.prompt import (
     DEFAULT_NATIVE_SCALE,
@@ -29,6 +30,7 @@ from ..models import (
     PoolEntry,
     Query,
 )
+from . import selectors
 
 # --- collections, queries, documents, pool ---------------------------------------------
 
@@ -79,6 +81,11 @@ class QuerySerializer(serializers.ModelSerializer):
 class DocumentSerializer(serializers.ModelSerializer):
     """A document; `body` is untrusted text or HTML."""
 
+    url = serializers.CharField(
+        read_only=True,
+        help_text="Source address (http or https), or the empty string when there is none.",
+    )
+
     class Meta:
         model = Document
         fields = ["external_id", "title", "body", "url", "extra", "has_content"]
@@ -109,8 +116,27 @@ class JudgeSummarySerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class CoordinatedCollectionsField(serializers.SlugRelatedField):
+    """A collection slug among those the requesting user coordinates."""
+
+    def get_queryset(self) -> Any:
+        """Return the collections the requesting user coordinates."""
+        request = self.context.get("request")
+        if request is None:
+            return Collection.objects.none()
+        return selectors.coordinated_collections(user=request.user)
+
+
 class JudgeSerializer(serializers.ModelSerializer):
     """A judge; registering one creates an LLM judge (human judges come with their users)."""
+
+    collections = CoordinatedCollectionsField(
+        many=True,
+        slug_field="slug",
+        required=False,
+        help_text="Slugs of the collections an LLM judge works for (collections you "
+        "coordinate; default: all of them). Only collections you belong to are listed.",
+    )
 
     class Meta:
         model = Judge
@@ -118,6 +144,7 @@ class JudgeSerializer(serializers.ModelSerializer):
             "id",
             "kind",
             "name",
+            "collections",
             "provider",
             "model",
             "model_version",
@@ -149,6 +176,7 @@ class JudgeSerializer(serializers.ModelSerializer):
             },
             "max_attempts": {"min_value": 1, "max_value": 20},
             "timeout_seconds": {"min_value": 0.1, "max_value": 3600},
+            "name": {"min_length": 1},
         }
 
     def build_field(self, field_name: str, info: Any, model_class: Any, nested_depth: int):
@@ -194,6 +222,20 @@ class JudgeSerializer(serializers.ModelSerializer):
         if value and not value.lower().startswith(("http://", "https://")):
             raise serializers.ValidationError("Give an http:// or https:// base URL.")
         return value.rstrip("/")
+
+    def to_representation(self, instance: Judge) -> dict[str, Any]:
+        """Return the judge, listing only the collections the requesting user belongs to."""
+        data = super().to_representation(instance)
+        request = self.context.get("request")
+        if request is not None and not request.user.is_superuser:
+            if not hasattr(self, "_member_of"):
+                self._member_of = set(
+                    Collection.objects.filter(memberships__user=request.user).values_list(
+                        "slug", flat=True
+                    )
+                )
+            data["collections"] = [c for c in data["collections"] if c in self._member_of]
+        return data
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         """Check the scale mapping; give a runnable judge the default prompt and scale."""
@@ -252,7 +294,9 @@ class JudgmentLabelSerializer(serializers.Serializer):
 
     grade = serializers.IntegerField(allow_null=True, required=False)
     status = serializers.ChoiceField(choices=Judgment.Status.choices, required=False)
-    note = serializers.CharField(required=False, allow_blank=True)
+    note = serializers.CharField(
+        required=False, allow_blank=True, max_length=textpolicy.MAX_NOTE_LENGTH
+    )
     seconds = serializers.FloatField(allow_null=True, required=False)
     abstain_probability = serializers.FloatField(allow_null=True, required=False)
 
@@ -293,8 +337,14 @@ class JudgmentEventSerializer(serializers.ModelSerializer):
 class JudgmentItemSerializer(serializers.Serializer):
     """One judgment to record, naming its pair by external ids."""
 
-    query = serializers.CharField(max_length=100, help_text="Query external id (qid).")
-    document = serializers.CharField(max_length=200, help_text="Document external id (docno).")
+    query = serializers.CharField(
+        min_length=1, max_length=textpolicy.MAX_ID_LENGTH, help_text="Query external id (qid)."
+    )
+    document = serializers.CharField(
+        min_length=1,
+        max_length=textpolicy.MAX_ID_LENGTH,
+        help_text="Document external id (docno).",
+    )
     grade = serializers.IntegerField(
         min_value=GRADE_MIN,
         max_value=GRADE_MAX,
@@ -307,7 +357,11 @@ class JudgmentItemSerializer(serializers.Serializer):
         choices=Judgment.Status.choices, default=Judgment.Status.GRADED
     )
     note = serializers.CharField(
-        allow_blank=True, required=False, default="", trim_whitespace=False
+        allow_blank=True,
+        required=False,
+        default="",
+        trim_whitespace=False,
+        max_length=textpolicy.MAX_NOTE_LENGTH,
     )
     seconds = serializers.FloatField(
         min_value=0, allow_null=True, required=False, default=None, help_text="Time spent."
@@ -387,7 +441,12 @@ class JudgmentUpdateSerializer(serializers.Serializer):
         required=False,
         help_text="Setting cannot_judge or later alone also clears the grade.",
     )
-    note = serializers.CharField(allow_blank=True, required=False, trim_whitespace=False)
+    note = serializers.CharField(
+        allow_blank=True,
+        required=False,
+        trim_whitespace=False,
+        max_length=textpolicy.MAX_NOTE_LENGTH,
+    )
     seconds = serializers.FloatField(min_value=0, allow_null=True, required=False)
     abstain_probability = serializers.FloatField(
         min_value=0, max_value=1, allow_null=True, required=False

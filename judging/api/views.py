@@ -26,17 +26,27 @@ from drf_spectacular.utils import (
     extend_schema_view,
 )
 from rest_framework import exceptions, generics, status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.api import error_responses
+from config.parsers import PolicyJSONParser
 
 from .. import selectors as judging_selectors
 from .. import services
-from ..models import Collection, Document, Judge, Judgment, JudgmentEvent, PoolEntry, Query
+from ..models import (
+    Collection,
+    Document,
+    Judge,
+    Judgment,
+    JudgmentEvent,
+    Membership,
+    PoolEntry,
+    Query,
+)
 from ..services_llm import maps_labels as llm_labels_maps
 from . import imports, llm_labels, selectors
 from .permissions import (
@@ -49,7 +59,7 @@ from .permissions import (
     Role,
     judge_to_record_as,
 )
-from .renderers import QrelsRenderer
+from .renderers import QrelsRenderer, TextResponse
 from .serializers import (
     CollectionSerializer,
     DocumentSerializer,
@@ -415,7 +425,7 @@ class JudgmentListCreateView(CollectionScopedView, generics.ListCreateAPIView):
     serializer_class = JudgmentSerializer
     filterset_class = JudgmentFilter
     filter_backends: ClassVar[list] = [filters.DjangoFilterBackend]
-    parser_classes: ClassVar[list] = [JSONParser, MultiPartParser, FormParser]
+    parser_classes: ClassVar[list] = [PolicyJSONParser, MultiPartParser, FormParser]
     role_rules: ClassVar[dict[str, frozenset[str]]] = {
         "GET": JUDGING_ROLES,
         "POST": JUDGING_ROLES,
@@ -450,7 +460,7 @@ class JudgmentListCreateView(CollectionScopedView, generics.ListCreateAPIView):
         data = QrelsLineSerializer(
             [{"qid": q, "docno": d, "grade": g} for q, d, g in rows], many=True
         ).data
-        return Response(data)
+        return TextResponse(data)
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Record one judgment, a batch, or an uploaded qrels or JSON Lines file."""
@@ -760,7 +770,7 @@ class QrelsView(CollectionScopedView):
         """Return the live list."""
         rows = selectors.live_list(collection=self.collection)
         data = LiveGradeSerializer([asdict(row) for row in rows], many=True).data
-        response = Response(data)
+        response = TextResponse(data)
         if request.accepted_renderer.format == QrelsRenderer.format:
             response["Content-Disposition"] = f'inline; filename="{self.collection.slug}.qrels"'
         return response
@@ -772,14 +782,16 @@ class QrelsView(CollectionScopedView):
 @extend_schema_view(
     get=extend_schema(
         summary="List judges",
-        description="Coordinators (of any collection) see every judge; others only their "
-        "own human judge.",
+        description="Superusers see every judge; coordinators the judges of the collections "
+        "they coordinate (LLM judges assigned to them, their members, anyone who judged "
+        "there) and their own; others only their own human judge.",
         responses={200: JudgeSerializer(many=True), **error_responses(400, 401)},
     ),
     post=extend_schema(
         summary="Register an LLM judge",
         description="For coordinators of any collection. The judge is created with kind "
-        "`llm`; record its judgments with `judge` set to its id.",
+        "`llm` for the `collections` given (default: every collection you coordinate); "
+        "record its judgments there with `judge` set to its id.",
         responses={201: JudgeSerializer, **error_responses(400, 401, 403)},
     ),
 )
@@ -794,11 +806,17 @@ class JudgeListCreateView(generics.ListCreateAPIView):
         """Return the judges the user may see."""
         if getattr(self, "swagger_fake_view", False):
             return Judge.objects.none()
-        return selectors.judges_visible_to(user=self.request.user)
+        return selectors.judges_visible_to(user=self.request.user).prefetch_related("collections")
 
     def perform_create(self, serializer: JudgeSerializer) -> None:
-        """Create the LLM judge."""
-        serializer.save(kind=Judge.Kind.LLM)
+        """Create the LLM judge, for the given collections or all those the user coordinates."""
+        collections = serializer.validated_data.get("collections") or list(
+            Collection.objects.filter(
+                memberships__user=self.request.user,
+                memberships__role=Membership.Role.COORDINATOR,
+            )
+        )
+        serializer.save(kind=Judge.Kind.LLM, collections=collections)
 
 
 @extend_schema_view(
@@ -816,4 +834,4 @@ class JudgeDetailView(generics.RetrieveAPIView):
         """Return the judges the user may see."""
         if getattr(self, "swagger_fake_view", False):
             return Judge.objects.none()
-        return selectors.judges_visible_to(user=self.request.user)
+        return selectors.judges_visible_to(user=self.request.user).prefetch_related("collections")

@@ -52,7 +52,9 @@ class TeamSerializer(serializers.ModelSerializer):
 class TeamCreateSerializer(serializers.Serializer):
     """A new team and the usernames of its members."""
 
-    name = serializers.CharField(max_length=200, help_text="Shown on the leaderboard.")
+    name = serializers.CharField(
+        min_length=1, max_length=200, help_text="Shown on the leaderboard."
+    )
     members = serializers.ListField(
         child=serializers.CharField(),
         required=False,
@@ -123,7 +125,9 @@ class RunSubmitSerializer(serializers.Serializer):
         'objects `{"qid", "docno", "score"}`.'
     )
     tag = serializers.CharField(
-        max_length=100, help_text="Run name; unique within the collection (re-use is refused)."
+        min_length=1,
+        max_length=100,
+        help_text="Run name; unique within the collection (re-use is refused).",
     )
     description = serializers.CharField(
         required=False, allow_blank=True, default="", help_text="How the run was produced."
@@ -139,7 +143,7 @@ class RunSubmitSerializer(serializers.Serializer):
 class RunUpdateSerializer(serializers.Serializer):
     """Changes to a run; fields left out keep their values."""
 
-    tag = serializers.CharField(max_length=100, required=False)
+    tag = serializers.CharField(min_length=1, max_length=100, required=False)
     description = serializers.CharField(required=False, allow_blank=True)
 
 

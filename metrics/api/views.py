@@ -20,11 +20,12 @@ from drf_spectacular.utils import (
     extend_schema_view,
 )
 from rest_framework import exceptions, generics, status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.api import error_responses
+from config.parsers import PolicyJSONParser
 from judging.api.imports import LineErrors
 from judging.api.views import SLUG, CollectionScopedView
 
@@ -327,7 +328,7 @@ class TeamListCreateView(MetricsScopedView, generics.ListCreateAPIView):
 
     serializer_class = TeamSerializer
     pagination_class = None
-    parser_classes: ClassVar[list] = [JSONParser, FormParser, MultiPartParser]
+    parser_classes: ClassVar[list] = [PolicyJSONParser, FormParser, MultiPartParser]
     role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": RUN_ROLES, "POST": COORDINATORS}
 
     def get_queryset(self) -> Any:

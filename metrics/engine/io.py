@@ -47,7 +47,7 @@ from . import _strings as S
 from ._lazy import LazyModule
 from ._textread import read_clean
 from .core import JudgedPool
-from .errors import EngineInputError, ErrorCollector, InputError
+from .errors import MAX_ERRORS, EngineInputError, ErrorCollector, InputError
 
 pa: Any = LazyModule("pyarrow")
 pa_csv: Any = LazyModule("pyarrow.csv")
@@ -59,6 +59,21 @@ _RUN_LAYOUT = "qid Q0 docno rank score tag"
 _QRELS_LAYOUT = "qid iter docno label"
 _NON_BLANK = re.compile(rb"\S")
 _NUMBER_RE = re.compile(rb"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_ECHO = 60  # longest value echoed in a message
+
+
+def _cut(text: str) -> str:
+    """Return ``text`` cut to about :data:`_ECHO` characters."""
+    return text if len(text) <= _ECHO else text[:_ECHO] + "…"
+
+
+def _short(value: Any) -> str:
+    """Return ``repr(value)`` cut to about :data:`_ECHO` characters (huge ints summarised)."""
+    if isinstance(value, int) and value.bit_length() > 200:
+        return "(an integer with hundreds of digits)"
+    text = repr(value)
+    return text if len(text) <= _ECHO else text[:_ECHO] + "…"
 
 
 # --------------------------------------------------------------------------- sources
@@ -111,14 +126,14 @@ def _number_error(token: bytes, what: str) -> str | None:
         value = float(token)
         if np.isfinite(value):
             return None
-        return f"{what} {S.decode(token)!r} is out of range"
+        return f"{what} {_short(S.decode(token))} is out of range"
     try:
         value = float(token)
     except ValueError:
-        return f"{what} {S.decode(token)!r} is not a number"
+        return f"{what} {_short(S.decode(token))} is not a number"
     if not np.isfinite(value):
-        return f"{what} {S.decode(token)!r} is not a finite number"
-    return f"{what} {S.decode(token)!r} is not a number"
+        return f"{what} {_short(S.decode(token))} is not a finite number"
+    return f"{what} {_short(S.decode(token))} is not a number"
 
 
 # --------------------------------------------------------------------------- TREC text
@@ -212,13 +227,23 @@ def _slow_trec(
 ) -> tuple[list[bytes], list[bytes], list[float], list[int], bytes]:
     """Parse TREC text line by line, collecting every error (raises if any)."""
     data = bytes(data)
-    errs = ErrorCollector(name, limit=1 << 62)
+    errs = ErrorCollector(name)
     qids: list[bytes] = []
     docs: list[bytes] = []
     vals: list[float] = []
     lines: list[int] = []
     tag = b""
-    for lineno, raw in enumerate(data.split(b"\n"), 1):
+    start = 0
+    lineno = 0
+    while start <= len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        raw = data[start:end]
+        start = end + 1
+        lineno += 1
+        if errs.total >= MAX_ERRORS - 1:  # enough to fix; do not read (and echo) the rest
+            errs.add(lineno, f"reading stopped here after {errs.total} problems")
+            break
         fields = raw.split()
         if not fields or fields[0].startswith(b"#"):
             continue
@@ -254,7 +279,8 @@ def _duplicates(
         if seen != line:
             errs.add(
                 line,
-                f"docno {S.decode(d)} repeated for query {S.decode(q)} (first on line {seen})",
+                f"docno {_cut(S.decode(d))} repeated for query {_cut(S.decode(q))} "
+                f"(first on line {seen})",
             )
 
 
@@ -291,6 +317,11 @@ def _json_records(data: bytes, name: str, kind: str) -> list[tuple[int, Any]]:
                 out.append((lineno, json.loads(raw)))
             except json.JSONDecodeError as exc:
                 errs.add(lineno, f"invalid JSON: {exc.msg}")
+            except (RecursionError, ValueError) as exc:  # deep nesting, a 5,000-digit int
+                errs.add(lineno, _json_refusal(exc))
+            if errs.total >= MAX_ERRORS - 1:
+                errs.add(lineno + 1, f"reading stopped here after {errs.total} problems")
+                break
         errs.raise_if_any()
         return out
     newlines = [m.start() for m in re.finditer("\n", text)]
@@ -313,6 +344,9 @@ def _json_records(data: bytes, name: str, kind: str) -> list[tuple[int, Any]]:
         except json.JSONDecodeError as exc:
             errs.add(line_of(exc.pos), f"invalid JSON: {exc.msg}")
             errs.raise_if_any()
+        except (RecursionError, ValueError) as exc:  # deep nesting, a 5,000-digit int
+            errs.add(line_of(pos), _json_refusal(exc))
+            errs.raise_if_any()
         out.append((line_of(pos), obj))
         pos = ws.match(text, end).end()  # type: ignore[union-attr]
         if text.startswith(",", pos):
@@ -329,6 +363,23 @@ def _json_records(data: bytes, name: str, kind: str) -> list[tuple[int, Any]]:
     return out
 
 
+def _json_refusal(exc: BaseException) -> str:
+    """Describe JSON that Python's decoder refuses beyond syntax (too deep, too long a number)."""
+    if isinstance(exc, RecursionError):
+        return "invalid JSON: nested too deeply"
+    return "invalid JSON: a number has too many digits"
+
+
+def _finite_number(value: Any) -> bool:
+    """Return whether ``value`` is a JSON number (not a boolean) that is a finite double."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return bool(np.isfinite(float(value)))
+    except OverflowError:  # an int with hundreds of digits
+        return False
+
+
 def _field(obj: dict[str, Any], keys: Sequence[str]) -> Any:
     for key in keys:
         if key in obj:
@@ -340,7 +391,7 @@ def _json_rows(
     data: bytes, name: str, kind: str, value_keys: Sequence[str], what: str
 ) -> tuple[list[bytes], list[bytes], list[float], list[int], bytes]:
     records = _json_records(data, name, kind)
-    errs = ErrorCollector(name, limit=1 << 62)
+    errs = ErrorCollector(name)
     qids: list[bytes] = []
     docs: list[bytes] = []
     vals: list[float] = []
@@ -369,21 +420,29 @@ def _json_rows(
             errs.add(lineno, f"{bad} must be a string or an integer")
             continue
         if isinstance(v, bool) or not isinstance(v, (int, float)):
-            errs.add(lineno, f"{what} {v!r} is not a number")
+            errs.add(lineno, f"{what} {_short(v)} is not a number")
             continue
-        if not np.isfinite(float(v)):
-            errs.add(lineno, f"{what} {v!r} is not a finite number")
+        if not _finite_number(v):
+            errs.add(lineno, f"{what} {_short(v)} is not a finite number")
+            continue
+        if (isinstance(q, int) and q.bit_length() > 1000) or (
+            isinstance(d, int) and d.bit_length() > 1000
+        ):
+            errs.add(lineno, "qid and docno must be shorter")
             continue
         q_s, d_s = str(q), str(d)
         if not q_s or not d_s or any(ch.isspace() or ch == "\x00" for ch in q_s + d_s):
             errs.add(lineno, "qid and docno must be non-empty, without whitespace or NUL")
+            continue
+        if _SURROGATE.search(q_s) or _SURROGATE.search(d_s):
+            errs.add(lineno, "qid and docno must not contain lone surrogates (\\ud800-\\udfff)")
             continue
         qids.append(S.encode(q_s))
         docs.append(S.encode(d_s))
         vals.append(float(v))
         lines.append(lineno)
         t = obj.get("tag", obj.get("run"))
-        if isinstance(t, str) and t and not tag:
+        if isinstance(t, str) and t and not tag and not _SURROGATE.search(t):
             tag = S.encode(t)
     if not qids and not errs:
         errs.add(1, "file is empty (no records)")

@@ -173,7 +173,7 @@ def test_jsonl_errors_carry_line_numbers(api, world):
 def test_file_must_be_utf8(api, world):
     response = _upload(api("judy"), "x.qrels", b"q1 0 d1 2\nq1 0 d\xff2 1\n")
     assert response.status_code == 400
-    assert errors_of(response) == [{"line": 2, "message": "The file is not UTF-8 text."}]
+    assert errors_of(response) == [{"line": 2, "message": "the file is not valid UTF-8 (byte 17)"}]
 
 
 def test_empty_file_is_refused(api, world):
@@ -184,6 +184,7 @@ def test_empty_file_is_refused(api, world):
 
 def test_file_import_as_llm_judge(api, world):
     llm = Judge.objects.create(kind="llm", name="gpt", model="gpt-x")
+    llm.collections.add(world.coll)
     refused = _upload(api("judy"), "x.qrels", "q1 0 d1 2\n", judge=llm.pk)
     assert refused.status_code == 403
     assert not Judgment.objects.exists()

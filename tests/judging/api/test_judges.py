@@ -16,7 +16,9 @@ ONE = {"query": "q1", "document": "d1", "grade": 2}
 
 @pytest.fixture
 def llm(world):
-    return Judge.objects.create(kind="llm", name="gpt", provider="test", model="gpt-x")
+    judge = Judge.objects.create(kind="llm", name="gpt", provider="test", model="gpt-x")
+    judge.collections.add(world.coll)
+    return judge
 
 
 def test_register_llm_judge(api, world):

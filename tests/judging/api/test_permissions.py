@@ -51,7 +51,7 @@ MATRIX = {
         {"name": "gpt", "model": "gpt-x"},
         (401, 403, 201, 403, 403, 403, 201),
     ),
-    "judge": ("get", "/api/v1/judges/{judge_id}/", None, (401, 404, 200, 404, 404, 200, 200)),
+    "judge": ("get", "/api/v1/judges/{judge_id}/", None, (401, 404, 404, 404, 404, 200, 200)),
 }
 CASES = [
     pytest.param(endpoint, caller, expected, id=f"{endpoint}-{caller or 'anonymous'}")
@@ -127,13 +127,17 @@ def test_team_member_sees_collection_but_no_grades(api, judged):
 
 def test_judges_list_shows_others_only_their_own_judge(api, judged):
     llm = Judge.objects.create(kind="llm", name="gpt", model="gpt-x")
+    llm.collections.add(judged["judy"].collection)
     names = [j["name"] for j in api("judy").get("/api/v1/judges/").json()["results"]]
     assert names == ["judy"]
     assert api("tess").get("/api/v1/judges/").json()["results"] == []
     every = {j["name"] for j in api("cora").get("/api/v1/judges/").json()["results"]}
     assert every == {"judy", "jim", "gpt"}
     assert api("judy").get(f"/api/v1/judges/{llm.pk}/").status_code == 404
-    assert api("otto").get(f"/api/v1/judges/{llm.pk}/").status_code == 200
+    # A coordinator of another collection sees neither its LLM judges nor its people.
+    assert api("otto").get(f"/api/v1/judges/{llm.pk}/").status_code == 404
+    assert api("otto").get("/api/v1/judges/").json()["results"] == []
+    assert api("cora").get(f"/api/v1/judges/{llm.pk}/").json()["collections"] == ["demo"]
 
 
 def test_method_not_allowed_for_members(api, judged):

@@ -1,0 +1,259 @@
+"""Hostile input over HTTP: 4xx with the line, nothing written; links, limits, settings."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.cache import cache
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client, override_settings
+
+from judging import importers, textpolicy
+from judging.models import Document, Judgment, JudgmentEvent
+from judging.templatetags.safe_links import safe_link_filter
+from metrics.models import Run
+from tests.api_client import errors_of
+
+from .conftest import Arena
+
+pytestmark = pytest.mark.django_db
+ROOT = Path(__file__).resolve().parents[2]
+C = "/api/v1/collections/demo/"
+
+
+def _submit(arena: Arena, content: bytes, tag: str = "new"):
+    upload = SimpleUploadedFile("r.txt", content)
+    return arena.client("tess").post(C + "runs/", {"tag": tag, "file": upload}, format="multipart")
+
+
+def _nothing_written(arena: Arena, runs: int = 1, documents: int = 3) -> None:
+    assert Run.objects.count() == runs
+    assert Document.objects.filter(collection=arena.coll).count() == documents
+
+
+@pytest.mark.parametrize(
+    ("content", "line"),
+    [
+        (b"q1 Q0 d1 1 2 t\nq1 Q0 d\xff\xfe 2 1 t\n", 2),  # docno not UTF-8
+        (b"q1 Q0 d1 1 2 t\nq2 Q0 " + b"x" * 600 + b" 1 1 t\n", 2),  # docno too long
+        (b'[{"qid": "q1", "docno": "d1", "score": ' + b"1" * 5000 + b"}]", 1),
+        (b'[{"qid": "q1", "docno": "\\ud800", "score": 1}]', 1),
+        (b"[" * 100_000, 1),
+        (b'[{"qid": "q1", "docno": "d1", "score": 1' + b"0" * 400 + b"}]", 1),
+    ],
+)
+def test_hostile_runs_are_400_with_the_line(arena, content, line):
+    response = _submit(arena, content)
+    assert response.status_code == 400, response.content[:300]
+    errors = errors_of(response)
+    assert errors[0]["line"] == line
+    assert len(response.content) < 2000
+    _nothing_written(arena)
+
+
+def test_long_ids_up_to_the_limit_are_stored(arena):
+    docno = "d" * textpolicy.MAX_ID_LENGTH
+    response = _submit(arena, f"q1 Q0 {docno} 1 2 t\n".encode())
+    assert response.status_code == 201, response.content[:300]
+    assert Document.objects.filter(external_id=docno).exists()
+
+
+def test_unknown_long_qids_are_not_echoed_in_full(arena):
+    response = _submit(arena, b"q" * 400 + b" Q0 d1 1 2 t\n")
+    assert response.status_code == 400
+    assert len(response.content) < 1000 and errors_of(response)[0]["line"] == 1
+
+
+def test_same_tag_again_is_the_400_of_sequential_duplicates(arena):
+    response = _submit(arena, b"q1 Q0 d1 1 2 t\n", tag="bm25")
+    assert response.status_code == 400
+    assert errors_of(response) == [
+        {"field": "tag", "message": "Tag 'bm25' is already used in this collection."}
+    ]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"judgments": [{"query": "q1", "document": "d2", "grade": 1, "note": "a\\u0000b"}]}',
+        '{"judgments": [{"query": "q1", "document": "d2", "grade": 1, "note": "\\ud800"}]}',
+        '{"judgments": [{"query": "q1", "document": "d2", "grade": 1, "seconds": 1'
+        + "0" * 400
+        + "}]}",
+        '{"judgments": [{"query": "q1", "document": "d2", "grade": 1e400}]}',
+        '{"judgments": ' + "[" * 100_000 + "]" * 100_000 + "}",
+        '{"query": "q1\\u0000", "document": "d2", "grade": 1}',
+    ],
+)
+def test_hostile_judgment_bodies_are_400(arena, body):
+    before = (Judgment.objects.count(), JudgmentEvent.objects.count())
+    response = arena.client("judy").post(C + "judgments/", body, content_type="application/json")
+    assert response.status_code == 400, response.content[:300]
+    errors_of(response)
+    assert (Judgment.objects.count(), JudgmentEvent.objects.count()) == before
+
+
+@pytest.mark.parametrize(
+    ("content", "line"),
+    [
+        (b'{"qid": "q1", "docno": "d2", "grade": 1}\n{"qid": "q1", "docno": "d1\\u0000"}\n', 2),
+        (b'{"qid": "q1", "docno": "d2", "grade": 1, "seconds": 1' + b"0" * 400 + b"}\n", 1),
+        (b"q1 0 d2 1\nq1 0 d1 " + b"7" * 5000 + b"\n", 2),
+        (b"q1 0 d2 1\nq1 0 d1\x00 1\n", 2),
+    ],
+)
+def test_hostile_judgment_files_are_400_with_the_line(arena, content, line):
+    before = Judgment.objects.count()
+    name = "x.jsonl" if content.startswith(b"{") else "x.qrels"
+    response = arena.client("judy").post(
+        C + "judgments/", {"file": SimpleUploadedFile(name, content)}, format="multipart"
+    )
+    assert response.status_code == 400, response.content[:300]
+    assert errors_of(response)[0]["line"] == line
+    assert Judgment.objects.count() == before
+
+
+@pytest.mark.parametrize("path", ["documents/", "pool/", "judgments/"])
+def test_nul_in_list_filters_is_400(arena, path):
+    response = arena.client("cora").get(C + path + "?query=%00")
+    assert response.status_code == 400
+    assert errors_of(response)[0]["field"] == "query"
+
+
+def test_non_integer_ids_get_the_json_404(arena):
+    for path in ("/api/v1/judges/abc/", C + "judgments/1.5/", C + "runs/x/scores/"):
+        response = arena.client("cora").get(path)
+        assert response.status_code == 404
+        assert response["Content-Type"] == "application/json"
+        assert errors_of(response) == [{"message": "Not found."}]
+    assert "text/html" in Client().get("/no/such/page/")["Content-Type"]
+
+
+def test_empty_qrels_have_a_content_type(arena):
+    Judgment.objects.all().delete()
+    from judging.models import LiveGrade
+
+    LiveGrade.objects.all().delete()
+    response = arena.client("cora").get(C + "qrels/")
+    assert response.status_code == 200 and response.content == b""
+    assert response["Content-Type"] == "text/plain; charset=utf-8"
+
+
+def test_other_collections_llm_judge_cannot_be_used_or_read(arena):
+    from tests import factories
+
+    other_doc = factories.document(arena.users["otto"].memberships.get().collection, "d1")
+    factories.query(other_doc.collection, "q1")
+    response = arena.client("otto").post(
+        "/api/v1/collections/other/judgments/",
+        {"query": "q1", "document": "d1", "grade": 1, "judge": arena.llm.pk},
+        format="json",
+    )
+    assert response.status_code == 400
+    assert errors_of(response) == [
+        {"field": "judge", "message": f"Unknown judge id {arena.llm.pk}."}
+    ]
+    assert arena.client("otto").get(f"/api/v1/judges/{arena.llm.pk}/").status_code == 404
+
+
+# --- links ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["javascript:alert(1)", "JavaScript:alert(1)", "data:text/html,x", "vbscript:x", "//evil"],
+)
+def test_only_http_urls_are_imported_or_linked(url):
+    line = f'{{"docno": "d1", "url": "{url}"}}\n'.encode()
+    with pytest.raises(importers.ValidationError) as exc:
+        importers.parse_documents(line)
+    assert exc.value.messages[0].startswith("line 1: url")
+    assert safe_link_filter(url) == ""
+    assert safe_link_filter("https://example.org/a?b=c") == "https://example.org/a?b=c"
+
+
+def test_judging_card_never_links_another_scheme(arena, client):
+    Document.objects.filter(external_id="d1").update(url="javascript:alert(1)")
+    client.force_login(arena.users["judy"])
+    template = (ROOT / "templates/judging/judgment_create.html").read_text()
+    assert 'href="{{ link }}"' in template and "document.url|safe_link" in template
+    assert 'href="{{ document.url' not in template
+
+
+# --- rate limits ----------------------------------------------------------------------
+
+RATES = {"anon": None, "user": None, "token_failure": "3/min", "login": "3/min", "login_ip": None}
+
+
+@override_settings(GRADED_THROTTLE_RATES=RATES)
+def test_bad_tokens_are_throttled_with_retry_after(arena):
+    cache.clear()
+    bad = Client(HTTP_AUTHORIZATION="Token " + "0" * 40)
+    assert [bad.get("/api/v1/collections/").status_code for _ in range(3)] == [401] * 3
+    response = bad.get("/api/v1/collections/")
+    assert response.status_code == 429 and int(response["Retry-After"]) > 0
+    errors_of(response)
+    cache.clear()
+
+
+@override_settings(GRADED_THROTTLE_RATES=RATES)
+def test_login_failures_are_throttled_per_user_and_address(arena):
+    cache.clear()
+    client = Client()
+    form = {"username": "judy", "password": "wrong"}
+    assert [client.post("/accounts/login/", form).status_code for _ in range(3)] == [200] * 3
+    refused = client.post("/accounts/login/", {"username": "judy", "password": "pw"})
+    assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
+    other = client.post("/accounts/login/", {"username": "jim", "password": "pw"})
+    assert other.status_code == 302  # another account from the same address is not locked
+    cache.clear()
+
+
+@override_settings(
+    GRADED_THROTTLE_RATES={**RATES, "user": "2/min", "token_failure": None, "login": None}
+)
+def test_api_requests_are_throttled_per_user(arena):
+    cache.clear()
+    client = arena.client("cora")
+    assert [client.get("/api/v1/collections/").status_code for _ in range(2)] == [200, 200]
+    response = client.get("/api/v1/collections/")
+    assert response.status_code == 429 and "Retry-After" in response
+    cache.clear()
+
+
+# --- settings -------------------------------------------------------------------------
+
+
+def _manage(*args: str, **env: str) -> subprocess.CompletedProcess:
+    keep = ("PATH", "HOME", "LANG", "DATABASE_URL")
+    full = {k: v for k, v in os.environ.items() if k in keep}  # nothing else leaks in
+    full.update(env)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], capture_output=True, text=True, cwd=ROOT, env=full
+    )
+
+
+def test_check_deploy_is_clean_under_production_settings():
+    key = "k7#Qx9!vL2@pR5$wZ8%nB3^mT6&yH4*cJ1(dF0)gS-eA_uN+iO=" * 1
+    out = _manage("check", "--deploy", "--fail-level", "WARNING", SECRET_KEY=key)
+    assert out.returncode == 0, out.stderr
+    assert "no issues" in out.stdout
+
+
+@pytest.mark.parametrize(
+    "key", ["", "short", "django-insecure-" + "a1b2c3d4e5" * 5, "dev-only-insecure-key-" * 3]
+)
+def test_production_refuses_weak_keys_by_default(key):
+    out = _manage("check", SECRET_KEY=key)
+    assert out.returncode != 0
+    assert "SECRET_KEY" in out.stderr and "ImproperlyConfigured" in out.stderr
+
+
+def test_every_entry_point_defaults_to_production_settings():
+    for name in ("manage.py", "config/celery.py", "config/wsgi.py", "config/asgi.py"):
+        text = (ROOT / name).read_text()
+        assert 'setdefault("DJANGO_SETTINGS_MODULE", "config.settings.prod")' in text, name

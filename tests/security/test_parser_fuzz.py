@@ -1,0 +1,196 @@
+"""Property-based fuzzing of every file parser: any bytes give a result or line errors.
+
+Parsers: runs and qrels of the engine (TREC, JSON, JSON Lines), the API's judgment files
+(qrels, JSON Lines) and batches, and the collection importers (queries, documents,
+pairs). No other exception may escape; errors name a line (or the input as a whole).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.exceptions import ValidationError
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from judging import importers, textpolicy
+from judging.api import imports
+from metrics import scoring
+from metrics.engine import EngineInputError, read_qrels, read_run
+
+FUZZ = settings(
+    max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), database=None
+)
+# Bytes that look like the formats, with hostile pieces mixed in.
+PIECES = st.sampled_from(
+    [
+        b"q1 Q0 d1 1 2.5 run\n",
+        b"q1 0 d1 2\n",
+        b'{"qid": "q1", "docno": "d1", "score": 1, "grade": 2}\n',
+        b'{"docno": "d1", "title": "t", "url": "javascript:alert(1)"}\n',
+        b'[{"qid": "q1", "docno": "d1", "score": 1}]',
+        b"q1\tText\n",
+        b"\x00",
+        b"\xff\xfe",
+        b'"\\ud800"',
+        b"1" * 5000,
+        b"1e400",
+        b"[" * 3000,
+        b"#comment\n",
+        b"\t \r\n",
+        b"{",
+        b"NaN",
+        b" ",
+    ]
+)
+HOSTILE = st.one_of(st.binary(max_size=400), st.lists(PIECES, max_size=12).map(b"".join)) | st.text(
+    max_size=200
+).map(lambda t: t.encode("utf-8", "surrogatepass"))
+
+
+def _engine_errors_have_lines(exc: EngineInputError) -> None:
+    assert exc.errors and len(exc.errors) <= textpolicy.MAX_ERRORS
+    for error in exc.errors:
+        assert error.line is None or error.line >= 1
+        assert len(error.message) < 1000
+
+
+@FUZZ
+@given(data=HOSTILE)
+def test_engine_run_reader(data):
+    try:
+        run = read_run(data, name="fuzz")
+    except EngineInputError as exc:
+        _engine_errors_have_lines(exc)
+    else:
+        assert len(run) > 0
+
+
+@FUZZ
+@given(data=HOSTILE)
+def test_engine_qrels_reader(data):
+    try:
+        read_qrels(data, name="fuzz")
+    except EngineInputError as exc:
+        _engine_errors_have_lines(exc)
+
+
+@FUZZ
+@given(data=HOSTILE)
+def test_run_submission_parser_and_id_policy(data):
+    try:
+        parsed = scoring.read_run(data, name="fuzz")
+    except EngineInputError as exc:
+        _engine_errors_have_lines(exc)
+        return
+    for item in scoring.id_problems(parsed, data):
+        assert (item["message"] and item.get("line", 1) is None) or item.get("line", 1) >= 1
+
+
+def _line_errors(errors: list[dict]) -> None:
+    for error in errors:
+        assert error["message"]
+        assert len(error["message"]) < 1000
+        if "line" in error:
+            assert isinstance(error["line"], int) and error["line"] >= 1
+
+
+@FUZZ
+@given(data=HOSTILE)
+def test_judgment_qrels_and_jsonl_files(data):
+    for parse in (imports.rows_from_qrels, imports.rows_from_jsonl):
+        rows, errors = parse(data)
+        _line_errors(errors)
+        for row in rows:
+            assert textpolicy.id_problem(row.query_external_id) is None
+            assert textpolicy.id_problem(row.document_external_id) is None
+            assert textpolicy.text_problem(row.note) is None
+
+
+@FUZZ
+@given(data=HOSTILE)
+def test_judgment_batch_bodies(data):
+    try:
+        body = textpolicy.loads_json(data)
+    except textpolicy.TextRefused:
+        return
+    items = body if isinstance(body, list) else [body]
+    _rows, errors = imports.rows_from_items(items)
+    _line_errors(errors)
+
+
+@FUZZ
+@given(data=HOSTILE)
+def test_collection_importers(data):
+    for parse in (importers.parse_queries, importers.parse_documents, importers.parse_pairs):
+        try:
+            rows = parse(data)
+        except ValidationError as exc:
+            assert exc.messages
+            assert len(exc.messages) <= textpolicy.MAX_ERRORS + 1
+            for message in exc.messages:
+                assert message.startswith(("line ", "... and")), message
+            continue
+        for row in rows:
+            assert (
+                textpolicy.id_problem(
+                    row.external_id if hasattr(row, "external_id") else row.query_external_id
+                )
+                is None
+            )
+            if hasattr(row, "url"):
+                assert textpolicy.url_problem(row.url) is None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"qid": "q1", "docno": "d1", "grade": 1, "seconds": 1' + "0" * 400 + "}",
+        '{"qid": "q1\\u0000", "docno": "d1", "grade": 1}',
+        '{"qid": "q1", "docno": "d1", "grade": 1, "note": "\\ud800"}',
+        '{"qid": "q1", "docno": "d1", "grade": 1' + "0" * 5000 + "}",
+        "[" * 100_000,
+        '{"qid": "' + "q" * 600 + '", "docno": "d1", "grade": 1}',
+    ],
+)
+def test_hostile_jsonl_judgment_lines_are_line_errors(line):
+    rows, errors = imports.rows_from_jsonl(
+        f'{{"qid": "q1", "docno": "d1", "grade": 1}}\n{line}\n'.encode()
+    )
+    assert len(rows) == 1 and errors and {e["line"] for e in errors} == {2}
+    assert all(len(e["message"]) < 300 for e in errors)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b'[{"qid": "1", "docno": "a", "score": ' + b"1" * 5000 + b"}]",
+        b'[{"qid": "1", "docno": "a", "score": 1' + b"0" * 400 + b"}]",
+        b'[{"qid": "1", "docno": "a", "score": 1e400}]',
+        b'[{"qid": "1", "docno": "\\ud800", "score": 1}]',
+        b"[" * 100_000,
+        b'{"qid": "1", "docno": "a", "score": 1}\n' + b"[" * 100_000 + b"\n",
+    ],
+)
+def test_hostile_json_runs_are_line_errors(content):
+    with pytest.raises(EngineInputError) as exc:
+        read_run(content, name="r")
+    assert all(e.line is not None and len(e.message) < 300 for e in exc.value.errors)
+
+
+def test_bad_lines_stop_reading_and_echo_little():
+    run = b"".join(b"q%d Q0 %s 1 x t\n" % (i, b"d" * 10_000) for i in range(5000))
+    with pytest.raises(EngineInputError) as exc:
+        read_run(run, name="r")
+    assert len(exc.value.errors) == textpolicy.MAX_ERRORS
+    assert sum(len(e.message) for e in exc.value.errors) < 20_000
+    _rows, errors = imports.rows_from_qrels(b"".join(b"q 0 d x%d\n" % i for i in range(10_000)))
+    assert len(errors) == textpolicy.MAX_ERRORS + 1 and "stopped" in errors[-1]["message"]
+    assert json.dumps(errors).__len__() < 30_000
+
+
+def test_qrels_with_a_5000_digit_grade_is_a_line_error():
+    rows, errors = imports.rows_from_qrels(b"q1 0 d1 1\nq1 0 d2 " + b"9" * 5000 + b"\n")
+    assert len(rows) == 1 and [e["line"] for e in errors] == [2]
+    assert len(errors[0]["message"]) < 200

@@ -1,0 +1,136 @@
+"""Every API route × every role, generated from the URL conf.
+
+:data:`MATRIX` holds the expected status of each (method, route) for each role of
+:data:`tests.security.conftest.ROLES`. A route or method that appears in the URL conf
+without an entry fails :func:`test_every_api_route_has_an_entry` — add a row (and, for a
+write, a request body in :data:`BODIES`) when you add an endpoint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from tests.api_client import errors_of
+
+from .conftest import ROLES, Arena
+
+pytestmark = pytest.mark.django_db
+
+PREFIX = "api/v1/"
+S = "collections/<slug:slug>/"
+# Roles: anonymous, nina (member of nothing), judy (owns the judgment), jim (another
+# judge), tess (team t1, owns the run), toby (team t2), otto (coordinator elsewhere), cora.
+#                                                anon nina judy  jim tess toby otto cora
+MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
+    ("GET", "schema/"):                           (200, 200, 200, 200, 200, 200, 200, 200),
+    ("GET", "docs/"):                             (200, 200, 200, 200, 200, 200, 200, 200),
+    ("GET", "collections/"):                      (401, 200, 200, 200, 200, 200, 200, 200),
+    ("GET", S):                                   (401, 404, 200, 200, 200, 200, 404, 200),
+    ("GET", S + "queries/"):                      (401, 404, 200, 200, 403, 403, 404, 200),
+    ("GET", S + "documents/"):                    (401, 404, 200, 200, 403, 403, 404, 200),
+    ("GET", S + "pool/"):                         (401, 404, 200, 200, 403, 403, 404, 200),
+    ("GET", S + "judgments/"):                    (401, 404, 200, 200, 403, 403, 404, 200),
+    ("POST", S + "judgments/"):                   (401, 404, 201, 201, 403, 403, 404, 201),
+    ("GET", S + "judgments/<int:pk>/"):           (401, 404, 200, 404, 403, 403, 404, 200),
+    ("PATCH", S + "judgments/<int:pk>/"):         (401, 404, 200, 404, 403, 403, 404, 200),
+    ("DELETE", S + "judgments/<int:pk>/"):        (401, 404, 204, 404, 403, 403, 404, 204),
+    ("GET", S + "judgments/<int:pk>/history/"):   (401, 404, 200, 404, 403, 403, 404, 200),
+    ("GET", S + "events/"):                       (401, 404, 403, 403, 403, 403, 404, 200),
+    ("GET", S + "qrels/"):                        (401, 404, 403, 403, 403, 403, 404, 200),
+    ("GET", S + "agreement/"):                    (401, 404, 403, 403, 403, 403, 404, 200),
+    ("GET", "judges/"):                           (401, 200, 200, 200, 200, 200, 200, 200),
+    ("POST", "judges/"):                          (401, 403, 403, 403, 403, 403, 201, 201),
+    ("GET", "judges/<int:pk>/"):                  (401, 404, 200, 404, 404, 404, 404, 200),
+    ("GET", S + "runs/"):                         (401, 404, 403, 403, 200, 200, 404, 200),
+    ("POST", S + "runs/"):                        (401, 404, 403, 403, 201, 201, 404, 400),
+    ("GET", S + "runs/<int:pk>/"):                (401, 404, 403, 403, 200, 404, 404, 200),
+    ("PATCH", S + "runs/<int:pk>/"):              (401, 404, 403, 403, 200, 404, 404, 200),
+    ("DELETE", S + "runs/<int:pk>/"):             (401, 404, 403, 403, 204, 404, 404, 204),
+    ("GET", S + "runs/<int:pk>/scores/"):         (401, 404, 403, 403, 200, 404, 404, 200),
+    ("GET", S + "leaderboard/"):                  (401, 404, 403, 403, 200, 200, 404, 200),
+    ("GET", S + "teams/"):                        (401, 404, 403, 403, 200, 200, 404, 200),
+    ("POST", S + "teams/"):                       (401, 404, 403, 403, 403, 403, 404, 201),
+}  # fmt: skip
+
+
+def _run_file() -> SimpleUploadedFile:
+    return SimpleUploadedFile("r.txt", b"q1 Q0 d2 1 3.0 x\nq2 Q0 d3 1 1.0 x\n")
+
+
+#: Request bodies of the writes: (body, format) made fresh for every request.
+BODIES: dict[tuple[str, str], Callable[[], tuple[Any, str]]] = {
+    ("POST", S + "judgments/"): lambda: ({"query": "q2", "document": "d3", "grade": 1}, "json"),
+    ("PATCH", S + "judgments/<int:pk>/"): lambda: ({"grade": 0}, "json"),
+    ("POST", "judges/"): lambda: ({"name": "llm", "model": "m"}, "json"),
+    ("POST", S + "runs/"): lambda: ({"tag": "new-run", "file": _run_file()}, "multipart"),
+    ("PATCH", S + "runs/<int:pk>/"): lambda: ({"description": "changed"}, "json"),
+    ("POST", S + "teams/"): lambda: ({"name": "t3"}, "json"),
+}
+SECRETS = ("judy", "jim", "q1 need", "bm25.txt")
+
+
+def api_routes() -> Iterator[tuple[str, str]]:
+    """Yield (method, route) of every API endpoint in the URL conf (route after /api/v1/)."""
+
+    def walk(patterns: list, prefix: str) -> Iterator[tuple[str, Any]]:
+        for pattern in patterns:
+            if isinstance(pattern, URLResolver):
+                yield from walk(pattern.url_patterns, prefix + str(pattern.pattern))
+            elif isinstance(pattern, URLPattern):
+                yield prefix + str(pattern.pattern), pattern.callback
+
+    for route, callback in walk(get_resolver().url_patterns, ""):
+        if not route.startswith(PREFIX):
+            continue
+        view = getattr(callback, "cls", None) or getattr(callback, "view_class", None)
+        allowed = getattr(view, "http_method_names", ["get"])
+        for method in ("get", "post", "put", "patch", "delete"):
+            if method in allowed and hasattr(view, method):
+                yield method.upper(), route[len(PREFIX) :]
+
+
+def url_for(route: str, arena: Arena) -> str:
+    """Fill a route's parameters with the arena's objects."""
+    pk = ""
+    if "judgments/<int:pk>" in route:
+        pk = str(arena.judgment.pk)
+    elif "runs/<int:pk>" in route:
+        pk = str(arena.run.pk)
+    elif "judges/<int:pk>" in route:
+        pk = str(arena.judgment.judge_id)
+    path = route.replace("<slug:slug>", arena.coll.slug).replace("<int:pk>", pk)
+    assert "<" not in path, f"no value for a parameter of {route}: extend url_for"
+    return "/" + PREFIX + path
+
+
+def test_every_api_route_has_an_entry():
+    routes = set(api_routes())
+    missing = sorted(routes - MATRIX.keys())
+    assert not missing, f"add these (method, route) to MATRIX (and BODIES for writes): {missing}"
+    assert not sorted(MATRIX.keys() - routes), "MATRIX names routes that no longer exist"
+    writes = {key for key in routes if key[0] in ("POST", "PUT", "PATCH")}
+    assert writes <= BODIES.keys(), sorted(writes - BODIES.keys())
+
+
+CASES = [
+    pytest.param(method, route, role, expected, id=f"{method} {route} {role}")
+    for (method, route), statuses in MATRIX.items()
+    for role, expected in zip(ROLES, statuses, strict=True)
+]
+
+
+@pytest.mark.parametrize(("method", "route", "role", "expected"), CASES)
+def test_route_matrix(arena, method, route, role, expected):
+    body, fmt = BODIES.get((method, route), lambda: (None, "json"))()
+    client = arena.client(role)
+    response = getattr(client, method.lower())(url_for(route, arena), body, format=fmt)
+    assert response.status_code == expected, response.content[:500]
+    if expected >= 400:
+        errors_of(response)
+        text = response.content.decode()
+        assert not any(secret in text for secret in SECRETS), text
