@@ -130,14 +130,25 @@ class Ranx(Adapter):
 
 
 class Engine(Adapter):
-    """Graded's engine, ``metrics.engine`` (its file-level API)."""
+    """Graded's engine, ``metrics.engine`` (its file-level API).
+
+    ``reader`` is passed to ``read_run``/``read_qrels`` (``"numpy"``: the reader of
+    ``manage.py evaluate``; ``"arrow"``: Arrow's multithreaded reader, what ``"auto"``
+    picks in a process that has imported pyarrow, such as the web app).  It is
+    explicit here so that one benchmark process can time both.
+    """
 
     name = "engine"
 
-    def __init__(self) -> None:
+    def __init__(self, reader: str = "numpy") -> None:
         """Import ``metrics.engine`` and look up its file-level API."""
+        self.reader = reader
+        if reader != "numpy":
+            self.name = f"engine ({reader} reader)"
         try:
             self.mod = importlib.import_module("metrics.engine")
+            if reader == "arrow":
+                importlib.import_module("pyarrow.csv")  # imported once, as in the web app
         except Exception as exc:  # any failure means "not available"
             self.reason = f"import failed: {type(exc).__name__}: {exc}"
             return
@@ -150,11 +161,16 @@ class Engine(Adapter):
 
     def load_qrels(self, path: Path) -> Any:
         """Parse qrels with ``metrics.engine.read_qrels``."""
-        return self.mod.read_qrels(path)
+        return self.mod.read_qrels(path, **self._reader_kw())
 
     def load_run(self, path: Path) -> Any:
         """Parse a run with ``metrics.engine.read_run``."""
-        return self.mod.read_run(path)
+        return self.mod.read_run(path, **self._reader_kw())
+
+    def _reader_kw(self) -> dict[str, str]:
+        """Return ``{"reader": ...}`` if the engine's readers take it (older ones do not)."""
+        params = inspect.signature(self.mod.read_run).parameters
+        return {"reader": self.reader} if "reader" in params else {}
 
     def evaluate(self, qrels: Any, run: Any, measures: Sequence[str]) -> Any:
         """Call ``metrics.engine.evaluate``."""
