@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import views
+from . import views, views_lists
 
 app_name = "judging"
 urlpatterns = [
@@ -15,4 +15,13 @@ urlpatterns = [
     path("c/<slug:slug>/judgments/<int:pk>/edit/", views.judgment_update, name="judgment_update"),
     path("c/<slug:slug>/pairs/add/", views.pool_entry_create, name="poolentry_create"),
     path("c/<slug:slug>/documents/import/", views.document_import, name="document_import"),
+]
+urlpatterns += [
+    path("new/", views_lists.collection_create, name="collection_create"),
+    path("c/<slug:slug>/import/", views_lists.collection_import, name="collection_import"),
+    path(
+        "c/<slug:slug>/judgment-list/",
+        views_lists.judgment_list_download,
+        name="judgment_list_download",
+    ),
 ]

@@ -19,7 +19,7 @@ Documents:
 ``tsv``    ``docno<TAB>text`` (MS MARCO passages) or ``docno<TAB>url<TAB>title<TAB>body``
            (MS MARCO documents).
 
-Blank lines (and, in tsv, lines starting with ``#``) are skipped.
+Blank lines and lines starting with ``#`` are skipped (in JSON Lines and TSV).
 """
 
 from __future__ import annotations
@@ -208,7 +208,7 @@ def topic_from_object(number: int, obj: Any) -> TopicIn:
 def read_topics_jsonl(lines: Iterable[tuple[int, str]]) -> Iterator[TopicIn | Problem]:
     """Read one topic object per line."""
     for number, line in lines:
-        if not line.strip():
+        if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:
             yield topic_from_object(number, _json_line(number, line))
@@ -285,7 +285,7 @@ def document_from_object(number: int, obj: Any) -> DocumentIn:
 def read_documents_jsonl(lines: Iterable[tuple[int, str]]) -> Iterator[DocumentIn | Problem]:
     """Read one document object per line."""
     for number, line in lines:
-        if not line.strip():
+        if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:
             yield document_from_object(number, _json_line(number, line))
