@@ -261,6 +261,21 @@ def guess_topic_format(name: str, head: bytes) -> str:
 # --- documents ---------------------------------------------------------------------------
 
 
+def _check_nested(value: Any, line: int, name: str) -> None:
+    """Pass every string inside a JSON value (keys included) through :func:`text`."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            text(item, line, name)
+        elif isinstance(item, dict):
+            for key, inner in item.items():
+                text(key, line, name)
+                stack.append(inner)
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
 def document_from_object(number: int, obj: Any) -> DocumentIn:
     """Read one document object (of a JSON Lines file or a JSON batch)."""
     if not isinstance(obj, dict):
@@ -271,7 +286,7 @@ def document_from_object(number: int, obj: Any) -> DocumentIn:
     body_key, body = _first(obj, DOCUMENT_BODY_KEYS)
     extra = {k: v for k, v in obj.items() if k not in {id_key, body_key, "title", "url"}}
     for key, value in extra.items():
-        text(json.dumps(value, ensure_ascii=False), number, str(key))
+        _check_nested(value, number, text(key, number, "extra"))
     return DocumentIn(
         number,
         _scalar(docno, number, "docno").strip(),
