@@ -286,10 +286,17 @@ def _repeated(hashes: array, lines: array, problems: Problems) -> None:
     numbers = np.frombuffer(lines, dtype=np.int64)
     order = np.argsort(keys, kind="stable")
     same = np.flatnonzero(keys[order][1:] == keys[order][:-1])
-    for i in same[:MAX_REPORTED]:
+    known = {p.line for p in problems.items}  # repeats within a batch, named by the service
+    fresh = 0
+    for i in same:
         first, again = sorted((int(numbers[order[i]]), int(numbers[order[i + 1]])))
+        if again in known:
+            continue
+        fresh += 1
+        if fresh > MAX_REPORTED:
+            problems.total += 1
+            continue
         problems.add(Problem(again, f"document id repeated (first on line {first})"))
-    problems.total += max(0, len(same) - MAX_REPORTED)
 
 
 @transaction.atomic
