@@ -79,10 +79,12 @@ class Problems:
 
     def messages(self) -> list[str]:
         """Return the problems as ``line N: ...`` strings (plus the count of the rest)."""
-        return [
-            f"line {i['line']}: {i['message']}" if "line" in i else i["message"]
-            for i in self.as_dicts()
-        ]
+        messages = []
+        for item in self.as_dicts():
+            where = f"line {item['line']}: " if "line" in item else ""
+            field = f"{item['field']}: " if "field" in item else ""
+            messages.append(f"{where}{field}{item['message']}")
+        return messages
 
 
 def text(value: Any, line: int | None, field: str) -> str:
