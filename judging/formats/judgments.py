@@ -23,7 +23,6 @@ Grades are written as integers when whole, else with up to six decimals.
 from __future__ import annotations
 
 import csv
-import io
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -129,11 +128,20 @@ def _json(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False)
 
 
+_NEEDS_QUOTES = re.compile(r'[,"\r\n]')
+
+
+def _csv_field(value: Any) -> str:
+    """Return one csv field, quoted as RFC 4180 (and Python's csv module) when needed."""
+    value = str(value)
+    if _NEEDS_QUOTES.search(value):
+        return '"' + value.replace('"', '""') + '"'
+    return value
+
+
 def _csv_line(values: Iterable[Any]) -> str:
     """Return one RFC 4180 csv record ending in a line feed."""
-    buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="\n").writerow(values)
-    return buffer.getvalue()
+    return ",".join(_csv_field(v) for v in values) + "\n"
 
 
 def ranklib_numbers(qids: Iterable[tuple[str, int]]) -> dict[str, int]:
@@ -156,8 +164,11 @@ def write_live(
             yield f"{r.qid} 0 {r.docno} {format_grade(r.grade)}\n"
     elif fmt == "csv":
         yield _csv_line(CSV_HEADER)
+        last_text, quoted = None, ""
         for r in rows:
-            yield _csv_line((r.query_text, r.docno, format_grade(r.grade)))
+            if r.query_text is not last_text:  # rows come grouped by query
+                last_text, quoted = r.query_text, _csv_field(r.query_text)
+            yield f"{quoted},{_csv_field(r.docno)},{format_grade(r.grade)}\n"
     elif fmt == "jsonl":
         for r in rows:
             yield (
