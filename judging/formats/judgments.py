@@ -27,7 +27,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .common import FormatError, Problem, text
 
@@ -68,9 +68,8 @@ _RANKLIB_MAP = re.compile(r"#\s*qid:(\d+)\s*=\s*(\S+)\s*$")
 _RANKLIB_QID = re.compile(r"qid:(\d+)")
 
 
-@dataclass(frozen=True, slots=True)
-class LiveRow:
-    """One pair of the aggregated live list."""
+class LiveRow(NamedTuple):
+    """One pair of the aggregated live list (plain tuples in this order work too)."""
 
     qid: str
     docno: str
@@ -117,6 +116,20 @@ def format_grade(grade: float) -> str:
     return f"{value:.6f}".rstrip("0").rstrip(".")
 
 
+_GRADE_TEXT: dict[float, str] = {}
+
+
+def _grade_text(grade: float) -> str:
+    """Return :func:`format_grade` of ``grade``, memoised (a list has few distinct grades)."""
+    try:
+        return _GRADE_TEXT[grade]
+    except KeyError:
+        text = format_grade(grade)
+        if len(_GRADE_TEXT) < 10_000:
+            _GRADE_TEXT[grade] = text
+        return text
+
+
 def _number(grade: float) -> int | float:
     """Return a grade as a JSON number: an integer when whole, else rounded to 6 places."""
     value = float(grade)
@@ -134,7 +147,9 @@ _NEEDS_QUOTES = re.compile(r'[,"\r\n]')
 def _csv_field(value: Any) -> str:
     """Return one csv field, quoted as RFC 4180 (and Python's csv module) when needed."""
     value = str(value)
-    if _NEEDS_QUOTES.search(value):
+    if ("," in value or '"' in value or "\n" in value or "\r" in value) and _NEEDS_QUOTES.search(
+        value
+    ):
         return '"' + value.replace('"', '""') + '"'
     return value
 
@@ -160,39 +175,35 @@ def write_live(
 ) -> Iterator[str]:
     """Yield the lines of the live list ``rows`` in format ``fmt`` (see the module doc)."""
     if fmt == "qrels":
-        for r in rows:
-            yield f"{r.qid} 0 {r.docno} {format_grade(r.grade)}\n"
+        for qid, docno, grade, *_ in rows:
+            yield f"{qid} 0 {docno} {_grade_text(grade)}\n"
     elif fmt == "csv":
         yield _csv_line(CSV_HEADER)
         last_text, quoted = None, ""
-        for r in rows:
-            if r.query_text is not last_text:  # rows come grouped by query
-                last_text, quoted = r.query_text, _csv_field(r.query_text)
-            yield f"{quoted},{_csv_field(r.docno)},{format_grade(r.grade)}\n"
+        for _, docno, grade, _, _, query_text in rows:
+            if query_text is not last_text:  # rows come grouped by query
+                last_text, quoted = query_text, _csv_field(query_text)
+            yield f"{quoted},{_csv_field(docno)},{_grade_text(grade)}\n"
     elif fmt == "jsonl":
-        for r in rows:
-            yield (
-                _json(
-                    {
-                        "query": r.qid,
-                        "document": r.docno,
-                        "grade": _number(r.grade),
-                        "humans": r.humans,
-                        "llms": r.llms,
-                    }
-                )
-                + "\n"
-            )
+        for qid, docno, grade, humans, llms, *_ in rows:
+            item = {
+                "query": qid,
+                "document": docno,
+                "grade": _number(grade),
+                "humans": humans,
+                "llms": llms,
+            }
+            yield _json(item) + "\n"
     elif fmt == "json":
         yield "["
         first = True
-        for r in rows:
+        for qid, docno, grade, humans, llms, *_ in rows:
             item = {
-                "qid": r.qid,
-                "docno": r.docno,
-                "grade": _number(r.grade),
-                "humans": r.humans,
-                "llms": r.llms,
+                "qid": qid,
+                "docno": docno,
+                "grade": _number(grade),
+                "humans": humans,
+                "llms": llms,
             }
             yield ("\n" if first else ",\n") + _json(item)
             first = False
@@ -201,8 +212,8 @@ def write_live(
         numbers = dict(qid_numbers or {})
         for qid, number in sorted(numbers.items(), key=lambda item: item[1]):
             yield f"# qid:{number} = {qid}\n"
-        for r in rows:
-            yield f"{format_grade(r.grade)} qid:{numbers[r.qid]} # {r.docno}\n"
+        for qid, docno, grade, *_ in rows:
+            yield f"{_grade_text(grade)} qid:{numbers[qid]} # {docno}\n"
     else:
         raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
 
