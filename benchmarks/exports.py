@@ -136,6 +136,36 @@ def _rss_kib(pid: int, field: str) -> int:
     raise RuntimeError(f"no {field} for {pid}")
 
 
+def _cpu_seconds(pid: int) -> float:
+    """Return the user + system CPU time a process has used, in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _explain(collection_id: int) -> float:
+    """Return PostgreSQL's own execution time (ms) of the csv export query."""
+    from django.db import connection, transaction
+
+    from judging import exports
+    from judging.models import Collection
+
+    spec = exports.ExportSpec(format="csv")
+    collection = Collection.objects.get(pk=collection_id)
+    queryset = exports._ordered(
+        exports._live_queryset(collection, spec), "query__external_id", "document__external_id"
+    ).values_list(
+        "query__external_id", "document__external_id", "grade", "human_count", "llm_count",
+        "query__text",
+    )  # fmt: skip
+    sql, params = queryset.query.sql_with_params()
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL jit = off")
+        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params)
+        plan = cursor.fetchone()[0]
+    plan = plan if isinstance(plan, list) else __import__("json").loads(plan)
+    return float(plan[0]["Execution Time"])
+
+
 def _reset_hwm(pid: int) -> None:
     """Reset the process's memory high-water mark (Linux ``clear_refs`` 5)."""
     Path(f"/proc/{pid}/clear_refs").write_text("5")
@@ -206,17 +236,20 @@ def bench_export(url: str, pairs: int, reps: int) -> list[str]:
             except Exception:
                 time.sleep(0.2)
         lines = [
-            "| Export (1 server process) | Time to last byte | Size "
+            "| Export (1 server process) | Time to last byte | Server CPU | Size "
             "| Server RSS before → peak (growth) |",
-            "|---|---|---|---|",
+            "|---|---|---|---|---|",
         ]
         for fmt, gzip in (("csv", False), ("qrels", False), ("jsonl", False), ("csv", True)):
-            times = []
+            times, cpus, growths = [], [], []
             for _ in range(reps):
                 rss = _rss_kib(server.pid, "VmRSS")
                 _reset_hwm(server.pid)
+                cpu = _cpu_seconds(server.pid)
                 seconds, size, count = _download(base + f"?format={fmt}", token, gzip=gzip)
+                cpus.append(_cpu_seconds(server.pid) - cpu)
                 peak = _rss_kib(server.pid, "VmHWM")
+                growths.append(peak - rss)
                 times.append(seconds)
                 log(f"  {fmt}{' gzip' if gzip else ''}: {seconds:.2f} s, {size / 1e6:.1f} MB, "
                     f"RSS {rss / 1024:.0f} → {peak / 1024:.0f} MiB")  # fmt: skip
@@ -226,14 +259,16 @@ def bench_export(url: str, pairs: int, reps: int) -> list[str]:
             label = f"`format={fmt}`" + (" gzip" if gzip else "")
             lines.append(
                 f"| {label} | {min(times):.2f} s (median {sorted(times)[len(times) // 2]:.2f} s)"
-                f" | {size / 1e6:.1f} MB | {rss / 1024:.0f} → {peak / 1024:.0f} MiB"
-                f" (+{(peak - rss) / 1024:.1f} MiB) |"
+                f" | {min(cpus):.2f} s | {size / 1e6:.1f} MB | {rss / 1024:.0f} → "
+                f"{peak / 1024:.0f} MiB (largest growth +{max(growths) / 1024:.1f} MiB) |"
             )
         floor = [_copy_floor(collection.pk) for _ in range(reps)]
         lines.append(
             f"| PostgreSQL `COPY (SELECT … ORDER BY …) TO STDOUT` (csv, the floor) | "
-            f"{min(t for t, _ in floor):.2f} s | {floor[0][1] / 1e6:.1f} MB | — |"
+            f"{min(t for t, _ in floor):.2f} s | — | {floor[0][1] / 1e6:.1f} MB | — |"
         )
+        explain = min(_explain(collection.pk) for _ in range(reps))
+        lines.append(f"\nPostgreSQL's execution time of the export query: {explain / 1000:.2f} s.")
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -141,15 +141,17 @@ def _json(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False)
 
 
-_NEEDS_QUOTES = re.compile(r'[,"\r\n]')
+def _json_string(value: str) -> str:
+    """Return ``value`` as a JSON string, as ``json.dumps(value, ensure_ascii=False)``."""
+    if value.isascii() and value.isprintable() and '"' not in value and "\\" not in value:
+        return f'"{value}"'
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _csv_field(value: Any) -> str:
     """Return one csv field, quoted as RFC 4180 (and Python's csv module) when needed."""
     value = str(value)
-    if ("," in value or '"' in value or "\n" in value or "\r" in value) and _NEEDS_QUOTES.search(
-        value
-    ):
+    if "," in value or '"' in value or "\n" in value or "\r" in value:
         return '"' + value.replace('"', '""') + '"'
     return value
 
@@ -185,15 +187,14 @@ def write_live(
                 last_text, quoted = query_text, _csv_field(query_text)
             yield f"{quoted},{_csv_field(docno)},{_grade_text(grade)}\n"
     elif fmt == "jsonl":
+        last_qid, quoted = None, ""
         for qid, docno, grade, humans, llms, *_ in rows:
-            item = {
-                "query": qid,
-                "document": docno,
-                "grade": _number(grade),
-                "humans": humans,
-                "llms": llms,
-            }
-            yield _json(item) + "\n"
+            if qid is not last_qid:  # rows come grouped by query
+                last_qid, quoted = qid, _json_string(qid)
+            yield (
+                f'{{"query": {quoted}, "document": {_json_string(docno)}, '
+                f'"grade": {_grade_text(grade)}, "humans": {humans}, "llms": {llms}}}\n'
+            )
     elif fmt == "json":
         yield "["
         first = True

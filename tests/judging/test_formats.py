@@ -266,3 +266,20 @@ def test_documents_jsonl_and_tsv():
     assert got[2].line == 3
     got = _read(cf.read_documents_jsonl, '{"docno": "a", "extra": "x\\u0000"}\n')
     assert got[0].line == 1 and "NUL" in got[0].message
+
+
+@pytest.mark.parametrize(
+    "value", ["plain", 'q"uote', "back\\slash", "é", "tab\there", "\u2028", ""]
+)
+def test_jsonl_fast_path_writes_what_json_dumps_writes(value):
+    row = jf.LiveRow(value, value + "d", 0.1234567, 2, 1)
+    (line,) = jf.write_live("jsonl", [row])
+    item = json.loads(line)
+    assert item == {
+        "query": value,
+        "document": value + "d",
+        "grade": 0.123457,
+        "humans": 2,
+        "llms": 1,
+    }
+    assert line == json.dumps(item, ensure_ascii=False) + "\n"
