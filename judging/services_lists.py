@@ -19,14 +19,14 @@ import numpy as np
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
 from . import services
 from .formats import MAX_REPORTED, FormatError, Problem, Problems, iter_lines
 from .formats import collections as collection_formats
 from .formats import judgments as judgment_formats
-from .models import Collection, Judge, JudgmentEvent, Membership
+from .models import Collection, Document, Judge, JudgmentEvent, Membership
 from .services import DocumentRow, ImportSummary, JudgmentRow, QueryRow, UpsertSummary
 
 Source = IO[bytes] | bytes | str
@@ -299,6 +299,40 @@ def _repeated(hashes: array, lines: array, problems: Problems) -> None:
         problems.add(Problem(again, f"document id repeated (first on line {first})"))
 
 
+def _insert_new(collection: Collection, rows: list[DocumentRow], problems: Problems) -> bool:
+    """Insert documents known to be new; return False if an id turned out to repeat.
+
+    Empty ids and ids with white space are problems; an id repeated in the file makes the
+    insert fail, and the caller's check of the whole file names the lines.
+    """
+    for row in rows:
+        if not row.external_id:
+            problems.add(Problem(row.line, "document id is empty"))
+        elif any(c.isspace() for c in row.external_id):
+            problems.add(Problem(row.line, f"document id {row.external_id!r} contains white space"))
+    if problems:
+        return True
+    try:
+        with transaction.atomic():
+            Document.objects.bulk_create(
+                [
+                    Document(
+                        collection=collection,
+                        external_id=row.external_id,
+                        title=row.title,
+                        body=row.body,
+                        url=row.url,
+                        extra=row.extra or {},
+                    )
+                    for row in rows
+                ],
+                batch_size=len(rows),
+            )
+    except IntegrityError:
+        return False
+    return True
+
+
 @transaction.atomic
 def documents_import(
     *,
@@ -321,16 +355,24 @@ def documents_import(
     hashes, lines = array("q"), array("q")
     created = updated = 0
     batch: list[DocumentRow] = []
+    # Into a collection without documents every row is new: insert without looking each
+    # batch up (on a table growing inside one transaction, the lookups slow down).
+    fresh = not collection.documents.exists()
+    stop = False
 
     def flush() -> None:
-        nonlocal created, updated
-        if batch and not problems:
-            summary = _upsert(
-                services.documents_import, problems, collection=collection, rows=batch
-            )
-            if summary is not None:
-                created += summary.created
-                updated += summary.updated
+        nonlocal created, updated, stop
+        if batch and not problems and not stop:
+            if fresh:
+                stop = not _insert_new(collection, batch, problems)
+                created += 0 if stop else len(batch)
+            else:
+                summary = _upsert(
+                    services.documents_import, problems, collection=collection, rows=batch
+                )
+                if summary is not None:
+                    created += summary.created
+                    updated += summary.updated
         batch.clear()
 
     for document in _records(documents, problems):
@@ -343,6 +385,8 @@ def documents_import(
     if not len(hashes) and not problems:
         problems.add(Problem(None, "No documents given."))
     _repeated(hashes, lines, problems)
+    if stop and not problems:  # an id repeated, but not in the file: a concurrent import
+        problems.add(Problem(None, "Documents were added meanwhile; import again."))
     _refuse_if(problems)
     if dry_run:
         transaction.set_rollback(True)

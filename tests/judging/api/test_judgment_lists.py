@@ -404,6 +404,31 @@ def test_documents_are_imported_in_batches_across_which_repeats_are_found(world)
     assert done.created == 25
 
 
+def test_documents_into_an_empty_collection_are_inserted_in_batches(db):
+    from judging import services_lists
+
+    coll = factories.collection("empty")
+    lines = "".join(f"x{i}\tbody {i}\n" for i in range(25))
+    with pytest.raises(services_lists.ImportRefused) as refused:
+        services_lists.documents_import(
+            collection=coll, source=(lines + "x3\tagain\n").encode(), format="tsv",
+            batch_size=4,
+        )  # fmt: skip
+    assert refused.value.problems.as_dicts() == [
+        {"line": 26, "message": "document id repeated (first on line 4)"}
+    ]
+    assert not coll.documents.exists()
+    with pytest.raises(services_lists.ImportRefused) as refused:
+        services_lists.documents_import(
+            collection=coll, source=b'{"docno": "a b"}\n', format="jsonl"
+        )
+    assert refused.value.problems.as_dicts()[0]["line"] == 1
+    done = services_lists.documents_import(
+        collection=coll, source=lines.encode(), format="tsv", batch_size=4
+    )
+    assert done.created == 25 and coll.documents.get(external_id="x7").body == "body 7"
+
+
 def test_who_may_create_and_fill(api, world):
     assert api("judy").post("/api/v1/collections/", {"slug": "x", "name": "X"}).status_code == 403
     url = "/api/v1/collections/demo/queries/"
