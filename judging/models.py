@@ -78,6 +78,11 @@ class Collection(models.Model):
         default=False,
         help_text="When off, teams see only their own runs; coordinators always see all.",
     )
+    judgments_published = models.BooleanField(
+        default=False,
+        help_text="When on, team members may download the live judgment list "
+        "(judges never can: judging stays blind).",
+    )
     judgments_version = models.PositiveBigIntegerField(
         default=0,
         help_text="Incremented on every judgment change; scores record the version they used.",

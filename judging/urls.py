@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import views, views_adjudication, views_llm
+from . import views, views_adjudication, views_lists, views_llm
 
 app_name = "judging"
 urlpatterns = [
@@ -37,5 +37,14 @@ urlpatterns = [
         "c/<slug:slug>/judges/<int:judge_id>/remove-labels/",
         views_adjudication.judge_labels_remove,
         name="judge_labels_remove",
+    ),
+]
+urlpatterns += [
+    path("new/", views_lists.collection_create, name="collection_create"),
+    path("c/<slug:slug>/import/", views_lists.collection_import, name="collection_import"),
+    path(
+        "c/<slug:slug>/judgment-list/",
+        views_lists.judgment_list_download,
+        name="judgment_list_download",
     ),
 ]

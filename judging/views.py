@@ -66,7 +66,12 @@ def home(request: HttpRequest) -> HttpResponse:
     collections = selectors.collections_with_progress(
         user=request.user, judge=getattr(request.user, "judge", None)
     )
-    return render(request, "judging/collection_list.html", {"collections": collections})
+    can_create = request.user.is_staff or any("coordinator" in c.roles for c in collections)
+    return render(
+        request,
+        "judging/collection_list.html",
+        {"collections": collections, "can_create": can_create},
+    )
 
 
 @login_required

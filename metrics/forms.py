@@ -182,6 +182,11 @@ class LeaderboardSettingsForm(forms.Form):
         label="Published",
         help_text="Teams see every run on the leaderboard (otherwise only their own).",
     )
+    judgments_published = forms.BooleanField(
+        required=False,
+        label="Publish the judgment list",
+        help_text="Team members may download the live judgment list (judges never can).",
+    )
 
 
 class RepoolForm(forms.Form):

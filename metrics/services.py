@@ -722,6 +722,7 @@ def collection_settings_update(
     measures: list[str] | None = None,
     coverage_threshold: float | None = None,
     leaderboard_published: bool | None = None,
+    judgments_published: bool | None = None,
 ) -> Collection:
     """Change a collection's leaderboard settings; a new measure set rescores every run.
 
@@ -751,6 +752,9 @@ def collection_settings_update(
     if leaderboard_published is not None:
         collection.leaderboard_published = leaderboard_published
         fields.append("leaderboard_published")
+    if judgments_published is not None:
+        collection.judgments_published = judgments_published
+        fields.append("judgments_published")
     if fields:
         collection.save(update_fields=fields)
     if "measures" in fields:

@@ -463,6 +463,7 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
             "measures": "\n".join(collection.measures),
             "coverage_threshold": collection.coverage_threshold,
             "leaderboard_published": collection.leaderboard_published,
+            "judgments_published": collection.judgments_published,
         },
     )
     repool_form = RepoolForm(
@@ -501,6 +502,7 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
                 measures=data["measures"].splitlines(),
                 coverage_threshold=data["coverage_threshold"],
                 leaderboard_published=data["leaderboard_published"],
+                judgments_published=data["judgments_published"],
             )
             messages.success(request, "Settings saved; every run was rescored.")
             return see_other(reverse("metrics:leaderboard", args=[collection.slug]))

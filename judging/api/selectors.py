@@ -5,8 +5,6 @@ Complements :mod:`judging.selectors` (which the pages share) with what only the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db.models import Exists, OuterRef, Q, QuerySet
@@ -17,7 +15,6 @@ from ..models import (
     Judge,
     Judgment,
     JudgmentEvent,
-    LiveGrade,
     Membership,
     PoolEntry,
     Query,
@@ -207,28 +204,6 @@ def judgment_history(*, judgment: Judgment) -> QuerySet[JudgmentEvent]:
         query_id=judgment.query_id,
         document_id=judgment.document_id,
     )
-
-
-@dataclass(frozen=True, order=True)
-class LiveRow:
-    """One line of the live judgment list."""
-
-    qid: str
-    docno: str
-    grade: float
-    humans: int
-    llms: int
-
-
-def live_list(*, collection: Collection) -> list[LiveRow]:
-    """Return the live judgment list of ``collection`` sorted by qid, then docno.
-
-    Sorted in Python (by code point) so the order does not depend on database collation.
-    """
-    rows = LiveGrade.objects.filter(collection=collection).values_list(
-        "query__external_id", "document__external_id", "grade", "human_count", "llm_count"
-    )
-    return sorted(LiveRow(*row) for row in rows)
 
 
 def judges_visible_to(*, user: AbstractBaseUser) -> QuerySet[Judge]:

@@ -2,20 +2,24 @@
 
 from django.urls import path
 
-from . import views, views_adjudication, views_agreement, views_llm
+from . import views, views_adjudication, views_agreement, views_lists, views_llm
 
 app_name = "judging-api"
 urlpatterns = [
-    path("collections/", views.CollectionListView.as_view(), name="collection-list"),
+    path("collections/", views_lists.CollectionListCreateView.as_view(), name="collection-list"),
     path(
         "collections/<slug:slug>/",
         views.CollectionDetailView.as_view(),
         name="collection-detail",
     ),
-    path("collections/<slug:slug>/queries/", views.QueryListView.as_view(), name="query-list"),
+    path(
+        "collections/<slug:slug>/queries/",
+        views_lists.QueryListCreateView.as_view(),
+        name="query-list",
+    ),
     path(
         "collections/<slug:slug>/documents/",
-        views.DocumentListView.as_view(),
+        views_lists.DocumentListCreateView.as_view(),
         name="document-list",
     ),
     path("collections/<slug:slug>/pool/", views.PoolListView.as_view(), name="pool-list"),
@@ -35,7 +39,7 @@ urlpatterns = [
         name="judgment-history",
     ),
     path("collections/<slug:slug>/events/", views.EventListView.as_view(), name="event-list"),
-    path("collections/<slug:slug>/qrels/", views.QrelsView.as_view(), name="qrels"),
+    path("collections/<slug:slug>/qrels/", views_lists.JudgmentListView.as_view(), name="qrels"),
     path(
         "collections/<slug:slug>/agreement/",
         views_agreement.AgreementView.as_view(),

@@ -8,7 +8,6 @@ role does not allow the request (see :mod:`judging.api.permissions`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict
 from functools import cached_property
 from typing import Any, ClassVar
 
@@ -71,7 +70,6 @@ from .serializers import (
     JudgmentFileSerializer,
     JudgmentSerializer,
     JudgmentUpdateSerializer,
-    LiveGradeSerializer,
     PoolEntrySerializer,
     QrelsLineSerializer,
     QuerySerializer,
@@ -737,43 +735,6 @@ class EventListView(CollectionScopedView, generics.ListAPIView):
         if self.fake():
             return JudgmentEvent.objects.none()
         return selectors.events_in(collection=self.collection)
-
-
-@extend_schema_view(
-    get=extend_schema(
-        summary="Export the live judgment list",
-        description="Coordinators only. The aggregated grade of every judged pair as TREC "
-        "qrels text (`qid 0 docno grade`, sorted by qid then docno; whole grades as "
-        "integers, others with up to 6 decimals), or JSON with `?format=json`.",
-        parameters=[
-            SLUG,
-            OpenApiParameter(
-                "format", OpenApiTypes.STR, enum=["qrels", "json"], description="Default qrels."
-            ),
-        ],
-        responses={
-            (200, "text/plain"): OpenApiTypes.STR,
-            (200, "application/json"): LiveGradeSerializer(many=True),
-            **error_responses(401, 403, 404),
-        },
-    )
-)
-class QrelsView(CollectionScopedView):
-    """The live judgment list as qrels."""
-
-    serializer_class = LiveGradeSerializer
-    pagination_class = None
-    renderer_classes: ClassVar[list] = [QrelsRenderer, JSONRenderer]
-    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS}
-
-    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """Return the live list."""
-        rows = selectors.live_list(collection=self.collection)
-        data = LiveGradeSerializer([asdict(row) for row in rows], many=True).data
-        response = TextResponse(data)
-        if request.accepted_renderer.format == QrelsRenderer.format:
-            response["Content-Disposition"] = f'inline; filename="{self.collection.slug}.qrels"'
-        return response
 
 
 # --- judges ------------------------------------------------------------------------------

@@ -9,10 +9,10 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from judging import services
-from judging.models import Collection, Document, Membership, PoolEntry, Query
+from judging import services, services_lists
+from judging.models import Collection, Membership, PoolEntry
 
-from .content import DemoContent, demo_content
+from .content import DOCUMENTS_PATH, TOPICS_PATH, DemoContent, demo_content
 
 DEMO_SLUG = "home-garden-demo"
 DEMO_NAME = "Graded demo: home & garden search"
@@ -107,9 +107,11 @@ def _seed_documents(content: DemoContent) -> dict[str, set[str]]:
 def demo_load(*, reset: bool = False, reset_passwords: bool = True) -> DemoSummary:
     """Create whatever is missing of the demo collection, its pool and the demo accounts.
 
-    Idempotent: existing queries, documents, pool entries, judgments and collection
-    settings are left alone, so running it again changes nothing; edits to the demo
-    content reach an existing database only as new documents. With ``reset`` the demo
+    Queries and documents are imported from ``demo/topics.trec`` and
+    ``demo/documents.jsonl`` through the same importers users' files go through
+    (:mod:`judging.services_lists`): they are created or brought up to date by id. Pool
+    entries, judgments and collection settings that exist are left alone, so running it
+    again changes nothing. With ``reset`` the demo
     collection is deleted first, with everything in it (judgments and their history
     included), and loaded exactly as the current content; the demo users are kept. With
     ``reset_passwords`` (the default) the demo accounts' passwords are set back to the
@@ -126,34 +128,12 @@ def demo_load(*, reset: bool = False, reset_passwords: bool = True) -> DemoSumma
         },
     )
 
-    have_queries = set(collection.queries.values_list("external_id", flat=True))
-    new_queries = [
-        Query(
-            collection=collection,
-            external_id=q.external_id,
-            text=q.text,
-            description=q.description,
-            narrative=q.narrative,
+    with TOPICS_PATH.open("rb") as topics:
+        queries = services_lists.topics_import(collection=collection, source=topics, format="trec")
+    with DOCUMENTS_PATH.open("rb") as documents:
+        docs = services_lists.documents_import(
+            collection=collection, source=documents, format="jsonl"
         )
-        for q in content.queries
-        if q.external_id not in have_queries
-    ]
-    Query.objects.bulk_create(new_queries, batch_size=500)
-
-    have_documents = set(collection.documents.values_list("external_id", flat=True))
-    new_documents = [
-        Document(
-            collection=collection,
-            external_id=d.external_id,
-            title=d.title,
-            body=d.body,
-            url=d.url,
-            extra=dict(d.extra),
-        )
-        for d in content.documents
-        if d.external_id not in have_documents
-    ]
-    Document.objects.bulk_create(new_documents, batch_size=500)
 
     seeds = _seed_documents(content)
     pairs = [
@@ -185,8 +165,8 @@ def demo_load(*, reset: bool = False, reset_passwords: bool = True) -> DemoSumma
         queries=collection.queries.count(),
         documents=collection.documents.count(),
         pairs=collection.pool_entries.count(),
-        queries_created=len(new_queries),
-        documents_created=len(new_documents),
+        queries_created=queries.created,
+        documents_created=docs.created,
         pairs_created=pairs_created,
         users_created=users_created,
         passwords_set=passwords_set,

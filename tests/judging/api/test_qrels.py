@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from judging import services
@@ -18,6 +20,11 @@ def _grade(world, name, qid, docno, grade):
     services.judgment_record(
         judge=judge, query=world.queries[qid], document=world.docs[docno], grade=grade
     )
+
+
+def _body(response):
+    """Return the whole body of a (streamed) response."""
+    return b"".join(response.streaming_content) if response.streaming else response.content
 
 
 def _live_lines(coll):
@@ -41,16 +48,15 @@ def test_qrels_text_matches_the_live_list(api, world):
     response = api("cora").get(URL)
     assert response.status_code == 200
     assert response["Content-Type"] == "text/plain; charset=utf-8"
-    assert response.content.decode() == "q1 0 d1 1\nq1 0 d2 0\nq10 0 d1 2\nq2 0 d3 4\n"
+    text = _body(response).decode()
+    assert text == "q1 0 d1 1\nq1 0 d2 0\nq10 0 d1 2\nq2 0 d3 4\n"
     parsed = [
         (qid, docno, float(grade))
-        for qid, _, docno, grade in (
-            line.split() for line in response.content.decode().splitlines()
-        )
+        for qid, _, docno, grade in (line.split() for line in text.splitlines())
     ]
     assert parsed == _live_lines(world.coll)
 
-    rows = api("cora").get(URL, {"format": "json"}).json()
+    rows = json.loads(_body(api("cora").get(URL, {"format": "json"})))
     assert rows[0] == {"qid": "q1", "docno": "d1", "grade": 1.0, "humans": 2, "llms": 0}
     assert rows[3] == {"qid": "q2", "docno": "d3", "grade": 4.0, "humans": 0, "llms": 1}
     assert [(r["qid"], r["docno"], r["grade"]) for r in rows] == _live_lines(world.coll)
@@ -62,14 +68,14 @@ def test_fractional_grades_keep_six_decimals(api, world):
         _grade(world, name, "q1", "d1", grade)
     _grade(world, "judy", "q1", "d2", 1)
     _grade(world, "jim", "q1", "d2", 2)
-    text = api("cora").get(URL).content.decode()
+    text = _body(api("cora").get(URL)).decode()
     assert text == "q1 0 d1 2.333333\nq1 0 d2 1.5\n"
 
 
 def test_empty_live_list(api, world):
     response = api("cora").get(URL)
-    assert response.status_code == 200 and response.content == b""
-    assert api("cora").get(URL, {"format": "json"}).json() == []
+    assert response.status_code == 200 and _body(response) == b""
+    assert _body(api("cora").get(URL, {"format": "json"})) == b"[]\n"
 
 
 def test_qrels_errors_are_json(api, world):

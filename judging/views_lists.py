@@ -1,0 +1,151 @@
+"""Pages to create a collection, fill it from files, and download its judgment list.
+
+Thin: validate with a form, call :mod:`judging.services_lists` or the export helpers,
+render. The download shares :func:`judging.downloads.export_response` with the REST API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
+
+from config.http import see_other
+
+from . import downloads, exports, selectors, services_lists
+from .api.selectors import is_coordinator_anywhere
+from .formats import collections as collection_formats
+from .formats import judgments as judgment_formats
+from .forms import add_service_errors
+from .forms_lists import CollectionCreateForm, CollectionImportForm
+from .models import JudgmentEvent, Membership
+
+Role = Membership.Role
+
+
+@login_required
+@require_GET
+def judgment_list_download(request: HttpRequest, slug: str) -> HttpResponse:
+    """Download the judgment list (same parameters and rules as the REST export)."""
+    collection = selectors.collection_for_member(user=request.user, slug=slug)
+    roles = selectors.user_roles(user=request.user, collection=collection)
+    try:
+        spec = exports.export_spec(request.GET)
+    except ValidationError as error:
+        return HttpResponse("; ".join(error.messages), status=400, content_type="text/plain")
+    reason = exports.may_export(collection=collection, roles=roles, raw=spec.raw)
+    if reason:
+        raise PermissionDenied(reason)
+    return downloads.export_response(request, collection=collection, spec=spec)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def collection_create(request: HttpRequest) -> HttpResponse:
+    """Let staff and coordinators create a collection (they become its coordinator)."""
+    if not (request.user.is_staff or is_coordinator_anywhere(user=request.user)):
+        raise PermissionDenied("Creating collections needs the coordinator role somewhere.")
+    form = CollectionCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            collection = services_lists.collection_create(creator=request.user, **form.cleaned_data)
+        except ValidationError as error:
+            add_service_errors(form, error)
+        else:
+            messages.success(request, "Collection created; now import its topics and documents.")
+            return see_other(reverse("judging:collection_import", args=[collection.slug]))
+    return render(
+        request,
+        "judging/collection_create.html",
+        {"form": form},
+        status=400 if request.method == "POST" else 200,
+    )
+
+
+def _format(upload: UploadedFile, chosen: str, guess: Callable[[str, bytes], str]) -> str:
+    """Return the chosen format, or the one the file's name and first bytes suggest."""
+    if chosen:
+        return chosen
+    head = upload.read(4096)
+    upload.seek(0)
+    return guess(upload.name or "", head)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def collection_import(request: HttpRequest, slug: str) -> HttpResponse:
+    """Import topics, documents and judgments from files, all in one transaction."""
+    collection = selectors.collection_for_member(
+        user=request.user, slug=slug, roles=(Role.COORDINATOR,)
+    )
+    form = CollectionImportForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        report: list[str] = []
+        try:
+            with transaction.atomic():
+                if data["topics"]:
+                    fmt = _format(
+                        data["topics"],
+                        data["topics_format"],
+                        collection_formats.guess_topic_format,
+                    )
+                    done = services_lists.topics_import(
+                        collection=collection, source=data["topics"], format=fmt
+                    )
+                    report.append(f"topics: {done.created} new, {done.updated} updated")
+                if data["documents"]:
+                    fmt = _format(
+                        data["documents"],
+                        data["documents_format"],
+                        collection_formats.guess_document_format,
+                    )
+                    done = services_lists.documents_import(
+                        collection=collection, source=data["documents"], format=fmt
+                    )
+                    report.append(f"documents: {done.created} new, {done.updated} updated")
+                if data["judgments"]:
+                    judge = services_lists.judge_for_import(
+                        name=data["judge_name"], kind=data["judge_kind"]
+                    )
+                    fmt = data["judgments_format"] or judgment_formats.guess_format(
+                        data["judgments"].name or ""
+                    )
+                    summary = services_lists.judgment_list_import(
+                        collection=collection,
+                        judge=judge,
+                        source=data["judgments"],
+                        format=fmt,
+                        scale=data["scale"],
+                        actor=request.user,
+                        channel=JudgmentEvent.Channel.IMPORT,
+                    )
+                    report.append(
+                        f"judgments: {summary.created} new, {summary.changed} changed, "
+                        f"{summary.unchanged} unchanged"
+                    )
+                if data["dry_run"]:
+                    transaction.set_rollback(True)
+        except services_lists.ImportRefused as refused:
+            for message in refused.problems.messages():
+                form.add_error(None, message)
+        except ValidationError as error:
+            add_service_errors(form, error)
+        else:
+            prefix = "Dry run, nothing written — would import " if data["dry_run"] else "Imported "
+            messages.success(request, prefix + "; ".join(report) + ".")
+            return see_other(reverse("judging:collection_import", args=[collection.slug]))
+    return render(
+        request,
+        "judging/collection_import.html",
+        {"collection": collection, "form": form},
+        status=400 if request.method == "POST" else 200,
+    )
