@@ -30,4 +30,7 @@ class PolicyJSONParser(JSONParser):
             return textpolicy.loads_json(data)
         except textpolicy.TextRefused as exc:
             where = f" (at {exc.field})" if exc.field else ""
-            raise ParseError(f"JSON parse error - {exc.message}{where}") from None
+            error = ParseError(f"JSON parse error - {exc.message}{where}")
+            if exc.field:  # the error body names the JSON path as its field
+                error.errors = [{"message": str(error.detail), "field": exc.field}]
+            raise error from None

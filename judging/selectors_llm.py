@@ -32,6 +32,10 @@ def job_in(*, collection: Collection, job_id: int) -> LLMJob | None:
     return jobs_of(collection=collection, with_failures=True).filter(pk=job_id).first()
 
 
-def runnable_llm_judges() -> QuerySet[Judge]:
-    """Return the LLM judges Graded can run (those with an endpoint)."""
-    return Judge.objects.filter(kind=Judge.Kind.LLM).exclude(endpoint="").order_by("name")
+def runnable_llm_judges(*, collection: Collection) -> QuerySet[Judge]:
+    """Return the LLM judges Graded can run in ``collection`` (assigned, with an endpoint)."""
+    return (
+        Judge.objects.filter(kind=Judge.Kind.LLM, collections=collection)
+        .exclude(endpoint="")
+        .order_by("name")
+    )

@@ -229,6 +229,10 @@ def llm_job_create(
     Raises ``ValidationError`` naming the field; no request is made.
     """
     check_runnable(judge)
+    if not judge.collections.filter(pk=collection.pk).exists():
+        raise ValidationError(
+            {"judge": f"LLM judge {judge.pk} is not assigned to this collection."}
+        )
     if not 1 <= concurrency <= 256:
         raise ValidationError({"concurrency": "Use a concurrency from 1 to 256."})
     if limit is not None and limit < 1:

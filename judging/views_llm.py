@@ -25,7 +25,7 @@ COORDINATOR = (Membership.Role.COORDINATOR,)
 def llm_job_create(request: HttpRequest, slug: str) -> HttpResponse:
     """Let a coordinator run an LLM judge over the pairs it has not graded yet."""
     collection = selectors.collection_for_member(user=request.user, slug=slug, roles=COORDINATOR)
-    judges = selectors_llm.runnable_llm_judges()
+    judges = selectors_llm.runnable_llm_judges(collection=collection)
     form = LLMJobForm(request.POST or None, judges=judges)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -77,7 +77,7 @@ def llm_job_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 def llm_judge_update(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """Let a coordinator configure how Graded calls an LLM judge."""
     collection = selectors.collection_for_member(user=request.user, slug=slug, roles=COORDINATOR)
-    judge = get_object_or_404(Judge, pk=pk, kind=Judge.Kind.LLM)
+    judge = get_object_or_404(Judge, pk=pk, kind=Judge.Kind.LLM, collections=collection)
     form = LLMJudgeForm(request.POST or None, instance=judge)
     if request.method == "POST" and form.is_valid():
         form.save()

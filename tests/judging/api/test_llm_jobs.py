@@ -137,6 +137,18 @@ def test_jobs_are_for_coordinators(api, world, fake, api_key, user, code):
     assert api(user).get(JOBS).status_code == code
 
 
+def test_judge_of_other_collections_cannot_be_run_here(api, world, fake, api_key):
+    judge = Judge.objects.create(
+        kind="llm", name="elsewhere", model="m", endpoint=fake.url, api_key_env=KEY_ENV
+    )
+    response = api("cora").post(JOBS, {"judge": judge.pk}, format="json")
+    assert response.status_code == 400
+    assert errors_of(response) == [
+        {"field": "judge", "message": f"LLM judge {judge.pk} is not assigned to this collection."}
+    ]
+    assert not LLMJob.objects.exists()
+
+
 def test_human_judge_cannot_be_run(api, world):
     human = services.judge_for_user(user=world.users["cora"])
     response = api("cora").post(JOBS, {"judge": human.pk}, format="json")
@@ -146,13 +158,15 @@ def test_human_judge_cannot_be_run(api, world):
 
 @pytest.fixture
 def mapped(world):
-    return Judge.objects.create(
+    judge = Judge.objects.create(
         kind="llm",
         name="mapped",
         model="m",
         native_scale=["0", "1", "2", "3"],
         scale_mapping={"0": 0, "1": 1, "2": 3, "3": 4},
     )
+    judge.collections.add(world.coll)  # LLM judges record only where they are assigned
+    return judge
 
 
 def test_single_posted_native_label_is_mapped_and_raw_output_kept(api, world, mapped):

@@ -29,9 +29,9 @@ def api_key(monkeypatch):
 
 
 @pytest.fixture
-def llm(db, fake, api_key):
-    """Return an LLM judge on the fake server with the UMBRELA-style 0–3 scale."""
-    return Judge.objects.create(
+def llm(db, coll, fake, api_key):
+    """Return an LLM judge on the fake server with the UMBRELA-style 0–3 scale, in ``coll``."""
+    judge = Judge.objects.create(
         kind=Judge.Kind.LLM,
         name="umbrela",
         provider="fake",
@@ -44,6 +44,8 @@ def llm(db, fake, api_key):
         max_attempts=3,
         timeout_seconds=5,
     )
+    judge.collections.add(coll)
+    return judge
 
 
 @pytest.fixture
