@@ -29,3 +29,8 @@ def job_in(*, collection: Collection, job_id: int) -> LLMJob | None:
 def runnable_llm_judges() -> QuerySet[Judge]:
     """Return the LLM judges Graded can run (those with an endpoint)."""
     return Judge.objects.filter(kind=Judge.Kind.LLM).exclude(endpoint="").order_by("name")
+
+
+def llm_judges() -> QuerySet[Judge]:
+    """Return every LLM judge, runnable or not (the ones to configure)."""
+    return Judge.objects.filter(kind=Judge.Kind.LLM).order_by("name")
