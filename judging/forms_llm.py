@@ -73,6 +73,14 @@ class LLMConfigChecks:
 
     cleaned_data: dict[str, Any]
 
+    def full_clean(self) -> None:
+        """Validate; a refused ``api_key_env`` is not shown back (it may be a pasted key)."""
+        super().full_clean()  # type: ignore[misc]
+        name = self.add_prefix("api_key_env")  # type: ignore[attr-defined]
+        if "api_key_env" in self.errors and name in self.data:  # type: ignore[attr-defined]
+            self.data = self.data.copy()  # type: ignore[attr-defined]
+            self.data[name] = ""
+
     def clean_api_key_env(self) -> str:
         """Accept only a variable name (never echo what was typed: it may be a key)."""
         value = self.cleaned_data["api_key_env"].strip()
@@ -134,6 +142,7 @@ class LLMJudgeForm(LLMConfigChecks, forms.ModelForm):
             "max_attempts",
             "timeout_seconds",
         ]
+        labels = {"api_key_env": "API key variable", "json_mode": "JSON mode"}
         widgets = {
             "system_prompt": forms.Textarea(attrs={"rows": 3}),
             "prompt_template": forms.Textarea(attrs={"rows": 14, "spellcheck": "false"}),

@@ -39,3 +39,8 @@ def runnable_llm_judges(*, collection: Collection) -> QuerySet[Judge]:
         .exclude(endpoint="")
         .order_by("name")
     )
+
+
+def llm_judges(*, collection: Collection) -> QuerySet[Judge]:
+    """Return every LLM judge assigned to ``collection``, runnable or not (to configure)."""
+    return Judge.objects.filter(kind=Judge.Kind.LLM, collections=collection).order_by("name")

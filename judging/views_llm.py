@@ -50,6 +50,7 @@ def llm_job_create(request: HttpRequest, slug: str) -> HttpResponse:
             "collection": collection,
             "form": form,
             "judges": judges,
+            "llm_judges": selectors_llm.llm_judges(collection=collection),
             "jobs": selectors_llm.jobs_of(collection=collection)[:20],
         },
         status=400 if request.method == "POST" else 200,

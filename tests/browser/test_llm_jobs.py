@@ -1,0 +1,190 @@
+"""LLM judge pages in real Chromium, on a desktop and a 390 × 844 phone screen.
+
+A coordinator configures an LLM judge pointing at a local fake OpenAI-compatible server,
+starts a job from the collection page and watches htmx poll its progress to the end; a
+judge cannot reach any of these pages.
+"""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from judging.models import Judge, Judgment, Membership, PoolEntry
+from judging.models_llm import LLMJob
+from tests import factories
+from tests.judging.llm.fake_server import FakeLLM, Reply
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+VIEWPORTS = [
+    pytest.param({"width": 1366, "height": 820}, id="desktop"),
+    pytest.param({"width": 390, "height": 844}, id="phone"),
+]
+KEY = "sk-browser-SECRET-9f8e7d6c5b4a"
+KEY_ENV = "GRADED_BROWSER_LLM_KEY"
+OFF_SCALE = "The passage is perfect.\n##final score: 7"
+
+# Every visible control in the main column: its box and whether it fits the viewport.
+CONTROLS_JS = """
+() => [...document.querySelectorAll(
+  "main input:not([type=hidden]), main select, main textarea, main button, main a.button")]
+  .filter((el) => el.offsetParent !== null)
+  .map((el) => {
+    // A checkbox inside its label is hit through the label.
+    const target = ["checkbox", "radio"].includes(el.type) && el.closest("label")
+      ? el.closest("label") : el;
+    const r = target.getBoundingClientRect();
+    return {name: el.name || el.textContent.trim(), left: r.left, right: r.right,
+            width: r.width, height: r.height};
+  })
+"""
+
+
+@pytest.fixture
+def fake():
+    """Return a fake server that answers one pair off the 0–3 scale, slowly enough to watch."""
+
+    def script(body, n):
+        text = body["messages"][-1]["content"]
+        if "option 12" in text:
+            return Reply(content=OFF_SCALE, delay=0.25)
+        return Reply(content="##final score: 2", delay=0.25)
+
+    server = FakeLLM(script)
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def world(fake, monkeypatch, settings):
+    """Build a collection of 2 queries × 3 pooled documents, a coordinator and a judge."""
+    settings.GRADED_LLM_JOBS_INLINE = False  # run jobs in a thread, as in production
+    monkeypatch.setenv(KEY_ENV, KEY)
+    coll = factories.collection("flights", name="Flight search")
+    for i in (1, 2):
+        q = factories.query(coll, f"q{i}", text=f"flights to helsinki {i}")
+        for j in (1, 2, 3):
+            d = factories.document(
+                coll, f"d{i}{j}", title=f"Fares {i}.{j}", body=f"Fares, option {i}{j}."
+            )
+            PoolEntry.objects.create(collection=coll, query=q, document=d)
+    factories.member(coll, factories.user("cora"), Membership.Role.COORDINATOR)
+    factories.member(coll, factories.user("judy"))
+    llm = Judge.objects.create(kind=Judge.Kind.LLM, name="umbrela", model="fake-model")
+    llm.collections.add(coll)
+    return {"coll": coll, "llm": llm}
+
+
+def log_in(page, path: str, username: str) -> None:
+    page.goto(path)
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", "pw")
+    page.click("button:has-text('Log in')")
+
+
+def check_layout(page, viewport: dict, name: str) -> None:
+    """Fail if the page scrolls sideways or a control is off screen or too small to hit."""
+    page.screenshot(path=f"/tmp/i8browser-{name}-{viewport['width']}.png", full_page=True)
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= viewport["width"], f"{name} scrolls sideways: {width}px"
+    for control in page.evaluate(CONTROLS_JS):
+        assert control["left"] >= 0 and control["right"] <= viewport["width"], control
+        assert control["width"] >= 24 and control["height"] >= 24, control
+    assert KEY not in page.content(), f"the API key is in the HTML of {name}"
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+def test_coordinator_configures_runs_and_watches_a_job(page, console, world, fake, viewport):
+    coll, llm = world["coll"], world["llm"]
+    page.set_viewport_size(viewport)
+    progress_polls: list[str] = []
+    page.on(
+        "request",
+        lambda r: progress_polls.append(r.url) if "part=progress" in r.url else None,
+    )
+    log_in(page, f"/c/{coll.slug}/", "cora")
+    page.click("a:has-text('Run LLM judge')")
+    expect(page.locator("h1")).to_have_text("Run an LLM judge")
+    expect(page.locator(".notice")).to_contain_text("No LLM judge has an endpoint yet")
+    check_layout(page, viewport, "llm-jobs-empty")
+    page.locator(".llm-judge-list li", has_text="umbrela").get_by_role(
+        "link", name="Configure"
+    ).click()
+    expect(page.locator("h1")).to_have_text("Configure the LLM judge umbrela")
+    check_layout(page, viewport, "llm-judge-edit")
+
+    # A key pasted where its variable's name belongs is refused and not shown back.
+    page.fill("input[name=endpoint]", fake.url)
+    page.fill("input[name=api_key_env]", KEY)
+    page.fill("input[name=native_scale]", '["0", "1", "2", "3"]')
+    page.fill("input[name=scale_mapping]", '{"0": 0, "1": 1, "2": 3, "3": 4}')
+    page.click("button:has-text('Save')")
+    expect(page.locator("main")).to_contain_text("Give the NAME of an environment variable")
+    expect(page.locator("input[name=api_key_env]")).to_have_value("")
+    check_layout(page, viewport, "llm-judge-edit-error")
+    page.fill("input[name=api_key_env]", KEY_ENV)
+    page.click("button:has-text('Save')")
+    expect(page.locator(".messages")).to_contain_text("Saved the LLM judge umbrela")
+    llm.refresh_from_db()
+    assert (llm.endpoint, llm.api_key_env) == (fake.url, KEY_ENV)
+    assert llm.scale_mapping == {"0": 0, "1": 1, "2": 3, "3": 4}
+
+    # Start the job from the form; the job page polls until it is done.
+    expect(page.locator(".llm-judge-list li", has_text="umbrela")).to_contain_text(
+        f"key from ${KEY_ENV}"
+    )
+    page.select_option("select[name=judge]", str(llm.pk))
+    page.fill("input[name=concurrency]", "1")
+    check_layout(page, viewport, "llm-jobs-form")
+    page.click("button:has-text('Start')")
+    expect(page.locator("h1")).to_contain_text("umbrela")
+    live = page.locator("#llm-job-progress")
+    expect(live).to_have_attribute("data-status", "done", timeout=15_000)
+    expect(live.locator(".progress-text")).to_contain_text("6 of 6 pairs · 5 judged · 1 failed")
+    bar = live.locator("progress")
+    expect(bar).to_have_attribute("value", "6")
+    expect(bar).to_have_attribute("max", "6")
+    assert progress_polls, "htmx never polled the job's progress"
+    expect(live).not_to_have_attribute("hx-get", "")  # polling stops once done
+
+    row = live.locator(".llm-failures tbody tr")
+    expect(row).to_have_count(1)
+    expect(row.locator("td").nth(0)).to_have_text("q1")
+    expect(row.locator("td").nth(1)).to_have_text("d12")
+    expect(row.locator("td").nth(4)).to_contain_text("##final score: 7")
+    check_layout(page, viewport, "llm-job-done")
+
+    job = LLMJob.objects.get()
+    assert (job.status, job.done, job.failed) == ("done", 5, 1)
+    assert Judgment.objects.filter(judge=llm).count() == 5
+    assert fake.requests[0]["headers"]["Authorization"] == f"Bearer {KEY}"
+
+    page.click("nav.breadcrumbs a:has-text('Run LLM judge')")
+    jobs = page.locator("table.data-table tbody tr")
+    expect(jobs).to_have_count(1)
+    expect(jobs.locator("td").nth(3)).to_have_text("5 / 6")
+    check_layout(page, viewport, "llm-jobs-list")
+    # The refused key was a 400 (by design); nothing else may be logged.
+    assert [p for p in console.problems() if "status of 400" not in p] == []
+
+
+def test_a_judge_cannot_reach_the_llm_pages(page, console, world):
+    coll, llm = world["coll"], world["llm"]
+    job = LLMJob.objects.create(collection=coll, judge=llm, total=1)
+    log_in(page, f"/c/{coll.slug}/", "judy")
+    expect(page.locator("h1")).to_contain_text("Flight search")
+    expect(page.locator("a:has-text('Run LLM judge')")).to_have_count(0)
+    for path in (
+        f"/c/{coll.slug}/llm-jobs/",
+        f"/c/{coll.slug}/llm-jobs/{job.pk}/",
+        f"/c/{coll.slug}/llm-judges/{llm.pk}/edit/",
+    ):
+        response = page.goto(path)
+        assert response is not None and response.status == 404, path
+    response = page.request.post(
+        f"/c/{coll.slug}/llm-jobs/", form={"judge": str(llm.pk), "concurrency": "1"}
+    )
+    assert response.status in (403, 404)
+    assert LLMJob.objects.count() == 1
+    assert [e for e in console.problems() if "404" not in e] == []
