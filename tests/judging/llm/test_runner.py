@@ -217,7 +217,8 @@ def test_concurrency_is_reached_and_not_exceeded(coll, llm, fake):
     from tests import factories
 
     factories.pool(coll, 2, 8)
-    fake.script = lambda body, n: Reply(delay=0.5)
+    # Long enough that all eight are in flight together even on a loaded 2-core machine.
+    fake.script = lambda body, n: Reply(delay=2.0)
     job = _run(coll, llm, concurrency=8)
     assert job.done == 16
     assert fake.max_in_flight == 8
