@@ -143,7 +143,7 @@ def test_problems_are_capped_with_a_count():
     items = problems.as_dicts()
     assert len(items) == MAX_REPORTED + 1
     assert items[0]["line"] == 6  # sorted by line among those kept
-    assert items[-1] == {"message": "… and 5 more problems."}
+    assert items[-1] == {"message": "... and 5 more problems"}
 
 
 @pytest.mark.parametrize(
