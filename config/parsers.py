@@ -30,4 +30,9 @@ class PolicyJSONParser(JSONParser):
             return textpolicy.loads_json(data)
         except textpolicy.TextRefused as exc:
             where = f" (at {exc.field})" if exc.field else ""
-            raise ParseError(f"JSON parse error - {exc.message}{where}") from None
+            error = ParseError(f"JSON parse error - {exc.message}{where}")
+            item: dict[str, Any] = {"message": str(error.detail)}
+            if exc.field:  # the JSON path, so a client sees which field was refused
+                item["field"] = exc.field
+            error.errors = [item]  # rendered as is by config.api.exception_handler
+            raise error from None
