@@ -31,6 +31,8 @@ class PolicyJSONParser(JSONParser):
         except textpolicy.TextRefused as exc:
             where = f" (at {exc.field})" if exc.field else ""
             error = ParseError(f"JSON parse error - {exc.message}{where}")
-            if exc.field:  # the error body names the JSON path as its field
-                error.errors = [{"message": str(error.detail), "field": exc.field}]
+            item: dict[str, Any] = {"message": str(error.detail)}
+            if exc.field:  # the JSON path, so a client sees which field was refused
+                item["field"] = exc.field
+            error.errors = [item]  # rendered as is by config.api.exception_handler
             raise error from None

@@ -28,6 +28,7 @@ from .formats import collections as collection_formats
 from .formats import judgments as judgment_formats
 from .models import Collection, Document, Judge, JudgmentEvent, Membership
 from .services import DocumentRow, ImportSummary, JudgmentRow, QueryRow, UpsertSummary
+from .textpolicy import echo
 
 Source = IO[bytes] | bytes | str
 DOCUMENT_BATCH = 2000
@@ -69,6 +70,9 @@ def _records(reader: Iterable[Any], problems: Problems) -> Iterable[Any]:
         for item in reader:
             if isinstance(item, Problem):
                 problems.add(item)
+                if problems.full:  # the cap of the text policy: stop reading
+                    problems.stopped = True
+                    return
             else:
                 yield item
     except FormatError as exc:
@@ -137,7 +141,7 @@ def _query_resolver(collection: Collection) -> Any:
         if len(matches) > 1:
             raise FormatError(
                 line,
-                f"query text {value[:60]!r} matches {len(matches)} queries "
+                f"query text {echo(value)} matches {len(matches)} queries "
                 f"({', '.join(sorted(matches)[:5])}); give the query id",
                 "query",
             )
@@ -185,6 +189,9 @@ def judgment_list_import(
                     raise FormatError(item.line, str(exc), "grade") from None
         except FormatError as exc:
             problems.add(exc.problem)
+            if problems.full:
+                problems.stopped = True
+                break
             continue
         rows.append(JudgmentRow(item.line, query, item.document, grade, item.status, item.note))
     if not rows and not problems:
@@ -309,7 +316,9 @@ def _insert_new(collection: Collection, rows: list[DocumentRow], problems: Probl
         if not row.external_id:
             problems.add(Problem(row.line, "document id is empty"))
         elif any(c.isspace() for c in row.external_id):
-            problems.add(Problem(row.line, f"document id {row.external_id!r} contains white space"))
+            problems.add(
+                Problem(row.line, f"document id {echo(row.external_id)} contains white space")
+            )
     if problems:
         return True
     try:

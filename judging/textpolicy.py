@@ -208,7 +208,9 @@ def loads_json(text: str | bytes) -> Any:
     except RecursionError:
         raise TextRefused(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
     except json.JSONDecodeError as exc:
-        raise TextRefused(f"not valid JSON ({exc.msg}, column {exc.colno})") from None
+        raise TextRefused(
+            f"not valid JSON ({exc.msg}, column {exc.colno})", line=exc.lineno
+        ) from None
     except ValueError as exc:  # e.g. Python's limit on int digits
         raise TextRefused(f"not valid JSON ({echo(str(exc))})") from None
     _check_tree(value)
@@ -266,10 +268,15 @@ def cap_messages(messages: list[str]) -> list[str]:
     return kept
 
 
-def cap_errors(errors: list[dict[str, Any]], *, stopped: bool = False) -> list[dict[str, Any]]:
-    """Return the first :data:`MAX_ERRORS` of ``errors`` and an item counting the rest."""
+def cap_errors(
+    errors: list[dict[str, Any]], *, stopped: bool = False, total: int | None = None
+) -> list[dict[str, Any]]:
+    """Return the first :data:`MAX_ERRORS` of ``errors`` and an item counting the rest.
+
+    ``total`` is how many problems there were in all, when ``errors`` lists only some.
+    """
     kept = errors[:MAX_ERRORS]
-    more = len(errors) - len(kept)
+    more = max(len(errors) if total is None else total, len(errors)) - len(kept)
     if more or stopped:
         tail = f"... and {more} more problems" if more else "... and possibly more problems"
         if stopped:

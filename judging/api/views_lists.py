@@ -17,12 +17,13 @@ from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import exceptions, serializers, status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.api import error_responses
+from config.parsers import PolicyJSONParser
 
 from .. import downloads, exports, services_lists
 from ..formats import FormatError
@@ -386,7 +387,7 @@ _CONTENT_REQUEST = {
 class QueryListCreateView(QueryListView):
     """The queries of a collection; adding them."""
 
-    parser_classes: ClassVar[list] = [JSONParser, MultiPartParser, FormParser]
+    parser_classes: ClassVar[list] = [PolicyJSONParser, MultiPartParser, FormParser]
     role_rules: ClassVar[dict[str, frozenset[str]]] = {
         **QueryListView.role_rules,
         "POST": COORDINATORS,
@@ -430,7 +431,7 @@ class QueryListCreateView(QueryListView):
 class DocumentListCreateView(DocumentListView):
     """The documents of a collection; adding them."""
 
-    parser_classes: ClassVar[list] = [JSONParser, MultiPartParser, FormParser]
+    parser_classes: ClassVar[list] = [PolicyJSONParser, MultiPartParser, FormParser]
     role_rules: ClassVar[dict[str, frozenset[str]]] = {
         **DocumentListView.role_rules,
         "POST": COORDINATORS,

@@ -3,12 +3,33 @@
 Every reader takes lines (or a binary stream) and yields records or :class:`Problem` s;
 every writer takes rows and yields text lines, so that views can stream them and
 importers can work through files too big for memory. Every text value a reader accepts
-goes through :func:`text` (one place for the text policy: NUL and lone surrogates are
-refused, naming the line).
+goes through :func:`text`, :func:`ident` or :func:`url`, JSON through :func:`json_value`
+and bytes through :func:`iter_lines`: thin wrappers of :mod:`judging.textpolicy` (the one
+text policy of the project) that name the line of every refusal.
 """
 
 from __future__ import annotations
 
-from .common import MAX_REPORTED, FormatError, Problem, Problems, iter_lines, text
+from .common import (
+    MAX_REPORTED,
+    FormatError,
+    Problem,
+    Problems,
+    ident,
+    iter_lines,
+    json_value,
+    text,
+    url,
+)
 
-__all__ = ["MAX_REPORTED", "FormatError", "Problem", "Problems", "iter_lines", "text"]
+__all__ = [
+    "MAX_REPORTED",
+    "FormatError",
+    "Problem",
+    "Problems",
+    "ident",
+    "iter_lines",
+    "json_value",
+    "text",
+    "url",
+]

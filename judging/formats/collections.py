@@ -25,13 +25,12 @@ Blank lines and lines starting with ``#`` are skipped (in JSON Lines and TSV).
 from __future__ import annotations
 
 import html
-import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .common import FormatError, Problem, text
+from .common import FormatError, Problem, ident, json_value, text, url
 
 TOPIC_FORMATS = ("trec", "jsonl", "tsv")
 DOCUMENT_FORMATS = ("jsonl", "tsv")
@@ -86,10 +85,7 @@ def _scalar(value: Any, line: int, name: str) -> str:
 
 def _json_line(number: int, line: str) -> dict[str, Any]:
     """Parse one JSON Lines object."""
-    try:
-        obj = json.loads(line)
-    except (ValueError, RecursionError) as exc:
-        raise FormatError(number, f"not valid JSON: {str(exc)[:120]}") from None
+    obj = json_value(number, line)
     if not isinstance(obj, dict):
         raise FormatError(number, "expected a JSON object")
     return obj
@@ -138,7 +134,7 @@ def read_trec_topics(lines: Iterable[tuple[int, str]]) -> Iterator[TopicIn | Pro
         try:
             return TopicIn(
                 start,
-                text(qid.split()[0], start, "num"),
+                ident(qid.split()[0], start, "num"),
                 text(html.unescape(title), start, "title"),
                 text(html.unescape(values.get("desc", "")), start, "desc"),
                 text(html.unescape(values.get("narr", "")), start, "narr"),
@@ -198,7 +194,7 @@ def topic_from_object(number: int, obj: Any) -> TopicIn:
         )
     return TopicIn(
         number,
-        _scalar(qid, number, "qid").strip(),
+        ident(_scalar(qid, number, "qid"), number, "qid"),
         _scalar(query_text, number, "text"),
         _scalar(obj.get("description") or "", number, "description"),
         _scalar(obj.get("narrative") or "", number, "narrative"),
@@ -229,7 +225,7 @@ def read_topics_tsv(lines: Iterable[tuple[int, str]]) -> Iterator[TopicIn | Prob
         try:
             yield TopicIn(
                 number,
-                text(parts[0], number, "qid").strip(),
+                ident(parts[0], number, "qid"),
                 text(parts[1], number, "text"),
                 text(parts[2], number, "description"),
                 text(parts[3], number, "narrative"),
@@ -286,13 +282,13 @@ def document_from_object(number: int, obj: Any) -> DocumentIn:
     body_key, body = _first(obj, DOCUMENT_BODY_KEYS)
     extra = {k: v for k, v in obj.items() if k not in {id_key, body_key, "title", "url"}}
     for key, value in extra.items():
-        _check_nested(value, number, text(key, number, "extra"))
+        _check_nested(value, number, text(key, number, "extra", 200))
     return DocumentIn(
         number,
-        _scalar(docno, number, "docno").strip(),
+        ident(_scalar(docno, number, "docno"), number, "docno"),
         _scalar(obj.get("title") or "", number, "title"),
         _scalar(body or "", number, "body"),
-        _scalar(obj.get("url") or "", number, "url"),
+        url(_scalar(obj.get("url") or "", number, "url"), number),
         extra,
     )
 
@@ -318,14 +314,14 @@ def read_documents_tsv(lines: Iterable[tuple[int, str]]) -> Iterator[DocumentIn 
             if len(parts) == 2:
                 yield DocumentIn(
                     number,
-                    text(parts[0], number, "docno").strip(),
+                    ident(parts[0], number, "docno"),
                     body=text(parts[1], number, "body"),
                 )
             elif len(parts) == 4:
                 yield DocumentIn(
                     number,
-                    text(parts[0], number, "docno").strip(),
-                    url=text(parts[1], number, "url"),
+                    ident(parts[0], number, "docno"),
+                    url=url(parts[1], number),
                     title=text(parts[2], number, "title"),
                     body=text(parts[3], number, "body"),
                 )

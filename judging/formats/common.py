@@ -1,16 +1,22 @@
-"""What every reader shares: the text policy, line decoding and a capped problem list."""
+"""What every reader shares: the text policy, line decoding and a capped problem list.
+
+The policy itself lives in :mod:`judging.textpolicy` (one policy for every importer,
+parser and serializer); this module only turns its refusals into line-numbered
+:class:`Problem` s: :func:`text` (NUL, lone surrogates, a length limit), :func:`ident`
+(query ids and docnos), :func:`url` (http(s) links only), :func:`json_value` (JSON under
+the policy) and :func:`iter_lines` (UTF-8 decoding).
+"""
 
 from __future__ import annotations
 
-import codecs
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-#: Problems listed one by one; the rest are only counted.
-MAX_REPORTED = 100
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+from judging import textpolicy
+
+#: Problems listed one by one; the rest are only counted (the policy's cap).
+MAX_REPORTED = textpolicy.MAX_ERRORS
 _CHUNK = 1 << 16
 
 
@@ -54,6 +60,7 @@ class Problems:
         """Start empty."""
         self.items: list[Problem] = []
         self.total = 0
+        self.stopped = False
 
     def add(self, problem: Problem) -> None:
         """Record one problem."""
@@ -66,16 +73,23 @@ class Problems:
         for problem in problems:
             self.add(problem)
 
+    @property
+    def full(self) -> bool:
+        """Return whether the cap is reached (a reader should stop reading)."""
+        return self.total >= MAX_REPORTED
+
     def __bool__(self) -> bool:
         """Return whether any problem was recorded."""
         return self.total > 0
 
     def as_dicts(self) -> list[dict[str, Any]]:
-        """Return the API error items, sorted by line, with a last item counting the rest."""
+        """Return the API error items, sorted by line, with a last item counting the rest.
+
+        The tail is :func:`judging.textpolicy.cap_errors`' (also saying when reading
+        stopped at the cap).
+        """
         items = [p.as_dict() for p in sorted(self.items, key=lambda p: p.line or 0)]
-        if self.total > len(self.items):
-            items.append({"message": f"… and {self.total - len(self.items)} more problems."})
-        return items
+        return textpolicy.cap_errors(items, stopped=self.stopped, total=self.total)
 
     def messages(self) -> list[str]:
         """Return the problems as ``line N: ...`` strings (plus the count of the rest)."""
@@ -87,27 +101,71 @@ class Problems:
         return messages
 
 
-def text(value: Any, line: int | None, field: str) -> str:
-    """Return ``value`` as text, refusing NUL characters and lone surrogates.
+def text(
+    value: Any, line: int | None, field: str, max_length: int | None = textpolicy.MAX_TEXT_LENGTH
+) -> str:
+    """Return ``value`` as text under :func:`judging.textpolicy.text_problem`.
 
-    The one gate every text value of every reader passes through. Raises
-    :class:`FormatError` naming the line and the field.
+    The one gate every text value of every reader passes through: NUL characters, lone
+    surrogates and values longer than ``max_length`` raise :class:`FormatError` naming
+    the line and the field.
     """
     if not isinstance(value, str):
         value = str(value)
-    if "\x00" in value:
-        raise FormatError(line, "contains a NUL character", field)
-    if _LONE_SURROGATE.search(value):
-        raise FormatError(line, "contains a lone surrogate (not valid Unicode)", field)
+    problem = textpolicy.text_problem(value, max_length=max_length, what=field)
+    if problem:
+        raise FormatError(line, problem, field)
     return value
+
+
+def ident(value: str, line: int | None, field: str) -> str:
+    """Return a query id or docno (stripped) under :func:`judging.textpolicy.id_problem`."""
+    value = text(value, line, field, None).strip()
+    problem = textpolicy.id_problem(value, what=field)
+    if problem:
+        raise FormatError(line, problem, field)
+    return value
+
+
+def url(value: str, line: int | None, field: str = "url") -> str:
+    """Return a document URL: empty or http(s) (:func:`judging.textpolicy.url_problem`)."""
+    value = text(value, line, field, None).strip()
+    problem = textpolicy.url_problem(value)
+    if problem:
+        raise FormatError(line, problem, field)
+    return value
+
+
+def json_value(line: int | None, data: str) -> Any:
+    """Parse JSON with :func:`judging.textpolicy.loads_json`.
+
+    Deep nesting, huge numbers, NUL and surrogates are refused: :class:`FormatError`
+    naming the line (and the JSON path).
+    """
+    try:
+        return textpolicy.loads_json(data)
+    except textpolicy.TextRefused as exc:
+        where = line if line is not None else exc.line
+        raise FormatError(where, exc.message, exc.field) from None
+
+
+def _decode(data: bytes, before: int) -> str:
+    """Decode complete lines with :func:`judging.textpolicy.decode_utf8`.
+
+    ``before`` lines came earlier, so a refusal names the line of the whole input.
+    """
+    try:
+        return textpolicy.decode_utf8(data)
+    except textpolicy.TextRefused as exc:
+        raise FormatError(before + (exc.line or 1), exc.message) from None
 
 
 def iter_lines(stream: IO[bytes] | bytes | str) -> Iterator[tuple[int, str]]:
     """Yield ``(line number, text)`` of a UTF-8 input, without its line ending.
 
-    Reads a binary stream in chunks, so a file of any size costs one chunk of memory.
-    A byte order mark is dropped. Input that is not UTF-8 raises :class:`FormatError`
-    naming the line.
+    Reads a binary stream in chunks, so a file of any size costs about one chunk of
+    memory (plus its longest line). A byte order mark is dropped. Input that is not
+    UTF-8, or holds a NUL character, raises :class:`FormatError` naming the line.
     """
     if isinstance(stream, str):
         lines = stream.split("\n")
@@ -120,23 +178,20 @@ def iter_lines(stream: IO[bytes] | bytes | str) -> Iterator[tuple[int, str]]:
         chunks: Iterable[bytes] = [bytes(stream)]
     else:
         chunks = iter(lambda: stream.read(_CHUNK), b"")
-    decoder = codecs.getincrementaldecoder("utf-8-sig")()
     number = 0
-    pending = ""
+    pending: list[bytes] = []  # bytes after the last line feed seen
     for chunk in chunks:
-        try:
-            decoded = decoder.decode(chunk)
-        except UnicodeDecodeError as exc:
-            line = number + pending.count("\n") + chunk[: max(exc.start, 0)].count(b"\n") + 1
-            raise FormatError(line, "not UTF-8 text") from None
-        pending += decoded
-        *complete, pending = pending.split("\n")
+        cut = chunk.rfind(b"\n")
+        if cut < 0:
+            pending.append(chunk)
+            continue
+        pending.append(chunk[: cut + 1])
+        block = b"".join(pending)
+        pending = [chunk[cut + 1 :]]
+        *complete, _ = _decode(block, number).split("\n")
         for line in complete:
             number += 1
             yield number, line.removesuffix("\r")
-    try:
-        pending += decoder.decode(b"", final=True)
-    except UnicodeDecodeError:
-        raise FormatError(number + 1, "not UTF-8 text") from None
-    if pending:
-        yield number + 1, pending.removesuffix("\r")
+    rest = b"".join(pending)
+    if rest:
+        yield number + 1, _decode(rest, number).removesuffix("\r")

@@ -29,7 +29,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from .common import FormatError, Problem, text
+from judging.textpolicy import MAX_NAME_LENGTH, MAX_NOTE_LENGTH, echo
+
+from .common import FormatError, Problem, ident, json_value, text
 
 FORMATS = ("qrels", "csv", "jsonl", "json", "ranklib")
 RAW_FORMATS = ("csv", "jsonl")
@@ -275,17 +277,18 @@ def _grade(value: Any, line: int, field: str = "grade") -> int:
         return value
     if isinstance(value, str) and _WHOLE.fullmatch(value.strip()):
         return int(value.strip())
-    raise FormatError(line, f"must be a whole number, not {str(value)[:40]!r}", field)
+    raise FormatError(line, f"must be a whole number, not {echo(value)}", field)
 
 
 def _id(value: Any, line: int, field: str) -> str:
-    """Return a non-empty id or query text given as a string or a whole number."""
+    """Return a non-empty id or query text given as a string or a whole number.
+
+    Under :func:`judging.textpolicy.id_problem`: no NUL or surrogate, at most
+    :data:`judging.textpolicy.MAX_ID_LENGTH` characters.
+    """
     if isinstance(value, bool) or not isinstance(value, str | int):
         raise FormatError(line, "a string is required", field)
-    result = text(str(value), line, field).strip()
-    if not result:
-        raise FormatError(line, "is empty", field)
-    return result
+    return ident(str(value), line, field)
 
 
 def read_qrels(lines: Iterable[tuple[int, str]]) -> Iterator[JudgmentIn | Problem]:
@@ -352,7 +355,7 @@ def read_csv(lines: Iterable[tuple[int, str]]) -> Iterator[JudgmentIn | Problem]
             names = [_CSV_ALIASES.get(v.strip().lower()) for v in record]
             unknown = [v for v, n in zip(record, names, strict=True) if n is None]
             if unknown:
-                yield Problem(line, f"unknown column(s): {', '.join(unknown)}")
+                yield Problem(line, f"unknown column(s): {', '.join(echo(v) for v in unknown[:5])}")
                 return
             columns = {name: i for i, name in enumerate(names) if name}
             missing = [n for n in ("query", "docid", "rating") if n not in columns]
@@ -370,7 +373,12 @@ def read_csv(lines: Iterable[tuple[int, str]]) -> Iterator[JudgmentIn | Problem]
                 _id(record[columns["query"]], line, "query"),
                 _id(record[columns["docid"]], line, "docid"),
                 _grade(record[columns["rating"]], line, "rating"),
-                note=text(record[columns["note"]] if "note" in columns else "", line, "note"),
+                note=text(
+                    record[columns["note"]] if "note" in columns else "",
+                    line,
+                    "note",
+                    MAX_NOTE_LENGTH,
+                ),
             )
         except FormatError as exc:
             yield exc.problem
@@ -402,7 +410,7 @@ def _from_object(line: int, item: Any) -> JudgmentIn:
         if name is None:
             if key in _IGNORED_KEYS:
                 continue
-            raise FormatError(line, f"unknown field {str(key)[:40]!r}")
+            raise FormatError(line, f"unknown field {echo(key)}")
         fields[name] = value
     for name in ("query", "document"):
         if name not in fields:
@@ -419,8 +427,8 @@ def _from_object(line: int, item: Any) -> JudgmentIn:
         _id(fields["query"], line, "query"),
         _id(fields["document"], line, "document"),
         None if grade is None else _grade(grade, line),
-        status=text(status, line, "status"),
-        note=text(note, line, "note"),
+        status=text(status, line, "status", MAX_NAME_LENGTH),
+        note=text(note, line, "note", MAX_NOTE_LENGTH),
     )
 
 
@@ -430,12 +438,7 @@ def read_jsonl(lines: Iterable[tuple[int, str]]) -> Iterator[JudgmentIn | Proble
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
-        except (ValueError, RecursionError) as exc:
-            yield Problem(number, f"not valid JSON: {str(exc)[:120]}")
-            continue
-        try:
-            yield _from_object(number, item)
+            yield _from_object(number, json_value(number, line))
         except FormatError as exc:
             yield exc.problem
 
@@ -444,9 +447,9 @@ def read_json(lines: Iterable[tuple[int, str]]) -> Iterator[JudgmentIn | Problem
     """Read one JSON array of judgment objects; ``line`` is the 1-based item number."""
     data = "\n".join(line for _, line in lines)
     try:
-        items = json.loads(data)
-    except (ValueError, RecursionError) as exc:
-        yield Problem(getattr(exc, "lineno", 1), f"not valid JSON: {str(exc)[:120]}")
+        items = json_value(None, data)
+    except FormatError as exc:
+        yield Problem(exc.problem.line or 1, exc.problem.message, exc.problem.field)
         return
     if not isinstance(items, list):
         yield Problem(1, "expected a JSON array of judgment objects")

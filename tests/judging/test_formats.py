@@ -118,9 +118,9 @@ def test_text_policy_refuses_nul_and_lone_surrogates_with_the_line():
     assert text("ok", 1, "f") == "ok"
     with pytest.raises(FormatError) as nul:
         text("a\x00b", 7, "note")
-    assert nul.value.problem == Problem(7, "contains a NUL character", "note")
+    assert nul.value.problem == Problem(7, "note contains a NUL character at position 2", "note")
     got = _read(jf.read_jsonl, '{"qid": "q1", "docno": "d\\ud800", "grade": 1}\n')
-    assert got == [Problem(1, "contains a lone surrogate (not valid Unicode)", "document")]
+    assert got[0].line == 1 and "lone surrogate" in got[0].message and got[0].field == "docno"
     got = _read(jf.read_qrels, "q1 0 d\x001 1\n")
     assert got[0].line == 1 and "NUL" in got[0].message
 
@@ -143,7 +143,7 @@ def test_problems_are_capped_with_a_count():
     items = problems.as_dicts()
     assert len(items) == MAX_REPORTED + 1
     assert items[0]["line"] == 6  # sorted by line among those kept
-    assert items[-1] == {"message": "… and 5 more problems."}
+    assert items[-1] == {"message": "... and 5 more problems"}
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client, override_settings
 
 from judging import importers, textpolicy
-from judging.models import Document, Judgment, JudgmentEvent
+from judging.models import Collection, Document, Judgment, JudgmentEvent
 from judging.templatetags.safe_links import safe_link_filter
 from metrics.models import Run
 from tests.api_client import errors_of
@@ -139,8 +139,8 @@ def test_empty_qrels_have_a_content_type(arena):
 
     LiveGrade.objects.all().delete()
     response = arena.client("cora").get(C + "qrels/")
-    assert response.status_code == 200
-    assert b"".join(response.streaming_content) == b""
+    body = b"".join(response.streaming_content) if response.streaming else response.content
+    assert response.status_code == 200 and body == b""
     assert response["Content-Type"].startswith("text/plain")
 
 
@@ -258,3 +258,156 @@ def test_every_entry_point_defaults_to_production_settings():
     for name in ("manage.py", "config/celery.py", "config/wsgi.py", "config/asgi.py"):
         text = (ROOT / name).read_text()
         assert 'setdefault("DJANGO_SETTINGS_MODULE", "config.settings.prod")' in text, name
+
+
+# --- the list endpoints: judgment lists, queries, documents, new collections --------------
+
+
+def _counts(arena: Arena) -> tuple[int, ...]:
+    return (
+        Judgment.objects.count(),
+        JudgmentEvent.objects.count(),
+        arena.coll.queries.count(),
+        Document.objects.count(),
+        Collection.objects.count(),
+    )
+
+
+def _refused_with(response, *, line: int | None = None, field: str | None = None) -> None:
+    assert response.status_code == 400, response.content[:300]
+    errors = errors_of(response)
+    assert 1 <= len(errors) <= textpolicy.MAX_ERRORS + 1
+    if line is not None:
+        assert errors[0].get("line") == line, errors
+    if field is not None:
+        assert any(field in (e.get("field") or "") for e in errors), errors
+    assert len(response.content) < 30_000  # 100 errors at most, echoes cut
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "line", "field"),
+    [
+        ("x.qrels", b"q1 0 d1 1\nq1 0 d2 " + b"7" * 5000 + b"\n", 2, "grade"),
+        ("x.qrels", b"q1 0 d1 1\nq1 0 d\x002 1\n", 2, None),
+        ("x.qrels", b"q1 0 d1 1\nq1 0 d\xff\xfe 1\n", 2, None),
+        ("x.qrels", b"q1 0 d1 1\nq1 0 " + b"d" * 600 + b" 1\n", 2, "document"),
+        ("x.jsonl", b'{"query": "q1", "document": "d1", "grade": 1}\n' + b"[" * 100_000, 2, None),
+        ("x.jsonl", b'{"query": "q1", "document": "d1", "grade": 1e400}\n', 1, None),
+        ("x.jsonl", b'{"query": "q1", "document": "d1", "grade": 1' + b"0" * 5000 + b"}", 1, None),
+        ("x.jsonl", b'{"query": "q1", "document": "d1\\ud800", "grade": 1}\n', 1, "document"),
+        ("x.jsonl", b'{"query": "q1", "document": "d1", "note": "\\u0000"}\n', 1, "note"),
+        (
+            "x.jsonl",
+            b'{"query": "q1", "document": "d1", "note": "' + b"n" * 5001 + b'"}',
+            1,
+            "note",
+        ),
+        ("x.json", b'[{"query": "q1", "document": "d1", "grade": 1},\n' + b"[" * 50_000, 1, None),
+        ("x.csv", b"query,docid,rating\nq1,d1,1\n" + b"q" * 600 + b",d1,1\n", 3, "query"),
+    ],
+)
+def test_hostile_judgment_list_imports_are_400_with_the_line(arena, name, content, line, field):
+    before = _counts(arena)
+    response = arena.client("cora").post(
+        C + "qrels/",
+        {"file": SimpleUploadedFile(name, content), "judge_name": "Hostile"},
+        format="multipart",
+    )
+    _refused_with(response, line=line, field=field)
+    assert _counts(arena) == before
+
+
+def test_a_50000_line_garbage_judgment_list_stops_at_the_cap(arena):
+    before = _counts(arena)
+    content = b"".join(b"q1 0 d1 " + b"x" * 1000 + b"\n" for _ in range(50_000))
+    response = arena.client("cora").post(
+        C + "qrels/", {"file": SimpleUploadedFile("x.qrels", content)}, format="multipart"
+    )
+    _refused_with(response, line=1, field="grade")
+    assert "reading stopped" in errors_of(response)[-1]["message"]
+    assert b"x" * 100 not in response.content  # echoes are cut
+    assert _counts(arena) == before
+
+
+@pytest.mark.parametrize(
+    ("content", "line", "field"),
+    [
+        (b'{"qid": "n1", "text": "t"}\n{"qid": "n2\\u0000", "text": "t"}\n', 2, "qid"),
+        (b'{"qid": "n1", "text": "t"}\n{"qid": "' + b"q" * 600 + b'", "text": "t"}\n', 2, "qid"),
+        (b'{"qid": "n1", "text": "t"}\n{"qid": "n2", "text": "\\ud800"}\n', 2, "text"),
+        (b'{"qid": "n1", "text": "t"}\n' + b"[" * 100_000 + b"\n", 2, None),
+        (b'{"qid": "n1", "text": "t", "x": 1e400}\n', 1, None),
+        (b"n1\tText\nn2\tT\xff\n", 2, None),
+        (b"<top>\n<num> Number: n\x001\n<title> t\n</top>\n", 2, None),
+    ],
+)
+def test_hostile_query_imports_are_400_with_the_line(arena, content, line, field):
+    before = _counts(arena)
+    response = arena.client("cora").post(
+        C + "queries/", {"file": SimpleUploadedFile("t.jsonl", content)}, format="multipart"
+    )
+    _refused_with(response, line=line, field=field)
+    assert _counts(arena) == before
+
+
+@pytest.mark.parametrize(
+    ("content", "line", "field"),
+    [
+        (b'{"docno": "n1"}\n{"docno": "n2", "url": "javascript:alert(1)"}\n', 2, "url"),
+        (b'{"docno": "n1", "url": "data:text/html,<b>x</b>"}\n', 1, "url"),
+        (b"n1\thttps://x.org/\tT\tB\nn2\tvbscript:msgbox\tT\tB\n", 2, "url"),
+        (b'{"docno": "n1"}\n{"docno": "' + b"d" * 600 + b'"}\n', 2, "docno"),
+        (b'{"docno": "n1", "meta": {"k": "\\u0000"}}\n', 1, None),
+        (b'{"docno": "n1", "body": "\\udfff"}\n', 1, "body"),
+        (b'{"docno": "n1", "n": 1' + b"0" * 5000 + b"}\n", 1, None),
+        (b"n1\tok\nn2\tb\xc3\n", 2, None),
+    ],
+)
+def test_hostile_document_imports_are_400_with_the_line(arena, content, line, field):
+    before = _counts(arena)
+    name = "d.tsv" if b"\t" in content else "d.jsonl"
+    response = arena.client("cora").post(
+        C + "documents/", {"file": SimpleUploadedFile(name, content)}, format="multipart"
+    )
+    _refused_with(response, line=line, field=field)
+    assert _counts(arena) == before
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("queries/", b'[{"qid": "n1", "text": "t\\u0000"}]', None),
+        ("queries/", b'{"queries": [{"qid": "n1", "text": "\\ud800"}]}', "queries"),
+        ("queries/", b"[" * 100_000, None),
+        ("documents/", b'[{"docno": "n1", "url": "javascript:alert(1)"}]', "url"),
+        ("documents/", b'[{"docno": "n1", "n": 1e400}]', None),
+        ("documents/", b'[{"docno": "n1", "n": ' + b"9" * 5000 + b"}]", None),
+        ("documents/", b'{"documents": [{"docno": "n\\u0000"}]}', "documents"),
+    ],
+)
+def test_hostile_json_batches_are_400(arena, path, body, field):
+    before = _counts(arena)
+    response = arena.client("cora").post(C + path, body, content_type="application/json")
+    _refused_with(response, field=field)
+    assert _counts(arena) == before
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        (b'{"slug": "new", "name": "N\\u0000"}', "name"),
+        (b'{"slug": "new", "name": "\\ud800"}', "name"),
+        (b'{"slug": "new", "name": "N", "guidelines": "g\\u0000"}', "guidelines"),
+        (b'{"slug": "new", "name": "' + b"n" * 300 + b'"}', "name"),
+        (b'{"slug": "new", "name": "N", "judges_per_pair": 1' + b"0" * 5000 + b"}", None),
+        (b'{"slug": "new", "name": "N", "judges_per_pair": 1e400}', None),
+        (b"[" * 100_000, None),
+    ],
+)
+def test_hostile_new_collections_are_400(arena, body, field):
+    before = _counts(arena)
+    response = arena.client("cora").post(
+        "/api/v1/collections/", body, content_type="application/json"
+    )
+    _refused_with(response, field=field)
+    assert _counts(arena) == before

@@ -7,6 +7,7 @@ pairs). No other exception may escape; errors name a line (or the input as a who
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -16,6 +17,10 @@ from hypothesis import strategies as st
 
 from judging import importers, textpolicy
 from judging.api import imports
+from judging.formats import FormatError, Problem, iter_lines
+from judging.formats import collections as collection_formats
+from judging.formats import judgments as judgment_formats
+from judging.textpolicy import MAX_NOTE_LENGTH
 from metrics import scoring
 from metrics.engine import EngineInputError, read_qrels, read_run
 
@@ -194,3 +199,174 @@ def test_qrels_with_a_5000_digit_grade_is_a_line_error():
     rows, errors = imports.rows_from_qrels(b"q1 0 d1 1\nq1 0 d2 " + b"9" * 5000 + b"\n")
     assert len(rows) == 1 and [e["line"] for e in errors] == [2]
     assert len(errors[0]["message"]) < 200
+
+
+# --- the readers of judging.formats (judgment lists, topics, documents) -------------------
+
+FORMAT_PIECES = st.sampled_from(
+    [
+        b"q1 0 d1 2\n",
+        b"query,docid,rating,note\n",
+        b"q1,d1,2,ok\n",
+        b'"q,1",d1,3\n',
+        b'{"query": "q1", "document": "d1", "grade": 2, "note": "n"}\n',
+        b'[{"qid": "q1", "docno": "d1", "grade": 1}]',
+        b"# qid:1 = q1\n",
+        b"2 qid:1 1:0.5 # d1\n",
+        b"<top>\n<num> Number: 301\n<title> t\n<desc> Description: d\n</top>\n",
+        b'<topic number="7"><query>x</query></topic>\n',
+        b'{"qid": "q1", "text": "t"}\n',
+        b'{"docno": "d1", "title": "t", "body": "b", "url": "javascript:alert(1)"}\n',
+        b'{"docno": "d1", "extra": {"k": ["\\u0000"]}}\n',
+        b"d1\thttps://x.org/\tTitle\tBody\n",
+        b"d1\tdata:text/html,x\tT\tB\n",
+        b"q1\tText\n",
+        b"\x00",
+        b"\xff\xfe",
+        b"\xef\xbb\xbf",
+        b'"\\ud800"',
+        b"1" * 5000,
+        b"1e400",
+        b"[" * 3000,
+        b"q" * 600,
+        b"\t \r\n",
+        b"{",
+        b",",
+        b'"',
+    ]
+)
+FORMAT_INPUT = HOSTILE | st.lists(FORMAT_PIECES, max_size=12).map(b"".join)
+
+
+def _format_problems_have_lines(problems: list[Problem]) -> None:
+    assert len(problems) <= textpolicy.MAX_ERRORS + 1
+    for problem in problems:
+        assert problem.message and len(str(problem)) < 1000
+        assert problem.line is None or problem.line >= 1
+
+
+def _read_all(reader, data: bytes) -> tuple[list, list[Problem]]:
+    """Run a reader over ``data`` as the import services do: records and problems."""
+    records, problems = [], []
+    try:
+        for item in reader(iter_lines(io.BytesIO(data))):
+            (problems if isinstance(item, Problem) else records).append(item)
+            if len(problems) > textpolicy.MAX_ERRORS:
+                break
+    except FormatError as exc:  # decoding: not UTF-8, a NUL
+        problems.append(exc.problem)
+        assert exc.problem.line is not None and exc.problem.line >= 1
+    return records, problems
+
+
+@FUZZ
+@given(data=FORMAT_INPUT)
+def test_judgment_list_readers(data):
+    for reader in judgment_formats.READERS.values():
+        records, problems = _read_all(reader, data)
+        _format_problems_have_lines(problems)
+        for record in records:
+            assert record.line >= 1
+            assert textpolicy.id_problem(record.query) is None
+            assert textpolicy.id_problem(record.document) is None
+            assert textpolicy.text_problem(record.note, max_length=MAX_NOTE_LENGTH) is None
+            assert isinstance(record.grade, int | None)
+
+
+@FUZZ
+@given(data=FORMAT_INPUT)
+def test_topic_readers(data):
+    for fmt in collection_formats.TOPIC_FORMATS:
+        records, problems = _read_all(
+            lambda lines, f=fmt: collection_formats.read_topics(f, lines), data
+        )
+        _format_problems_have_lines(problems)
+        for topic in records:
+            assert textpolicy.id_problem(topic.qid) is None
+            for value in (topic.text, topic.description, topic.narrative):
+                assert textpolicy.text_problem(value) is None
+
+
+@FUZZ
+@given(data=FORMAT_INPUT)
+def test_document_readers(data):
+    for fmt in collection_formats.DOCUMENT_FORMATS:
+        records, problems = _read_all(
+            lambda lines, f=fmt: collection_formats.read_documents(f, lines), data
+        )
+        _format_problems_have_lines(problems)
+        for doc in records:
+            assert textpolicy.id_problem(doc.docno) is None
+            assert textpolicy.url_problem(doc.url) is None
+            for value in (doc.title, doc.body):
+                assert textpolicy.text_problem(value) is None
+
+
+@pytest.mark.parametrize(
+    ("reader", "content", "field"),
+    [
+        (judgment_formats.read_jsonl, '{"query": "q1", "document": "d1", "grade": 1e400}', None),
+        (
+            judgment_formats.read_jsonl,
+            '{"query": "q1", "document": "d1", "grade": 1' + "0" * 5000 + "}",
+            None,
+        ),
+        (judgment_formats.read_jsonl, "[" * 100_000, None),
+        (
+            judgment_formats.read_jsonl,
+            '{"query": "q1", "document": "d\\ud800", "grade": 1}',
+            "document",
+        ),
+        (
+            judgment_formats.read_jsonl,
+            '{"query": "q\\u0000", "document": "d1", "grade": 1}',
+            "query",
+        ),
+        (
+            judgment_formats.read_jsonl,
+            '{"query": "q1", "document": "d1", "note": "' + "n" * 5001 + '"}',
+            "note",
+        ),
+        (judgment_formats.read_qrels, "q1 0 " + "d" * 501 + " 1", "document"),
+        (judgment_formats.read_qrels, "q1 0 d1 1" + "0" * 5000, "grade"),
+        (judgment_formats.read_csv, "query,docid,rating\n" + "q" * 501 + ",d1,1", "query"),
+        (collection_formats.read_topics_jsonl, '{"qid": "' + "q" * 501 + '", "text": "t"}', "qid"),
+        (collection_formats.read_topics_jsonl, '{"qid": "q\\u0000", "text": "t"}', "qid"),
+        (
+            collection_formats.read_documents_jsonl,
+            '{"docno": "d1", "url": "javascript:alert(1)"}',
+            "url",
+        ),
+        (collection_formats.read_documents_tsv, "d1\tdata:text/html,x\tT\tB", "url"),
+        (collection_formats.read_documents_tsv, "d1\tvbscript:x\tT\tB", "url"),
+    ],
+)
+def test_hostile_format_lines_are_line_errors(reader, content, field):
+    good = {
+        judgment_formats.read_jsonl: '{"query": "q1", "document": "d0", "grade": 1}',
+        judgment_formats.read_qrels: "q1 0 d0 1",
+        collection_formats.read_topics_jsonl: '{"qid": "q0", "text": "t"}',
+        collection_formats.read_topics_tsv: "q0\tText",
+        collection_formats.read_documents_jsonl: '{"docno": "d0"}',
+        collection_formats.read_documents_tsv: "d0\thttps://x.org/\tT\tB",
+    }
+    if reader is judgment_formats.read_csv:
+        head, _, rest = content.partition("\n")
+        data = f"{head}\nq1,d0,1\n{rest}\n"
+    else:
+        data = f"{good[reader]}\n{content}\n"
+    records, problems = _read_all(reader, data.encode("utf-8", "surrogatepass"))
+    assert len(records) == 1
+    assert len(problems) == 1 and problems[0].line == (
+        3 if reader is judgment_formats.read_csv else 2
+    )
+    assert field is None or problems[0].field == field, problems[0]
+    assert len(problems[0].message) < 300
+
+
+def test_format_decoding_names_the_line_across_chunks():
+    data = b"q1 0 d1 1\n" * 20_000 + b"q1 0 \xff 1\n"  # past the 64 KiB chunk
+    _, problems = _read_all(judgment_formats.read_qrels, data)
+    assert problems[-1].line == 20_001 and "UTF-8" in problems[-1].message
+    _, problems = _read_all(judgment_formats.read_qrels, b"q1 0 d1 1\n" * 9_000 + b"q\x001 0 d 1\n")
+    assert problems[-1].line == 9_001 and "NUL" in problems[-1].message

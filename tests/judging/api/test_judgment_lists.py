@@ -307,7 +307,8 @@ def test_import_errors_name_every_line_and_write_nothing(api, world):
     assert not Judgment.objects.exists()
     many = "".join(f"q1 0 d1 {i}x\n" for i in range(MAX_REPORTED + 20))
     errors = errors_of(_import(api("cora"), {"file": _file(many), "judge_name": "Bad"}))
-    assert len(errors) == MAX_REPORTED + 1 and errors[-1]["message"] == "… and 20 more problems."
+    assert len(errors) == MAX_REPORTED + 1
+    assert errors[-1]["message"].startswith("... and possibly more problems (reading stopped")
 
 
 def test_import_csv_query_text_must_be_unambiguous(api, world):
