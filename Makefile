@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1:8000
+# pytest runs on every core (pytest-xdist); `make test PYTEST_ARGS=` runs it in one process.
+PYTEST_ARGS ?= -n auto
 
 .PHONY: run test install lint format bench clean
 
