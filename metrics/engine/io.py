@@ -169,11 +169,25 @@ def _fast_table(data: Any, ncols: int, wanted: dict[int, pa.DataType]) -> pa.Tab
     if data.find(b"\x00") >= 0 or not _NON_BLANK.search(data):
         return None
     if data.find(b"\t") >= 0:
-        return _arrow_csv(_normalise(data), ncols, wanted)
+        return _arrow_csv(_normalise(data), ncols, wanted) if _head_fits(data, ncols) else None
     table = _arrow_csv(data, ncols, wanted)
-    if table is None:
+    if table is None and _head_fits(data, ncols):
         table = _arrow_csv(_normalise(data), ncols, wanted)
     return table
+
+
+def _head_fits(data: Any, ncols: int) -> bool:
+    """Return whether the first data line has ``ncols`` fields once blanks are collapsed.
+
+    Normalising a whole file costs seconds for tens of megabytes; a file whose first
+    line is malformed goes straight to the line-by-line reader, which names the bad
+    lines and stops at the error cap instead.
+    """
+    head = _normalise(bytes(data[: 1 << 16]))
+    for line in head.split(b"\n"):
+        if line:
+            return len(line.split(b" ")) == ncols
+    return True
 
 
 _USE_THREADS = True  # parse with Arrow's thread pool; evaluate_many's workers turn it off
