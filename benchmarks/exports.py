@@ -111,8 +111,8 @@ def _fill(pairs: int) -> tuple[object, str]:
         )
         cursor.execute(
             "INSERT INTO judging_livegrade (collection_id, query_id, document_id, grade,"
-            " human_count, llm_count, version, updated_at)"
-            " SELECT %s, q.id, d.id, (q.id + d.id) %% 5, 1, 0, 1, now()"
+            " human_count, llm_count, version, updated_at, policy, adjudicated, judge_ids)"
+            " SELECT %s, q.id, d.id, (q.id + d.id) %% 5, 1, 0, 1, now(), '', false, '[]'"
             " FROM judging_query q CROSS JOIN judging_document d"
             " WHERE q.collection_id = %s AND d.collection_id = %s",
             [cid, cid, cid],
