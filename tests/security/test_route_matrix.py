@@ -15,9 +15,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from tests.api_client import errors_of
+from tests import factories
+from tests.api_client import client_for, errors_of
 
-from .conftest import ROLES, Arena
+from .conftest import ROLES, Arena, Role
 
 pytestmark = pytest.mark.django_db
 
@@ -182,3 +183,79 @@ def test_route_matrix(arena, method, route, role, expected):
         errors_of(response)
         text = response.content.decode()
         assert not any(secret in text for secret in SECRETS), text
+
+
+#: The reads whose answer changes once the coordinator publishes the judgment list and
+#: the leaderboard: team members then read the aggregated list (never raw labels) and
+#: every team's runs; judges still see neither (judging is blind).
+#:                                                anon nina judy  jim tess toby otto cora
+PUBLISHED: dict[str, tuple[int, ...]] = {
+    S + "qrels/":                                 (401, 404, 403, 403, 200, 200, 404, 200),
+    S + "qrels/?labels=raw&format=jsonl":         (401, 404, 403, 403, 403, 403, 404, 200),
+    S + "runs/<int:pk>/":                         (401, 404, 403, 403, 200, 200, 404, 200),
+    S + "runs/<int:pk>/scores/":                  (401, 404, 403, 403, 200, 200, 404, 200),
+    S + "runs/<int:pk>/queries/<str:qid>/":       (401, 404, 403, 403, 200, 200, 404, 200),
+    S + "compare/":                               (401, 404, 403, 403, 200, 200, 404, 200),
+    S + "leaderboard/":                           (401, 404, 403, 403, 200, 200, 404, 200),
+}  # fmt: skip
+
+PUBLISHED_CASES = [
+    pytest.param(route, role, expected, id=f"published GET {route} {role}")
+    for route, statuses in PUBLISHED.items()
+    for role, expected in zip(ROLES, statuses, strict=True)
+]
+
+
+def test_published_rows_name_routes():
+    routes = {route for method, route in MATRIX if method == "GET"}
+    assert {route.partition("?")[0] for route in PUBLISHED} <= routes
+
+
+@pytest.mark.parametrize(("route", "role", "expected"), PUBLISHED_CASES)
+def test_route_matrix_published(arena, route, role, expected):
+    arena.coll.judgments_published = True
+    arena.coll.leaderboard_published = True
+    arena.coll.save(update_fields=["judgments_published", "leaderboard_published"])
+    path, _, params = route.partition("?")
+    url = url_for(path, arena)
+    url += ("&" if "?" in url else "?") + params if params else ""
+    response = arena.client(role).get(url)
+    assert response.status_code == expected, response.content[:500]
+    if expected >= 400:
+        errors_of(response)
+
+
+#: The adjudicator role (issue 13): the disagreement queue, pairs (judge names hidden) and
+#: adjudications, nothing else a coordinator has.
+ADJUDICATOR: dict[tuple[str, str], int] = {
+    ("GET", S + "disagreements/"): 200,
+    ("GET", S + "pair/"): 200,
+    ("GET", S + "adjudications/"): 200,
+    ("POST", S + "adjudications/"): 201,
+    ("DELETE", S + "adjudications/<int:pk>/"): 204,
+    ("GET", S + "aggregation/"): 403,
+    ("PATCH", S + "aggregation/"): 403,
+    ("GET", S + "agreement/judges/"): 403,
+    ("GET", S + "agreement/llm/"): 403,
+    ("GET", S + "llm-jobs/"): 403,
+    ("DELETE", S + "judges/<int:judge_id>/judgments/"): 403,
+    ("PUT", S + "judges/<int:judge_id>/quota/"): 403,
+    ("GET", S + "judgments/"): 403,
+    ("GET", S + "qrels/"): 403,
+    ("GET", S + "runs/"): 403,
+}
+
+
+@pytest.mark.parametrize(
+    ("method", "route", "expected"),
+    [pytest.param(m, r, e, id=f"adjudicator {m} {r}") for (m, r), e in ADJUDICATOR.items()],
+)
+def test_route_matrix_adjudicator(arena, method, route, expected):
+    ada = factories.user("ada")
+    factories.member(arena.coll, ada, Role.ADJUDICATOR)
+    body, fmt = BODIES.get((method, route), lambda a: (None, "json"))(arena)
+    client = client_for(ada)
+    response = getattr(client, method.lower())(url_for(route, arena), body, format=fmt)
+    assert response.status_code == expected, response.content[:500]
+    text = response.content.decode()
+    assert "judy" not in text and "jim" not in text, text
