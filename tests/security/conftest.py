@@ -8,13 +8,14 @@ anonymous; ``nina`` a member of nothing; ``judy`` the judge who owns the judgmen
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from judging import services
-from judging.models import Collection, Judge, Judgment, Membership, PoolEntry
+from judging import services, services_adjudication
+from judging.models import Adjudication, Collection, Judge, Judgment, Membership, PoolEntry
+from judging.models_llm import LLMJob
 from metrics import services as metrics_services
 from metrics.models import Run
 from tests import factories
@@ -35,10 +36,58 @@ class Arena:
     other_judgment: Judgment
     llm: Judge
     run: Run
+    made: dict[str, Any] = field(default_factory=dict)
 
     def client(self, role: str):
         """Return an API client authenticated as ``role`` (anonymous: no credentials)."""
         return client_for(None if role == "anonymous" else self.users[role])
+
+    def adjudication(self) -> Adjudication:
+        """Return cora's adjudication of (q1, d1), where judy and jim disagree (made once)."""
+        if "adjudication" not in self.made:
+            self.made["adjudication"] = services_adjudication.adjudication_record(
+                query=self.judgment.query,
+                document=self.judgment.document,
+                grade=2,
+                reason="between the two",
+                actor=self.users["cora"],
+            )
+        return self.made["adjudication"]
+
+    def second_run(self) -> Run:
+        """Return another run of team t1, to compare with :attr:`run` (made once).
+
+        Judy grades (q2, d3) first (and :attr:`run` is rescored, as it would be after the
+        commit), so the two runs share two scored queries.
+        """
+        if "second_run" not in self.made:
+            q2 = self.coll.queries.get(external_id="q2")
+            services.judgment_record(
+                judge=self.judgment.judge,
+                query=q2,
+                document=self.coll.documents.get(external_id="d3"),
+                grade=2,
+            )
+            metrics_services.runs_rescore_after_change(
+                collection_id=self.coll.pk, query_ids=[q2.pk]
+            )
+            self.made["second_run"] = metrics_services.run_submit(
+                collection=self.coll,
+                team=self.run.team,
+                tag="bm25-rm3",
+                content=RUN_TEXT.replace(b"d1 1", b"d1 3").replace(b"d2 2", b"d2 1"),
+                filename="rm3.txt",
+                user=self.users["tess"],
+            )
+        return self.made["second_run"]
+
+    def llm_job(self) -> LLMJob:
+        """Return a queued job of the collection's LLM judge (made once, never started)."""
+        if "llm_job" not in self.made:
+            self.made["llm_job"] = LLMJob.objects.create(
+                collection=self.coll, judge=self.llm, created_by=self.users["cora"]
+            )
+        return self.made["llm_job"]
 
 
 @pytest.fixture
@@ -67,6 +116,10 @@ def arena(db) -> Arena:
             grade=grade,
         )
     llm = factories.llm_judge("gpt")
+    # An endpoint that needs no key: jobs can be created (they only start after a commit,
+    # which the tests' transactions never make, so no request is sent).
+    llm.endpoint = "http://127.0.0.1:9/v1"
+    llm.save(update_fields=["endpoint"])
     llm.collections.add(coll)
     run = metrics_services.run_submit(
         collection=coll,

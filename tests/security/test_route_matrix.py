@@ -15,9 +15,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from tests.api_client import errors_of
+from tests import factories
+from tests.api_client import client_for, errors_of
 
-from .conftest import ROLES, Arena
+from .conftest import ROLES, Arena, Role
 
 pytestmark = pytest.mark.django_db
 
@@ -55,6 +56,29 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("GET", S + "leaderboard/"):                  (401, 404, 403, 403, 200, 200, 404, 200),
     ("GET", S + "teams/"):                        (401, 404, 403, 403, 200, 200, 404, 200),
     ("POST", S + "teams/"):                       (401, 404, 403, 403, 403, 403, 404, 201),
+    # Collections and their content: coordinators (of any collection, to create one).
+    ("POST", "collections/"):                     (401, 403, 403, 403, 403, 403, 201, 201),
+    ("POST", S + "queries/"):                     (401, 404, 403, 403, 403, 403, 404, 201),
+    ("POST", S + "documents/"):                   (401, 404, 403, 403, 403, 403, 404, 201),
+    ("POST", S + "qrels/"):                       (401, 404, 403, 403, 403, 403, 404, 201),
+    # LLM jobs, adjudication, aggregation, raw per-judge figures: coordinators only.
+    ("GET", S + "llm-jobs/"):                     (401, 404, 403, 403, 403, 403, 404, 200),
+    ("POST", S + "llm-jobs/"):                    (401, 404, 403, 403, 403, 403, 404, 202),
+    ("GET", S + "llm-jobs/<int:pk>/"):            (401, 404, 403, 403, 403, 403, 404, 200),
+    ("GET", S + "agreement/llm/"):                (401, 404, 403, 403, 403, 403, 404, 200),
+    ("GET", S + "disagreements/"):                (401, 404, 403, 403, 403, 403, 404, 200),
+    ("GET", S + "pair/"):                         (401, 404, 403, 403, 403, 403, 404, 200),
+    ("GET", S + "adjudications/"):                (401, 404, 403, 403, 403, 403, 404, 200),
+    ("POST", S + "adjudications/"):               (401, 404, 403, 403, 403, 403, 404, 201),
+    ("DELETE", S + "adjudications/<int:pk>/"):    (401, 404, 403, 403, 403, 403, 404, 204),
+    ("GET", S + "aggregation/"):                  (401, 404, 403, 403, 403, 403, 404, 200),
+    ("PATCH", S + "aggregation/"):                (401, 404, 403, 403, 403, 403, 404, 200),
+    ("GET", S + "agreement/judges/"):             (401, 404, 403, 403, 403, 403, 404, 200),
+    ("DELETE", S + "judges/<int:judge_id>/judgments/"): (401, 404, 403, 403, 403, 403, 404, 200),
+    ("PUT", S + "judges/<int:judge_id>/quota/"):  (401, 404, 403, 403, 403, 403, 404, 200),
+    # Run analysis: a team sees its own runs (others' once the leaderboard is published).
+    ("GET", S + "runs/<int:pk>/queries/<str:qid>/"): (401, 404, 403, 403, 200, 404, 404, 200),
+    ("GET", S + "compare/"):                      (401, 404, 403, 403, 200, 404, 404, 200),
 }  # fmt: skip
 
 
@@ -62,14 +86,29 @@ def _run_file() -> SimpleUploadedFile:
     return SimpleUploadedFile("r.txt", b"q1 Q0 d2 1 3.0 x\nq2 Q0 d3 1 1.0 x\n")
 
 
+def _qrels_file() -> SimpleUploadedFile:
+    return SimpleUploadedFile("q.qrels", b"q2 0 d3 2\n")
+
+
 #: Request bodies of the writes: (body, format) made fresh for every request.
-BODIES: dict[tuple[str, str], Callable[[], tuple[Any, str]]] = {
-    ("POST", S + "judgments/"): lambda: ({"query": "q2", "document": "d3", "grade": 1}, "json"),
-    ("PATCH", S + "judgments/<int:pk>/"): lambda: ({"grade": 0}, "json"),
-    ("POST", "judges/"): lambda: ({"name": "llm", "model": "m"}, "json"),
-    ("POST", S + "runs/"): lambda: ({"tag": "new-run", "file": _run_file()}, "multipart"),
-    ("PATCH", S + "runs/<int:pk>/"): lambda: ({"description": "changed"}, "json"),
-    ("POST", S + "teams/"): lambda: ({"name": "t3"}, "json"),
+BODIES: dict[tuple[str, str], Callable[[Arena], tuple[Any, str]]] = {
+    ("POST", S + "judgments/"): lambda a: ({"query": "q2", "document": "d3", "grade": 1}, "json"),
+    ("PATCH", S + "judgments/<int:pk>/"): lambda a: ({"grade": 0}, "json"),
+    ("POST", "judges/"): lambda a: ({"name": "llm", "model": "m"}, "json"),
+    ("POST", S + "runs/"): lambda a: ({"tag": "new-run", "file": _run_file()}, "multipart"),
+    ("PATCH", S + "runs/<int:pk>/"): lambda a: ({"description": "changed"}, "json"),
+    ("POST", S + "teams/"): lambda a: ({"name": "t3"}, "json"),
+    ("POST", "collections/"): lambda a: ({"slug": "fresh", "name": "Fresh"}, "json"),
+    ("POST", S + "queries/"): lambda a: ([{"qid": "q9", "text": "new need"}], "json"),
+    ("POST", S + "documents/"): lambda a: ([{"docno": "d9", "title": "new"}], "json"),
+    ("POST", S + "qrels/"): lambda a: ({"file": _qrels_file(), "format": "qrels"}, "multipart"),
+    ("POST", S + "llm-jobs/"): lambda a: ({"judge": a.llm.pk}, "json"),
+    ("POST", S + "adjudications/"): lambda a: (
+        {"query": "q1", "document": "d1", "grade": 2, "reason": "the narrative says so"},
+        "json",
+    ),
+    ("PATCH", S + "aggregation/"): lambda a: ({"judges_per_pair": 2}, "json"),
+    ("PUT", S + "judges/<int:judge_id>/quota/"): lambda a: ({"quota": 5}, "json"),
 }
 SECRETS = ("judy", "jim", "q1 need", "bm25.txt")
 
@@ -103,7 +142,17 @@ def url_for(route: str, arena: Arena) -> str:
         pk = str(arena.run.pk)
     elif "judges/<int:pk>" in route:
         pk = str(arena.judgment.judge_id)
+    elif "adjudications/<int:pk>" in route:
+        pk = str(arena.adjudication().pk)
+    elif "llm-jobs/<int:pk>" in route:
+        pk = str(arena.llm_job().pk)
     path = route.replace("<slug:slug>", arena.coll.slug).replace("<int:pk>", pk)
+    path = path.replace("<int:judge_id>", str(arena.judgment.judge_id))
+    path = path.replace("<str:qid>", "q1")
+    if route.endswith("pair/"):
+        path += "?query=q1&document=d1"
+    elif route.endswith("compare/"):
+        path += f"?baseline={arena.run.pk}&runs={arena.second_run().pk}"
     assert "<" not in path, f"no value for a parameter of {route}: extend url_for"
     return "/" + PREFIX + path
 
@@ -126,7 +175,7 @@ CASES = [
 
 @pytest.mark.parametrize(("method", "route", "role", "expected"), CASES)
 def test_route_matrix(arena, method, route, role, expected):
-    body, fmt = BODIES.get((method, route), lambda: (None, "json"))()
+    body, fmt = BODIES.get((method, route), lambda a: (None, "json"))(arena)
     client = arena.client(role)
     response = getattr(client, method.lower())(url_for(route, arena), body, format=fmt)
     assert response.status_code == expected, response.content[:500]
@@ -134,3 +183,79 @@ def test_route_matrix(arena, method, route, role, expected):
         errors_of(response)
         text = response.content.decode()
         assert not any(secret in text for secret in SECRETS), text
+
+
+#: The reads whose answer changes once the coordinator publishes the judgment list and
+#: the leaderboard: team members then read the aggregated list (never raw labels) and
+#: every team's runs; judges still see neither (judging is blind).
+#:                                                anon nina judy  jim tess toby otto cora
+PUBLISHED: dict[str, tuple[int, ...]] = {
+    S + "qrels/":                                 (401, 404, 403, 403, 200, 200, 404, 200),
+    S + "qrels/?labels=raw&format=jsonl":         (401, 404, 403, 403, 403, 403, 404, 200),
+    S + "runs/<int:pk>/":                         (401, 404, 403, 403, 200, 200, 404, 200),
+    S + "runs/<int:pk>/scores/":                  (401, 404, 403, 403, 200, 200, 404, 200),
+    S + "runs/<int:pk>/queries/<str:qid>/":       (401, 404, 403, 403, 200, 200, 404, 200),
+    S + "compare/":                               (401, 404, 403, 403, 200, 200, 404, 200),
+    S + "leaderboard/":                           (401, 404, 403, 403, 200, 200, 404, 200),
+}  # fmt: skip
+
+PUBLISHED_CASES = [
+    pytest.param(route, role, expected, id=f"published GET {route} {role}")
+    for route, statuses in PUBLISHED.items()
+    for role, expected in zip(ROLES, statuses, strict=True)
+]
+
+
+def test_published_rows_name_routes():
+    routes = {route for method, route in MATRIX if method == "GET"}
+    assert {route.partition("?")[0] for route in PUBLISHED} <= routes
+
+
+@pytest.mark.parametrize(("route", "role", "expected"), PUBLISHED_CASES)
+def test_route_matrix_published(arena, route, role, expected):
+    arena.coll.judgments_published = True
+    arena.coll.leaderboard_published = True
+    arena.coll.save(update_fields=["judgments_published", "leaderboard_published"])
+    path, _, params = route.partition("?")
+    url = url_for(path, arena)
+    url += ("&" if "?" in url else "?") + params if params else ""
+    response = arena.client(role).get(url)
+    assert response.status_code == expected, response.content[:500]
+    if expected >= 400:
+        errors_of(response)
+
+
+#: The adjudicator role (issue 13): the disagreement queue, pairs (judge names hidden) and
+#: adjudications, nothing else a coordinator has.
+ADJUDICATOR: dict[tuple[str, str], int] = {
+    ("GET", S + "disagreements/"): 200,
+    ("GET", S + "pair/"): 200,
+    ("GET", S + "adjudications/"): 200,
+    ("POST", S + "adjudications/"): 201,
+    ("DELETE", S + "adjudications/<int:pk>/"): 204,
+    ("GET", S + "aggregation/"): 403,
+    ("PATCH", S + "aggregation/"): 403,
+    ("GET", S + "agreement/judges/"): 403,
+    ("GET", S + "agreement/llm/"): 403,
+    ("GET", S + "llm-jobs/"): 403,
+    ("DELETE", S + "judges/<int:judge_id>/judgments/"): 403,
+    ("PUT", S + "judges/<int:judge_id>/quota/"): 403,
+    ("GET", S + "judgments/"): 403,
+    ("GET", S + "qrels/"): 403,
+    ("GET", S + "runs/"): 403,
+}
+
+
+@pytest.mark.parametrize(
+    ("method", "route", "expected"),
+    [pytest.param(m, r, e, id=f"adjudicator {m} {r}") for (m, r), e in ADJUDICATOR.items()],
+)
+def test_route_matrix_adjudicator(arena, method, route, expected):
+    ada = factories.user("ada")
+    factories.member(arena.coll, ada, Role.ADJUDICATOR)
+    body, fmt = BODIES.get((method, route), lambda a: (None, "json"))(arena)
+    client = client_for(ada)
+    response = getattr(client, method.lower())(url_for(route, arena), body, format=fmt)
+    assert response.status_code == expected, response.content[:500]
+    text = response.content.decode()
+    assert "judy" not in text and "jim" not in text, text
