@@ -118,6 +118,8 @@ def test_no_page_scrolls_sideways(browser, live_server, console, world, viewport
         for path in pages(world, username):
             response = page.goto(path)
             assert response.status == 200, path
+            # Pages stay light: no page's HTML over 150 KB (these fixtures hold little data).
+            assert len(response.body()) <= 150_000, f"{path}: {len(response.body())} bytes"
             widths = page.evaluate(
                 "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
             )
