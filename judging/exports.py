@@ -207,32 +207,9 @@ def label_rows(*, collection: Collection, spec: ExportSpec) -> Iterator[fmt.Labe
         "updated_at",
         "query__text",
     )
-    for (
-        qid,
-        docno,
-        judge_id,
-        name,
-        kind,
-        status,
-        grade,
-        note,
-        seconds,
-        updated,
-        text,
-    ) in queryset.iterator(chunk_size=CHUNK_SIZE):
-        yield fmt.LabelRow(
-            qid,
-            docno,
-            judge_id,
-            name,
-            kind,
-            status,
-            grade,
-            note,
-            seconds,
-            updated.isoformat().replace("+00:00", "Z"),
-            text,
-        )
+    for *label, updated, text in queryset.iterator(chunk_size=CHUNK_SIZE):
+        # qid, docno, judge id, name, kind, status, grade, note, seconds as selected above
+        yield fmt.LabelRow(*label, updated.isoformat().replace("+00:00", "Z"), text)
 
 
 def qid_numbers(*, collection: Collection) -> dict[str, int]:
