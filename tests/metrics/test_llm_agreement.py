@@ -26,6 +26,7 @@ from metrics import selectors_llm_agreement as sel
 from tests import factories
 from tests.api_client import client_for, errors_of
 from tests.engine.test_rankcorr import tau_ap_by_definition
+from tests.html import page_text
 from tests.metrics import factories as mf
 
 pytestmark = pytest.mark.django_db
@@ -313,7 +314,7 @@ def test_page_shows_figures_heatmap_and_scatter(client, world):
     client.force_login(world.users["cora"])
     response = client.get(page_url(world))
     assert response.status_code == 200
-    html = response.content.decode()
+    html = page_text(response)
     assert 'class="chart chart-heatmap"' in html and 'class="chart chart-scatter"' in html
     assert "<desc>48 pairs; rows are the human grade" in html
     assert "Confusion matrix as a table" in html
