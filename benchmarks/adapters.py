@@ -132,19 +132,18 @@ class Ranx(Adapter):
 class Engine(Adapter):
     """Graded's engine, ``metrics.engine`` (its file-level API).
 
-    ``reader`` is passed to ``read_run``/``read_qrels`` (``"numpy"``: the reader of
-    ``manage.py evaluate``; ``"arrow"``: Arrow's multithreaded reader, what ``"auto"``
-    picks in a process that has imported pyarrow, such as the web app).  It is
-    explicit here so that one benchmark process can time both.
+    ``reader`` is passed to ``read_run``/``read_qrels``: ``"auto"`` (the default, what
+    ``manage.py evaluate`` and the web app use: the C reader when it is built),
+    ``"c"``, ``"numpy"`` or ``"arrow"`` (Arrow's multithreaded reader; pyarrow is
+    imported once here, as in the web app).  Explicit readers let one benchmark
+    process time each of them.
     """
 
     name = "engine"
 
-    def __init__(self, reader: str = "numpy") -> None:
+    def __init__(self, reader: str = "auto") -> None:
         """Import ``metrics.engine`` and look up its file-level API."""
         self.reader = reader
-        if reader != "numpy":
-            self.name = f"engine ({reader} reader)"
         try:
             self.mod = importlib.import_module("metrics.engine")
             if reader == "arrow":
@@ -152,6 +151,21 @@ class Engine(Adapter):
         except Exception as exc:  # any failure means "not available"
             self.reason = f"import failed: {type(exc).__name__}: {exc}"
             return
+        self.resolved = reader
+        if reader == "auto":
+            try:
+                pick = importlib.import_module("metrics.engine.io")._pick_reader
+                self.resolved = pick("auto")
+            except Exception:
+                self.resolved = "?"
+            self.name = f"engine (default: {self.resolved} reader)"
+        else:
+            self.name = f"engine ({reader} reader)"
+        if reader == "c":
+            creader = importlib.import_module("metrics.engine._creader")
+            if not creader.AVAILABLE:
+                self.reason = f"C reader {creader.WHY_NOT}"
+                return
         missing = [f for f in ("read_qrels", "read_run", "evaluate") if not hasattr(self.mod, f)]
         if missing:
             self.reason = f"metrics.engine has no {', '.join(missing)}"

@@ -564,6 +564,7 @@ def evaluate_ranked(
     rel_level: float = 1,
     scale_top: float = DEFAULT_SCALE_TOP,
     abstain: ArrayLike | None = None,
+    padded: bool = False,
 ) -> dict[str, F64]:
     """Evaluate measures on padded rankings; return ``{canonical name: per-query values}``.
 
@@ -581,6 +582,9 @@ def evaluate_ranked(
         scale_top: top grade of the scale, for ``ideal=max`` and ``ERR``.
         abstain: optional float ``(n_queries, depth)`` of per-document abstention
             probabilities for ``UDCG`` (NaN or ``None``: 0).
+        padded: the caller promises that every cell at or beyond ``n_ret`` already
+            holds NaN, which saves masking the matrix (a third of the time for
+            100 × 1,000 labels); a wrong promise gives wrong values.
 
     Returns:
         One float64 array of length ``n_queries`` per distinct canonical name.  A
@@ -607,7 +611,7 @@ def evaluate_ranked(
         if p0.shape != labels.shape:
             raise ValueError(f"abstain has shape {p0.shape}, ranked_labels {labels.shape}")
     ms = parse_measures(measures, rel_level=rel_level, scale_top=scale_top)
-    return compute(ms, labels, nret, pool, abstain=p0)
+    return compute(ms, labels, nret, pool, abstain=p0, padded=padded)
 
 
 def compute(

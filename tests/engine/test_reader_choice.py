@@ -1,4 +1,4 @@
-"""The ``reader=`` choice for clean TREC files: numpy or Arrow, same result either way."""
+"""The ``reader=`` choice for clean TREC files: C, numpy or Arrow, same result either way."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from metrics.engine import evaluate, io, read_qrels, read_run
+from metrics.engine import _creader, evaluate, io, read_qrels, read_run
 from metrics.engine.errors import EngineInputError
 
 from .test_textread import _docno, _score_texts
@@ -40,6 +40,8 @@ def test_numpy_and_arrow_readers_agree(tmp_path, seed):
     a = read_run(path, reader="numpy")
     b = read_run(path, reader="arrow")
     _same(a, b)
+    if _creader.AVAILABLE:
+        _same(a, read_run(path, reader="c"))
     assert a.tag == b.tag == f"tag{seed}"
     for x, y in zip(a.ranking(), b.ranking(), strict=True):
         np.testing.assert_array_equal(x, y)
@@ -52,20 +54,25 @@ def test_numpy_and_arrow_readers_agree(tmp_path, seed):
     )
     qa, qb = read_qrels(qrels, reader="numpy"), read_qrels(qrels, reader="arrow")
     _same(qa, qb)
+    if _creader.AVAILABLE:
+        _same(qa, read_qrels(qrels, reader="c"))
     measures = ["ndcg_cut.10", "map", "P.5"]
     assert evaluate(qa, a, measures).means == evaluate(qb, b, measures).means
 
 
 def test_reader_choice_routes_files(tmp_path, monkeypatch):
-    """``numpy`` uses the numpy reader; ``arrow`` never calls it; ``auto`` follows pyarrow."""
+    """``c``/``numpy`` use their own reader, ``arrow`` neither; ``auto``: C if built.
+
+    (The Arrow reader is the fallback of the other two, so it needs no spy.)
+    """
     path = tmp_path / "run.txt"
     path.write_text("1 Q0 a 1 0.5 t\n1 Q0 b 2 0.25 t\n")
     calls: list[str] = []
     real = io._read_clean
 
-    def spy(*args, **kwargs):
-        calls.append("numpy")
-        return real(*args, **kwargs)
+    def spy(path, label, kind, reader="numpy"):
+        calls.append(reader)
+        return real(path, label, kind, reader)
 
     monkeypatch.setattr(io, "_read_clean", spy)
     read_run(path, reader="numpy")
@@ -74,18 +81,26 @@ def test_reader_choice_routes_files(tmp_path, monkeypatch):
     assert calls == ["numpy"]
     import pyarrow  # noqa: F401  (what the web app has done before any upload)
 
+    if _creader.AVAILABLE:
+        read_run(path, reader="c")
+        read_run(path)  # auto: the C reader, even with pyarrow imported
+        assert calls == ["numpy", "c", "c"]
+        calls.clear()
+        monkeypatch.setattr(_creader, "AVAILABLE", False)  # as if not compiled
+    else:
+        calls.clear()
     read_run(path)  # auto, pyarrow imported: Arrow's reader
-    assert calls == ["numpy"]
+    assert calls == []
     monkeypatch.delitem(sys.modules, "pyarrow")
     read_run(path)  # auto, pyarrow not imported: the numpy reader
-    assert calls == ["numpy", "numpy"]
+    assert calls == ["numpy"]
 
 
 def test_unknown_reader_is_rejected(tmp_path):
     """A misspelt reader is a ValueError naming the choices, not a silent default."""
     path = tmp_path / "run.txt"
     path.write_text("1 Q0 a 1 0.5 t\n")
-    with pytest.raises(ValueError, match="'auto', 'numpy' or 'arrow'"):
+    with pytest.raises(ValueError, match="'auto', 'c', 'numpy' or 'arrow'"):
         read_run(path, reader="polars")  # type: ignore[arg-type]
 
 
@@ -94,9 +109,10 @@ def test_arrow_reader_reports_errors_by_line(tmp_path):
     path = tmp_path / "run.txt"
     path.write_text("1 Q0 a 1 0.5 t\n1 Q0 a 2 0.25 t\n")
     messages = []
-    for reader in ("numpy", "arrow"):
+    readers = ("c", "numpy", "arrow") if _creader.AVAILABLE else ("numpy", "arrow")
+    for reader in readers:
         with pytest.raises(EngineInputError) as info:
             read_run(path, reader=reader)
         messages.append(str(info.value))
-    assert messages[0] == messages[1]
+    assert len(set(messages)) == 1
     assert "run.txt:2: docno a repeated for query 1 (first on line 1)" in messages[0]

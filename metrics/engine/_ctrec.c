@@ -1,0 +1,923 @@
+/*
+ * _ctrec: an optional C reader of clean TREC text (runs and qrels).
+ *
+ * parse(path, ncols, vcol, threads=2, block=262144)
+ *     -> (names, codes, words, width, values, last) or None
+ * parse_buffer(data, ncols, vcol, threads=2, block=262144): the same for the bytes of
+ *     a bytes-like object (buffer protocol, C-contiguous)
+ *
+ * The contract is the one of metrics.engine._textread.read_clean (see its module
+ * docstring and metrics/engine/_creader.py): the file is read with pread() in blocks
+ * by ``threads`` POSIX threads, each taking the lines that start in one slice of the
+ * file, with the GIL released; the slices are then merged in file order.  A buffer
+ * (held, and so kept alive and unresizable, for the whole call) is parsed the same
+ * way, block by block in place; only the blocks within 64 bytes of its end are
+ * copied (the 8- and 64-byte loads may read past a block), so the answers,
+ * refusals included, are the file's for the same bytes.
+ *
+ * Results (all in file order, one row per line):
+ *   names   list of bytes: the distinct qids in order of first appearance;
+ *   codes   buffer of int32: the index into names of each row's qid;
+ *   words   buffer of uint64, rows of ``width`` words: each docno's bytes, NUL-padded;
+ *   values  buffer of float64: the ``vcol`` field of each row, correctly rounded
+ *           (bit-identical to Python's float(); see parse_number below);
+ *   last    bytes: the last field of the last line.
+ *
+ * None (never a different answer) whenever the text is not "clean": a field that is
+ * empty or holds a byte below 33 (tabs, CR, NUL, double or leading spaces, blank
+ * lines), a line with another number of fields, a qid starting with '#' (comments),
+ * a value that is not a plain or exponent decimal or not finite, a docno longer than
+ * 4096 bytes, a line longer than the block, an empty or unreadable file.  The last
+ * line may lack its newline.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef _WIN32
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#define CTREC_POSIX 1
+#endif
+
+#define MAX_DOCNO 4096     /* longest docno accepted (as the numpy reader) */
+#define SLACK 64           /* bytes after a block that 8-byte loads may touch */
+#define MAX_THREADS 16
+
+/* ------------------------------------------------------------------ growable bits */
+
+typedef struct {
+    char *p;
+    size_t len, cap;
+} Bytes;
+
+static int bytes_add(Bytes *b, const char *src, size_t n) {
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n) cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) return -1;
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, src, n);
+    b->len += n;
+    return 0;
+}
+
+/* qid table: open addressing over the names seen, in first-appearance order */
+typedef struct {
+    Bytes arena;          /* the names' bytes, back to back */
+    size_t *off;          /* per code: offset in arena */
+    uint32_t *len;        /* per code: length */
+    uint64_t *hash;       /* per code: hash */
+    int32_t n, cap;       /* codes used / allocated */
+    int32_t *slot;        /* hash slots: code, or -1 */
+    size_t nslot;         /* power of two */
+} Names;
+
+static uint64_t hash_bytes(const char *s, size_t n) {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+    return h ^ (h >> 29);
+}
+
+static void names_free(Names *t) {
+    free(t->arena.p);
+    free(t->off);
+    free(t->len);
+    free(t->hash);
+    free(t->slot);
+    memset(t, 0, sizeof *t);
+}
+
+static int names_rehash(Names *t, size_t nslot) {
+    int32_t *slot = malloc(nslot * sizeof *slot);
+    if (!slot) return -1;
+    memset(slot, 0xff, nslot * sizeof *slot);
+    for (int32_t c = 0; c < t->n; c++) {
+        size_t i = (size_t)t->hash[c] & (nslot - 1);
+        while (slot[i] >= 0) i = (i + 1) & (nslot - 1);
+        slot[i] = c;
+    }
+    free(t->slot);
+    t->slot = slot;
+    t->nslot = nslot;
+    return 0;
+}
+
+/* Return the code of name s[0:n], adding it if new; -1 when out of memory. */
+static int32_t names_code(Names *t, const char *s, size_t n) {
+    uint64_t h = hash_bytes(s, n);
+    if (!t->nslot && names_rehash(t, 64) < 0) return -1;
+    size_t i = (size_t)h & (t->nslot - 1);
+    for (;;) {
+        int32_t c = t->slot[i];
+        if (c < 0) break;
+        if (t->hash[c] == h && t->len[c] == n && memcmp(t->arena.p + t->off[c], s, n) == 0)
+            return c;
+        i = (i + 1) & (t->nslot - 1);
+    }
+    if (t->n == INT32_MAX) return -1;
+    if (t->n == t->cap) {
+        int32_t cap = t->cap ? (t->cap > INT32_MAX / 2 ? INT32_MAX : t->cap * 2) : 64;
+        size_t *off = realloc(t->off, (size_t)cap * sizeof *off);
+        if (!off) return -1;
+        t->off = off;
+        uint32_t *len = realloc(t->len, (size_t)cap * sizeof *len);
+        if (!len) return -1;
+        t->len = len;
+        uint64_t *hash = realloc(t->hash, (size_t)cap * sizeof *hash);
+        if (!hash) return -1;
+        t->hash = hash;
+        t->cap = cap;
+    }
+    int32_t c = t->n;
+    t->off[c] = t->arena.len;
+    t->len[c] = (uint32_t)n;
+    t->hash[c] = h;
+    if (bytes_add(&t->arena, s, n) < 0) return -1;
+    t->slot[i] = c;
+    t->n++;
+    if ((size_t)t->n * 2 > t->nslot && names_rehash(t, t->nslot * 2) < 0) return -1;
+    return c;
+}
+
+/* ------------------------------------------------------------------ one slice */
+
+typedef struct {
+    /* input */
+    int fd;
+    const char *mem;            /* the input's bytes when parsing a buffer (else NULL) */
+    int64_t start, end, size;   /* lines starting in [start, end) of a file of size */
+    int ncols, vcol;
+    size_t block;
+    int simd;                   /* use SSE2 (else the portable word-at-a-time code) */
+    /* output */
+    int status;                 /* 0 ok, 1 not clean, 2 out of memory, 3 read error */
+    size_t n, cap;              /* rows */
+    int32_t *codes;
+    double *values;
+    uint64_t *words;
+    size_t width;               /* words per docno row */
+    Names names;
+    Bytes slow;                 /* values parsed later: NUL-terminated tokens */
+    int64_t *slow_rows;
+    size_t nslow, slow_cap;
+    Bytes last;                 /* last field of the last line */
+} Part;
+
+static void part_free(Part *w) {
+    free(w->codes);
+    free(w->values);
+    free(w->words);
+    names_free(&w->names);
+    free(w->slow.p);
+    free(w->slow_rows);
+    free(w->last.p);
+}
+
+static inline uint64_t load64(const char *p) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w = __builtin_bswap64(w);
+#endif
+    return w;
+}
+
+/* Flag (high bit) every byte below 33: exact per byte (no carries cross bytes). */
+static inline uint64_t below33(uint64_t w) {
+    return ~(((w & 0x7f7f7f7f7f7f7f7fULL) + 0x5f5f5f5f5f5f5f5fULL) | w) & 0x8080808080808080ULL;
+}
+
+/* Bit i set when byte i of the 64 at p is below 33 (the separators: space, newline and
+ * every byte that makes a line unclean): portable word-at-a-time version. */
+static inline uint64_t separators64_swar(const char *p) {
+    uint64_t m = 0;
+    for (int i = 0; i < 8; i++) {
+        uint64_t f = below33(load64(p + 8 * i)) >> 7;
+        m |= ((f * 0x0102040810204080ULL) >> 56) << (8 * i);
+    }
+    return m;
+}
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+/* The same with SSE2 (every x86-64): bytes equal to their minimum with 32. */
+static inline uint64_t separators64_sse2(const char *p) {
+    const __m128i c32 = _mm_set1_epi8(32);
+    uint64_t m = 0;
+    for (int i = 0; i < 4; i++) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(p + 16 * i));
+        __m128i le = _mm_cmpeq_epi8(_mm_min_epu8(x, c32), x);
+        m |= (uint64_t)(uint32_t)_mm_movemask_epi8(le) << (16 * i);
+    }
+    return m;
+}
+#define HAVE_SIMD 1
+#else
+#define separators64_sse2 separators64_swar
+#define HAVE_SIMD 0
+#endif
+
+static inline size_t popcount64(uint64_t x) { /* no libgcc call without -mpopcnt */
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+    return (size_t)((x * 0x0101010101010101ULL) >> 56);
+}
+
+/* Write the offsets of the separators of buf[from, lim) to out (room for 8 more than
+ * their number); return their count.  Set *adjacent when two separators are adjacent
+ * or buf[from] is one (an empty field, a blank line, CRLF).  buf must be readable up
+ * to lim + 63. */
+static inline size_t index_separators_with(const char *buf, size_t from, size_t lim,
+                                           uint32_t *out, int *adjacent, const int simd) {
+    size_t k = 0;
+    uint64_t carry = 1, adj = 0; /* the newline before buf[from] */
+    for (size_t at = from; at < lim; at += 64) {
+        uint64_t m = simd ? separators64_sse2(buf + at) : separators64_swar(buf + at);
+        if (lim - at < 64) m &= (1ULL << (lim - at)) - 1;
+        adj |= m & ((m << 1) | carry);
+        carry = m >> 63;
+        size_t cnt = popcount64(m);
+        uint32_t *o = out + k;
+        for (int i = 0; i < 8; i++) { /* the usual count at once, without branches */
+            o[i] = (uint32_t)(at + (size_t)(m ? __builtin_ctzll(m) : 0));
+            m &= m - 1;
+        }
+        for (size_t i = 8; m; i++) {
+            o[i] = (uint32_t)(at + (size_t)__builtin_ctzll(m));
+            m &= m - 1;
+        }
+        k += cnt;
+    }
+    *adjacent = adj != 0;
+    return k;
+}
+
+static size_t index_separators(const char *buf, size_t from, size_t lim, uint32_t *out,
+                               int *adjacent, int simd) {
+    if (simd) return index_separators_with(buf, from, lim, out, adjacent, 1);
+    return index_separators_with(buf, from, lim, out, adjacent, 0);
+}
+
+/* FIRST[k]: the memory bytes of a word whose k first bytes are 0xff (any byte order). */
+static uint64_t FIRST[9];
+
+static void init_first(void) {
+    for (int k = 0; k <= 8; k++) {
+        unsigned char b[8] = {0};
+        memset(b, 0xff, (size_t)k);
+        memcpy(&FIRST[k], b, 8);
+    }
+}
+
+static inline uint64_t raw64(const char *p) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return w;
+}
+
+static int grow_rows(Part *w) {
+    size_t cap = w->cap ? w->cap * 2 : 4096;
+    int32_t *codes = realloc(w->codes, cap * sizeof *codes);
+    if (!codes) return -1;
+    w->codes = codes;
+    double *values = realloc(w->values, cap * sizeof *values);
+    if (!values) return -1;
+    w->values = values;
+    uint64_t *words = realloc(w->words, cap * w->width * sizeof *words);
+    if (!words) return -1;
+    w->words = words;
+    w->cap = cap;
+    return 0;
+}
+
+/* Re-lay the n first rows of a (cap x width) matrix as (cap x wide); zero the new words. */
+static uint64_t *widen(uint64_t *m, size_t n, size_t cap, size_t width, size_t wide) {
+    uint64_t *out = realloc(m, cap * wide * sizeof *out);
+    if (!out) return NULL;
+    for (size_t i = n; i-- > 0;) {
+        memmove(out + i * wide, out + i * width, width * sizeof *out);
+        memset(out + i * wide + width, 0, (wide - width) * sizeof *out);
+    }
+    return out;
+}
+
+static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+static inline int is_digit(char c) { return (unsigned char)(c - '0') < 10; }
+
+/* Is [p, e) a number by [+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)? */
+static int number_syntax(const char *p, const char *e) {
+    if (p < e && (*p == '+' || *p == '-')) p++;
+    int digits = 0;
+    while (p < e && is_digit(*p)) p++, digits++;
+    if (p < e && *p == '.') {
+        p++;
+        while (p < e && is_digit(*p)) p++, digits++;
+    }
+    if (!digits) return 0;
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        p++;
+        if (p < e && (*p == '+' || *p == '-')) p++;
+        int exp_digits = 0;
+        while (p < e && is_digit(*p)) p++, exp_digits++;
+        if (!exp_digits) return 0;
+    }
+    return p == e;
+}
+
+/* Parse [p, e) into *out when it is a plain decimal of <= 15 significant digits and
+ * <= 22 fraction digits: mantissa and 10**k are exact doubles, so one IEEE division is
+ * the correctly rounded value, the double strtod/float() give.  Return 0 when done,
+ * 1 when the token needs the general conversion, -1 when it is not a number. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define SWAR_NUMBERS 1
+static const uint64_t ZEROS = 0x3030303030303030ULL; /* eight ASCII "0" */
+static const uint64_t POW10_INT[9] = {1,      10,      100,      1000,     10000,
+                                      100000, 1000000, 10000000, 100000000};
+
+/* Is every byte of the word an ASCII digit? */
+static inline int eight_digits_ok(uint64_t w) {
+    return ((w & 0xF0F0F0F0F0F0F0F0ULL) | (((w + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) ==
+           0x3333333333333333ULL;
+}
+
+/* The value of eight ASCII digits, the first in the lowest byte. */
+static inline uint64_t eight_digits(uint64_t v) {
+    v -= ZEROS;
+    v = v * 10 + (v >> 8);
+    return (((v & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+            (((v >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
+}
+
+/* The k low bytes of w moved to the top, below them ASCII zeros (k in 1..8). */
+static inline uint64_t right_align(uint64_t w, size_t k) {
+    return k == 8 ? w : (w << (8 * (8 - k))) | (ZEROS >> (8 * k));
+}
+#endif
+
+static inline int parse_number_slow(const char *p, const char *e, double *out);
+
+/* Parse [p, e) into *out when it is a plain decimal of <= 15 significant digits and
+ * <= 22 fraction digits: mantissa and 10**k are exact doubles, so one IEEE division is
+ * the correctly rounded value, the double strtod/float() give.  Return 0 when done,
+ * 1 when the token needs the general conversion.  Tokens of at most 8 integer and 8
+ * fraction digits are read eight digits at a time. */
+static inline int parse_number(const char *p, const char *e, double *out) {
+#ifdef SWAR_NUMBERS
+    const char *q = p + (*p == '-' || *p == '+');
+    size_t len = (size_t)(e - q);
+    if (len && len <= 17) {
+        uint64_t w0 = raw64(q) & FIRST[len < 8 ? len : 8];
+        uint64_t x = w0 ^ 0x2E2E2E2E2E2E2E2EULL; /* a zero byte where the dot is */
+        uint64_t z = (x - 0x0101010101010101ULL) & ~x & 0x8080808080808080ULL;
+        size_t a = z ? (size_t)__builtin_ctzll(z) >> 3 : (len > 8 && q[8] == '.') ? 8 : len;
+        size_t b = a < len ? len - a - 1 : 0;
+        if (a <= 8 && b <= 8 && a + b >= 1 && a + b <= 15) {
+            uint64_t iw = a ? right_align(w0, a) : ZEROS;
+            uint64_t fw = b ? right_align(raw64(q + a + 1), b) : ZEROS;
+            if (eight_digits_ok(iw) && eight_digits_ok(fw)) {
+                uint64_t m = eight_digits(iw) * POW10_INT[b] + eight_digits(fw);
+                double v = (double)m / POW10[b];
+                *out = *p == '-' ? -v : v;
+                return 0;
+            }
+        }
+    }
+#endif
+    return parse_number_slow(p, e, out);
+}
+
+/* The same rule, one digit at a time (any length, any byte order). */
+static inline int parse_number_slow(const char *p, const char *e, double *out) {
+    int neg = 0;
+    if (*p == '-') neg = 1, p++;
+    else if (*p == '+') p++;
+    const char *d0 = p;
+    uint64_t m = 0;
+    while (p < e && is_digit(*p)) m = m * 10 + (uint64_t)(*p++ - '0');
+    size_t digits = (size_t)(p - d0), frac = 0;
+    if (p < e && *p == '.') {
+        const char *f0 = ++p;
+        while (p < e && is_digit(*p)) m = m * 10 + (uint64_t)(*p++ - '0');
+        frac = (size_t)(p - f0);
+        digits += frac;
+    }
+    if (p != e || !digits || frac > 22) return 1;
+    if (digits > 15) { /* leading zeros are not significant (and left m exact) */
+        size_t sig = digits;
+        for (const char *q = d0; q < e && (*q == '0' || *q == '.'); q++) sig -= (*q == '0');
+        if (sig > 15) return 1;
+    }
+    double v = (double)m / POW10[frac];
+    *out = neg ? -v : v;
+    return 0;
+}
+
+static int add_slow(Part *w, int64_t row, const char *p, size_t n) {
+    if (w->nslow == w->slow_cap) {
+        size_t cap = w->slow_cap ? w->slow_cap * 2 : 256;
+        int64_t *rows = realloc(w->slow_rows, cap * sizeof *rows);
+        if (!rows) return -1;
+        w->slow_rows = rows;
+        w->slow_cap = cap;
+    }
+    w->slow_rows[w->nslow++] = row;
+    if (bytes_add(&w->slow, p, n) < 0 || bytes_add(&w->slow, "", 1) < 0) return -1;
+    return 0;
+}
+
+/* Parse the lines of buf[*at, lim) (lim is just past a newline) whose file offset
+ * (base + index) is below w->end; seps holds the nsep separator offsets of that text.
+ * Return 1 when the slice is finished, 0 to go on, -1 on failure (status set). */
+static inline int parse_lines_n(Part *w, const char *buf, size_t *at, const uint32_t *seps,
+                                size_t nsep, int64_t base, const int ncols, const int vcol) {
+    size_t p = *at;
+    size_t k = 0;
+    size_t prev_q = 0, prev_len = 0;
+    int32_t prev_code = -1;
+    size_t last_p = 0, last_n = 0;
+    int done = 0, any = 0;
+    const int64_t end = w->end;
+    while (k < nsep) {
+        if (base + (int64_t)p >= end) {
+            done = 1;
+            break;
+        }
+        if (k + (size_t)ncols > nsep) goto unclean;
+        const uint32_t *s = seps + k;
+        /* single spaces between the fields, a newline after the last one (no field is
+         * empty: the indexer checked that no two separators are adjacent) */
+        unsigned bad = (unsigned char)(buf[s[ncols - 1]] ^ '\n');
+        for (int f = 0; f < ncols - 1; f++) bad |= (unsigned char)(buf[s[f]] ^ ' ');
+        if (bad || buf[p] == '#') goto unclean;
+        if (w->n == w->cap && grow_rows(w) < 0) goto oom;
+        size_t row = w->n;
+        /* qid */
+        size_t len = s[0] - p;
+        if (!(prev_code >= 0 && len == prev_len &&
+              (len <= 8 ? ((raw64(buf + p) ^ raw64(buf + prev_q)) & FIRST[len]) == 0
+                        : memcmp(buf + p, buf + prev_q, len) == 0))) {
+            prev_code = names_code(&w->names, buf + p, len);
+            if (prev_code < 0) goto oom;
+            prev_q = p;
+            prev_len = len;
+        }
+        w->codes[row] = prev_code;
+        /* docno */
+        const char *d = buf + s[1] + 1;
+        len = s[2] - s[1] - 1;
+        if (len <= 8 && w->width == 1) {
+            w->words[row] = raw64(d) & FIRST[len];
+        } else {
+            if (len > MAX_DOCNO) goto unclean;
+            size_t nw = (len + 7) >> 3;
+            if (nw > w->width) {
+                uint64_t *m = widen(w->words, row, w->cap, w->width, nw);
+                if (!m) goto oom;
+                w->words = m;
+                w->width = nw;
+            }
+            uint64_t *dst = w->words + row * w->width;
+            size_t j = 0;
+            for (; (j + 1) * 8 <= len; j++) dst[j] = raw64(d + 8 * j);
+            if (j < w->width) dst[j] = raw64(d + 8 * j) & FIRST[len - 8 * j];
+            for (j++; j < w->width; j++) dst[j] = 0;
+        }
+        /* value */
+        const char *v = buf + s[vcol - 1] + 1;
+        const char *ve = buf + s[vcol];
+        if (parse_number(v, ve, &w->values[row])) {
+            if (!number_syntax(v, ve)) goto unclean;
+            w->values[row] = 0.0;
+            if (add_slow(w, (int64_t)row, v, (size_t)(ve - v)) < 0) goto oom;
+        }
+        w->n = row + 1;
+        last_p = s[ncols - 2] + 1;
+        last_n = s[ncols - 1] - last_p;
+        any = 1;
+        p = s[ncols - 1] + 1;
+        k += (size_t)ncols;
+    }
+    *at = p;
+    if (any) {
+        w->last.len = 0;
+        if (bytes_add(&w->last, buf + last_p, last_n) < 0) goto oom;
+    }
+    return done;
+unclean:
+    w->status = 1;
+    return -1;
+oom:
+    w->status = 2;
+    return -1;
+}
+
+static int parse_lines(Part *w, const char *buf, size_t *at, const uint32_t *seps, size_t nsep,
+                       int64_t base) {
+    /* constant layouts let the compiler unroll the per-line checks */
+    if (w->ncols == 6 && w->vcol == 4) return parse_lines_n(w, buf, at, seps, nsep, base, 6, 4);
+    if (w->ncols == 4 && w->vcol == 3) return parse_lines_n(w, buf, at, seps, nsep, base, 4, 3);
+    return parse_lines_n(w, buf, at, seps, nsep, base, w->ncols, w->vcol);
+}
+
+static void *run_part(void *arg) {
+    Part *w = arg;
+    size_t block = w->block;
+    char *own = malloc(block + SLACK), *buf = own;
+    uint32_t *seps = malloc((block + 64 + 8) * sizeof *seps);
+    if (!own || !seps) {
+        free(own);
+        free(seps);
+        w->status = 2;
+        return NULL;
+    }
+    memset(own, 0, block + SLACK);
+    w->width = 1;
+    int64_t base = w->start;   /* file offset of buf[0] */
+    int64_t pos = w->start;    /* next byte to read */
+    size_t fill = 0;
+    int skipping = 0;
+    if (w->start > 0) {        /* begin after the first newline at or after start - 1 */
+        base = pos = w->start - 1;
+        skipping = 1;
+    }
+    for (;;) {
+        ssize_t got = 0;
+        if (pos < w->size) {
+            size_t want = block - fill;
+            if ((int64_t)want > w->size - pos) want = (size_t)(w->size - pos);
+            if (w->mem) got = (ssize_t)want;
+            else do {
+                got = pread(w->fd, buf + fill, want, (off_t)pos);
+            } while (got < 0 && errno == EINTR);
+            if (got < 0) {
+                w->status = 3;
+                break;
+            }
+        }
+        int eof = got == 0;
+        pos += got;
+        fill += (size_t)got;
+        if (w->mem) { /* the block in place, or a copy when the input ends within SLACK */
+            if (base + (int64_t)fill + SLACK <= w->size) buf = (char *)w->mem + base;
+            else buf = memcpy(own, w->mem + base, fill);
+        }
+        size_t at = 0;
+        if (skipping) {
+            const char *nl = memchr(buf, '\n', fill);
+            if (!nl) {
+                if (eof) break;
+                base += (int64_t)fill;
+                fill = 0;
+                continue;
+            }
+            at = (size_t)(nl - buf) + 1;
+            skipping = 0;
+        }
+        /* room: SLACK (and buf is own: a buffer's end is copied) */
+        if (eof && fill > at && buf[fill - 1] != '\n') buf[fill++] = '\n';
+        size_t lim = fill;
+        while (lim > at && buf[lim - 1] != '\n') lim--;
+        int r = 0;
+        if (lim > at) {
+            if (buf == own) memset(buf + fill, 0, 64); /* read past the data (masked) */
+            int adjacent = 0;
+            size_t nsep = index_separators(buf, at, lim, seps, &adjacent, w->simd);
+            if (adjacent) {
+                w->status = 1;
+                break;
+            }
+            r = parse_lines(w, buf, &at, seps, nsep, base);
+        }
+        if (r < 0 || r == 1 || eof) break;
+        if (fill - at >= block) {  /* a line longer than the block */
+            w->status = 1;
+            break;
+        }
+        if (!w->mem) memmove(buf, buf + at, fill - at);
+        base += (int64_t)at;
+        fill -= at;
+    }
+    free(own);
+    free(seps);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ result buffers */
+
+typedef struct {
+    PyObject_HEAD
+    void *ptr;
+    Py_ssize_t len;
+} Buffer;
+
+static void Buffer_dealloc(Buffer *self) {
+    free(self->ptr);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int Buffer_getbuffer(Buffer *self, Py_buffer *view, int flags) {
+    return PyBuffer_FillInfo(view, (PyObject *)self, self->ptr, self->len, 0, flags);
+}
+
+static PyBufferProcs Buffer_as_buffer = {(getbufferproc)Buffer_getbuffer, NULL};
+
+static PyTypeObject BufferType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "metrics.engine._ctrec.Buffer",
+    .tp_basicsize = sizeof(Buffer),
+    .tp_dealloc = (destructor)Buffer_dealloc,
+    .tp_as_buffer = &Buffer_as_buffer,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Memory filled by the C reader (exported through the buffer protocol).",
+};
+
+/* Wrap malloc'd memory (taken over, even on failure). */
+static PyObject *wrap(void *ptr, size_t len) {
+    Buffer *b = PyObject_New(Buffer, &BufferType);
+    if (!b) {
+        free(ptr);
+        return NULL;
+    }
+    b->ptr = ptr;
+    b->len = (Py_ssize_t)len;
+    return (PyObject *)b;
+}
+
+/* ------------------------------------------------------------------ merge */
+
+/* Append part b to part a (file order); b's codes are mapped to a's table. */
+static int merge(Part *a, Part *b) {
+    if (!b->n) return 0;
+    int32_t *map = malloc((size_t)b->names.n * sizeof *map);
+    if (!map) return -1;
+    for (int32_t c = 0; c < b->names.n; c++) {
+        map[c] = names_code(&a->names, b->names.arena.p + b->names.off[c], b->names.len[c]);
+        if (map[c] < 0) {
+            free(map);
+            return -1;
+        }
+    }
+    size_t n = a->n + b->n;
+    size_t wide = a->width > b->width ? a->width : b->width;
+    int32_t *codes = realloc(a->codes, n * sizeof *codes);
+    double *values = codes ? realloc(a->values, n * sizeof *values) : NULL;
+    uint64_t *words = NULL;
+    if (codes) a->codes = codes;
+    if (values) {
+        a->values = values;
+        words = a->width < wide ? widen(a->words, a->n, n, a->width, wide)
+                                : realloc(a->words, n * wide * sizeof *words);
+    }
+    if (!words) {
+        free(map);
+        return -1;
+    }
+    a->words = words;
+    a->cap = n;
+    a->width = wide;
+    for (size_t i = 0; i < b->n; i++) a->codes[a->n + i] = map[b->codes[i]];
+    free(map);
+    memcpy(a->values + a->n, b->values, b->n * sizeof *b->values);
+    if (b->width == wide) {
+        memcpy(a->words + a->n * wide, b->words, b->n * wide * sizeof *b->words);
+    } else {
+        for (size_t i = 0; i < b->n; i++) {
+            uint64_t *dst = a->words + (a->n + i) * wide;
+            memcpy(dst, b->words + i * b->width, b->width * sizeof *dst);
+            memset(dst + b->width, 0, (wide - b->width) * sizeof *dst);
+        }
+    }
+    size_t token = 0;
+    for (size_t i = 0; i < b->nslow; i++) {
+        const char *s = b->slow.p + token;
+        size_t len = strlen(s);
+        if (add_slow(a, b->slow_rows[i] + (int64_t)a->n, s, len) < 0) return -1;
+        token += len + 1;
+    }
+    a->n = n;
+    a->last.len = 0;
+    return bytes_add(&a->last, b->last.p, b->last.len);
+}
+
+/* ------------------------------------------------------------------ parse() */
+
+typedef struct {
+    int ncols, vcol, threads, simd;
+    Py_ssize_t block;
+} Options;
+
+static int check_options(Options *o) {
+    if (o->ncols < 3 || o->vcol < 1 || o->vcol >= o->ncols || o->vcol == 2 || o->block < 16 ||
+        (size_t)o->block > ((size_t)1 << 30)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "need ncols >= 3, 0 < vcol < ncols, vcol != 2, 16 <= block <= 2**30");
+        return -1;
+    }
+    if (o->threads < 1) o->threads = 1;
+    if (o->threads > MAX_THREADS) o->threads = MAX_THREADS;
+    return 0;
+}
+
+#ifdef CTREC_POSIX
+static PyObject *parse_input(int fd, const char *mem, int64_t size, Options o);
+#endif
+
+static PyObject *ctrec_parse(PyObject *module, PyObject *args, PyObject *kwargs) {
+    static char *kwlist[] = {"path", "ncols", "vcol", "threads", "block", "simd", NULL};
+    PyObject *path = NULL;
+    Options o = {0, 0, 2, 1, 1 << 18};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&ii|inp:parse", kwlist,
+                                     PyUnicode_FSConverter, &path, &o.ncols, &o.vcol,
+                                     &o.threads, &o.block, &o.simd))
+        return NULL;
+    if (check_options(&o) < 0) {
+        Py_DECREF(path);
+        return NULL;
+    }
+#ifndef CTREC_POSIX
+    Py_DECREF(path);
+    Py_RETURN_NONE;
+#else
+    int fd = open(PyBytes_AS_STRING(path), O_RDONLY | O_CLOEXEC);
+    Py_DECREF(path);
+    if (fd < 0) Py_RETURN_NONE;
+    struct stat st;
+    PyObject *result = Py_None;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) Py_INCREF(result);
+    else result = parse_input(fd, NULL, (int64_t)st.st_size, o);
+    close(fd);
+    return result;
+#endif
+}
+
+static PyObject *ctrec_parse_buffer(PyObject *module, PyObject *args, PyObject *kwargs) {
+    static char *kwlist[] = {"data", "ncols", "vcol", "threads", "block", "simd", NULL};
+    Py_buffer view;
+    Options o = {0, 0, 2, 1, 1 << 18};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*ii|inp:parse_buffer", kwlist, &view,
+                                     &o.ncols, &o.vcol, &o.threads, &o.block, &o.simd))
+        return NULL;
+    PyObject *result = Py_None;
+    if (check_options(&o) < 0) result = NULL;
+#ifdef CTREC_POSIX
+    else if (view.len > 0) result = parse_input(-1, view.buf, (int64_t)view.len, o);
+#endif
+    else Py_INCREF(result);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+#ifdef CTREC_POSIX
+/* Parse the size bytes of file fd, or of mem when it is not NULL. */
+static PyObject *parse_input(int fd, const char *mem, int64_t size, Options o) {
+    int threads = o.threads, ncols = o.ncols, vcol = o.vcol, simd = o.simd;
+    Py_ssize_t block = o.block;
+    if (size < threads) threads = 1;
+    Part parts[MAX_THREADS];
+    memset(parts, 0, sizeof parts);
+    for (int i = 0; i < threads; i++) {
+        parts[i].fd = fd;
+        parts[i].mem = mem;
+        parts[i].size = size;
+        parts[i].start = size * i / threads;
+        parts[i].end = size * (i + 1) / threads;
+        parts[i].ncols = ncols;
+        parts[i].vcol = vcol;
+        parts[i].block = (size_t)block;
+        parts[i].simd = simd && HAVE_SIMD;
+    }
+    int started[MAX_THREADS] = {0};
+    pthread_t tid[MAX_THREADS];
+    Py_BEGIN_ALLOW_THREADS
+    for (int i = 1; i < threads; i++)
+        started[i] = pthread_create(&tid[i], NULL, run_part, &parts[i]) == 0;
+    run_part(&parts[0]);
+    for (int i = 1; i < threads; i++) {
+        if (started[i]) pthread_join(tid[i], NULL);
+        else run_part(&parts[i]);
+    }
+    Py_END_ALLOW_THREADS
+
+    PyObject *result = NULL;
+    Part *a = &parts[0];
+    int status = 0;
+    for (int i = 0; i < threads; i++)
+        if (parts[i].status > status) status = parts[i].status;
+    if (status == 2) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (status) goto none;
+    for (int i = 1; i < threads; i++) {
+        if (merge(a, &parts[i]) < 0) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    if (!a->n) goto none;
+    /* the tokens the fast rule left: Python's own correctly rounded conversion */
+    size_t token = 0;
+    for (size_t i = 0; i < a->nslow; i++) {
+        const char *s = a->slow.p + token;
+        char *end = NULL;
+        double v = PyOS_string_to_double(s, &end, NULL);
+        if (v == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();
+            goto none;
+        }
+        if (*end || !isfinite(v)) goto none;
+        a->values[a->slow_rows[i]] = v;
+        token += strlen(s) + 1;
+    }
+    if (a->cap > a->n) { /* give back the unused rows */
+        int32_t *codes = realloc(a->codes, a->n * sizeof *codes);
+        if (codes) a->codes = codes;
+        double *values = realloc(a->values, a->n * sizeof *values);
+        if (values) a->values = values;
+        uint64_t *words = realloc(a->words, a->n * a->width * sizeof *words);
+        if (words) a->words = words;
+        a->cap = a->n;
+    }
+    PyObject *names = PyList_New(a->names.n);
+    if (!names) goto done;
+    for (int32_t c = 0; c < a->names.n; c++) {
+        PyObject *b =
+            PyBytes_FromStringAndSize(a->names.arena.p + a->names.off[c], a->names.len[c]);
+        if (!b) {
+            Py_DECREF(names);
+            goto done;
+        }
+        PyList_SET_ITEM(names, c, b);
+    }
+    size_t n = a->n, width = a->width;
+    PyObject *codes = wrap(a->codes, n * sizeof(int32_t));
+    a->codes = NULL;
+    PyObject *words = wrap(a->words, n * width * sizeof(uint64_t));
+    a->words = NULL;
+    PyObject *values = wrap(a->values, n * sizeof(double));
+    a->values = NULL;
+    PyObject *last = PyBytes_FromStringAndSize(a->last.p ? a->last.p : "", (Py_ssize_t)a->last.len);
+    if (codes && words && values && last)
+        result = Py_BuildValue("(NNNnNN)", names, codes, words, (Py_ssize_t)width, values, last);
+    else {
+        Py_DECREF(names);
+        Py_XDECREF(codes);
+        Py_XDECREF(words);
+        Py_XDECREF(values);
+        Py_XDECREF(last);
+    }
+    goto done;
+none:
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    for (int i = 0; i < threads; i++) part_free(&parts[i]);
+    return result;
+}
+#endif
+
+static PyMethodDef ctrec_methods[] = {
+    {"parse", (PyCFunction)(void (*)(void))ctrec_parse, METH_VARARGS | METH_KEYWORDS,
+     "parse(path, ncols, vcol, threads=2, block=262144)\n--\n\n"
+     "Read a clean TREC file: (names, codes, words, width, values, last) or None."},
+    {"parse_buffer", (PyCFunction)(void (*)(void))ctrec_parse_buffer, METH_VARARGS | METH_KEYWORDS,
+     "parse_buffer(data, ncols, vcol, threads=2, block=262144)\n--\n\n"
+     "The same for the bytes of a bytes-like object (C-contiguous)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef ctrec_module = {
+    PyModuleDef_HEAD_INIT, "_ctrec", "C reader of clean TREC text (see _creader.py).", -1,
+    ctrec_methods,
+};
+
+PyMODINIT_FUNC PyInit__ctrec(void) {
+    init_first();
+    if (PyType_Ready(&BufferType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&ctrec_module);
+    if (!m) return NULL;
+#ifdef CTREC_POSIX
+    if (PyModule_AddIntConstant(m, "THREADED", 1) < 0 ||
+#else
+    if (PyModule_AddIntConstant(m, "THREADED", 0) < 0 ||
+#endif
+        PyModule_AddIntConstant(m, "SIMD", HAVE_SIMD) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
