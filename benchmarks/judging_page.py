@@ -11,10 +11,11 @@ one collection with ``judges_per_pair=3``, 1,000 queries × 500 documents with t
 500,000 pairs pooled; 100 human judges; 1,000,000 judgments — pair *p* is graded by
 judges ``p mod 50`` and ``50 + p mod 50`` (1 % of them "later", 4 % "can't judge") — so
 every judge has 10,000 judgments and about 490,000 open pairs. Rows are written with
-``COPY`` (what the services would write, with consistent ``graded_count``), then
-``VACUUM ANALYZE``. Timing: ``--requests`` GETs of the next-card page, spread over ten
-judges (each request after a different judge's, so no judge's rows stay hot in a
-cache the app does not have).
+``COPY`` (what the services would write, with consistent ``graded_count``), then the
+progress counters are built by the service that rebuilds them (``progress_rebuild``, as
+the data migration does; the page reads only the counters), then ``VACUUM ANALYZE``.
+Timing: ``--requests`` GETs of the next-card page, spread over ten judges (each request
+after a different judge's, so no judge's rows stay hot in a cache the app does not have).
 """
 
 from __future__ import annotations
@@ -123,10 +124,11 @@ def _setup() -> None:
         rng = random.Random(5)
         _copy(
             "judging_poolentry",
-            "query_id, document_id, collection_id, source, graded_count, shuffle_key, added_at",
+            "query_id, document_id, collection_id, source, graded_count, shuffle_key, added_at, "
+            "is_open",  # set by the rebuild below
             (
                 f"{qids[p // N_DOCS]}\t{first_doc + p}\t{coll.pk}\trun\t{graded[p]}\t"
-                f"{rng.randrange(2**31 - 1)}\t{now}\n"
+                f"{rng.randrange(2**31 - 1)}\t{now}\tf\n"
                 for p in range(n_pairs)
             ),
         )
@@ -150,6 +152,11 @@ def _setup() -> None:
             f"  {n_pairs:,} documents and pairs, {2 * n_pairs:,} judgments in "
             f"{time.perf_counter() - t0:.1f} s"
         )
+    from judging.services_progress import progress_rebuild
+
+    t0 = time.perf_counter()
+    progress_rebuild(collection=coll)
+    log(f"  progress counters rebuilt in {time.perf_counter() - t0:.1f} s")
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
 
@@ -158,7 +165,11 @@ def _kind(sql: str) -> str:
     """Name a statement of the page by what it reads."""
     if "UNION ALL" in sql:
         return "next pair (`next_pair`)"
-    if '"remaining"' in sql or 'AS "done"' in sql:
+    if "judging_membership" in sql and "quota" in sql:
+        return "quota (`_quota_reached`)"
+    if "AS remaining" in sql:
+        return "progress within the query (`query_progress`)"
+    if "judging_poolprogress" in sql:
         return "progress (`judge_progress`)"
     if "django_session" in sql:
         return "session"
@@ -195,15 +206,17 @@ def run(args: argparse.Namespace) -> str:
     for client in clients:  # warm-up: one request each
         assert client.get(url).status_code == 200
     times: list[float] = []
+    cpu: list[float] = []
     queries: set[int] = set()
     per_statement: dict[str, list[float]] = {}
     load_before = os.getloadavg()[0]
     for i in range(args.requests):
         client = clients[i % len(clients)]
         with CaptureQueriesContext(connection) as captured:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             response = client.get(url)
             times.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
         assert response.status_code == 200 and b"data-entry-id" in response.content
         queries.add(len(captured.captured_queries))
         for q in captured.captured_queries:
@@ -222,6 +235,8 @@ def run(args: argparse.Namespace) -> str:
         f"| Next-card page, server time: median / p95 / max ({len(times)} requests, "
         f"{len(clients)} judges) | {ms(statistics.median(times))} / "
         f"{ms(_percentile(times, 95))} / {ms(max(times))} | p95 ≤ 25 ms |",
+        f"| Python CPU time of this process per page (Django, psycopg; not PostgreSQL's): "
+        f"median / p95 | {ms(statistics.median(cpu))} / {ms(_percentile(cpu, 95))} | |",
         f"| SQL queries per page | {sorted(queries)} | constant |",
         "",
         f"1-minute load average before / after: {load_before:.1f} / {load_after:.1f} "

@@ -13,7 +13,7 @@ from django import forms
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 
-from . import services_adjudication
+from . import services_adjudication, services_progress
 from .aggregation import POLICIES
 from .forms_llm import JudgeAdminForm
 from .models import (
@@ -90,6 +90,42 @@ class CollectionAdmin(admin.ModelAdmin):
             )
             return
         super().save_model(request, obj, form, change)
+        if change and {"judges_per_pair", "max_judges_per_pair", "disagreement_spread"} & set(
+            form.changed_data
+        ):
+            services_progress.progress_rebuild(collection=obj)  # which pairs are open changed
+
+
+class ProgressKeepingAdmin(admin.ModelAdmin):
+    """Deletes, and edits that can open or close pool pairs, keep the progress counters right.
+
+    ``progress_fields``: the fields whose change (or a new row, when ``None``) does.
+    """
+
+    progress_fields: frozenset[str] | None = frozenset({"collection"})
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        """Delete, then rebuild the counters of the object's collection."""
+        collection = obj.collection
+        super().delete_model(request, obj)
+        services_progress.progress_rebuild(collection=collection)
+
+    def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
+        """Delete, then rebuild the counters of every collection concerned."""
+        collections = list(Collection.objects.filter(pk__in=queryset.values("collection_id")))
+        super().delete_queryset(request, queryset)
+        for collection in collections:
+            services_progress.progress_rebuild(collection=collection)
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        """Save, then rebuild the counters of the collections before and after, if needed."""
+        before = form.initial.get("collection") if change else None
+        super().save_model(request, obj, form, change)
+        fields = self.progress_fields
+        if fields is not None and not (change and fields & set(form.changed_data)):
+            return
+        for pk in {before, obj.collection_id} - {None}:
+            services_progress.progress_rebuild(collection=Collection.objects.get(pk=pk))
 
 
 @admin.register(Membership)
@@ -104,7 +140,7 @@ class MembershipAdmin(admin.ModelAdmin):
 
 
 @admin.register(Query)
-class QueryAdmin(admin.ModelAdmin):
+class QueryAdmin(ProgressKeepingAdmin):
     """Topics judges read: text, description and narrative."""
 
     list_display = ["external_id", "text", "collection"]
@@ -115,8 +151,10 @@ class QueryAdmin(admin.ModelAdmin):
 
 
 @admin.register(Document)
-class DocumentAdmin(admin.ModelAdmin):
+class DocumentAdmin(ProgressKeepingAdmin):
     """Documents; bodies are untrusted and are sanitised wherever they are shown."""
+
+    progress_fields = frozenset({"collection", "has_content"})
 
     list_display = ["external_id", "title", "collection", "has_content"]
     list_filter = ["has_content", "collection"]
@@ -138,8 +176,10 @@ class JudgeAdmin(admin.ModelAdmin):
 
 
 @admin.register(PoolEntry)
-class PoolEntryAdmin(admin.ModelAdmin):
+class PoolEntryAdmin(ProgressKeepingAdmin):
     """Pairs in judging pools (add many at once on the collection's "Add pairs" page)."""
+
+    progress_fields = None  # every new or changed pair
 
     list_display = ["id", "query", "document", "collection", "source", "graded_count", "added_at"]
     list_filter = ["source", "collection"]

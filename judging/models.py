@@ -356,6 +356,11 @@ class PoolEntry(models.Model):
     shuffle_key = models.PositiveIntegerField(
         default=random_shuffle_key, help_text="Random key; orders pairs against position bias."
     )
+    is_open = models.BooleanField(
+        default=False,
+        help_text="Whether the pair still needs grades (kept by the services with the "
+        "progress counters; see judging.models_progress).",
+    )
     added_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -438,7 +443,20 @@ class Judgment(models.Model):
         ]
         indexes = [
             models.Index(fields=["collection", "query", "document"], name="judgment_pair"),
-            models.Index(fields=["judge", "collection", "created_at"], name="judgment_judge_time"),
+            # previous_entry_id: the judge's judgments newest first, ties by id
+            models.Index(
+                fields=["judge", "collection", "created_at", "id"], name="judgment_judge_time"
+            ),
+            # last_query_id: the judge's most recently changed judgment
+            models.Index(
+                fields=["judge", "collection", "updated_at", "id"], name="judgment_judge_recent"
+            ),
+            # next_pair: the pairs a judge deferred with "later" (a few of their judgments)
+            models.Index(
+                fields=["judge", "collection"],
+                condition=Q(status="later"),
+                name="judgment_judge_later",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -649,3 +667,4 @@ class PolicyChange(models.Model):
 
 
 from .models_llm import LLMFailure, LLMJob, LLMOutput  # noqa: E402, F401  (LLM judge runs)
+from .models_progress import JudgeProgress, PoolProgress  # noqa: E402, F401  (progress counters)

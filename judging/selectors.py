@@ -27,7 +27,17 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce
 from django.http import Http404
 
-from .models import Collection, Document, Judge, Judgment, Membership, PoolEntry, Query
+from .models import (
+    Collection,
+    Document,
+    Judge,
+    JudgeProgress,
+    Judgment,
+    Membership,
+    PoolEntry,
+    PoolProgress,
+    Query,
+)
 
 FINAL_STATUSES = (Judgment.Status.GRADED, Judgment.Status.CANNOT_JUDGE)
 _MIX_MULTIPLIER = 2654435761  # Knuth's multiplicative hash constant
@@ -138,27 +148,20 @@ class Progress:
 
 
 def _progress_annotations(judge_id: int | None) -> dict:
-    """Return ``done``/``remaining`` subquery annotations for a collection queryset."""
-    done = (
-        Judgment.objects.filter(
-            collection=OuterRef("pk"), judge_id=judge_id, status__in=FINAL_STATUSES
-        )
-        .order_by()
-        .values("collection")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    remaining = (
-        _open_pairs(judge_id)
-        .filter(collection=OuterRef("pk"))
-        .order_by()
-        .values("collection")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
+    """Return ``done``/``remaining`` annotations for a collection queryset, from the counters.
+
+    Three primary-key look-ups per collection (:mod:`judging.models_progress`), whatever
+    the pool's size; :func:`judging.selectors_progress.progress_recount` is the definition.
+    """
+
+    def counter(model: type, field: str, **match: object) -> Coalesce:
+        rows = model.objects.filter(collection=OuterRef("pk"), **match).values(field)[:1]
+        return Coalesce(Subquery(rows, output_field=IntegerField()), Value(0))
+
+    done_open = counter(JudgeProgress, "done_open", judge_id=judge_id)
     return {
-        "done": Coalesce(Subquery(done, output_field=IntegerField()), Value(0)),
-        "remaining": Coalesce(Subquery(remaining, output_field=IntegerField()), Value(0)),
+        "done": counter(JudgeProgress, "done", judge_id=judge_id),
+        "remaining": counter(PoolProgress, "open_pairs") - done_open,
     }
 
 
@@ -185,15 +188,32 @@ def collections_with_progress(*, user: AbstractBaseUser, judge: Judge | None) ->
     return collections
 
 
+def _fetch_one(sql: str, params: list[object]) -> tuple | None:
+    """Run one hand-written query of the judging card; return its first row.
+
+    The card's reads are a few primary-key and index look-ups each; written as SQL they
+    skip the ORM's query compilation, which cost more CPU than the look-ups themselves.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchone()
+
+
+def _table(model: type) -> str:
+    """Return the quoted table name of ``model``."""
+    return connection.ops.quote_name(model._meta.db_table)
+
+
 def judge_progress(*, judge: Judge, collection: Collection) -> Progress:
-    """Return ``judge``'s progress in ``collection`` in one SQL query."""
-    row = (
-        Collection.objects.filter(pk=collection.pk)
-        .annotate(**_progress_annotations(judge.pk))
-        .values("done", "remaining")
-        .get()
+    """Return ``judge``'s progress in ``collection`` in one SQL query, from the counters."""
+    row = _fetch_one(
+        f"SELECT (SELECT open_pairs FROM {_table(PoolProgress)} WHERE collection_id = %s)"
+        f" AS open_pairs, jp.done, jp.done_open FROM (SELECT 1 AS one) o"
+        f" LEFT JOIN {_table(JudgeProgress)} jp ON jp.collection_id = %s AND jp.judge_id = %s",
+        [collection.pk, collection.pk, judge.pk],
     )
-    return Progress(done=row["done"], remaining=row["remaining"])
+    open_pairs, done, done_open = (value or 0 for value in row)
+    return Progress(done=done, remaining=open_pairs - done_open)
 
 
 def next_pair(
@@ -214,7 +234,10 @@ def next_pair(
     order by ``shuffle_key`` (keys from ``start`` on come first), so the candidates are the
     first rows of a few index ranges — per grade count, the keys from ``start`` up and the
     keys below it (index ``pool_next``) — plus the best pair of the current query and the
-    best deferred pair; the outer query picks the best. Both give the same order.
+    best deferred pair; the outer query picks the best. Both give the same order. The
+    single query reads the open pairs from the maintained ``PoolEntry.is_open`` (see
+    :mod:`judging.models_progress`), which here is "has content and fewer than
+    ``judges_per_pair`` grades", without joining the documents.
     """
     if _quota_reached(judge=judge, collection=collection):
         return None
@@ -264,17 +287,16 @@ def _next_pair_sql(
 ) -> tuple[str, list[object]]:
     """Return the SQL (and parameters) selecting the pk of the next pair (see next_pair)."""
     quote = connection.ops.quote_name
-    pe, doc, jd = (quote(m._meta.db_table) for m in (PoolEntry, Document, Judgment))
+    pe, jd = quote(PoolEntry._meta.db_table), quote(Judgment._meta.db_table)
     start = _MIX_MODULUS - (judge.pk * _MIX_MULTIPLIER) % _MIX_MODULUS
     columns = (
         "SELECT pe.id AS id, {cls} AS cls, pe.graded_count AS g, "
         f"CASE WHEN pe.shuffle_key >= {int(start)} THEN 0 ELSE 1 END AS rot, "
         "pe.shuffle_key AS k"
     )
-    base = (
-        f" FROM {pe} pe JOIN {doc} d ON d.id = pe.document_id"
-        " WHERE pe.collection_id = %s AND d.has_content"
-    )
+    # Without disagreements a pair is open exactly while its document has content and it
+    # has fewer than judges_per_pair grades: the maintained ``is_open`` (no document join).
+    base = f" FROM {pe} pe WHERE pe.collection_id = %s AND pe.is_open"
     mine = (
         f"SELECT 1 FROM {jd} j WHERE j.judge_id = %s AND j.query_id = pe.query_id"
         " AND j.document_id = pe.document_id"
@@ -286,10 +308,10 @@ def _next_pair_sql(
         arms.append(
             columns.format(cls=0)
             + base
-            + f" AND pe.query_id = %s AND pe.graded_count < %s AND NOT EXISTS ({mine})"
+            + f" AND pe.query_id = %s AND NOT EXISTS ({mine})"
             + " ORDER BY g, rot, k, id LIMIT 1"
         )
-        params += [collection.pk, current_query_id, open_count, judge.pk]
+        params += [collection.pk, current_query_id, judge.pk]
     for g in range(open_count):  # class 1: the rest, per grade count, in rotated order
         for above in (True, False):
             arms.append(
@@ -308,17 +330,12 @@ def _next_pair_sql(
             else "3"
         )
         + base
-        + f" AND pe.graded_count < %s AND EXISTS ({mine} AND j.status = %s)"
+        + f" AND EXISTS ({mine} AND j.status = %s)"
         + " ORDER BY cls, g, rot, k, id LIMIT 1"
     )  # a judge has one judgment per pair: a deferred pair has no final one
     if current_query_id is not None:
         params.append(current_query_id)
-    params += [
-        collection.pk,
-        open_count,
-        judge.pk,
-        Judgment.Status.LATER,
-    ]
+    params += [collection.pk, judge.pk, Judgment.Status.LATER]
     union = " UNION ALL ".join(f"SELECT * FROM ({arm}) a{i}" for i, arm in enumerate(arms))
     sql = f"SELECT c.id FROM ({union}) c ORDER BY c.cls, c.g, c.rot, c.k, c.id LIMIT 1"
     return sql, params
@@ -328,23 +345,13 @@ def _quota_reached(*, judge: Judge, collection: Collection) -> bool:
     """Return whether ``judge`` has judged as many pairs as their quota allows (one query)."""
     if judge.user_id is None:
         return False
-    done = (
-        Judgment.objects.filter(collection=collection, judge_id=judge.pk, status__in=FINAL_STATUSES)
-        .order_by()
-        .values("collection")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    row = (
-        Membership.objects.filter(
-            collection=collection,
-            user_id=judge.user_id,
-            role=Membership.Role.JUDGE,
-            quota__isnull=False,
-        )
-        .annotate(done=Coalesce(Subquery(done, output_field=IntegerField()), Value(0)))
-        .values_list("quota", "done")
-        .first()
+    row = _fetch_one(
+        f"SELECT m.quota, COALESCE(jp.done, 0) FROM {_table(Membership)} m"
+        f" LEFT JOIN {_table(JudgeProgress)} jp"
+        " ON jp.collection_id = m.collection_id AND jp.judge_id = %s"
+        " WHERE m.collection_id = %s AND m.user_id = %s AND m.role = %s"
+        " AND m.quota IS NOT NULL ORDER BY m.id LIMIT 1",
+        [judge.pk, collection.pk, judge.user_id, Membership.Role.JUDGE],
     )
     return row is not None and row[1] >= row[0]
 
@@ -371,7 +378,41 @@ def judgment_of(*, judge: Judge, entry: PoolEntry) -> Judgment | None:
 def previous_entry_id(
     *, judge: Judge, collection: Collection, before: Judgment | None
 ) -> int | None:
-    """Return the pool entry judged just before ``before`` (or the latest, if None)."""
+    """Return the pool entry judged just before ``before`` (or the latest, if None).
+
+    "Judged" is by the judgments' creation time (then id); judgments of pairs no longer
+    pooled are passed over. One query: the judge's judgments newest first (index
+    ``judgment_judge_time``) joined to the pool by pair (``pool_entry_unique_pair``),
+    stopping at the first hit.
+    """
+    quote = connection.ops.quote_name
+    jd, pe = quote(Judgment._meta.db_table), quote(PoolEntry._meta.db_table)
+    sql = (
+        f"SELECT pe.id AS entry_id FROM {jd} j JOIN {pe} pe"
+        " ON pe.query_id = j.query_id AND pe.document_id = j.document_id"
+        " WHERE j.judge_id = %s AND j.collection_id = %s"
+    )
+    params: list[object] = [judge.pk, collection.pk]
+    if before is not None:
+        field = Judgment._meta.get_field("created_at")
+        at = field.get_db_prep_value(before.created_at, connection)
+        sql += " AND (j.created_at < %s OR (j.created_at = %s AND j.id < %s))"
+        params += [at, at, before.pk]
+    sql += " ORDER BY j.created_at DESC, j.id DESC LIMIT 1"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
+def previous_entry_id_reference(
+    *, judge: Judge, collection: Collection, before: Judgment | None
+) -> int | None:
+    """Return :func:`previous_entry_id` by its first definition (a correlated subquery).
+
+    Slow on large collections (it maps every judgment of the judge to its pool entry);
+    kept as the reference the tests compare the fast query with.
+    """
     judgments = Judgment.objects.filter(judge=judge, collection=collection)
     if before is not None:
         judgments = judgments.filter(

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, IntegerField, OuterRef, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db import connection
 
-from .models import Judge, Judgment, PoolEntry, Query
-from .selectors import FINAL_STATUSES, _open_pairs
+from .models import Judge, Judgment, PoolEntry
+from .selectors import FINAL_STATUSES
 
 
 @dataclass(frozen=True)
@@ -23,34 +22,24 @@ def query_progress(*, judge: Judge, entry: PoolEntry, is_final: bool) -> QueryPr
     """Return which pair of its query ``entry`` is for ``judge`` ("3 of 12 for this query").
 
     ``total`` counts the pairs of the query the judge has finally judged plus those still
-    open to them; ``position`` is the number already judged plus one for the card shown
-    (unless the shown pair is itself already judged, as when going back). One SQL query.
+    open to them (``PoolEntry.is_open``, kept with the progress counters); ``position`` is
+    the number already judged plus one for the card shown (unless the shown pair is itself
+    already judged, as when going back). One SQL query (hand-written: see
+    ``judging.selectors._fetch_one``).
     """
-    done = (
-        Judgment.objects.filter(judge=judge, query_id=OuterRef("pk"), status__in=FINAL_STATUSES)
-        .order_by()
-        .values("query_id")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    remaining = (
-        _open_pairs(judge.pk)
-        .filter(query_id=OuterRef("pk"))
-        .order_by()
-        .values("query_id")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    row = (
-        Query.objects.filter(pk=entry.query_id)
-        .annotate(
-            done=Coalesce(Subquery(done, output_field=IntegerField()), Value(0)),
-            remaining=Coalesce(Subquery(remaining, output_field=IntegerField()), Value(0)),
+    final = ", ".join(["%s"] * len(FINAL_STATUSES))
+    jd, pe = (connection.ops.quote_name(m._meta.db_table) for m in (Judgment, PoolEntry))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT (SELECT COUNT(*) FROM {jd} j WHERE j.judge_id = %s AND j.query_id = %s"
+            f" AND j.status IN ({final})) AS done,"
+            f" (SELECT COUNT(*) FROM {pe} pe WHERE pe.query_id = %s AND pe.is_open"
+            f" AND NOT EXISTS (SELECT 1 FROM {jd} j WHERE j.judge_id = %s"
+            " AND j.query_id = pe.query_id AND j.document_id = pe.document_id"
+            f" AND j.status IN ({final}))) AS remaining",
+            [judge.pk, entry.query_id, *FINAL_STATUSES, entry.query_id, judge.pk, *FINAL_STATUSES],
         )
-        .values("done", "remaining")
-        .get()
-    )
-    done, remaining = row["done"], row["remaining"]
+        done, remaining = cursor.fetchone()
     total = done + remaining
     position = done if is_final else done + 1
     return QueryProgress(position=max(1, min(position, total)), total=max(total, 1))

@@ -55,12 +55,22 @@ def llm_judge(name: str = "gpt-test") -> Judge:
 
 
 def pool(coll: Collection, n_queries: int, n_docs: int) -> list[PoolEntry]:
-    """Create ``n_queries`` queries × ``n_docs`` documents, all pooled."""
+    """Create ``n_queries`` queries × ``n_docs`` documents, all pooled (through the service)."""
     queries = [query(coll) for _ in range(n_queries)]
     docs = [document(coll) for _ in range(n_docs)]
-    entries = [
-        PoolEntry(collection=coll, query=q, document=d, source=PoolEntry.Source.MANUAL)
-        for q in queries
-        for d in docs
-    ]
-    return PoolEntry.objects.bulk_create(entries)
+    services.pool_add_ids(
+        collection=coll,
+        pairs=[(q.pk, d.pk) for q in queries for d in docs],
+        source=PoolEntry.Source.MANUAL,
+    )
+    return list(
+        PoolEntry.objects.filter(query__in=queries, document__in=docs).order_by(
+            "query_id", "document_id"
+        )
+    )
+
+
+def pool_entry(coll: Collection, q: Query, d: Document) -> PoolEntry:
+    """Pool one pair through the service (which keeps the progress counters); return it."""
+    services.pool_add_ids(collection=coll, pairs=[(q.pk, d.pk)], source=PoolEntry.Source.MANUAL)
+    return PoolEntry.objects.get(query=q, document=d)

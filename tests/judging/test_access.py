@@ -23,7 +23,7 @@ def world(coll, judge_user):
     for key, collection in (("coll", coll), ("other", other)):
         q = factories.query(collection, "q1")
         d = factories.document(collection, "d1")
-        data[f"{key}_entry"] = PoolEntry.objects.create(collection=collection, query=q, document=d)
+        data[f"{key}_entry"] = factories.pool_entry(collection, q, d)
     stranger = factories.user("stranger")
     factories.member(other, stranger)
     judge = factories.human_judge(judge_user)

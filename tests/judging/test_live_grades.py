@@ -90,7 +90,7 @@ def test_import_is_atomic_and_names_every_bad_line(coll, setup):
 
 def test_import_records_history_and_live_list(coll, setup):
     q, docs, _humans, llm = setup
-    PoolEntry.objects.create(collection=coll, query=q, document=docs[0])
+    factories.pool_entry(coll, q, docs[0])
     services.judgment_record(judge=llm, query=q, document=docs[0], grade=1)
     summary = services.judgments_import(
         collection=coll,

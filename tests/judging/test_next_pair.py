@@ -21,7 +21,7 @@ from django.db.models import (
     When,
 )
 
-from judging import selectors
+from judging import selectors, services_progress
 from judging.models import Document, Judgment, PoolEntry
 from tests import factories
 
@@ -89,6 +89,7 @@ def test_next_pair_equals_the_reference_ordering_as_judging_goes_on(judges_per_p
                 )
             )
     PoolEntry.objects.bulk_create(entries)
+    services_progress.progress_rebuild(collection=coll)  # rows written around the services
     judges = [factories.human_judge(factories.user()) for _ in range(3)]
     steps = 0
     for judge in judges * 8:
@@ -112,5 +113,6 @@ def test_next_pair_equals_the_reference_ordering_as_judging_goes_on(judges_per_p
         )
         if status == Status.GRADED:
             PoolEntry.objects.filter(pk=entry.pk).update(graded_count=F("graded_count") + 1)
+        services_progress.progress_rebuild(collection=coll)
         steps += 1
     assert steps > 10  # the loop really judged, deferred and moved on

@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from judging import selectors_agreement, selectors_pictures, services
-from judging.models import Judgment, Membership, PoolEntry
+from judging.models import Judgment, Membership
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -24,7 +24,7 @@ def world():
     q = factories.query(coll, "q1")
     docs = [factories.document(coll, f"d{i}") for i in range(len(GRADES))]
     for d in docs:
-        PoolEntry.objects.create(collection=coll, query=q, document=d)
+        factories.pool_entry(coll, q, d)
     judges = [factories.human_judge(factories.user(f"j{i}")) for i in (1, 2, 3)]
     for d, (g1, g2) in zip(docs, GRADES, strict=True):
         services.judgment_record(judge=judges[0], query=q, document=d, grade=g1)

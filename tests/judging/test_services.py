@@ -18,7 +18,7 @@ Channel = JudgmentEvent.Channel
 @pytest.fixture
 def pair(coll):
     q, d = factories.query(coll), factories.document(coll)
-    PoolEntry.objects.create(collection=coll, query=q, document=d)
+    factories.pool_entry(coll, q, d)
     return q, d
 
 

@@ -11,6 +11,7 @@ from django.urls import reverse
 from judging import services
 from judging.models import Judgment, JudgmentEvent, Membership, PoolEntry
 from tests import factories
+from tests.html import page_text
 
 pytestmark = pytest.mark.django_db
 Status = Judgment.Status
@@ -45,11 +46,7 @@ def setup(coll, judge_user, client):
         )
         for i in (1, 2, 3)
     ]
-    entries = [
-        PoolEntry.objects.create(collection=coll, query=q, document=d)
-        for q in queries
-        for d in docs
-    ]
+    entries = [factories.pool_entry(coll, q, d) for q in queries for d in docs]
     client.force_login(judge_user)
     return {"coll": coll, "queries": queries, "docs": docs, "entries": entries}
 
@@ -104,7 +101,7 @@ def test_card_is_blind_to_other_judges(client, setup):
         judge=other, query=entry.query, document=entry.document, grade=4, note="SECRET-NOTE"
     )
     response = client.get(pair_url(coll, entry.pk))
-    html = response.content.decode()
+    html = page_text(response)
     assert "SECRET-NOTE" not in html and "otto" not in html
     assert "is-current" not in html and "Your label now" not in html
 
@@ -234,7 +231,7 @@ def test_same_label_again_adds_no_history(client, setup):
 def test_pair_without_content_or_from_other_collection_is_404(client, setup):
     coll = setup["coll"]
     hidden = factories.document(coll, "ghost", has_content=False)
-    entry = PoolEntry.objects.create(collection=coll, query=setup["queries"][0], document=hidden)
+    entry = factories.pool_entry(coll, setup["queries"][0], hidden)
     assert client.get(pair_url(coll, entry.pk)).status_code == 404
     assert client.post(pair_url(coll, entry.pk), {"grade": "1"}).status_code == 404
     assert client.get(pair_url(coll, 999999)).status_code == 404
