@@ -26,6 +26,7 @@ import argparse
 import os
 import platform
 import random
+import re
 import shutil
 import statistics
 import sys
@@ -183,21 +184,21 @@ def _time_judgments(
 ) -> tuple[list[float], list[float]]:
     """Record one judgment per pair; return total times and (if connected) receiver times."""
     from judging import services as judging_services
-    from judging.signals import judgments_changed
+    from judging.signals import judgments_changing
     from metrics import receivers
 
     inner: list[float] = []
 
     def timed_receiver(**kwargs: Any) -> None:
         t0, c0 = time.perf_counter(), time.process_time()
-        receivers.rescore_on_judgments_changed(**kwargs)
+        receivers.rescore_in_transaction(**kwargs)
         inner.append(time.perf_counter() - t0)
         inner_cpu.append(time.process_time() - c0)
         cold.append(not _seen.issuperset(kwargs["query_ids"]))
         _seen.update(kwargs["query_ids"])
 
     if connected:
-        judgments_changed.connect(timed_receiver, dispatch_uid="benchmarks.live.timed")
+        judgments_changing.connect(timed_receiver, dispatch_uid="benchmarks.live.timed")
     totals: list[float] = []
     try:
         for query, document in pairs:
@@ -205,11 +206,11 @@ def _time_judgments(
             t0 = time.perf_counter()
             judging_services.judgment_record(
                 judge=judge, query=query, document=document, grade=grade
-            )  # autocommit: on-commit callbacks (the receiver) run before this returns
+            )  # the receiver rescores inside the judgment's transaction
             totals.append(time.perf_counter() - t0)
     finally:
         if connected:
-            judgments_changed.disconnect(dispatch_uid="benchmarks.live.timed")
+            judgments_changing.disconnect(dispatch_uid="benchmarks.live.timed")
     return totals, inner
 
 
@@ -294,7 +295,7 @@ def run(args: argparse.Namespace) -> str:
     from django.test import override_settings
 
     from judging.models import Collection, Judge, PoolEntry, Query
-    from judging.signals import judgments_changed
+    from judging.signals import judgments_changing
     from metrics import services
     from metrics.models import Run, RunQuery, Team
 
@@ -399,7 +400,7 @@ def run(args: argparse.Namespace) -> str:
         raise SystemExit("not enough unjudged pooled pairs; recreate the database")
     log(f"timing {args.reps} judgments each way against {n_runs} runs")
     load_before = os.getloadavg()[0]
-    original = judgments_changed.disconnect(dispatch_uid="metrics.rescore_on_judgments_changed")
+    original = judgments_changing.disconnect(dispatch_uid="metrics.rescore_in_transaction")
     try:
         warm = pairs[: 2 * args.warmup]
         _time_judgments(collection=collection, judge=human, pairs=warm[::2], connected=False)
@@ -559,8 +560,12 @@ def main(argv: list[str] | None = None) -> None:
     if not args.keep:
         _recreate_database(args.database_url)
     # Persisted docno indexes outlive the run's temporary media (files name their token).
+    # One directory per database: collection ids repeat across benchmark databases, and
+    # writing one collection's index prunes the older files of the same collection id.
+    database = re.sub(r"[^A-Za-z0-9_.-]", "_", args.database_url.rsplit("/", 1)[-1])
     os.environ.setdefault(
-        "GRADED_DOCNO_INDEX_DIR", str(Path(tempfile.gettempdir()) / "graded-bench-docno-index")
+        "GRADED_DOCNO_INDEX_DIR",
+        str(Path(tempfile.gettempdir()) / f"graded-bench-docno-index-{database}"),
     )
     _setup_django(args.database_url)
     print(run(args))

@@ -14,12 +14,12 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from . import live_grades, textpolicy
+from . import live_grades, progress, textpolicy
 from .db import update_rows
 from .models import (
     GRADE_MAX,
@@ -33,10 +33,11 @@ from .models import (
     PoolEntry,
     Query,
 )
-from .signals import judgments_changed
+from .signals import judgments_changed, judgments_changing
 
 Channel = JudgmentEvent.Channel
 Status = Judgment.Status
+FINAL = (Status.GRADED, Status.CANNOT_JUDGE)
 
 
 def _label(judgment: Judgment | None) -> dict[str, Any] | None:
@@ -84,13 +85,19 @@ def _refresh_live_grades(
 
 
 def _bump_version(collection_id: int, query_ids: Iterable[int], *, bulk: bool) -> int:
-    """Increment the collection's judgment-list version and announce it after commit."""
-    Collection.objects.filter(pk=collection_id).update(
-        judgments_version=F("judgments_version") + 1, judgments_changed_at=timezone.now()
-    )
-    version = Collection.objects.filter(pk=collection_id).values_list(
-        "judgments_version", flat=True
-    )[0]
+    """Increment the collection's judgment-list version and announce it after commit.
+
+    Changes that are not bulk must also call :func:`_announce_change` once their live
+    grades are refreshed (the in-transaction announcement).
+    """
+    table = connection.ops.quote_name(Collection._meta.db_table)
+    with connection.cursor() as cursor:  # one round trip: UPDATE ... RETURNING
+        cursor.execute(
+            f"UPDATE {table} SET judgments_version = judgments_version + 1, "
+            f"judgments_changed_at = %s WHERE id = %s RETURNING judgments_version",
+            [timezone.now(), collection_id],
+        )
+        (version,) = cursor.fetchone()
     ids = frozenset(query_ids)
     transaction.on_commit(
         lambda: judgments_changed.send(
@@ -102,6 +109,16 @@ def _bump_version(collection_id: int, query_ids: Iterable[int], *, bulk: bool) -
         )
     )
     return version
+
+
+def _announce_change(collection_id: int, query_ids: Iterable[int], version: int) -> None:
+    """Send ``judgments_changing`` inside the transaction (live grades already refreshed)."""
+    judgments_changing.send(
+        sender=Collection,
+        collection_id=collection_id,
+        query_ids=frozenset(query_ids),
+        version=version,
+    )
 
 
 def _adjust_pool_count(query_id: int, document_id: int, delta: int) -> None:
@@ -223,6 +240,16 @@ def judgment_record(
         after=after,
     )
     _adjust_pool_count(query.pk, document.pk, int(status == Status.GRADED) - int(was_graded))
+    progress.judgment_written(
+        collection_id=query.collection_id,
+        judge_id=judge.pk,
+        query_id=query.pk,
+        document_id=document.pk,
+        was_final=existing is not None and before["status"] in FINAL,
+        is_final=status in FINAL,
+        grades_changed=(was_graded, before["grade"] if before else None)
+        != (status == Status.GRADED, grade),
+    )
     version = _bump_version(query.collection_id, [query.pk], bulk=False)
     if was_graded or status == Status.GRADED:
         _refresh_live_grades(
@@ -232,6 +259,7 @@ def judgment_record(
             query_ids=[query.pk],
             document_id=document.pk,
         )
+    _announce_change(query.collection_id, [query.pk], version)
     return judgment
 
 
@@ -258,6 +286,15 @@ def judgment_delete(
     query_id, document_id = judgment.query_id, judgment.document_id
     was_graded = judgment.status == Status.GRADED
     judgment.delete()
+    progress.judgment_written(
+        collection_id=judgment.collection_id,
+        judge_id=judgment.judge_id,
+        query_id=query_id,
+        document_id=document_id,
+        was_final=judgment.status in FINAL,
+        is_final=False,
+        grades_changed=was_graded,
+    )
     version = _bump_version(judgment.collection_id, [query_id], bulk=False)
     if was_graded:
         _refresh_live_grades(
@@ -267,6 +304,7 @@ def judgment_delete(
             query_ids=[query_id],
             document_id=document_id,
         )
+    _announce_change(judgment.collection_id, [query_id], version)
 
 
 @dataclass(frozen=True)
@@ -370,6 +408,7 @@ def pool_add_ids(*, collection: Collection, pairs: Iterable[tuple[int, int]], so
             .annotate(n=Count("pk"))
         )
         graded.update(((q, d), n) for q, d, n in rows)
+    opened = progress.entries_open(collection_id=collection.pk, pairs=new, graded=graded)
     PoolEntry.objects.bulk_create(
         [
             PoolEntry(
@@ -378,11 +417,13 @@ def pool_add_ids(*, collection: Collection, pairs: Iterable[tuple[int, int]], so
                 document_id=d,
                 source=source,
                 graded_count=graded.get((q, d), 0),
+                is_open=(q, d) in opened,
             )
             for q, d in new
         ],
         batch_size=1000,
     )
+    progress.entries_added(collection_id=collection.pk, opened=opened)
     return len(new)
 
 
@@ -516,6 +557,7 @@ def judgments_import(
     created: list[Judgment] = []
     changed: list[Judgment] = []
     events: list[JudgmentEvent] = []
+    finality: list[progress.Change] = []
     for row, query_id, document_id, grade, seconds in labels:
         judgment = existing.get((query_id, document_id))
         before = _label(judgment)
@@ -529,6 +571,15 @@ def judgments_import(
         if before == after:
             continue
         (created if before is None else changed).append(judgment)
+        finality.append(
+            progress.Change(
+                judge_id=judge.pk,
+                query_id=query_id,
+                document_id=document_id,
+                was_final=before is not None and before["status"] in FINAL,
+                is_final=row.status in FINAL,
+            )
+        )
         events.append(
             JudgmentEvent(
                 judgment=judgment,
@@ -557,6 +608,7 @@ def judgments_import(
     version = collection.judgments_version
     if touched:
         _recount_pool(collection.pk, touched)
+        progress.judgments_written(collection_id=collection.pk, changes=finality, query_ids=touched)
         version = _bump_version(collection.pk, touched, bulk=True)
         _refresh_live_grades(
             collection_id=collection.pk,
@@ -688,6 +740,7 @@ def documents_import(*, collection: Collection, rows: Sequence[DocumentRow]) -> 
         raise ValidationError(errors)
     wanted = [row.external_id.strip() for row in rows]
     existing = {d.external_id: d for d in collection.documents.filter(external_id__in=wanted)}
+    without_content = {d.pk for d in existing.values() if not d.has_content}
     created, updated = [], []
     for row in rows:
         fields = {
@@ -708,4 +761,8 @@ def documents_import(*, collection: Collection, rows: Sequence[DocumentRow]) -> 
             updated.append(document)
     Document.objects.bulk_create(created, batch_size=1000)
     update_rows(updated, ["title", "body", "url", "extra", "has_content"])
+    got_content = [d.pk for d in updated if d.pk in without_content]
+    if got_content:  # their pool pairs are judgeable now
+        _lock_collection(collection.pk)
+        progress.refresh(collection_id=collection.pk, document_ids=got_content)
     return UpsertSummary(created=len(created), updated=len(updated))

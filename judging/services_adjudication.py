@@ -14,7 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from . import aggregation
+from . import aggregation, progress
 from .models import (
     GRADE_MAX,
     GRADE_MIN,
@@ -29,6 +29,7 @@ from .models import (
     Query,
 )
 from .services import (
+    _announce_change,
     _bump_version,
     _label,
     _lock_collection,
@@ -85,6 +86,7 @@ def _refresh_pair(collection_id: int, policy_name: str, query_id: int, document_
         query_ids=[query_id],
         document_id=document_id,
     )
+    _announce_change(collection_id, [query_id], version)
     return version
 
 
@@ -229,6 +231,8 @@ def aggregation_settings_update(
             fields.append(name)
     if fields:
         locked.save(update_fields=fields)
+        if {"judges_per_pair", "max_judges_per_pair", "disagreement_spread"} & set(fields):
+            progress.rebuild(collection_id=collection.pk)  # which pairs are open changed
     if aggregation_policy is None or aggregation_policy == previous:
         return None
     Collection.objects.filter(pk=collection.pk).update(aggregation_policy=aggregation_policy)
@@ -284,6 +288,20 @@ def judge_labels_remove(
     Judgment.objects.filter(pk__in=[j.pk for j in judgments]).delete()
     touched = {j.query_id for j in judgments}
     _recount_pool(collection.pk, touched)
+    progress.judgments_written(
+        collection_id=collection.pk,
+        changes=[
+            progress.Change(
+                judge_id=judge.pk,
+                query_id=j.query_id,
+                document_id=j.document_id,
+                was_final=j.status in progress.FINAL,
+                is_final=False,
+            )
+            for j in judgments
+        ],
+        query_ids=touched,
+    )
     version = _bump_version(collection.pk, touched, bulk=True)
     _refresh_live_grades(
         collection_id=collection.pk, policy_name=policy_name, version=version, query_ids=touched

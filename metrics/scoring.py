@@ -77,16 +77,30 @@ def live_grades_by_query(
     rows = list(rows)
     width = len(rows[0]) if rows else 3
     data = np.array(rows, dtype=np.float64).reshape(-1, width)
-    if not len(data):
+    return live_grades_from_columns(
+        data[:, 0].astype(np.int64),
+        data[:, 1].astype(np.int64),
+        data[:, 2],
+        data[:, 3] if width > 3 else None,
+    )
+
+
+def live_grades_from_columns(
+    query_ids: np.ndarray,
+    document_ids: np.ndarray,
+    grades: np.ndarray,
+    abstain: np.ndarray | None,
+) -> dict[int, QueryGrades]:
+    """Group columns sorted by query then document (NaN: no abstention probability)."""
+    if not len(query_ids):
         return {}
-    query_ids = data[:, 0].astype(np.int64)
     starts = np.flatnonzero(np.r_[True, query_ids[1:] != query_ids[:-1]])
-    ends = np.r_[starts[1:], len(data)]
+    ends = np.r_[starts[1:], len(query_ids)]
     return {
         int(query_ids[s]): QueryGrades(
-            document_ids=data[s:e, 1].astype(np.int64),
-            grades=data[s:e, 2].copy(),
-            abstain=data[s:e, 3].copy() if width > 3 else None,
+            document_ids=np.array(document_ids[s:e], dtype=np.int64),
+            grades=np.array(grades[s:e], dtype=np.float64),
+            abstain=None if abstain is None else np.array(abstain[s:e], dtype=np.float64),
         )
         for s, e in zip(starts, ends, strict=True)
     }

@@ -9,31 +9,26 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 import numpy as np
-import psycopg
 import pyarrow as pa
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Model
 from django.utils import timezone
 
 from judging import services as judging_services
-from judging.db import update_rows
 from judging.models import Collection, Document, LiveGrade, Membership, PoolEntry
 from judging.textpolicy import MAX_ERRORS, cap_errors, echo, loads_json
 
-from . import docno_index, scoring
+from . import docno_index, live_rescore, scoring
 from .models import RANKING_DTYPE, Run, RunQuery, Team
+from .sqlrows import as_dict, fetch, live_grade_columns, write_rows, write_scores
 
 
 @dataclass
@@ -268,6 +263,12 @@ def _live_grades(
 
     Each pair comes with its aggregated abstention probability (for UDCG).
     """
+    if query_ids is None:
+        columns = live_grade_columns(
+            connection.ops.quote_name(LiveGrade._meta.db_table), collection_id
+        )
+        if columns is not None:
+            return scoring.live_grades_from_columns(*columns)
     live = LiveGrade.objects.filter(collection_id=collection_id)
     if query_ids is not None:
         live = live.filter(query_id__in=list(query_ids))
@@ -303,10 +304,15 @@ def pool_from_run(*, run: Run, depth: int, rankings: Iterable[RunQuery] | None =
     # Only the live grades of the candidate documents: ~10k rows, not the whole list.
     wanted = np.unique(documents).tolist()
     judged: list[tuple[int, int]] = []
-    live = LiveGrade.objects.filter(collection_id=run.collection_id)
-    for start in range(0, len(wanted), _IN_CHUNK):
-        chunk = wanted[start : start + _IN_CHUNK]
-        judged += live.filter(document_id__in=chunk).values_list("query_id", "document_id")
+    table = connection.ops.quote_name(LiveGrade._meta.db_table)
+    sql = f"SELECT query_id, document_id FROM {table} WHERE collection_id = %s AND "
+    if connection.vendor == "postgresql":  # one array parameter, not 10,000 to prepare
+        judged = fetch(sql + "document_id = ANY(%s)", [run.collection_id, wanted])
+    else:
+        for start in range(0, len(wanted), _IN_CHUNK):
+            chunk = wanted[start : start + _IN_CHUNK]
+            marks = ", ".join(["%s"] * len(chunk))
+            judged += fetch(sql + f"document_id IN ({marks})", [run.collection_id, *chunk])
     judged_keys = np.array([q * stride + d for q, d in judged], dtype=np.int64)
     fresh = ~np.isin(keys, judged_keys)
     candidates = set(zip(queries[fresh].tolist(), documents[fresh].tolist(), strict=True))
@@ -332,6 +338,14 @@ def runs_score(
     Takes the collection's row lock, so the live list and its version are read consistently
     and an older rescore can never overwrite a newer one.
     """
+    if new_rows is None and query_ids is not None:
+        few = sorted(set(query_ids))
+        if 0 < len(few) <= live_rescore.MAX_QUERIES:  # one judgment: the fast path
+            return live_rescore.rescore(
+                collection_id=collection.pk,
+                query_ids=few,
+                run_ids=None if run_ids is None else list(run_ids),
+            )
     locked = (
         Collection.objects.select_for_update()
         .filter(pk=collection.pk)
@@ -397,7 +411,7 @@ def runs_score(
     if new_rows is not None:
         _insert_rankings(rows)
     else:
-        _write_scores(rows, changed, version)
+        write_scores(rows, changed, version)
     now = timezone.now()
     updated = []
     touched = {row.run_id for row, c in zip(rows, changed, strict=True) if c}
@@ -418,7 +432,7 @@ def runs_score(
         }
         run.scored_version, run.scored_at, run.status = version, now, Run.Status.SCORED
         updated.append(run)
-    _write_rows(Run, updated, ["score_sums", "scores", "scored_version", "scored_at", "status"])
+    write_rows(Run, updated, ["score_sums", "scores", "scored_version", "scored_at", "status"])
     if untouched:
         Run.objects.filter(pk__in=untouched).update(scored_version=version, scored_at=now)
     return version
@@ -463,192 +477,25 @@ class _Ranking:
     version: int = 0
 
 
-RANKING_CACHE_BYTES = 64 * 1024 * 1024  # rankings a process keeps for rescoring
-RANKING_CACHE_MAX_QUERIES = 4  # rescores of more queries at once read rankings directly
-
-# query_id -> {RunQuery pk: (run_id, run submitted_at, ranking bytes)}; least recent first.
-_ranking_cache: OrderedDict[int, dict[int, tuple[int, datetime | None, bytes]]] = OrderedDict()
-_ranking_cache_bytes = 0
-_ranking_cache_lock = threading.Lock()
-
-
-def _cached_rankings(query_ids: Sequence[int]) -> dict[int, tuple[int, datetime | None, bytes]]:
-    """Return the cached rankings of ``query_ids`` by RunQuery pk (and mark them recent)."""
-    found: dict[int, tuple[int, datetime | None, bytes]] = {}
-    with _ranking_cache_lock:
-        for q in query_ids:
-            entry = _ranking_cache.get(q)
-            if entry is not None:
-                _ranking_cache.move_to_end(q)
-                found.update(entry)
-    return found
-
-
-def _cache_rankings(rows: Sequence[_Ranking], runs: dict[int, Run]) -> None:
-    """Keep the rankings of these rows (whole queries), evicting the least recent queries."""
-    global _ranking_cache_bytes
-    by_query: dict[int, dict[int, tuple[int, datetime | None, bytes]]] = {}
-    for row in rows:
-        by_query.setdefault(row.query_id, {})[row.pk] = (
-            row.run_id,
-            runs[row.run_id].submitted_at,
-            row.ranking,
-        )
-    with _ranking_cache_lock:
-        for query_id, entry in by_query.items():
-            old = _ranking_cache.pop(query_id, None)
-            if old is not None:
-                _ranking_cache_bytes -= sum(len(v[2]) for v in old.values())
-            _ranking_cache[query_id] = entry
-            _ranking_cache_bytes += sum(len(v[2]) for v in entry.values())
-        while _ranking_cache and _ranking_cache_bytes > RANKING_CACHE_BYTES:
-            _, evicted = _ranking_cache.popitem(last=False)
-            _ranking_cache_bytes -= sum(len(v[2]) for v in evicted.values())
-
-
-def _fetch(sql: str, params: Sequence[Any]) -> list[tuple]:
-    """Run a read; binary results on PostgreSQL (rankings arrive as bytes, not hex text)."""
-    if connection.vendor == "postgresql":
-        connection.ensure_connection()
-        with psycopg.Cursor(connection.connection) as cursor:
-            cursor.execute(sql, params, binary=True)
-            return cursor.fetchall()
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
-
-
 def _read_rankings(runs: dict[int, Run], query_ids: Sequence[int] | None) -> list[_Ranking]:
     """Read the stored rankings of ``runs`` (of ``query_ids`` only, if given).
 
-    A raw fetch: building a hundred model instances (and their JSON) costs more than the
-    query itself when one judgment rescores every run. Rankings never change after
-    submission, so when few queries are rescored (one judgment) the rankings of recently
-    rescored queries come from a per-process cache: only the row ids and old scores are
-    read, and the ranking bytes only of rows not cached (a new run). A cached ranking is
-    used only for the same row of the same run submitted at the same time, so a deleted
-    and re-submitted run (SQLite may reuse its ids) is never served a stale ranking.
+    A raw fetch: building a thousand model instances (and their JSON) costs more than the
+    query itself. One judgment's rescoring takes :mod:`metrics.live_rescore` instead, which
+    keeps recently rescored queries' rankings prepared in memory.
     """
     rows = RunQuery.objects.filter(run_id__in=list(runs))
-    use_cache = query_ids is not None and len(query_ids) <= RANKING_CACHE_MAX_QUERIES
     if query_ids is not None:
         rows = rows.filter(query_id__in=list(query_ids))
-    columns = ["pk", "run_id", "query_id", "retrieved", "scores"]
-    if not use_cache:
-        columns.insert(3, "ranking")
-    sql, params = rows.order_by().values_list(*columns).query.sql_with_params()
-    fetched = _fetch(sql, params)
-    if not use_cache:
-        return [
-            _Ranking(pk, run_id, query_id, bytes(ranking), retrieved, _json(scores))
-            for pk, run_id, query_id, ranking, retrieved, scores in fetched
-        ]
-    cached = _cached_rankings(query_ids)
-    out: list[_Ranking] = []
-    missing: list[_Ranking] = []
-    for pk, run_id, query_id, retrieved, scores in fetched:
-        hit = cached.get(pk)
-        valid = hit is not None and hit[0] == run_id and hit[1] == runs[run_id].submitted_at
-        row = _Ranking(pk, run_id, query_id, hit[2] if valid else b"", retrieved, _json(scores))
-        out.append(row)
-        if not valid:
-            missing.append(row)
-    if missing:
-        sql, params = (
-            RunQuery.objects.filter(pk__in=[r.pk for r in missing])
-            .order_by()
-            .values_list("pk", "ranking")
-            .query.sql_with_params()
-        )
-        rankings = {pk: bytes(ranking) for pk, ranking in _fetch(sql, params)}
-        for row in missing:
-            row.ranking = rankings[row.pk]
-    if missing or len(cached) != len(out):
-        _cache_rankings(out, runs)
-    return out
-
-
-def _json(value: Any) -> dict[str, Any]:
-    """Return a JSON column's value as a dict (SQLite hands back text)."""
-    return json.loads(value) if isinstance(value, str) else (value or {})
-
-
-def _write_scores(rows: Sequence[Any], changed: Sequence[bool], version: int) -> None:
-    """Record ``version`` on every rescored row, and new scores on the changed ones only.
-
-    On PostgreSQL one statement: the unchanged rows carry no scores (JSON null keeps the
-    stored value). Neither column is indexed, so with the table's fillfactor the updates
-    are HOT (no index entries written).
-    """
-    if not rows:
-        return
-    if connection.vendor != "postgresql":
-        update_rows(
-            [
-                RunQuery(pk=r.pk, scores=r.scores, version=version)
-                for r, c in zip(rows, changed, strict=True)
-                if c
-            ],
-            ["scores", "version"],
-        )
-        same = [r.pk for r, c in zip(rows, changed, strict=True) if not c]
-        if same:
-            RunQuery.objects.filter(pk__in=same).update(version=version)
-        return
-    quote = connection.ops.quote_name
-    table = quote(RunQuery._meta.db_table)
-    records = [
-        {"pk": r.pk, "s": r.scores if c else None} for r, c in zip(rows, changed, strict=True)
+    sql, params = (
+        rows.order_by()
+        .values_list("pk", "run_id", "query_id", "ranking", "retrieved", "scores")
+        .query.sql_with_params()
+    )
+    return [
+        _Ranking(pk, run_id, query_id, bytes(ranking), retrieved, as_dict(scores))
+        for pk, run_id, query_id, ranking, retrieved, scores in fetch(sql, params)
     ]
-    sql = (
-        f"UPDATE {table} AS t SET scores = COALESCE(v.s, t.scores), version = %s "
-        f"FROM jsonb_to_recordset(%s::jsonb) AS v(pk bigint, s jsonb) WHERE t.id = v.pk"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [version, json.dumps(records, allow_nan=False)])
-
-
-def _write_rows(model: type[Model], objs: Sequence[Any], fields: Sequence[str]) -> None:
-    """Write ``fields`` of saved rows of ``model``; on PostgreSQL in one statement.
-
-    The rows travel as one JSON parameter expanded by ``jsonb_to_recordset``: a hundred rows
-    cost one round trip, one plan and one parameter to quote, several times cheaper than a
-    pipelined prepared UPDATE per row (``judging.db.update_rows``, used elsewhere). ``objs``
-    are model instances or objects with the same attributes (``pk`` and ``fields``).
-    """
-    if not objs:
-        return
-    if connection.vendor != "postgresql":
-        update_rows(
-            [
-                o if isinstance(o, model) else model(pk=o.pk, **{f: getattr(o, f) for f in fields})
-                for o in objs
-            ],
-            fields,
-        )
-        return
-    meta = model._meta
-    columns = [meta.get_field(name) for name in fields]
-    quote = connection.ops.quote_name
-    names = [f"c{i}" for i in range(len(columns))]
-    assignments = ", ".join(
-        f"{quote(f.column)} = v.{n}" for f, n in zip(columns, names, strict=True)
-    )
-    types = ", ".join(f"{n} {f.db_type(connection)}" for f, n in zip(columns, names, strict=True))
-    sql = (
-        f"UPDATE {quote(meta.db_table)} AS t SET {assignments} "
-        f"FROM jsonb_to_recordset(%s::jsonb) AS v(pk bigint, {types}) "
-        f"WHERE t.{quote(meta.pk.column)} = v.pk"
-    )
-    records = []
-    for obj in objs:
-        record: dict[str, Any] = {"pk": obj.pk}
-        for f, n in zip(columns, names, strict=True):
-            value = getattr(obj, f.attname)
-            record[n] = value.isoformat() if isinstance(value, datetime) else value
-        records.append(record)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [json.dumps(records, allow_nan=False)])
 
 
 def _finite(value: float) -> float | None:
@@ -658,9 +505,16 @@ def _finite(value: float) -> float | None:
 
 
 def runs_rescore_after_change(*, collection_id: int, query_ids: Iterable[int]) -> None:
-    """Rescore every run of the collection for the given queries (signal receiver's work)."""
-    if Run.objects.filter(collection_id=collection_id).exists():
-        runs_score(collection=Collection(pk=collection_id), query_ids=query_ids)
+    """Rescore every run of the collection for the given queries (signal receiver's work).
+
+    Inside the judgment's transaction a few queries take :func:`live_rescore.rescore`
+    directly (no savepoint; a collection without runs costs two short reads).
+    """
+    few = sorted(set(query_ids))
+    if transaction.get_connection().in_atomic_block and 0 < len(few) <= live_rescore.MAX_QUERIES:
+        live_rescore.rescore(collection_id=collection_id, query_ids=few)
+    elif Run.objects.filter(collection_id=collection_id).exists():
+        runs_score(collection=Collection(pk=collection_id), query_ids=few)
 
 
 @transaction.atomic

@@ -49,13 +49,26 @@ def test_coordinator_lists_every_run_newest_first(world, api, runs):
     assert [r["tag"] for r in body["results"]] == ["beta-dense", "alpha-bm25"]
 
 
-def test_run_turns_stale_when_the_judgment_list_changes(world, api, runs):
+def test_run_turns_stale_when_the_judgment_list_changes_in_bulk(world, api, runs):
+    # Bulk changes are rescored in the background after commit (never, in this test).
+    judging_services.judgments_import(
+        collection=world.coll,
+        judge=world.users["cora"].judge,
+        rows=[judging_services.JudgmentRow(1, "q2", "d6", grade=4)],
+    )
+    item = api("alice").get(run_detail(world, runs["alpha"])).json()
+    assert item["stale"] is True
+
+
+def test_one_judgment_leaves_no_run_stale(world, api, runs):
     judge = world.users["cora"].judge
     judging_services.judgment_record(
         judge=judge, query=world.queries["q2"], document=world.docs["d6"], grade=4
     )
     item = api("alice").get(run_detail(world, runs["alpha"])).json()
-    assert item["stale"] is True
+    world.coll.refresh_from_db()
+    assert item["stale"] is False
+    assert item["scored_version"] == world.coll.judgments_version
 
 
 def test_scores_per_query(world, api, runs):
