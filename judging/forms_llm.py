@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from django import forms
 
-from .llm.parse import compile_pattern
-from .llm.prompt import TemplateError, check_template
+from . import services_judges
 from .models import Judge
-
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class LLMJobForm(forms.Form):
@@ -69,52 +65,34 @@ class _JSONField(forms.CharField):
 
 
 class LLMConfigChecks:
-    """Field checks of an LLM judge's configuration, shared by the page and the admin."""
+    """The LLM configuration checks of :mod:`judging.services_judges`, on a form.
+
+    Shared by the configuration page and the admin, so that they report every problem in
+    one round with the service's messages (and the REST API's).
+    """
 
     cleaned_data: dict[str, Any]
 
     def full_clean(self) -> None:
         """Validate; a refused ``api_key_env`` is not shown back (it may be a pasted key)."""
         super().full_clean()  # type: ignore[misc]
+        self.forget_refused_key()
+
+    def forget_refused_key(self) -> None:
+        """Blank a refused ``api_key_env`` in the bound data, so the page never echoes it."""
         name = self.add_prefix("api_key_env")  # type: ignore[attr-defined]
         if "api_key_env" in self.errors and name in self.data:  # type: ignore[attr-defined]
             self.data = self.data.copy()  # type: ignore[attr-defined]
             self.data[name] = ""
 
-    def clean_api_key_env(self) -> str:
-        """Accept only a variable name (never echo what was typed: it may be a key)."""
-        value = self.cleaned_data["api_key_env"].strip()
-        if value and not _ENV_NAME.match(value):
-            raise forms.ValidationError(
-                "Give the NAME of an environment variable (letters, digits, _), never the key."
-            )
-        return value
-
-    def clean_prompt_template(self) -> str:
-        """Refuse unknown placeholders, naming them."""
-        value = self.cleaned_data["prompt_template"]
-        try:
-            check_template(value)
-        except TemplateError as exc:
-            raise forms.ValidationError(str(exc)) from None
-        return value
-
-    def clean_answer_pattern(self) -> str:
-        """Check the pattern compiles with at most one group."""
-        value = self.cleaned_data["answer_pattern"]
-        if value:
-            try:
-                compile_pattern(value)
-            except ValueError as exc:
-                raise forms.ValidationError(str(exc)) from None
-        return value
-
-    def clean_endpoint(self) -> str:
-        """Accept http(s) base URLs."""
-        value = self.cleaned_data["endpoint"].strip()
-        if value and not value.lower().startswith(("http://", "https://")):
-            raise forms.ValidationError("Give an http:// or https:// base URL.")
-        return value.rstrip("/")
+    def clean(self) -> dict[str, Any]:
+        """Add the service's problems per field; normalise what it normalises."""
+        data = super().clean()  # type: ignore[misc]
+        for name, messages in services_judges.llm_config_errors(data).items():
+            for message in messages:
+                self.add_error(name, message)  # type: ignore[attr-defined]
+        data.update(services_judges.llm_config_normalised(data))
+        return data
 
 
 class LLMJudgeForm(LLMConfigChecks, forms.ModelForm):
@@ -148,19 +126,9 @@ class LLMJudgeForm(LLMConfigChecks, forms.ModelForm):
             "prompt_template": forms.Textarea(attrs={"rows": 14, "spellcheck": "false"}),
         }
 
-    def clean(self) -> dict[str, Any]:
-        """Check the mapping covers the native scale with grades 0–4."""
-        data = super().clean()
-        native = [str(x) for x in data.get("native_scale") or []]
-        mapping = data.get("scale_mapping") or {}
-        if "native_scale" in data:
-            data["native_scale"] = native
-        bad = [k for k, v in mapping.items() if not isinstance(v, int) or not 0 <= v <= 4]
-        if bad:
-            self.add_error("scale_mapping", f"Map every label to a grade 0–4: {', '.join(bad)}.")
-        elif native and mapping and set(native) != set(mapping):
-            self.add_error("scale_mapping", "Map exactly the labels of the native scale.")
-        return data
+    def save(self, commit: bool = True) -> Judge:
+        """Refuse: the configuration is written by ``services_judges.llm_judge_update``."""
+        raise NotImplementedError("Save through judging.services_judges.llm_judge_update().")
 
 
 class JudgeAdminForm(LLMConfigChecks, forms.ModelForm):

@@ -421,3 +421,18 @@ def collection_create(
     collection.save()
     services.membership_grant(collection=collection, user=creator, role=Membership.Role.COORDINATOR)
     return collection
+
+
+@transaction.atomic
+def collection_get_or_create(*, slug: str, name: str) -> tuple[Collection, bool]:
+    """Return the collection ``slug`` and whether it was created (named ``name``) now.
+
+    A new collection is checked like any other; raises ``ValidationError`` naming the field.
+    """
+    existing = Collection.objects.filter(slug=slug).first()
+    if existing is not None:
+        return existing, False
+    collection = Collection(slug=slug, name=name)
+    collection.full_clean()
+    collection.save()
+    return collection, True

@@ -253,9 +253,20 @@ def llm_job_create(
     )
 
 
-def llm_job_set_status(*, job: LLMJob, status: str, error: str = "") -> None:
-    """Move a job to ``status`` (stamping start or end times)."""
+def llm_job_set_status(
+    *,
+    job: LLMJob,
+    status: str,
+    error: str = "",
+    total: int | None = None,
+    skipped: int | None = None,
+) -> None:
+    """Move a job to ``status`` (stamping start or end times), with its pair counts if given."""
     fields: dict = {"status": status}
+    if total is not None:
+        fields["total"] = total
+    if skipped is not None:
+        fields["skipped"] = skipped
     if status == LLMJob.Status.RUNNING:
         fields["started_at"] = timezone.now()
     if status in (LLMJob.Status.DONE, LLMJob.Status.FAILED):

@@ -6,13 +6,9 @@ render. The download shares :func:`judging.downloads.export_response` with the R
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.core.files.uploadedfile import UploadedFile
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -20,13 +16,11 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from config.http import see_other
 
-from . import downloads, exports, selectors, services_lists
+from . import downloads, exports, selectors, services_files, services_lists
 from .api.selectors import is_coordinator_anywhere
-from .formats import collections as collection_formats
-from .formats import judgments as judgment_formats
 from .forms import add_service_errors
 from .forms_lists import CollectionCreateForm, CollectionImportForm
-from .models import JudgmentEvent, Membership
+from .models import Membership
 
 Role = Membership.Role
 
@@ -70,13 +64,18 @@ def collection_create(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _format(upload: UploadedFile, chosen: str, guess: Callable[[str, bytes], str]) -> str:
-    """Return the chosen format, or the one the file's name and first bytes suggest."""
-    if chosen:
-        return chosen
-    head = upload.read(4096)
-    upload.seek(0)
-    return guess(upload.name or "", head)
+def _import_report(done: services_files.FilesImported) -> list[str]:
+    """Return one line per imported file, for the success message."""
+    report = []
+    for name, content in (("topics", done.topics), ("documents", done.documents)):
+        if content is not None:
+            report.append(f"{name}: {content.created} new, {content.updated} updated")
+    if done.judgments is not None:
+        report.append(
+            f"judgments: {done.judgments.created} new, {done.judgments.changed} changed, "
+            f"{done.judgments.unchanged} unchanged"
+        )
+    return report
 
 
 @login_required
@@ -89,51 +88,21 @@ def collection_import(request: HttpRequest, slug: str) -> HttpResponse:
     form = CollectionImportForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        report: list[str] = []
+        files = services_files.CollectionFiles(
+            topics=data["topics"],
+            topics_format=data["topics_format"],
+            documents=data["documents"],
+            documents_format=data["documents_format"],
+            judgments=data["judgments"],
+            judgments_format=data["judgments_format"],
+            judge_name=data["judge_name"],
+            judge_kind=data["judge_kind"],
+            scale=data["scale"],
+        )
         try:
-            with transaction.atomic():
-                if data["topics"]:
-                    fmt = _format(
-                        data["topics"],
-                        data["topics_format"],
-                        collection_formats.guess_topic_format,
-                    )
-                    done = services_lists.topics_import(
-                        collection=collection, source=data["topics"], format=fmt
-                    )
-                    report.append(f"topics: {done.created} new, {done.updated} updated")
-                if data["documents"]:
-                    fmt = _format(
-                        data["documents"],
-                        data["documents_format"],
-                        collection_formats.guess_document_format,
-                    )
-                    done = services_lists.documents_import(
-                        collection=collection, source=data["documents"], format=fmt
-                    )
-                    report.append(f"documents: {done.created} new, {done.updated} updated")
-                if data["judgments"]:
-                    judge = services_lists.judge_for_import(
-                        name=data["judge_name"], kind=data["judge_kind"]
-                    )
-                    fmt = data["judgments_format"] or judgment_formats.guess_format(
-                        data["judgments"].name or ""
-                    )
-                    summary = services_lists.judgment_list_import(
-                        collection=collection,
-                        judge=judge,
-                        source=data["judgments"],
-                        format=fmt,
-                        scale=data["scale"],
-                        actor=request.user,
-                        channel=JudgmentEvent.Channel.IMPORT,
-                    )
-                    report.append(
-                        f"judgments: {summary.created} new, {summary.changed} changed, "
-                        f"{summary.unchanged} unchanged"
-                    )
-                if data["dry_run"]:
-                    transaction.set_rollback(True)
+            done = services_files.collection_files_import(
+                collection=collection, files=files, actor=request.user, dry_run=data["dry_run"]
+            )
         except services_lists.ImportRefused as refused:
             for message in refused.problems.messages():
                 form.add_error(None, message)
@@ -141,7 +110,7 @@ def collection_import(request: HttpRequest, slug: str) -> HttpResponse:
             add_service_errors(form, error)
         else:
             prefix = "Dry run, nothing written — would import " if data["dry_run"] else "Imported "
-            messages.success(request, prefix + "; ".join(report) + ".")
+            messages.success(request, prefix + "; ".join(_import_report(done)) + ".")
             return see_other(reverse("judging:collection_import", args=[collection.slug]))
     return render(
         request,

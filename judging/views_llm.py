@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
+from django.forms.models import model_to_dict
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
@@ -12,7 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from config.http import see_other
 
-from . import selectors, selectors_llm, services_llm
+from . import selectors, selectors_llm, services_judges, services_llm
 from .forms import add_service_errors
 from .forms_llm import LLMJobForm, LLMJudgeForm
 from .models import Judge, Membership
@@ -79,11 +80,19 @@ def llm_judge_update(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """Let a coordinator configure how Graded calls an LLM judge."""
     collection = selectors.collection_for_member(user=request.user, slug=slug, roles=COORDINATOR)
     judge = get_object_or_404(Judge, pk=pk, kind=Judge.Kind.LLM, collections=collection)
-    form = LLMJudgeForm(request.POST or None, instance=judge)
+    form = LLMJudgeForm(
+        request.POST or None, initial=model_to_dict(judge, LLMJudgeForm.Meta.fields)
+    )
     if request.method == "POST" and form.is_valid():
-        form.save()
-        messages.success(request, f"Saved the LLM judge {judge.name}.")
-        return see_other(reverse("judging:llmjob_create", args=[collection.slug]))
+        config = services_judges.LLMJudgeConfig.of(judge).with_changes(form.cleaned_data)
+        try:
+            services_judges.llm_judge_update(judge=judge, config=config)
+        except ValidationError as error:
+            add_service_errors(form, error)
+            form.forget_refused_key()
+        else:
+            messages.success(request, f"Saved the LLM judge {judge.name}.")
+            return see_other(reverse("judging:llmjob_create", args=[collection.slug]))
     return render(
         request,
         "judging/judge_update.html",

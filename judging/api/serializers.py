@@ -4,20 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from .. import textpolicy
-from ..llm.parse import compile_pattern
-from ..llm.prompt import (
-    DEFAULT_NATIVE_SCALE,
-    DEFAULT_SCALE_MAPPING,
-    DEFAULT_SYSTEM_PROMPT,
-    DEFAULT_TEMPLATE,
-    TemplateError,
-    check_template,
-)
+from .. import services_judges, textpolicy
 from ..models import (
     GRADE_MAX,
     GRADE_MIN,
@@ -128,7 +118,11 @@ class CoordinatedCollectionsField(serializers.SlugRelatedField):
 
 
 class JudgeSerializer(serializers.ModelSerializer):
-    """A judge; registering one creates an LLM judge (human judges come with their users)."""
+    """A judge; registering one creates an LLM judge (human judges come with their users).
+
+    The serializer reads the request's shapes; what makes a configuration acceptable is
+    checked by :func:`judging.services_judges.llm_judge_create`, as on the page.
+    """
 
     collections = CoordinatedCollectionsField(
         many=True,
@@ -165,17 +159,14 @@ class JudgeSerializer(serializers.ModelSerializer):
         read_only_fields = ["id", "kind", "created_at"]
         extra_kwargs = {
             "model": {"allow_blank": False, "required": True},
-            "api_key_env": {
-                "validators": [
-                    RegexValidator(
-                        r"^[A-Za-z_][A-Za-z0-9_]*$",
-                        "Give the NAME of an environment variable (letters, digits, _), "
-                        "never the key itself.",
-                    )
-                ]
+            "max_attempts": {
+                "min_value": services_judges.MAX_ATTEMPTS[0],
+                "max_value": services_judges.MAX_ATTEMPTS[1],
             },
-            "max_attempts": {"min_value": 1, "max_value": 20},
-            "timeout_seconds": {"min_value": 0.1, "max_value": 3600},
+            "timeout_seconds": {
+                "min_value": services_judges.TIMEOUT_SECONDS[0],
+                "max_value": services_judges.TIMEOUT_SECONDS[1],
+            },
             "name": {"min_length": 1},
         }
 
@@ -200,29 +191,6 @@ class JudgeSerializer(serializers.ModelSerializer):
             }
         return super().build_field(field_name, info, model_class, nested_depth)
 
-    def validate_prompt_template(self, value: str) -> str:
-        """Refuse placeholders other than the documented ones, naming them."""
-        try:
-            check_template(value)
-        except TemplateError as exc:
-            raise serializers.ValidationError(str(exc)) from None
-        return value
-
-    def validate_answer_pattern(self, value: str) -> str:
-        """Check the answer pattern compiles and has at most one group."""
-        if value:
-            try:
-                compile_pattern(value)
-            except ValueError as exc:
-                raise serializers.ValidationError(str(exc)) from None
-        return value
-
-    def validate_endpoint(self, value: str) -> str:
-        """Accept only http(s) base URLs."""
-        if value and not value.lower().startswith(("http://", "https://")):
-            raise serializers.ValidationError("Give an http:// or https:// base URL.")
-        return value.rstrip("/")
-
     def to_representation(self, instance: Judge) -> dict[str, Any]:
         """Return the judge, listing only the collections the requesting user belongs to."""
         data = super().to_representation(instance)
@@ -236,29 +204,6 @@ class JudgeSerializer(serializers.ModelSerializer):
                 )
             data["collections"] = [c for c in data["collections"] if c in self._member_of]
         return data
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        """Check the scale mapping; give a runnable judge the default prompt and scale."""
-        if attrs.get("endpoint") and not attrs.get("prompt_template"):
-            attrs["prompt_template"] = DEFAULT_TEMPLATE
-            if not attrs.get("system_prompt"):
-                attrs["system_prompt"] = DEFAULT_SYSTEM_PROMPT
-            if not attrs.get("native_scale") and not attrs.get("scale_mapping"):
-                attrs["native_scale"] = list(DEFAULT_NATIVE_SCALE)
-                attrs["scale_mapping"] = dict(DEFAULT_SCALE_MAPPING)
-        native = attrs.get("native_scale") or []
-        mapping = attrs.get("scale_mapping") or {}
-        unknown = sorted(set(mapping) - set(native)) if native else []
-        if unknown:
-            raise serializers.ValidationError(
-                {"scale_mapping": f"Labels not in native_scale: {', '.join(unknown)}."}
-            )
-        missing = sorted(set(native) - set(mapping)) if mapping else []
-        if missing:
-            raise serializers.ValidationError(
-                {"scale_mapping": f"No grade for native labels: {', '.join(missing)}."}
-            )
-        return attrs
 
 
 # --- judgments ---------------------------------------------------------------------------

@@ -35,7 +35,7 @@ from config.api import error_responses
 from config.parsers import PolicyJSONParser
 
 from .. import selectors as judging_selectors
-from .. import services
+from .. import services, services_judges
 from ..models import (
     Collection,
     Document,
@@ -770,14 +770,17 @@ class JudgeListCreateView(generics.ListCreateAPIView):
         return selectors.judges_visible_to(user=self.request.user).prefetch_related("collections")
 
     def perform_create(self, serializer: JudgeSerializer) -> None:
-        """Create the LLM judge, for the given collections or all those the user coordinates."""
-        collections = serializer.validated_data.get("collections") or list(
+        """Register the LLM judge, for the given collections or all those the user coordinates."""
+        data = dict(serializer.validated_data)
+        collections = data.pop("collections", None) or list(
             Collection.objects.filter(
                 memberships__user=self.request.user,
                 memberships__role=Membership.Role.COORDINATOR,
             )
         )
-        serializer.save(kind=Judge.Kind.LLM, collections=collections)
+        serializer.instance = services_judges.llm_judge_create(
+            config=services_judges.LLMJudgeConfig(**data), collections=collections
+        )
 
 
 @extend_schema_view(

@@ -272,8 +272,9 @@ def run_job(
         services_llm.llm_job_set_status(job=job, status=LLMJob.Status.FAILED, error=message)
         return job
     pairs, skipped = job_pairs(job)
-    LLMJob.objects.filter(pk=job.pk).update(total=len(pairs), skipped=skipped)
-    services_llm.llm_job_set_status(job=job, status=LLMJob.Status.RUNNING)
+    services_llm.llm_job_set_status(
+        job=job, status=LLMJob.Status.RUNNING, total=len(pairs), skipped=skipped
+    )
     progress = Progress(total=len(pairs), skipped=skipped, started=time.monotonic())
     version = prompt.template_version(template, judge.prompt_version)
     concurrency = max(1, int(job.options.get("concurrency") or 4))

@@ -173,3 +173,17 @@ def test_coordinator_page_lists_missing_documents_and_imports_content(client, co
     assert client.post(url, {"file": good}).status_code == 303
     assert Document.objects.get(external_id="web-1").has_content is True
     assert "Every pooled document has content" in client.get(url).content.decode()
+
+
+def test_import_collection_command_checks_a_new_collection(db):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError) as exc:
+        call_command("import_collection", "not a slug!", "--name", "N" * 201)
+    assert "import refused, nothing written" in str(exc.value)
+    assert "slug" in str(exc.value).lower() and "at most 200 characters" in str(exc.value)
+    assert not Collection.objects.exists()
+    call_command("import_collection", "garden", "--name", "Garden")
+    call_command("import_collection", "garden", "--name", "Ignored for an existing one")
+    assert list(Collection.objects.values_list("slug", "name")) == [("garden", "Garden")]

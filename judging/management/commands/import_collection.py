@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -9,10 +10,9 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from judging import importers, services, services_lists
+from judging import services_files, services_lists
 from judging.formats import collections as collection_formats
 from judging.formats import judgments as judgment_formats
-from judging.models import Collection, PoolEntry
 
 
 class Command(BaseCommand):
@@ -42,61 +42,46 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         """Run the import and report what changed."""
-        try:
-            with transaction.atomic():
-                self._import(options)
-        except services_lists.ImportRefused as exc:
-            raise CommandError("import refused, nothing written:\n" + str(exc)) from None
-        except ValidationError as exc:
-            message = "import refused, nothing written:\n" + "\n".join(exc.messages)
-            raise CommandError(message) from None
-
-    def _import(self, options: dict[str, Any]) -> None:
-        """Import every file given, in order: topics, documents, pairs, judgments."""
-        collection, created = Collection.objects.get_or_create(
-            slug=options["slug"], defaults={"name": options["name"] or options["slug"]}
-        )
+        with ExitStack() as stack:
+            opened = {
+                name: stack.enter_context(self._open(options[name]))
+                for name in ("topics", "documents", "pairs", "judgments")
+                if options[name]
+            }
+            files = services_files.CollectionFiles(
+                topics_format=options["topics_format"] or "",
+                documents_format=options["documents_format"] or "",
+                judgments_format=options["judgments_format"] or "",
+                judge_name=options["judge"],
+                scale=options["scale"],
+                **opened,
+            )
+            try:
+                with transaction.atomic():
+                    collection, created = services_lists.collection_get_or_create(
+                        slug=options["slug"], name=options["name"] or options["slug"]
+                    )
+                    done = services_files.collection_files_import(
+                        collection=collection, files=files
+                    )
+            except services_lists.ImportRefused as exc:
+                raise CommandError("import refused, nothing written:\n" + str(exc)) from None
+            except ValidationError as exc:
+                message = "import refused, nothing written:\n" + "\n".join(exc.messages)
+                raise CommandError(message) from None
         self._say(f"Collection {collection.slug}: {'created' if created else 'updated'}")
-        if options["topics"]:
-            path = options["topics"]
-            fmt = options["topics_format"] or collection_formats.guess_topic_format(
-                path.name, self._head(path)
-            )
-            with self._open(path) as source:
-                done = services_lists.topics_import(
-                    collection=collection, source=source, format=fmt
-                )
-            self._say(f"  queries: {done.created} created, {done.updated} updated")
-        if options["documents"]:
-            path = options["documents"]
-            fmt = options["documents_format"] or collection_formats.guess_document_format(
-                path.name, self._head(path)
-            )
-            with self._open(path) as source:
-                done = services_lists.documents_import(
-                    collection=collection, source=source, format=fmt
-                )
-            self._say(f"  documents: {done.created} created, {done.updated} updated")
-        if options["pairs"]:
-            rows = importers.parse_pairs(self._open(options["pairs"]).read())
-            added = services.pool_add(
-                collection=collection, pairs=rows, source=PoolEntry.Source.IMPORT
-            )
-            self._say(f"  pairs: {added} added to the judging pool")
-        if options["judgments"]:
-            path = options["judgments"]
-            judge = services_lists.judge_for_import(name=options["judge"])
-            with self._open(path) as source:
-                summary = services_lists.judgment_list_import(
-                    collection=collection,
-                    judge=judge,
-                    source=source,
-                    format=options["judgments_format"] or judgment_formats.guess_format(path.name),
-                    scale=options["scale"],
-                )
+        if done.topics is not None:
+            self._say(f"  queries: {done.topics.created} created, {done.topics.updated} updated")
+        if done.documents is not None:
             self._say(
-                f"  judgments ({judge.name}): {summary.created} created, "
-                f"{summary.changed} changed, {summary.unchanged} unchanged"
+                f"  documents: {done.documents.created} created, {done.documents.updated} updated"
+            )
+        if done.pairs_added is not None:
+            self._say(f"  pairs: {done.pairs_added} added to the judging pool")
+        if done.judge is not None and done.judgments is not None:
+            self._say(
+                f"  judgments ({done.judge.name}): {done.judgments.created} created, "
+                f"{done.judgments.changed} changed, {done.judgments.unchanged} unchanged"
             )
 
     def _open(self, path: Path) -> Any:
@@ -105,11 +90,6 @@ class Command(BaseCommand):
             return path.open("rb")
         except OSError as exc:
             raise CommandError(f"{path}: {exc.strerror}") from None
-
-    def _head(self, path: Path) -> bytes:
-        """Return the first bytes of a file (to guess its format)."""
-        with self._open(path) as source:
-            return source.read(4096)
 
     def _say(self, text: str) -> None:
         """Print one line of the report."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from judging.models import Membership, PoolEntry
+from judging.models import Membership
 from tests import factories
 from tests.api_client import client_for
 
@@ -26,7 +26,7 @@ def world(db, coll) -> World:
     docs = {docno: factories.document(coll, docno) for docno in ("d1", "d2", "d3")}
     docs["dx"] = factories.document(coll, "dx", title="", body="", has_content=False)
     for qid, docno in [("q1", "d1"), ("q1", "d2"), ("q1", "dx"), ("q2", "d3")]:
-        PoolEntry.objects.create(collection=coll, query=queries[qid], document=docs[docno])
+        factories.pool_entry(coll, queries[qid], docs[docno])
     other = factories.collection("other")
     users = {name: factories.user(name) for name in ("cora", "judy", "jim", "tess", "olga", "otto")}
     factories.member(coll, users["cora"], Role.COORDINATOR)

@@ -1,0 +1,214 @@
+"""Write side of LLM judge configuration: register an LLM judge, change how it is called.
+
+One service serves the REST API (``POST /api/v1/judges/``), the configuration page and, for
+its checks, the admin form, so each refuses the same configurations with the same messages:
+prompt placeholders are checked, ``api_key_env`` must be the NAME of an environment variable
+(never the key, which is never echoed), the answer pattern must compile with at most one
+group, the endpoint must be an http(s) base URL and the scale mapping must give every
+native label a grade 0–4.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import transaction
+
+from .llm.parse import compile_pattern
+from .llm.prompt import (
+    DEFAULT_NATIVE_SCALE,
+    DEFAULT_SCALE_MAPPING,
+    DEFAULT_SYSTEM_PROMPT,
+    DEFAULT_TEMPLATE,
+    check_template,
+)
+from .models import GRADE_MAX, GRADE_MIN, Collection, Judge
+
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+API_KEY_ENV_MESSAGE = (
+    "Give the NAME of an environment variable (letters, digits, _), never the key itself."
+)
+#: Bounds of the numeric settings (the serializer and the form show the same ones).
+MAX_ATTEMPTS = (1, 20)
+TIMEOUT_SECONDS = (0.1, 3600.0)
+
+
+@dataclass(frozen=True)
+class LLMJudgeConfig:
+    """Everything that says how Graded calls an LLM judge (its collections aside)."""
+
+    name: str
+    model: str
+    provider: str = ""
+    model_version: str = ""
+    endpoint: str = ""
+    api_key_env: str = ""
+    system_prompt: str = ""
+    prompt_template: str = ""
+    prompt_version: str = ""
+    answer_pattern: str = ""
+    json_mode: bool = False
+    native_scale: Sequence[str] = ()
+    scale_mapping: Mapping[str, int] = field(default_factory=dict)
+    decoding: Mapping[str, Any] = field(default_factory=dict)
+    max_attempts: int = 5
+    timeout_seconds: float = 60.0
+
+    @classmethod
+    def of(cls, judge: Judge) -> LLMJudgeConfig:
+        """Return ``judge``'s current configuration."""
+        return cls(**{f.name: getattr(judge, f.name) for f in dataclasses.fields(cls)})
+
+    def with_changes(self, changes: Mapping[str, Any]) -> LLMJudgeConfig:
+        """Return this configuration with the fields named in ``changes`` replaced."""
+        names = {f.name for f in dataclasses.fields(self)}
+        return dataclasses.replace(self, **{k: v for k, v in changes.items() if k in names})
+
+
+CONFIG_FIELDS = tuple(f.name for f in dataclasses.fields(LLMJudgeConfig))
+
+
+def llm_config_errors(values: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Return the problems of the LLM configuration ``values``, by field.
+
+    Only the fields present in ``values`` are checked, so a form can report these problems
+    beside its own in one round. Messages never repeat a refused ``api_key_env`` (it may be
+    a pasted key).
+    """
+    errors: dict[str, list[str]] = {}
+    env = values.get("api_key_env")
+    if env and not ENV_NAME.match(str(env).strip()):
+        errors["api_key_env"] = [API_KEY_ENV_MESSAGE]
+    for name, check in (("prompt_template", check_template), ("answer_pattern", compile_pattern)):
+        if values.get(name):
+            try:
+                check(values[name])
+            except ValueError as exc:  # TemplateError is a ValueError
+                errors[name] = [str(exc)]
+    endpoint = str(values.get("endpoint") or "").strip()
+    if endpoint and not endpoint.lower().startswith(("http://", "https://")):
+        errors["endpoint"] = ["Give an http:// or https:// base URL."]
+    for name, (low, high) in (("max_attempts", MAX_ATTEMPTS), ("timeout_seconds", TIMEOUT_SECONDS)):
+        if values.get(name) is None:
+            continue
+        try:
+            MinValueValidator(low)(values[name])
+            MaxValueValidator(high)(values[name])
+        except ValidationError as exc:
+            errors[name] = list(exc.messages)
+    for name, kind, what in (
+        ("native_scale", list | tuple, "list of labels"),
+        ("scale_mapping", dict, "object of label: grade"),
+        ("decoding", dict, "object"),
+    ):
+        if name in values and not isinstance(values[name], kind):
+            errors[name] = [f"Give a JSON {what}."]
+    if "native_scale" not in errors and "scale_mapping" not in errors:
+        problems = _scale_problems(
+            values.get("native_scale") or [], values.get("scale_mapping") or {}
+        )
+        if problems:
+            errors["scale_mapping"] = problems
+    return errors
+
+
+def _scale_problems(native: Sequence[Any], mapping: Mapping[str, Any]) -> list[str]:
+    """Return what is wrong with a native scale and its mapping onto grades 0–4."""
+    bad = [
+        str(k)
+        for k, v in mapping.items()
+        if isinstance(v, bool) or not isinstance(v, int) or not GRADE_MIN <= v <= GRADE_MAX
+    ]
+    if bad:
+        return [f"Map every label to a grade {GRADE_MIN}–{GRADE_MAX}: {', '.join(bad)}."]
+    labels = [str(x) for x in native]
+    problems = []
+    unknown = sorted(set(mapping) - set(labels)) if labels else []
+    if unknown:
+        problems.append(f"Labels not in native_scale: {', '.join(unknown)}.")
+    missing = sorted(set(labels) - set(mapping)) if mapping else []
+    if missing:
+        problems.append(f"No grade for native labels: {', '.join(missing)}.")
+    return problems
+
+
+def llm_config_normalised(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the fields of ``values`` that normalisation changes: trimmed names and URL."""
+    changes: dict[str, Any] = {}
+    for name in ("name", "model", "api_key_env"):
+        if isinstance(values.get(name), str):
+            changes[name] = values[name].strip()
+    if isinstance(values.get("endpoint"), str):
+        changes["endpoint"] = values["endpoint"].strip().rstrip("/")
+    if isinstance(values.get("native_scale"), list | tuple):
+        changes["native_scale"] = [str(x) for x in values["native_scale"]]
+    return changes
+
+
+def _checked(config: LLMJudgeConfig) -> LLMJudgeConfig:
+    """Return ``config`` normalised, with the defaults of a runnable judge filled in.
+
+    Raises ``ValidationError`` naming every bad field. A judge given an endpoint but no
+    prompt template gets the default prompt (and, without a scale, the default 0–3 scale
+    and its mapping), so that what it is asked and how its answers are read match.
+    """
+    errors = llm_config_errors(dataclasses.asdict(config))
+    if not config.model.strip():
+        errors["model"] = ["Give the LLM's model name."]
+    if errors:
+        raise ValidationError(errors)
+    changes = llm_config_normalised(dataclasses.asdict(config))
+    changes.update(scale_mapping=dict(config.scale_mapping), decoding=dict(config.decoding))
+    if changes["endpoint"] and not config.prompt_template:
+        changes["prompt_template"] = DEFAULT_TEMPLATE
+        changes["system_prompt"] = config.system_prompt or DEFAULT_SYSTEM_PROMPT
+        if not config.native_scale and not config.scale_mapping:
+            changes["native_scale"] = list(DEFAULT_NATIVE_SCALE)
+            changes["scale_mapping"] = dict(DEFAULT_SCALE_MAPPING)
+    return dataclasses.replace(config, **changes)
+
+
+def _set(judge: Judge, config: LLMJudgeConfig) -> None:
+    """Copy ``config`` onto ``judge`` (in memory)."""
+    for name in CONFIG_FIELDS:
+        setattr(judge, name, getattr(config, name))
+
+
+@transaction.atomic
+def llm_judge_create(*, config: LLMJudgeConfig, collections: Sequence[Collection]) -> Judge:
+    """Register an LLM judge working for ``collections``, all or nothing.
+
+    Raises ``ValidationError`` naming every bad field; nothing is written then.
+    """
+    judge = Judge(kind=Judge.Kind.LLM)
+    _set(judge, _checked(config))
+    judge.full_clean(exclude=["user"])  # the model's own rules: lengths, the kind rule
+    judge.save()
+    judge.collections.set(collections)
+    return judge
+
+
+@transaction.atomic
+def llm_judge_update(*, judge: Judge, config: LLMJudgeConfig) -> Judge:
+    """Change how Graded calls the LLM judge ``judge`` (every configuration field).
+
+    Raises ``ValidationError`` naming every bad field; the judge is then left as it was, in
+    the database and in memory.
+    """
+    if judge.kind != Judge.Kind.LLM:
+        raise ValidationError({"judge": "Only an LLM judge has a configuration."})
+    before = LLMJudgeConfig.of(judge)
+    try:
+        _set(judge, _checked(config))
+        judge.full_clean(exclude=["user"])
+        judge.save(update_fields=list(CONFIG_FIELDS))
+    except BaseException:
+        _set(judge, before)
+        raise
+    return judge
