@@ -42,7 +42,7 @@ def judging_world():
         for j in range(1, 5):
             body = HOSTILE_BODY if (i, j) == (3, 4) else f"Fares to Helsinki, option {j}.\n\nMore."
             d = factories.document(coll, f"d{i}{j}", title=f"Helsinki fares {i}.{j}", body=body)
-            entry = PoolEntry.objects.create(collection=coll, query=q, document=d)
+            entry = factories.pool_entry(coll, q, d)
             if (i, j) == (3, 4):
                 hostile_entry = entry
     return {"coll": coll, "user": judge_user, "hostile": hostile_entry}

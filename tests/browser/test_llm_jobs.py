@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from judging.models import Judge, Judgment, Membership, PoolEntry
+from judging.models import Judge, Judgment, Membership
 from judging.models_llm import LLMJob
 from tests import factories
 from tests.judging.llm.fake_server import FakeLLM, Reply
@@ -68,7 +68,7 @@ def world(fake, monkeypatch, settings):
             d = factories.document(
                 coll, f"d{i}{j}", title=f"Fares {i}.{j}", body=f"Fares, option {i}{j}."
             )
-            PoolEntry.objects.create(collection=coll, query=q, document=d)
+            factories.pool_entry(coll, q, d)
     factories.member(coll, factories.user("cora"), Membership.Role.COORDINATOR)
     factories.member(coll, factories.user("judy"))
     llm = Judge.objects.create(kind=Judge.Kind.LLM, name="umbrela", model="fake-model")

@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
 
-from judging.models import Membership, PoolEntry
+from judging.models import Membership
 from metrics.models import Run
 from tests import factories
 from tests.metrics import pages_factories as pf
@@ -41,7 +41,7 @@ def world(settings, tmp_path):
     docs = [factories.document(coll, f"doc-with-a-long-identifier-{i:03d}") for i in range(8)]
     for q in queries:
         for d in docs[:4]:
-            PoolEntry.objects.create(collection=coll, query=q, document=d)
+            factories.pool_entry(coll, q, d)
     pf.live_grades(coll, queries[0], {docs[0]: 3.0, docs[1]: 1.0, docs[2]: 0.0})
     pf.live_grades(coll, queries[1], {docs[3]: 2.0, docs[4]: 0.0})
     users = {}
