@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
 
 from tests import factories
 
@@ -19,3 +20,13 @@ def judge_user(db, coll):
     usr = factories.user("judy")
     factories.member(coll, usr)
     return usr
+
+
+@pytest.fixture
+def needs_postgres() -> None:
+    """Skip, with the reason, unless the tests run against PostgreSQL."""
+    if connection.vendor != "postgresql":
+        pytest.skip(
+            "needs PostgreSQL: concurrent writers from several threads need a real server "
+            "(SQLite's in-memory test database serialises them); CI runs the PostgreSQL leg"
+        )

@@ -19,3 +19,12 @@ GRADED_LLM_JOBS_INLINE = True  # LLM judge jobs run inside the request in tests
 GRADED_LLM_BACKOFF_BASE = 0.01  # tiny retry backoff keeps fault tests fast
 # No rate limits by default (tests of the limits set their own with override_settings).
 GRADED_THROTTLE_RATES = dict.fromkeys(GRADED_THROTTLE_RATES)  # noqa: F405
+
+# The in-memory SQLite test database is shared between threads in shared-cache mode, which
+# locks whole tables: a page read while a background thread (an LLM job, the live server)
+# holds a write lock failed with "database table is locked". Readers skip those read locks
+# (writers still serialise); PRAGMA read_uncommitted matters only in shared-cache mode.
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
+    DATABASES["default"].setdefault("OPTIONS", {})["init_command"] = (  # noqa: F405
+        "PRAGMA read_uncommitted = 1;"
+    )

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from judging import services, services_adjudication
-from judging.models import Adjudication, Collection, Judge, Judgment, Membership, PoolEntry
+from judging.models import Adjudication, Collection, Judge, Judgment, Membership
 from judging.models_llm import LLMJob
 from metrics import services as metrics_services
 from metrics.models import Run
@@ -99,7 +99,7 @@ def arena(db) -> Arena:
     docs = {d: factories.document(coll, d, url="https://example.org/" + d) for d in ("d1", "d2")}
     docs["d3"] = factories.document(coll, "d3")
     for q, d in (("q1", "d1"), ("q1", "d2"), ("q2", "d3")):
-        PoolEntry.objects.create(collection=coll, query=queries[q], document=docs[d])
+        factories.pool_entry(coll, queries[q], docs[d])
     users = {name: factories.user(name) for name in ROLES[1:]}
     factories.member(coll, users["cora"], Role.COORDINATOR)
     factories.member(coll, users["judy"], Role.JUDGE)

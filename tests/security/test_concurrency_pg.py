@@ -12,7 +12,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.db import connection, connections
 
 from judging import services
 from judging.models import Judgment, JudgmentEvent, LiveGrade, Membership
@@ -20,6 +19,7 @@ from metrics import services as metrics_services
 from metrics.models import Run, RunQuery
 from tests import factories
 from tests.api_client import client_for
+from tests.pg_threads import in_thread
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 Role = Membership.Role
@@ -30,24 +30,8 @@ SAME_TAG_SUBMISSIONS = 6
 
 
 @pytest.fixture(autouse=True)
-def _needs_postgres():
-    if connection.vendor != "postgresql":
-        pytest.skip(
-            "needs PostgreSQL: concurrent writers from several threads need a real server "
-            "(SQLite's in-memory test database serialises them); CI runs the PostgreSQL leg"
-        )
-
-
-def _in_thread(work):
-    """Run ``work`` and close this thread's database connections afterwards."""
-
-    def run(*args):
-        try:
-            return work(*args)
-        finally:
-            connections.close_all()
-
-    return run
+def _needs_postgres(needs_postgres):
+    """Skip unless on PostgreSQL (see tests.pg_threads)."""
 
 
 def test_concurrent_judgments_and_same_tag_submissions():
@@ -89,8 +73,8 @@ def test_concurrent_judgments_and_same_tag_submissions():
         return response.status_code, response.json()
 
     with ThreadPoolExecutor(max_workers=len(judges) + SAME_TAG_SUBMISSIONS) as pool:
-        writes = [pool.submit(_in_thread(judge_writes), u) for u in judges]
-        submissions = [pool.submit(_in_thread(submit), i) for i in range(SAME_TAG_SUBMISSIONS)]
+        writes = [pool.submit(in_thread(judge_writes), u) for u in judges]
+        submissions = [pool.submit(in_thread(submit), i) for i in range(SAME_TAG_SUBMISSIONS)]
         write_statuses = [s for f in writes for s in f.result()]
         submitted = [f.result() for f in submissions]
 
