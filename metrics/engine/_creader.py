@@ -39,6 +39,7 @@ from __future__ import annotations
 import importlib
 import os
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -131,3 +132,26 @@ def _arrays(
     words = np.frombuffer(words_buf, np.uint64).reshape(len(codes), width)
     values = np.frombuffer(values_buf, np.float64)
     return names, codes, words, values, last
+
+
+def label(docs: NDArray[np.int64], keys: NDArray[np.int64], values: NDArray[np.float64]) -> Any:
+    """Return ``values`` looked up by document: ``out[i] = values[j]`` where ``keys[j] == docs[i]``.
+
+    ``docs`` may have any shape; ``keys`` are distinct int64 ids, ``values`` one float per
+    key. Cells whose document is not a key (padding, unjudged documents) are NaN. The
+    same answer as a ``searchsorted`` lookup, from a hash table in C.
+
+    Raises:
+        RuntimeError: the extension is not available (check :data:`AVAILABLE`).
+    """
+    if _ctrec is None:
+        raise RuntimeError(f"the C reader is unavailable: {WHY_NOT}")
+    docs = np.ascontiguousarray(docs, dtype=np.int64)
+    out = np.empty(docs.shape, dtype=np.float64)
+    _ctrec.label(
+        docs,
+        np.ascontiguousarray(keys, dtype=np.int64),
+        np.ascontiguousarray(values, dtype=np.float64),
+        out,
+    )
+    return out

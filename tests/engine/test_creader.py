@@ -498,3 +498,66 @@ def test_bytes_reach_the_c_reader_only_with_reader_c(monkeypatch):
         read_run(data, reader=reader)
     read_run(b'[{"qid": "1", "docno": "a", "score": 1}]', reader="c")  # JSON: not TREC
     assert len(calls) == 5
+
+
+# --------------------------------------------------------------------------- label
+def _label_by_searchsorted(docs, keys, values):
+    """Look ``docs`` up in sorted ``keys`` with numpy (the fallback's method)."""
+    if not len(keys):
+        return np.full(docs.shape, np.nan)
+    at = np.minimum(np.searchsorted(keys, docs), len(keys) - 1)
+    return np.where(keys[at] == docs, values[at], np.nan)
+
+
+_ids = st.integers(min_value=-(2**63), max_value=2**63 - 1)
+
+
+@needs_c
+@settings(max_examples=150, deadline=None)
+@given(
+    keys=st.lists(_ids, unique=True, max_size=300),
+    extra=st.lists(_ids, max_size=200),
+    rows=st.integers(1, 4),
+    data=st.data(),
+)
+def test_label_matches_searchsorted(keys, extra, rows, data):
+    """Every id, present or not (negatives, padding -1, extremes, collisions): same answer."""
+    keys_arr = np.array(sorted(keys), dtype=np.int64)
+    values = np.array(
+        data.draw(st.lists(st.floats(allow_nan=False), min_size=len(keys), max_size=len(keys))),
+        dtype=np.float64,
+    )
+    pool = [*keys, *extra, -1] if keys else [*extra, -1]
+    n = data.draw(st.integers(0, 60))
+    cells = data.draw(st.lists(st.sampled_from(pool), min_size=rows * n, max_size=rows * n))
+    docs = np.array(cells, dtype=np.int64).reshape(rows, n)
+    got = _creader.label(docs, keys_arr, values)
+    assert got.shape == docs.shape
+    np.testing.assert_array_equal(got, _label_by_searchsorted(docs, keys_arr, values))
+
+
+@needs_c
+def test_label_at_scale_and_on_strided_input():
+    """100 runs x 1,000 ranks against a few hundred live grades; a column slice is copied."""
+    rng = np.random.default_rng(12)
+    docs = np.stack([rng.permutation(2500)[:1000] + 7_000_000 for _ in range(100)])
+    keys = np.sort(rng.choice(2500, 230, replace=False) + 7_000_000).astype(np.int64)
+    values = rng.integers(0, 5, len(keys)).astype(np.float64)
+    expected = _label_by_searchsorted(docs, keys, values)
+    np.testing.assert_array_equal(_creader.label(docs, keys, values), expected)
+    np.testing.assert_array_equal(_creader.label(docs[:, :10], keys, values), expected[:, :10])
+    assert np.isnan(expected).sum() > 0 and (~np.isnan(expected)).sum() > 0
+
+
+@needs_c
+def test_label_refuses_mismatched_buffers():
+    from metrics.engine import _ctrec
+
+    docs = np.arange(4, dtype=np.int64)
+    keys = np.arange(3, dtype=np.int64)
+    with pytest.raises(ValueError, match="one float64 per key"):
+        _ctrec.label(docs, keys, np.zeros(2), np.empty(4))
+    with pytest.raises(ValueError, match="one float64 per doc"):
+        _ctrec.label(docs, keys, np.zeros(3), np.empty(3))
+    with pytest.raises(TypeError):
+        _ctrec.label(docs, keys, np.zeros(3), b"\0" * 32)  # not writable

@@ -41,7 +41,8 @@ def test_a_second_judgment_of_a_query_does_not_read_its_rankings_again(
     fetch = live_rescore.fetch
 
     def recording_fetch(sql, params):
-        reads.append(sql)
+        if sql.startswith("SELECT"):  # the PostgreSQL write goes through fetch too
+            reads.append(sql)
         return fetch(sql, params)
 
     monkeypatch.setattr(live_rescore, "fetch", recording_fetch)
