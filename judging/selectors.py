@@ -383,26 +383,39 @@ def previous_entry_id(
     "Judged" is by the judgments' creation time (then id); judgments of pairs no longer
     pooled are passed over. One query: the judge's judgments newest first (index
     ``judgment_judge_time``) joined to the pool by pair (``pool_entry_unique_pair``),
-    stopping at the first hit.
+    stopping at the first hit. The join is tried on the judge's latest
+    :data:`_PREVIOUS_WINDOW` judgments first and on all of them only when none of those is
+    pooled (``COALESCE`` evaluates the second subquery only then): the planner cannot
+    know that almost every judgment has its pool entry, and over the whole history it
+    picks a parallel plan whose worker start-up alone costs milliseconds.
     """
     quote = connection.ops.quote_name
     jd, pe = quote(Judgment._meta.db_table), quote(PoolEntry._meta.db_table)
-    sql = (
-        f"SELECT pe.id AS entry_id FROM {jd} j JOIN {pe} pe"
-        " ON pe.query_id = j.query_id AND pe.document_id = j.document_id"
-        " WHERE j.judge_id = %s AND j.collection_id = %s"
-    )
+    where = "judge_id = %s AND collection_id = %s"
     params: list[object] = [judge.pk, collection.pk]
     if before is not None:
         field = Judgment._meta.get_field("created_at")
         at = field.get_db_prep_value(before.created_at, connection)
-        sql += " AND (j.created_at < %s OR (j.created_at = %s AND j.id < %s))"
+        where += " AND (created_at < %s OR (created_at = %s AND id < %s))"
         params += [at, at, before.pk]
-    sql += " ORDER BY j.created_at DESC, j.id DESC LIMIT 1"
+    order = "ORDER BY j.created_at DESC, j.id DESC"
+
+    def newest(limit: str) -> str:
+        return (
+            f"(SELECT pe.id FROM (SELECT query_id, document_id, created_at, id FROM {jd} "
+            f"WHERE {where} ORDER BY created_at DESC, id DESC{limit}) j "
+            f"JOIN {pe} pe ON pe.query_id = j.query_id AND pe.document_id = j.document_id "
+            f"{order} LIMIT 1)"
+        )
+
+    sql = f"SELECT COALESCE({newest(f' LIMIT {_PREVIOUS_WINDOW}')}, {newest('')})"
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(sql, [*params, *params])
         row = cursor.fetchone()
     return row[0] if row else None
+
+
+_PREVIOUS_WINDOW = 64  # judgments looked at before the whole history (see previous_entry_id)
 
 
 def previous_entry_id_reference(
