@@ -23,8 +23,9 @@ prepared query is used only for exactly the same rows (row id, run and the run's
 submission time), so a deleted and re-submitted run -- SQLite may reuse its ids -- is
 never scored with a stale ranking; anything else is read again.
 
-Unchanged rows keep their scores (only the version moves) and their runs' sums are not
-touched, so repeated rescoring never accumulates floating-point drift.
+Unchanged rows are not rewritten (their ``version`` stays the one their scores were last
+written at; whether they are current is their run's ``scored_version``) and their runs'
+sums are not touched, so repeated rescoring never accumulates floating-point drift.
 """
 
 from __future__ import annotations
@@ -307,7 +308,7 @@ def _write(
     rows: list[_Row],
     changed: list[bool],
 ) -> None:
-    """Store the rows' new scores and version, and every run's sums, means and version."""
+    """Store the changed rows' scores and version, and every run's sums, means and version."""
     sums: dict[int, dict[str, list[float]]] = {}
     for row, c in zip(rows, changed, strict=True):
         if not c:
@@ -376,12 +377,10 @@ def _write_postgresql(
 ) -> None:
     """Update the rows and the runs in one statement (two data-modifying CTEs)."""
     rq, run = _quote(RunQuery._meta.db_table), _quote(Run._meta.db_table)
-    row_records = [
-        {"pk": r.pk, "s": r.scores if c else None} for r, c in zip(rows, changed, strict=True)
-    ]
+    row_records = [{"pk": r.pk, "s": r.scores} for r, c in zip(rows, changed, strict=True) if c]
     run_records = [{"pk": run_id, "u": sums.get(run_id), "m": means.get(run_id)} for run_id in runs]
     sql = (
-        f"WITH a AS (UPDATE {rq} AS t SET scores = COALESCE(v.s, t.scores), version = %s "
+        f"WITH a AS (UPDATE {rq} AS t SET scores = v.s, version = %s "
         f"FROM jsonb_to_recordset(%s::jsonb) AS v(pk bigint, s jsonb) WHERE t.id = v.pk "
         f"RETURNING 1), "
         f"b AS (UPDATE {run} AS t SET score_sums = COALESCE(v.u, t.score_sums), "

@@ -110,7 +110,10 @@ class RunQuery(models.Model):
         default=dict, blank=True, help_text="Per-measure value for this query (null = skipped)."
     )
     version = models.PositiveBigIntegerField(
-        default=0, help_text="Judgment-list version these scores were computed against."
+        default=0,
+        help_text="Judgment-list version these scores were last written at (rescoring that "
+        "leaves them unchanged does not rewrite them); they are current up to the run's "
+        "scored_version.",
     )
 
     class Meta:

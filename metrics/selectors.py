@@ -123,7 +123,6 @@ class PerQuery:
     queries: list[Query]
     retrieved: list[int]
     values: dict[str, np.ndarray]
-    versions: list[int]
 
 
 def run_per_query(*, run: Run, measures: list[str]) -> PerQuery:
@@ -132,7 +131,7 @@ def run_per_query(*, run: Run, measures: list[str]) -> PerQuery:
         RunQuery.objects.filter(run=run)
         .exclude(scores={})
         .select_related("query")
-        .only("query", "retrieved", "scores", "version")
+        .only("query", "retrieved", "scores")
         .order_by("query__external_id")
     )
     return PerQuery(
@@ -142,7 +141,6 @@ def run_per_query(*, run: Run, measures: list[str]) -> PerQuery:
             m: np.array([np.nan if r.scores.get(m) is None else r.scores[m] for r in rows])
             for m in measures
         },
-        versions=[r.version for r in rows],
     )
 
 

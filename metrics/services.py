@@ -394,8 +394,7 @@ def runs_score(
             else {}
         )
         changed.append(full or new != old)
-        if not changed[-1]:  # the run's sums stay exactly as they are (no float drift)
-            row.version = version
+        if not changed[-1]:  # not rewritten; the run's sums stay exactly as they are
             continue
         run_sums = sums[row.run_id]
         for name in names:

@@ -40,34 +40,26 @@ def as_dict(value: Any) -> dict[str, Any]:
 
 
 def write_scores(rows: Sequence[Any], changed: Sequence[bool], version: int) -> None:
-    """Record ``version`` on every rescored row, and new scores on the changed ones only.
+    """Store the new scores of the changed rows, with ``version``; leave the others alone.
 
-    On PostgreSQL one statement: the unchanged rows carry no scores (JSON null keeps the
-    stored value). Neither column is indexed, so with the table's fillfactor the updates
-    are HOT (no index entries written).
+    A row's ``version`` is the judgment-list version its scores were last written at; an
+    unchanged row is not rewritten (whether it is current is its run's
+    ``scored_version``). On PostgreSQL one statement. Neither column is indexed, so with
+    the table's fillfactor the updates are HOT (no index entries written).
     """
-    if not rows:
+    records = [{"pk": r.pk, "s": r.scores} for r, c in zip(rows, changed, strict=True) if c]
+    if not records:
         return
     if connection.vendor != "postgresql":
         update_rows(
-            [
-                RunQuery(pk=r.pk, scores=r.scores, version=version)
-                for r, c in zip(rows, changed, strict=True)
-                if c
-            ],
+            [RunQuery(pk=r["pk"], scores=r["s"], version=version) for r in records],
             ["scores", "version"],
         )
-        same = [r.pk for r, c in zip(rows, changed, strict=True) if not c]
-        if same:
-            RunQuery.objects.filter(pk__in=same).update(version=version)
         return
     quote = connection.ops.quote_name
     table = quote(RunQuery._meta.db_table)
-    records = [
-        {"pk": r.pk, "s": r.scores if c else None} for r, c in zip(rows, changed, strict=True)
-    ]
     sql = (
-        f"UPDATE {table} AS t SET scores = COALESCE(v.s, t.scores), version = %s "
+        f"UPDATE {table} AS t SET scores = v.s, version = %s "
         f"FROM jsonb_to_recordset(%s::jsonb) AS v(pk bigint, s jsonb) WHERE t.id = v.pk"
     )
     with connection.cursor() as cursor:

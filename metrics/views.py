@@ -271,7 +271,7 @@ def run_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
                 coverage=cov,
                 low_coverage=_is_low(cov, threshold),
                 cells=[_nan_to_none(per_query.values[c.canonical][i]) for c in columns],
-                stale=per_query.versions[i] < version,
+                stale=run.scored_version < version,
             )
         )
     chart = None

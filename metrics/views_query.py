@@ -51,7 +51,6 @@ def run_query(request: HttpRequest, slug: str, pk: int, query_pk: int) -> HttpRe
         "chosen": chosen,
         "form": form,
         "r": ranking,
-        "stale": ranking.stored_version is not None
-        and ranking.stored_version < collection.judgments_version,
+        "stale": run.scored_version < collection.judgments_version,
     }
     return render(request, "metrics/run_query.html", context)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -78,13 +80,14 @@ def test_a_resubmitted_run_is_never_scored_with_a_cached_ranking(
     _assert_matches_reference(new, coll, content)
 
 
-def test_rows_whose_scores_did_not_change_only_get_the_new_version(
+def test_rows_whose_scores_did_not_change_are_not_rewritten(
     world, django_capture_on_commit_callbacks
 ):
     coll, queries, _docs, team, judge = world
     run, content = _submit(coll, team, "u", 3)
     nobody = factories.document(coll, "retrieved-by-no-run")
     before = {r.pk: r.scores for r in RunQuery.objects.filter(run=run)}
+    versions_before = dict(RunQuery.objects.filter(run=run).values_list("pk", "version"))
     sums_before = Run.objects.get(pk=run.pk).score_sums
     with (
         CaptureQueriesContext(connection) as captured,
@@ -94,7 +97,7 @@ def test_rows_whose_scores_did_not_change_only_get_the_new_version(
         judging_services.judgment_record(judge=judge, query=queries[0], document=nobody, grade=0)
     version = Collection.objects.get(pk=coll.pk).judgments_version
     rows = RunQuery.objects.filter(run=run, query=queries[0])
-    assert [r.version for r in rows] == [version]
+    assert [r.version for r in rows] == [versions_before[rows[0].pk]] != [version]
     assert {r.pk: r.scores for r in RunQuery.objects.filter(run=run)} == before
     run.refresh_from_db()
     assert run.scored_version == version
@@ -104,3 +107,35 @@ def test_rows_whose_scores_did_not_change_only_get_the_new_version(
         assert not any("metrics_runquery" in w and '"scores"' in w for w in writes), writes
     _assert_matches_reference(run, coll, content)
     assert Document.objects.filter(pk=nobody.pk).exists()
+
+
+def test_a_judgment_leaves_no_query_of_a_current_run_marked_stale(
+    world, client, django_capture_on_commit_callbacks
+):
+    """Per-query staleness follows the run: judging q1 does not mark q2's scores stale."""
+    from django.urls import reverse
+
+    from judging.models import Membership
+
+    coll, queries, docs, team, judge = world
+    run, _ = _submit(coll, team, "s", 4)
+    coord = factories.user("coord-stale")
+    factories.member(coll, coord, Membership.Role.COORDINATOR)
+    client.force_login(coord)
+    with django_capture_on_commit_callbacks(execute=True):
+        judging_services.judgment_record(judge=judge, query=queries[0], document=docs[5], grade=3)
+    run.refresh_from_db()
+    coll.refresh_from_db()
+    assert run.scored_version == coll.judgments_version
+    detail = client.get(reverse("metrics:run_detail", args=[coll.slug, run.pk])).content.decode()
+    assert 'data-query="' in detail and "is-stale" not in detail
+    for query in queries[:2]:
+        page = client.get(reverse("metrics:run_query", args=[coll.slug, run.pk, query.pk]))
+        assert page.status_code == 200 and "data-stale" not in page.content.decode()
+    # A run whose scores lag behind the list is stale on every page, query by query.
+    Run.objects.filter(pk=run.pk).update(scored_version=coll.judgments_version - 1)
+    detail = client.get(reverse("metrics:run_detail", args=[coll.slug, run.pk])).content.decode()
+    lines = re.findall(r'<tr class="([^"]*)" data-query="', detail)
+    assert lines and all("is-stale" in line for line in lines)
+    page = client.get(reverse("metrics:run_query", args=[coll.slug, run.pk, queries[1].pk]))
+    assert "data-stale" in page.content.decode()
