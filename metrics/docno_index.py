@@ -51,6 +51,7 @@ from django.db.models.signals import post_delete, post_save
 from judging.models import Document
 
 from . import scoring
+from .engine import _strings
 from .models import DocnoIndexToken
 
 CACHE_SIZE = 4  # collections whose index a process keeps open
@@ -81,10 +82,10 @@ class DocnoIndex:
         candidates = np.flatnonzero(self.hashes[at] == hashes)
         if len(candidates):
             same = pc.equal(
-                self.docnos.take(pa.array(at[candidates])),
-                values.cast(pa.large_binary()).take(pa.array(candidates)),
+                self.docnos.take(_strings.arrow_ints(at[candidates])),
+                values.cast(pa.large_binary()).take(_strings.arrow_ints(candidates)),
             )
-            confirmed = candidates[same.to_numpy(zero_copy_only=False)]
+            confirmed = candidates[_strings.bool_values(same)]
             pks[confirmed] = self.pks[at[confirmed]]
         return pks
 
@@ -199,9 +200,9 @@ def _open(collection_id: int, token: int, path: Path, max_pk: int) -> DocnoIndex
         collection_id=collection_id,
         token=token,
         max_pk=max_pk,
-        hashes=table.column("hash").combine_chunks().to_numpy(),
-        pks=table.column("pk").combine_chunks().to_numpy(),
-        docnos=table.column("docno").combine_chunks(),
+        hashes=_strings.int_values(table.column("hash")),
+        pks=_strings.int_values(table.column("pk")),
+        docnos=_strings.one_chunk(table.column("docno")),
     )
 
 

@@ -13,11 +13,11 @@ from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from judging import textpolicy
 
 from . import engine
+from .engine import _strings
 from .engine.measures import Measure, parse_measures
 from .models import RANKING_DTYPE
 
@@ -187,11 +187,8 @@ def read_run(content: bytes, *, name: str) -> ParsedRun:
     """
     run = engine.read_run(content, name=name)
     order, starts, counts = run.ranking()
-    docnos_column = run.docnos
-    if isinstance(docnos_column, pa.ChunkedArray):
-        docnos_column = docnos_column.combine_chunks()
-    encoded = docnos_column.dictionary_encode()
-    doc_index = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    encoded = _strings.one_chunk(run.docnos).dictionary_encode()
+    doc_index = _strings.int_values(encoded.indices).astype(np.int64)
     ranked = doc_index[order]
     head = content.lstrip()[:1]
     return ParsedRun(
@@ -231,10 +228,13 @@ def id_problems(parsed: ParsedRun, content: bytes) -> list[dict]:
         if problem:
             errors.append({"qid": qid, "message": problem})
     values = parsed.docno_values.cast(pa.large_binary())
-    suspects = pc.greater(pc.binary_length(values), textpolicy.MAX_ID_LENGTH)
+    offsets = np.frombuffer(
+        values.buffers()[1], np.int64, count=len(values) + 1, offset=values.offset * 8
+    )
+    suspects = np.diff(offsets) > textpolicy.MAX_ID_LENGTH  # bytes >= characters
     try:
         values.cast(pa.large_string())
-        bad = np.flatnonzero(suspects.to_numpy(zero_copy_only=False))
+        bad = np.flatnonzero(suspects)
     except pa.ArrowInvalid:  # some docno is not UTF-8: check each
         bad = np.arange(len(values))
     for index in bad.tolist():

@@ -139,6 +139,37 @@ def float_values(arr: pa.Array | pa.ChunkedArray) -> NDArray[np.float64]:
     return parts[0].copy() if len(parts) == 1 else np.concatenate(parts)
 
 
+def int_values(arr: pa.Array | pa.ChunkedArray) -> NDArray[np.integer]:
+    """Return an integer array without nulls as numpy, zero-copy for one chunk (no pandas)."""
+    dtype = np.dtype(arr.type.to_pandas_dtype())
+    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    parts = [
+        np.frombuffer(c.buffers()[1], dtype, count=len(c), offset=c.offset * dtype.itemsize)
+        for c in chunks
+        if len(c)
+    ]
+    if not parts:
+        return np.zeros(0, dtype)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def arrow_ints(values: NDArray[np.integer]) -> pa.Array:
+    """Return a numpy integer array as an Arrow array sharing its memory (no pandas import)."""
+    values = np.ascontiguousarray(values)
+    if values.dtype.kind not in "iu":
+        raise TypeError(f"arrow_ints needs integers, not {values.dtype}")
+    kind = {"i": "int", "u": "uint"}[values.dtype.kind]
+    arrow_type = getattr(pa, f"{kind}{values.dtype.itemsize * 8}")()
+    return pa.Array.from_buffers(arrow_type, len(values), [None, pa.py_buffer(values)])
+
+
+def one_chunk(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """Return ``arr`` as one array, without copying when it already is one chunk."""
+    if not isinstance(arr, pa.ChunkedArray):
+        return arr
+    return arr.chunk(0) if arr.num_chunks == 1 else arr.combine_chunks()
+
+
 def _offsets(arr: pa.BinaryArray) -> NDArray[np.int32]:
     return np.frombuffer(arr.buffers()[1], np.int32, count=len(arr) + 1, offset=arr.offset * 4)
 
