@@ -176,7 +176,7 @@ def _kind(sql: str) -> str:
         return "progress (`judge_progress`)"
     if "django_session" in sql:
         return "session"
-    if "entry_id" in sql:
+    if sql.startswith("SELECT COALESCE((SELECT pe.id"):
         return "previous pair (`previous_entry_id`)"
     if "judging_judgment" in sql and "updated_at" in sql and "LIMIT 1" in sql:
         return "last query / own judgment"
