@@ -49,7 +49,7 @@ from . import engine, scoring
 from .engine import _creader
 from .engine.measures import Measure
 from .models import RANKING_DTYPE, Run, RunQuery
-from .sqlrows import as_dict, fetch, write_rows, write_scores
+from .sqlrows import as_dict, dumps, fetch, write_rows, write_scores
 
 MAX_QUERIES = 4  # more queries at once take the general path (runs_score)
 CACHE_BYTES = 64 * 1024 * 1024  # prepared rankings a process keeps
@@ -391,10 +391,10 @@ def _write_postgresql(
     )
     params = [
         version,
-        json.dumps(row_records, allow_nan=False),
+        dumps(row_records),
         version,
         now,
         Run.Status.SCORED,
-        json.dumps(run_records, allow_nan=False),
+        dumps(run_records),
     ]
     fetch(sql, params)

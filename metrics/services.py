@@ -7,7 +7,6 @@ constant time; a full rescore recomputes the sums from scratch.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ from judging.textpolicy import MAX_ERRORS, cap_errors, echo, loads_json
 
 from . import docno_index, live_rescore, scoring
 from .models import RANKING_DTYPE, Run, RunQuery, Team
-from .sqlrows import as_dict, fetch, live_grade_columns, write_rows, write_scores
+from .sqlrows import as_dict, dumps, fetch, live_grade_columns, write_rows, write_scores
 
 
 @dataclass
@@ -457,7 +456,7 @@ def _insert_rankings(rows: Sequence[RunQuery]) -> None:
                     row.query_id,
                     bytes(row.ranking),
                     row.retrieved,
-                    json.dumps(row.scores, allow_nan=False),
+                    dumps(row.scores),
                     row.version,
                 )
             )

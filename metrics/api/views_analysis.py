@@ -88,7 +88,12 @@ class RunQuerySerializer(serializers.Serializer):
     stored_score = serializers.FloatField(
         source="stored", allow_null=True, help_text="The score stored at stored_version."
     )
-    stored_version = serializers.IntegerField(allow_null=True)
+    stored_version = serializers.IntegerField(
+        allow_null=True,
+        help_text="Judgment-list version the stored score was last written at; rescoring "
+        "that leaves it unchanged does not rewrite it, so it is current whenever the run's "
+        "scored_version is.",
+    )
     pool_depth = serializers.IntegerField()
     judged_in_top = serializers.IntegerField()
     ranked = RankedDocumentSerializer(many=True)
