@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -243,13 +243,7 @@ def rescore(
     if not runs:
         return version
     grades = _live(collection_id, query_ids)
-    present = {(r.run_id, r.query_id) for r in rows}
-    missing = [
-        RunQuery(run_id=run_id, query_id=q, ranking=b"", retrieved=0)
-        for q in grades
-        for run_id in runs
-        if (run_id, q) not in present
-    ]
+    missing = missing_rows(rows, runs, grades)
     if missing:  # a run that left out a query of the live list scores it as empty
         RunQuery.objects.bulk_create(missing)
         for m in missing:
@@ -288,6 +282,24 @@ def rescore(
         changed[i] = row.scores != row.old
     _write(collection_id, version, names, runs, rows, changed)
     return version
+
+
+def missing_rows(
+    rows: Sequence[Any], run_ids: Iterable[int], query_ids: Iterable[int]
+) -> list[RunQuery]:
+    """Return unsaved empty rankings for each (run, live query) pair that ``rows`` lacks.
+
+    A run that left out a query of the live list scores it as an empty ranking
+    (trec_eval ``-c``), so the pair gets a row with no documents.
+    """
+    present = {(r.run_id, r.query_id) for r in rows}
+    query_ids = list(query_ids)
+    return [
+        RunQuery(run_id=run_id, query_id=q, ranking=b"", retrieved=0)
+        for run_id in run_ids
+        for q in query_ids
+        if (run_id, q) not in present
+    ]
 
 
 def _prepared(query_id: int, key: tuple, retrieved: Sequence[int]) -> Prepared:

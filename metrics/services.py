@@ -368,13 +368,7 @@ def runs_score(
         rows = list(new_rows)
     else:
         rows = _read_rankings(runs, None if full else query_ids)
-    present = {(r.run_id, r.query_id) for r in rows}
-    empty = [
-        RunQuery(run_id=run_id, query_id=q, ranking=b"", retrieved=0)
-        for run_id in runs
-        for q in grades_by_query
-        if (run_id, q) not in present
-    ]
+    empty = live_rescore.missing_rows(rows, runs, grades_by_query)
     if new_rows is not None:
         rows.extend(empty)
     else:

@@ -81,9 +81,7 @@ def read_clean_c(
         RuntimeError: the extension is not available (check :data:`AVAILABLE`).
         MemoryError: the output does not fit in memory.
     """
-    if _ctrec is None:
-        raise RuntimeError(f"the C reader is unavailable: {WHY_NOT}")
-    parsed = _ctrec.parse(
+    parsed = _module().parse(
         os.fspath(path), ncols, value_col, threads=_threads(threads), block=block, simd=simd
     )
     return _arrays(parsed)
@@ -110,12 +108,17 @@ def read_clean_c_buffer(
         BufferError: ``data`` is not contiguous (a strided ``memoryview``).
         MemoryError: the output does not fit in memory.
     """
-    if _ctrec is None:
-        raise RuntimeError(f"the C reader is unavailable: {WHY_NOT}")
-    parsed = _ctrec.parse_buffer(
+    parsed = _module().parse_buffer(
         data, ncols, value_col, threads=_threads(threads), block=block, simd=simd
     )
     return _arrays(parsed)
+
+
+def _module() -> ModuleType:
+    """Return the extension module, or raise if it is unavailable."""
+    if _ctrec is None:
+        raise RuntimeError(f"the C reader is unavailable: {WHY_NOT}")
+    return _ctrec
 
 
 def _threads(threads: bool | int) -> int:
@@ -144,11 +147,9 @@ def label(docs: NDArray[np.int64], keys: NDArray[np.int64], values: NDArray[np.f
     Raises:
         RuntimeError: the extension is not available (check :data:`AVAILABLE`).
     """
-    if _ctrec is None:
-        raise RuntimeError(f"the C reader is unavailable: {WHY_NOT}")
     docs = np.ascontiguousarray(docs, dtype=np.int64)
     out = np.empty(docs.shape, dtype=np.float64)
-    _ctrec.label(
+    _module().label(
         docs,
         np.ascontiguousarray(keys, dtype=np.int64),
         np.ascontiguousarray(values, dtype=np.float64),
