@@ -105,13 +105,23 @@ class ProgressKeepingAdmin(admin.ModelAdmin):
     progress_fields: frozenset[str] | None = frozenset({"collection"})
 
     def delete_model(self, request: HttpRequest, obj: Any) -> None:
-        """Delete, then rebuild the counters of the object's collection."""
+        """Delete, then rebuild the counters of the object's collection.
+
+        Queries and documents go through ``services_progress.rows_delete``, which also
+        announces the change of the judgment list when live grades go with them.
+        """
+        if isinstance(obj, Query | Document):
+            services_progress.rows_delete(queryset=type(obj).objects.filter(pk=obj.pk))
+            return
         collection = obj.collection
         super().delete_model(request, obj)
         services_progress.progress_rebuild(collection=collection)
 
     def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
         """Delete, then rebuild the counters of every collection concerned."""
+        if queryset.model in (Query, Document):
+            services_progress.rows_delete(queryset=queryset)
+            return
         collections = list(Collection.objects.filter(pk__in=queryset.values("collection_id")))
         super().delete_queryset(request, queryset)
         for collection in collections:

@@ -23,7 +23,7 @@ from django.utils import timezone
 from psycopg.types.json import Jsonb
 
 from judging import services as judging_services
-from judging.models import Collection, Document, LiveGrade, Membership, PoolEntry
+from judging.models import Collection, Document, LiveGrade, Membership, PoolEntry, Query
 from judging.textpolicy import MAX_ERRORS, cap_errors, echo, loads_json
 
 from . import docno_index, live_rescore, scoring
@@ -508,6 +508,19 @@ def runs_rescore_after_change(*, collection_id: int, query_ids: Iterable[int]) -
         live_rescore.rescore(collection_id=collection_id, query_ids=few)
     elif Run.objects.filter(collection_id=collection_id).exists():
         runs_score(collection=Collection(pk=collection_id), query_ids=few)
+
+
+def runs_rescore_bulk(*, collection_id: int, query_ids: Iterable[int]) -> None:
+    """Rescore every run after a bulk change of the judgment list (the background task).
+
+    A deleted query took its rows with it, and an incremental rescore cannot take their
+    old scores out of the runs' sums: then every query is recomputed.
+    """
+    few = sorted(set(query_ids))
+    if not Run.objects.filter(collection_id=collection_id).exists():
+        return
+    gone = len(few) > Query.objects.filter(pk__in=few).count()
+    runs_score(collection=Collection(pk=collection_id), query_ids=None if gone else few)
 
 
 @transaction.atomic

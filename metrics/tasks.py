@@ -9,5 +9,5 @@ from . import services
 
 @shared_task(name="metrics.rescore_queries")
 def rescore_queries(collection_id: int, query_ids: list[int]) -> None:
-    """Rescore every run of a collection for the given queries."""
-    services.runs_rescore_after_change(collection_id=collection_id, query_ids=query_ids)
+    """Rescore every run of a collection for the given queries (all, if one was deleted)."""
+    services.runs_rescore_bulk(collection_id=collection_id, query_ids=query_ids)

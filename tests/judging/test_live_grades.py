@@ -144,3 +144,23 @@ def test_changing_the_policy_in_the_admin_rebuilds_the_live_list(client, coll, s
     response = client.post(url, data)
     assert response.status_code == 302, response.context["adminform"].form.errors
     assert _live(coll) == {("q1", "d0"): pytest.approx(7 / 3)}
+
+
+@pytest.mark.parametrize("bulk_action", [False, True])
+def test_the_admin_refuses_to_delete_a_judged_document(client, coll, setup, bulk_action):
+    """Its judgments (history) are read-only there; services_progress.rows_delete is the way."""
+    q, docs, humans, _ = setup
+    services.judgment_record(judge=humans[0], query=q, document=docs[0], grade=3)
+    version = Collection.objects.get(pk=coll.pk).judgments_version
+    client.force_login(factories.user("root", is_staff=True, is_superuser=True))
+    if bulk_action:
+        response = client.post(
+            "/admin/judging/document/",
+            {"action": "delete_selected", "_selected_action": [docs[0].pk], "post": "yes"},
+        )
+        assert response.status_code in (200, 403)  # the confirmation page lists the refusal
+    else:
+        response = client.post(f"/admin/judging/document/{docs[0].pk}/delete/", {"post": "yes"})
+        assert response.status_code == 403
+    assert LiveGrade.objects.filter(document_id=docs[0].pk).exists()
+    assert Collection.objects.get(pk=coll.pk).judgments_version == version

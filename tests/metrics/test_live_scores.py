@@ -287,3 +287,36 @@ def test_unknown_queries_in_json_runs_name_their_line(world, content, line):
         )
     (error,) = exc.value.errors
     assert error["line"] == line, error
+
+
+@pytest.mark.parametrize("what", ["document", "query"])
+def test_deleting_judged_rows_rescores_every_run(world, what, django_capture_on_commit_callbacks):
+    """A judged document or query deleted (admin) takes its grades out of every run's scores."""
+    from judging import services_progress
+
+    coll, queries, _docs, team, _judge = world
+    content = _run_content(3, "gamma")
+    run = services.run_submit(
+        collection=coll, team=team, tag="gamma", content=content, filename="g.txt", user=None
+    )
+    version = Collection.objects.get(pk=coll.pk).judgments_version
+    with django_capture_on_commit_callbacks(execute=True):
+        if what == "document":
+            judged = LiveGrade.objects.filter(collection=coll, grade__gt=0).first().document
+            services_progress.document_delete(document=judged)
+        else:
+            services_progress.query_delete(query=queries[0])
+    coll.refresh_from_db()
+    run.refresh_from_db()
+    assert coll.judgments_version == version + 1
+    assert run.scored_version == coll.judgments_version
+    _assert_matches_reference(run, coll, content)
+
+
+def test_deleting_an_unjudged_document_leaves_the_list_alone(world):
+    from judging import services_progress
+
+    coll, _queries, _docs, _team, _judge = world
+    version = Collection.objects.get(pk=coll.pk).judgments_version
+    services_progress.document_delete(document=factories.document(coll, "never-judged"))
+    assert Collection.objects.get(pk=coll.pk).judgments_version == version
