@@ -32,6 +32,34 @@ def test_docno_hashes_agree_for_fixed_and_variable_widths():
     assert scoring.docno_hashes(pa.array(["D001", "D002"])).tolist() == h_fixed[:2].tolist()
 
 
+def _reference_hash(value: bytes) -> int:
+    """The documented hash, one value at a time in Python integers."""
+    mask = (1 << 64) - 1
+    h, power = 0, 1
+    for byte in value:
+        power = power * int(scoring._HASH_MULTIPLIER) & mask
+        h = (h + (byte + 1) * power) & mask
+    h ^= len(value) * 0x9E3779B97F4A7C15 & mask
+    for shift, multiplier in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB), (31, None)):
+        h ^= h >> shift
+        if multiplier:
+            h = h * multiplier & mask
+    return h
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 1 << 16])
+def test_docno_hashes_are_the_same_in_any_block_size(monkeypatch, block):
+    """Blocks of fixed and of mixed widths, a sliced array, an empty value, a null."""
+    monkeypatch.setattr(scoring, "_HASH_BLOCK", block)
+    values = [b"D001", b"D002", b"x", b"", b"D003", b"a\tlonger id", b"D004", b"D005"]
+    whole = pa.array(values, pa.binary())
+    got = scoring.docno_hashes(whole).tolist()
+    assert got == [_reference_hash(v) for v in values]
+    assert scoring.docno_hashes(whole.slice(3, 4)).tolist() == got[3:7]
+    with_null = pa.array([b"D001", None, b"D002"], pa.binary())
+    assert scoring.docno_hashes(with_null).tolist() == [got[0], _reference_hash(b""), got[1]]
+
+
 def test_sorted_search_equals_searchsorted():
     rng = np.random.default_rng(3)
     haystack = np.sort(rng.integers(0, 10**9, 50_000))
