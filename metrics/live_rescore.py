@@ -101,6 +101,11 @@ _cache_bytes = 0
 _lock = threading.Lock()
 
 
+def handles(query_ids: Sequence[int]) -> bool:
+    """Return whether :func:`rescore` takes these distinct queries (one change's few)."""
+    return 0 < len(query_ids) <= MAX_QUERIES
+
+
 def cache_clear() -> None:
     """Forget every prepared query (tests; a process never needs it)."""
     global _cache_bytes

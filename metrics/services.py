@@ -340,7 +340,7 @@ def runs_score(
     """
     if new_rows is None and query_ids is not None:
         few = sorted(set(query_ids))
-        if 0 < len(few) <= live_rescore.MAX_QUERIES:  # one judgment: the fast path
+        if live_rescore.handles(few):  # one judgment: the fast path
             return live_rescore.rescore(
                 collection_id=collection.pk,
                 query_ids=few,
@@ -504,7 +504,7 @@ def runs_rescore_after_change(*, collection_id: int, query_ids: Iterable[int]) -
     directly (no savepoint; a collection without runs costs two short reads).
     """
     few = sorted(set(query_ids))
-    if transaction.get_connection().in_atomic_block and 0 < len(few) <= live_rescore.MAX_QUERIES:
+    if transaction.get_connection().in_atomic_block and live_rescore.handles(few):
         live_rescore.rescore(collection_id=collection_id, query_ids=few)
     elif Run.objects.filter(collection_id=collection_id).exists():
         runs_score(collection=Collection(pk=collection_id), query_ids=few)
