@@ -6,7 +6,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from judging import services
-from judging.models import Collection, Judgment, JudgmentEvent, LiveGrade, PoolEntry
+from judging.models import Collection, Judgment, JudgmentEvent, LiveGrade, PoolEntry, Query
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -164,3 +164,31 @@ def test_the_admin_refuses_to_delete_a_judged_document(client, coll, setup, bulk
         assert response.status_code == 403
     assert LiveGrade.objects.filter(document_id=docs[0].pk).exists()
     assert Collection.objects.get(pk=coll.pk).judgments_version == version
+
+
+def test_admin_deletes_unjudged_queries_and_documents_keeping_the_counters(client, coll, setup):
+    """Rows without judgments can go (one at a time or in bulk); the counters stay exact."""
+    from judging import selectors_progress
+
+    q, docs, humans, _ = setup
+    services.judgment_record(judge=humans[0], query=q, document=docs[0], grade=2)
+    spare = [factories.query(coll, f"spare{i}") for i in range(3)]
+    services.pool_add_ids(
+        collection=coll,
+        pairs=[(s.pk, d.pk) for s in spare for d in docs[1:3]] + [(q.pk, docs[2].pk)],
+        source=PoolEntry.Source.MANUAL,
+    )
+    version = Collection.objects.get(pk=coll.pk).judgments_version
+    client.force_login(factories.user("root", is_staff=True, is_superuser=True))
+    url = f"/admin/judging/query/{spare[0].pk}/delete/"
+    assert client.post(url, {"post": "yes"}).status_code == 302
+    response = client.post(
+        "/admin/judging/query/",
+        {"action": "delete_selected", "_selected_action": [s.pk for s in spare[1:]], "post": "yes"},
+    )
+    assert response.status_code == 302
+    url = f"/admin/judging/document/{docs[2].pk}/delete/"
+    assert client.post(url, {"post": "yes"}).status_code == 302
+    assert not Query.objects.filter(pk__in=[s.pk for s in spare]).exists()
+    assert selectors_progress.progress_problems(collection=coll) == []
+    assert Collection.objects.get(pk=coll.pk).judgments_version == version  # no grade went
