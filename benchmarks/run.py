@@ -663,22 +663,15 @@ def targets(report: Report, n_many: int) -> list[tuple[str, str, str, str, str]]
 
     out = []
     pt, en = report.get("pt.total"), report.get("en.total")
-    r, c = _ratio(pt, en), _cpu_ratio(pt, en)
-    out.append(
-        (
-            f"{TARGETS['speed']} (judged on the default reader: {en.tool if en else '?'})",
-            fmt(r, ".1f") + ("" if math.isnan(r) else "x faster"),
-            fmt(c, ".1f") + ("" if math.isnan(c) else "x"),
-            ">= 10x",
-            status(check(r, lambda x: x >= 10), by_cpu=check(c, lambda x: x >= 10)),
+    readers = [(f"judged on the default reader: {en.tool if en else '?'}", en)] + [
+        (label, report.get(key))
+        for key, label in (
+            ("ec.total", "C reader"),
+            ("enp.total", "numpy reader: the default where the C extension is not built"),
+            ("ea.total", "Arrow reader: the web app's default without the C extension"),
         )
-    )
-    for key, label in (
-        ("ec.total", "C reader"),
-        ("enp.total", "numpy reader: the default where the C extension is not built"),
-        ("ea.total", "Arrow reader: the web app's default without the C extension"),
-    ):
-        other = report.get(key)
+    ]
+    for label, other in readers:
         r, c = _ratio(pt, other), _cpu_ratio(pt, other)
         out.append(
             (
