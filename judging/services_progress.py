@@ -48,8 +48,9 @@ def rows_delete(*, queryset: QuerySet[Query] | QuerySet[Document]) -> None:
     grades that no longer exist, and showed them as current.
     """
     field = "query_id" if queryset.model is Query else "document_id"
-    ids = list(queryset.values_list("pk", flat=True))
-    collections = sorted(set(queryset.values_list("collection_id", flat=True)))
+    rows = list(queryset.values_list("pk", "collection_id"))
+    ids = [pk for pk, _ in rows]
+    collections = sorted({collection_id for _, collection_id in rows})
     for collection_id in collections:
         _lock_collection(collection_id)
         progress.rows_deleted(collection_id=collection_id, **{f"{field[:-3]}_ids": ids})

@@ -238,7 +238,6 @@ class QueryLine:
     coverage: float | None
     low_coverage: bool
     cells: list[float | None]
-    stale: bool
 
 
 def _nan_to_none(value: float) -> float | None:
@@ -271,7 +270,6 @@ def run_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
                 coverage=cov,
                 low_coverage=_is_low(cov, threshold),
                 cells=[_nan_to_none(per_query.values[c.canonical][i]) for c in columns],
-                stale=run.scored_version < version,
             )
         )
     chart = None
