@@ -111,7 +111,7 @@ def _setup_django(url: str) -> None:
 def _build(pairs: int, endpoint: str):
     """Create a collection whose pool has ``pairs`` pairs (10 documents per query)."""
     from judging import services
-    from judging.models import Collection, Document, Judge, PoolEntry, Query
+    from judging.models import Collection, Document, Judge, LLMProvider, PoolEntry, Query
 
     Collection.objects.filter(slug="llm-bench").delete()
     coll = Collection.objects.create(name="LLM bench", slug="llm-bench")
@@ -145,7 +145,15 @@ def _build(pairs: int, endpoint: str):
         kind=Judge.Kind.LLM,
         name="stub",
         model="stub",
-        endpoint=endpoint,
+        # The stub listens on loopback: the operator's provider allows that host explicitly.
+        llm_provider=LLMProvider.objects.update_or_create(
+            name="bench-stub",
+            defaults={
+                "base_url": endpoint.rstrip("/"),
+                "allowed_models": ["stub"],
+                "allowed_private_hosts": ["127.0.0.1"],
+            },
+        )[0],
         native_scale=["0", "1", "2", "3"],
         scale_mapping={"0": 0, "1": 1, "2": 3, "3": 4},
         max_attempts=3,

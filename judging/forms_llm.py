@@ -73,18 +73,6 @@ class LLMConfigChecks:
 
     cleaned_data: dict[str, Any]
 
-    def full_clean(self) -> None:
-        """Validate; a refused ``api_key_env`` is not shown back (it may be a pasted key)."""
-        super().full_clean()  # type: ignore[misc]
-        self.forget_refused_key()
-
-    def forget_refused_key(self) -> None:
-        """Blank a refused ``api_key_env`` in the bound data, so the page never echoes it."""
-        name = self.add_prefix("api_key_env")  # type: ignore[attr-defined]
-        if "api_key_env" in self.errors and name in self.data:  # type: ignore[attr-defined]
-            self.data = self.data.copy()  # type: ignore[attr-defined]
-            self.data[name] = ""
-
     def clean(self) -> dict[str, Any]:
         """Add the service's problems per field; normalise what it normalises."""
         data = super().clean()  # type: ignore[misc]
@@ -96,7 +84,7 @@ class LLMConfigChecks:
 
 
 class LLMJudgeForm(LLMConfigChecks, forms.ModelForm):
-    """How Graded calls an LLM judge (the key is named by its environment variable)."""
+    """How Graded calls an LLM judge (through a provider the operator registered)."""
 
     decoding = _JSONField(kind=dict, help_text='e.g. {"temperature": 0, "max_tokens": 400}')
     native_scale = _JSONField(kind=list, help_text='e.g. ["0", "1", "2", "3"]')
@@ -107,8 +95,7 @@ class LLMJudgeForm(LLMConfigChecks, forms.ModelForm):
         fields = [
             "name",
             "model",
-            "endpoint",
-            "api_key_env",
+            "llm_provider",
             "system_prompt",
             "prompt_template",
             "prompt_version",
@@ -120,7 +107,7 @@ class LLMJudgeForm(LLMConfigChecks, forms.ModelForm):
             "max_attempts",
             "timeout_seconds",
         ]
-        labels = {"api_key_env": "API key variable", "json_mode": "JSON mode"}
+        labels = {"llm_provider": "Provider", "json_mode": "JSON mode"}
         widgets = {
             "system_prompt": forms.Textarea(attrs={"rows": 3}),
             "prompt_template": forms.Textarea(attrs={"rows": 14, "spellcheck": "false"}),

@@ -292,15 +292,13 @@ class Judge(models.Model):
     scale_mapping = models.JSONField(
         default=dict, blank=True, help_text="Mapping from native labels to grades 0–4."
     )
-    endpoint = models.CharField(
-        max_length=500,
+    llm_provider = models.ForeignKey(
+        "judging.LLMProvider",
+        null=True,
         blank=True,
-        help_text="Base URL of an OpenAI-compatible API (requests go to <it>/chat/completions).",
-    )
-    api_key_env = models.CharField(
-        max_length=100,
-        blank=True,
-        help_text="NAME of the environment variable holding the API key (never the key itself).",
+        on_delete=models.PROTECT,
+        related_name="judges",
+        help_text="Where Graded sends this LLM judge's requests (registered by the operator).",
     )
     system_prompt = models.TextField(blank=True, help_text="System message sent before the prompt.")
     answer_pattern = models.CharField(
@@ -666,5 +664,6 @@ class PolicyChange(models.Model):
         return f"{self.previous} -> {self.policy}"
 
 
-from .models_llm import LLMFailure, LLMJob, LLMOutput  # noqa: E402, F401  (LLM judge runs)
+# LLM judge runs and the providers they may call.
+from .models_llm import LLMFailure, LLMJob, LLMOutput, LLMProvider  # noqa: E402, F401
 from .models_progress import JudgeProgress, PoolProgress  # noqa: E402, F401  (progress counters)

@@ -2,9 +2,108 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.conf import settings
+from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
+
+if TYPE_CHECKING:
+    from .llm.egress import EgressPolicy
+
+#: Environment variables an operator may name as a provider's key: this prefix only, so no
+#: registry entry can make Graded send ``SECRET_KEY``, ``DATABASE_URL`` or any other secret.
+KEY_ENV_PREFIX = "GRADED_LLM_KEY_"
+KEY_ENV_PATTERN = r"\AGRADED_LLM_KEY_[A-Z0-9_]+\Z"  # \Z: no trailing newline
+KEY_ENV_MESSAGE = (
+    f"Name an environment variable starting with {KEY_ENV_PREFIX} "
+    "(capital letters, digits, _), never the key itself."
+)
+
+
+class LLMProvider(models.Model):
+    """An endpoint the operator lets LLM judges call: where requests go, with which key.
+
+    Only superusers create or change providers (the admin); coordinators pick one for
+    their LLM judges by name. See :mod:`judging.llm.egress` for what is refused on the way.
+    """
+
+    name = models.SlugField(
+        max_length=100, unique=True, help_text="Name coordinators pick (letters, digits, -, _)."
+    )
+    base_url = models.CharField(
+        max_length=500,
+        help_text="Base URL of an OpenAI-compatible API (requests go to <it>/chat/completions).",
+    )
+    api_key_env = models.CharField(
+        max_length=100,
+        blank=True,
+        validators=[RegexValidator(KEY_ENV_PATTERN, KEY_ENV_MESSAGE)],
+        help_text=f"Environment variable holding the key, {KEY_ENV_PREFIX}…; empty: no key.",
+    )
+    allowed_models = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Model names judges may use with this provider, e.g. ["gpt-4o"]; ["*"]: any.',
+    )
+    allowed_private_hosts = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Host names, addresses or networks (10.0.0.0/8) this provider may reach "
+        "although they are loopback, private or link-local (a local vLLM). Empty: public only.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = "LLM provider"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(api_key_env="") | Q(api_key_env__regex=KEY_ENV_PATTERN),
+                name="llm_provider_key_env_prefix",
+                violation_error_message=KEY_ENV_MESSAGE,
+            ),
+        ]
+
+    def __str__(self) -> str:
+        """Return the provider's name."""
+        return self.name
+
+    def clean(self) -> None:
+        """Refuse a base URL with user info or another scheme, and unreadable host entries."""
+        from django.core.exceptions import ValidationError
+
+        from .llm.egress import EgressPolicy, EgressRefused, check_base_url
+
+        errors: dict[str, str] = {}
+        try:
+            self.base_url = check_base_url(self.base_url)
+        except EgressRefused as exc:
+            errors["base_url"] = str(exc)
+        if not isinstance(self.allowed_models, list) or not all(
+            isinstance(m, str) and m for m in self.allowed_models
+        ):
+            errors["allowed_models"] = 'Give a JSON list of model names, e.g. ["gpt-4o"].'
+        try:
+            if not isinstance(self.allowed_private_hosts, list):
+                raise ValueError("Give a JSON list of host names, addresses or networks.")
+            EgressPolicy.from_entries(self.allowed_private_hosts)
+        except ValueError as exc:
+            errors["allowed_private_hosts"] = str(exc)
+        if errors:
+            raise ValidationError(errors)
+
+    def egress_policy(self) -> EgressPolicy:
+        """Return the non-public destinations the operator allowed this provider."""
+        from .llm.egress import EgressPolicy
+
+        return EgressPolicy.from_entries(self.allowed_private_hosts or [])
+
+    def allows_model(self, model: str) -> bool:
+        """Return whether judges may call ``model`` through this provider."""
+        allowed = [str(m) for m in self.allowed_models or []]
+        return "*" in allowed or model in allowed
 
 
 class LLMJob(models.Model):

@@ -33,14 +33,19 @@ def job_in(*, collection: Collection, job_id: int) -> LLMJob | None:
 
 
 def runnable_llm_judges(*, collection: Collection) -> QuerySet[Judge]:
-    """Return the LLM judges Graded can run in ``collection`` (assigned, with an endpoint)."""
+    """Return the LLM judges Graded can run in ``collection`` (assigned, with a provider)."""
     return (
         Judge.objects.filter(kind=Judge.Kind.LLM, collections=collection)
-        .exclude(endpoint="")
+        .filter(llm_provider__isnull=False)
+        .select_related("llm_provider")
         .order_by("name")
     )
 
 
 def llm_judges(*, collection: Collection) -> QuerySet[Judge]:
     """Return every LLM judge assigned to ``collection``, runnable or not (to configure)."""
-    return Judge.objects.filter(kind=Judge.Kind.LLM, collections=collection).order_by("name")
+    return (
+        Judge.objects.filter(kind=Judge.Kind.LLM, collections=collection)
+        .select_related("llm_provider")
+        .order_by("name")
+    )

@@ -2,16 +2,16 @@
 
 One service serves the REST API (``POST /api/v1/judges/``), the configuration page and, for
 its checks, the admin form, so each refuses the same configurations with the same messages:
-prompt placeholders are checked, ``api_key_env`` must be the NAME of an environment variable
-(never the key, which is never echoed), the answer pattern must compile with at most one
-group, the endpoint must be an http(s) base URL and the scale mapping must give every
-native label a grade 0–4.
+prompt placeholders are checked, the answer pattern must compile with at most one group (and
+pass the cost checks of :func:`judging.llm.parse.compile_pattern`), the provider must be one
+the operator registered and allow the judge's model, and the scale mapping must give every
+native label a grade 0–4. Where requests go and which key they carry is the provider's,
+never a coordinator's to set (see :class:`judging.models_llm.LLMProvider`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +20,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import transaction
 
+from . import textpolicy
 from .llm.parse import compile_pattern
 from .llm.prompt import (
     DEFAULT_NATIVE_SCALE,
@@ -28,12 +29,19 @@ from .llm.prompt import (
     DEFAULT_TEMPLATE,
     check_template,
 )
-from .models import GRADE_MAX, GRADE_MIN, Collection, Judge
+from .models import GRADE_MAX, GRADE_MIN, Collection, Judge, LLMProvider
 
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-API_KEY_ENV_MESSAGE = (
-    "Give the NAME of an environment variable (letters, digits, _), never the key itself."
-)
+#: Text settings checked under the text policy (NUL, surrogates) and, for those the model
+#: does not bound, their longest value in characters (a prompt as sent is checked again when
+#: it is rendered, see :data:`judging.llm.prompt.MAX_PROMPT_CHARS`).
+TEXT_LIMITS: dict[str, int | None] = {
+    "name": None,
+    "model": None,
+    "system_prompt": textpolicy.MAX_TEXT_LENGTH,
+    "prompt_template": textpolicy.MAX_TEXT_LENGTH,
+    "prompt_version": None,
+    "answer_pattern": None,
+}
 #: Bounds of the numeric settings (the serializer and the form show the same ones).
 MAX_ATTEMPTS = (1, 20)
 TIMEOUT_SECONDS = (0.1, 3600.0)
@@ -47,8 +55,7 @@ class LLMJudgeConfig:
     model: str
     provider: str = ""
     model_version: str = ""
-    endpoint: str = ""
-    api_key_env: str = ""
+    llm_provider: LLMProvider | None = None
     system_prompt: str = ""
     prompt_template: str = ""
     prompt_version: str = ""
@@ -70,6 +77,10 @@ class LLMJudgeConfig:
         names = {f.name for f in dataclasses.fields(self)}
         return dataclasses.replace(self, **{k: v for k, v in changes.items() if k in names})
 
+    def values(self) -> dict[str, Any]:
+        """Return the fields by name (shallow: the provider stays the same object)."""
+        return {name: getattr(self, name) for name in CONFIG_FIELDS}
+
 
 CONFIG_FIELDS = tuple(f.name for f in dataclasses.fields(LLMJudgeConfig))
 
@@ -78,22 +89,24 @@ def llm_config_errors(values: Mapping[str, Any]) -> dict[str, list[str]]:
     """Return the problems of the LLM configuration ``values``, by field.
 
     Only the fields present in ``values`` are checked, so a form can report these problems
-    beside its own in one round. Messages never repeat a refused ``api_key_env`` (it may be
-    a pasted key).
+    beside its own in one round.
     """
     errors: dict[str, list[str]] = {}
-    env = values.get("api_key_env")
-    if env and not ENV_NAME.match(str(env).strip()):
-        errors["api_key_env"] = [API_KEY_ENV_MESSAGE]
+    for name, limit in TEXT_LIMITS.items():
+        if isinstance(values.get(name), str):
+            problem = textpolicy.text_problem(values[name], max_length=limit, what="The text")
+            if problem:
+                errors[name] = [f"{problem}."]
+    provider = values.get("llm_provider")
+    model = str(values.get("model") or "").strip()
+    if isinstance(provider, LLMProvider) and model and not provider.allows_model(model):
+        errors["model"] = [f"The provider {provider.name} does not allow this model."]
     for name, check in (("prompt_template", check_template), ("answer_pattern", compile_pattern)):
-        if values.get(name):
+        if values.get(name) and name not in errors:
             try:
                 check(values[name])
             except ValueError as exc:  # TemplateError is a ValueError
                 errors[name] = [str(exc)]
-    endpoint = str(values.get("endpoint") or "").strip()
-    if endpoint and not endpoint.lower().startswith(("http://", "https://")):
-        errors["endpoint"] = ["Give an http:// or https:// base URL."]
     for name, (low, high) in (("max_attempts", MAX_ATTEMPTS), ("timeout_seconds", TIMEOUT_SECONDS)):
         if values.get(name) is None:
             continue
@@ -141,11 +154,9 @@ def _scale_problems(native: Sequence[Any], mapping: Mapping[str, Any]) -> list[s
 def llm_config_normalised(values: Mapping[str, Any]) -> dict[str, Any]:
     """Return the fields of ``values`` that normalisation changes: trimmed names and URL."""
     changes: dict[str, Any] = {}
-    for name in ("name", "model", "api_key_env"):
+    for name in ("name", "model"):
         if isinstance(values.get(name), str):
             changes[name] = values[name].strip()
-    if isinstance(values.get("endpoint"), str):
-        changes["endpoint"] = values["endpoint"].strip().rstrip("/")
     if isinstance(values.get("native_scale"), list | tuple):
         changes["native_scale"] = [str(x) for x in values["native_scale"]]
     return changes
@@ -154,18 +165,18 @@ def llm_config_normalised(values: Mapping[str, Any]) -> dict[str, Any]:
 def _checked(config: LLMJudgeConfig) -> LLMJudgeConfig:
     """Return ``config`` normalised, with the defaults of a runnable judge filled in.
 
-    Raises ``ValidationError`` naming every bad field. A judge given an endpoint but no
+    Raises ``ValidationError`` naming every bad field. A judge given a provider but no
     prompt template gets the default prompt (and, without a scale, the default 0–3 scale
     and its mapping), so that what it is asked and how its answers are read match.
     """
-    errors = llm_config_errors(dataclasses.asdict(config))
+    errors = llm_config_errors(config.values())
     if not config.model.strip():
         errors["model"] = ["Give the LLM's model name."]
     if errors:
         raise ValidationError(errors)
-    changes = llm_config_normalised(dataclasses.asdict(config))
+    changes = llm_config_normalised(config.values())
     changes.update(scale_mapping=dict(config.scale_mapping), decoding=dict(config.decoding))
-    if changes["endpoint"] and not config.prompt_template:
+    if config.llm_provider is not None and not config.prompt_template:
         changes["prompt_template"] = DEFAULT_TEMPLATE
         changes["system_prompt"] = config.system_prompt or DEFAULT_SYSTEM_PROMPT
         if not config.native_scale and not config.scale_mapping:

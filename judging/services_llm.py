@@ -8,6 +8,7 @@ live list and one bulk ``judgments_changed`` per batch), and their provenance is
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,8 +19,9 @@ from django.db.models import F
 from django.utils import timezone
 
 from . import services
+from .llm.egress import EgressRefused, check_base_url
 from .models import Collection, Judge, Judgment, JudgmentEvent
-from .models_llm import LLMFailure, LLMJob, LLMOutput
+from .models_llm import KEY_ENV_MESSAGE, KEY_ENV_PATTERN, LLMFailure, LLMJob, LLMOutput
 from .services import ImportSummary, JudgmentRow
 
 _OUTPUT_FIELDS = [
@@ -67,31 +69,48 @@ class LLMPairFailure:
 
 
 def api_key_for(judge: Judge) -> str:
-    """Return the judge's API key from its environment variable.
+    """Return the API key of the judge's provider, from the operator's environment.
 
-    Raises ``ValidationError`` on ``api_key_env`` when the variable is named but unset or
-    empty (the key itself never appears in the message). A judge naming no variable talks
-    to an endpoint that needs no key, and gets an empty string.
+    Raises ``ValidationError`` on ``llm_provider`` when the provider names a variable that is
+    unset or empty, or (re-checked at every call, whatever the database holds) one without
+    the ``GRADED_LLM_KEY_`` prefix. The key itself never appears in a message. A provider
+    naming no variable needs no key and gets an empty string.
     """
-    if not judge.api_key_env:
+    provider = judge.llm_provider
+    if provider is None or not provider.api_key_env:
         return ""
-    key = os.environ.get(judge.api_key_env, "")
+    if not re.match(KEY_ENV_PATTERN, provider.api_key_env):
+        raise ValidationError({"llm_provider": f"The provider {provider.name}: {KEY_ENV_MESSAGE}"})
+    key = os.environ.get(provider.api_key_env, "")
     if not key:
         raise ValidationError(
             {
-                "api_key_env": f"The environment variable {judge.api_key_env} is not set; "
-                "set it where Graded runs, then try again."
+                "llm_provider": f"The provider {provider.name} has no key: the operator must "
+                f"set {provider.api_key_env} where Graded runs."
             }
         )
     return key
 
 
 def check_runnable(judge: Judge) -> None:
-    """Raise ``ValidationError`` naming the field if ``judge`` cannot be run by Graded."""
+    """Raise ``ValidationError`` naming the field if ``judge`` cannot be run by Graded.
+
+    Checks the provider's base URL and model as the operator registered them now (a
+    provider may have changed since the judge was configured).
+    """
     if judge.kind != Judge.Kind.LLM:
         raise ValidationError({"judge": "Only an LLM judge can be run."})
-    if not judge.endpoint:
-        raise ValidationError({"endpoint": "Set the judge's endpoint (base URL of the API)."})
+    provider = judge.llm_provider
+    if provider is None:
+        raise ValidationError({"llm_provider": "Choose a provider for the judge."})
+    try:
+        check_base_url(provider.base_url)
+    except EgressRefused as exc:
+        raise ValidationError({"llm_provider": f"The provider {provider.name}: {exc}"}) from None
+    if not provider.allows_model(judge.model):
+        raise ValidationError(
+            {"model": f"The provider {provider.name} does not allow the model {judge.model}."}
+        )
     api_key_for(judge)
 
 

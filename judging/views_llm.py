@@ -89,7 +89,6 @@ def llm_judge_update(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             services_judges.llm_judge_update(judge=judge, config=config)
         except ValidationError as error:
             add_service_errors(form, error)
-            form.forget_refused_key()
         else:
             messages.success(request, f"Saved the LLM judge {judge.name}.")
             return see_other(reverse("judging:llmjob_create", args=[collection.slug]))

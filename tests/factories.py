@@ -7,7 +7,15 @@ import itertools
 from django.contrib.auth import get_user_model
 
 from judging import services
-from judging.models import Collection, Document, Judge, Membership, PoolEntry, Query
+from judging.models import (
+    Collection,
+    Document,
+    Judge,
+    LLMProvider,
+    Membership,
+    PoolEntry,
+    Query,
+)
 
 _seq = itertools.count(1)
 
@@ -52,6 +60,24 @@ def human_judge(usr) -> Judge:
 def llm_judge(name: str = "gpt-test") -> Judge:
     """Create an LLM judge."""
     return Judge.objects.create(kind=Judge.Kind.LLM, name=name, provider="test", model=name)
+
+
+def llm_provider(
+    base_url: str,
+    *,
+    name: str | None = None,
+    api_key_env: str = "",
+    models: tuple[str, ...] = ("*",),
+    private: tuple[str, ...] = ("127.0.0.1",),
+) -> LLMProvider:
+    """Register a provider as an operator would; tests' fake servers run on 127.0.0.1."""
+    return LLMProvider.objects.create(
+        name=name or f"provider-{next(_seq)}",
+        base_url=base_url.rstrip("/"),
+        api_key_env=api_key_env,
+        allowed_models=list(models),
+        allowed_private_hosts=list(private),
+    )
 
 
 def pool(coll: Collection, n_queries: int, n_docs: int) -> list[PoolEntry]:

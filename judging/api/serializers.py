@@ -16,6 +16,7 @@ from ..models import (
     Judge,
     Judgment,
     JudgmentEvent,
+    LLMProvider,
     Membership,
     PoolEntry,
     Query,
@@ -132,6 +133,19 @@ class JudgeSerializer(serializers.ModelSerializer):
         "coordinate; default: all of them). Only collections you belong to are listed.",
     )
 
+    llm_provider = serializers.SlugRelatedField(
+        slug_field="name",
+        queryset=LLMProvider.objects.all(),
+        required=False,
+        allow_null=True,
+        error_messages={
+            "does_not_exist": "No provider has that name; GET /api/v1/llm-providers/ lists them."
+        },
+        help_text="Name of the provider (registered by the operator) Graded sends this "
+        "judge's requests to; it sets the URL and the key. `GET /api/v1/llm-providers/` "
+        "lists them.",
+    )
+
     class Meta:
         model = Judge
         fields = [
@@ -147,8 +161,7 @@ class JudgeSerializer(serializers.ModelSerializer):
             "decoding",
             "native_scale",
             "scale_mapping",
-            "endpoint",
-            "api_key_env",
+            "llm_provider",
             "system_prompt",
             "answer_pattern",
             "json_mode",

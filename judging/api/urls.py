@@ -92,5 +92,6 @@ urlpatterns = [
         name="judge-quota",
     ),
     path("judges/", views.JudgeListCreateView.as_view(), name="judge-list"),
+    path("llm-providers/", views_llm.LLMProviderListView.as_view(), name="llm-provider-list"),
     path("judges/<int:pk>/", views.JudgeDetailView.as_view(), name="judge-detail"),
 ]

@@ -767,7 +767,11 @@ class JudgeListCreateView(generics.ListCreateAPIView):
         """Return the judges the user may see."""
         if getattr(self, "swagger_fake_view", False):
             return Judge.objects.none()
-        return selectors.judges_visible_to(user=self.request.user).prefetch_related("collections")
+        return (
+            selectors.judges_visible_to(user=self.request.user)
+            .select_related("llm_provider")
+            .prefetch_related("collections")
+        )
 
     def perform_create(self, serializer: JudgeSerializer) -> None:
         """Register the LLM judge, for the given collections or all those the user coordinates."""
@@ -798,4 +802,8 @@ class JudgeDetailView(generics.RetrieveAPIView):
         """Return the judges the user may see."""
         if getattr(self, "swagger_fake_view", False):
             return Judge.objects.none()
-        return selectors.judges_visible_to(user=self.request.user).prefetch_related("collections")
+        return (
+            selectors.judges_visible_to(user=self.request.user)
+            .select_related("llm_provider")
+            .prefetch_related("collections")
+        )

@@ -1,8 +1,10 @@
 """LLM judge jobs of a collection over REST (coordinators): start one, follow its progress.
 
-``POST collections/<slug>/llm-jobs/`` checks the judge can run (endpoint set, key variable
-present) and answers 202 with the queued job; the job runs as a Celery task when a broker
-is configured. ``GET`` lists the jobs or shows one with its counts and failures.
+``GET llm-providers/`` names the providers the operator registered (where LLM judges may
+send requests; their URLs and key variables stay the operator's). ``POST
+collections/<slug>/llm-jobs/`` checks the judge can run (a provider allowing its model, the
+provider's key variable set) and answers 202 with the queued job; the job runs as a Celery
+task when a broker is configured. ``GET`` lists the jobs or shows one with its counts and failures.
 """
 
 from __future__ import annotations
@@ -18,10 +20,36 @@ from rest_framework.response import Response
 from config.api import error_responses
 
 from .. import selectors_llm, services_llm
-from ..models_llm import LLMFailure, LLMJob
+from ..models_llm import LLMFailure, LLMJob, LLMProvider
 from . import selectors
 from .permissions import COORDINATORS
 from .views import SLUG, CollectionScopedView
+
+
+class LLMProviderSerializer(serializers.ModelSerializer):
+    """A provider LLM judges may use: its name and the models it allows."""
+
+    class Meta:
+        model = LLMProvider
+        fields = ["name", "allowed_models"]
+        read_only_fields = fields
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="List LLM providers",
+        description="The providers the operator registered; set one as an LLM judge's "
+        "`llm_provider`. Only superusers register providers (in the admin): where requests "
+        "go and which key they carry is never set over the API.",
+        responses={200: LLMProviderSerializer(many=True), **error_responses(401)},
+    )
+)
+class LLMProviderListView(generics.ListAPIView):
+    """The registered LLM providers, read-only."""
+
+    serializer_class = LLMProviderSerializer
+    queryset = LLMProvider.objects.order_by("name")
+    pagination_class = None
 
 
 class LLMFailureSerializer(serializers.ModelSerializer):

@@ -5,6 +5,11 @@ Transient failures — HTTP 429 and 5xx, timeouts and connection errors — are 
 backoff with full jitter (uniform in ``[0, min(cap, base · 2^(n-1))]``). Anything else, and
 what is still failing after the last attempt, raises :class:`CallFailed` with the reason and
 the raw answer. The API key only ever goes into the ``Authorization`` header.
+
+What a failed call keeps of the server's answer is its HTTP status and a short excerpt
+(:data:`EXCERPT_LIMIT` characters): a coordinator reads failures, and the body of an error
+page is none of their business beyond that. A destination the outbound guard refuses
+(:mod:`judging.llm.egress`) fails at once, never retried.
 """
 
 from __future__ import annotations
@@ -19,10 +24,14 @@ from typing import Any
 
 import httpx
 
+from .egress import EgressRefused
+
 #: Longest wait a ``Retry-After`` header may impose, in seconds.
 MAX_RETRY_AFTER = 120.0
 #: Characters of a raw answer kept in failures.
 RAW_LIMIT = 20_000
+#: Characters of an HTTP error's body kept in failures (the status is always kept).
+EXCERPT_LIMIT = 200
 
 
 @dataclass(frozen=True)
@@ -111,6 +120,11 @@ def request_body(config: ClientConfig, messages: list[dict[str, str]]) -> dict[s
     return body
 
 
+def excerpt(text: str) -> str:
+    """Return the start of an error body, at most :data:`EXCERPT_LIMIT` characters."""
+    return text if len(text) <= EXCERPT_LIMIT else text[: EXCERPT_LIMIT - 1] + "…"
+
+
 def _completion(response: httpx.Response, started: float, attempts: int) -> Completion:
     """Read a 200 answer; raise :class:`CallFailed` if it is not a Chat Completion."""
     raw = response.text
@@ -122,7 +136,7 @@ def _completion(response: httpx.Response, started: float, attempts: int) -> Comp
     except (ValueError, KeyError, IndexError, TypeError) as exc:
         raise CallFailed(
             f"Malformed response (not a chat completion: {exc.__class__.__name__}).",
-            raw=raw,
+            raw=excerpt(raw),
             attempts=attempts,
         ) from None
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
@@ -169,6 +183,10 @@ async def complete(
                 response = await client.post(
                     config.url, json=body, headers=headers, timeout=config.timeout
                 )
+            except EgressRefused as exc:
+                raise CallFailed(str(exc), attempts=attempt) from None
+            except httpx.InvalidURL as exc:
+                raise CallFailed(f"Refused: not a valid URL ({exc}).", attempts=attempt) from None
             except httpx.TimeoutException:
                 raise _Transient(f"Timed out after {config.timeout:g} s.") from None
             except httpx.TransportError as exc:
@@ -176,13 +194,14 @@ async def complete(
             if response.status_code == 429 or response.status_code >= 500:
                 raise _Transient(
                     f"HTTP {response.status_code}.",
-                    raw=response.text,
+                    raw=excerpt(response.text),
                     retry_after=retry_after_seconds(response.headers.get("Retry-After")),
                 )
             if response.status_code != 200:
                 raise CallFailed(
-                    f"HTTP {response.status_code} (not retried).",
-                    raw=response.text,
+                    f"HTTP {response.status_code} (not retried"
+                    + (", redirects are not followed)." if response.is_redirect else ")."),
+                    raw=excerpt(response.text),
                     attempts=attempt,
                 )
             return _completion(response, started, attempt)

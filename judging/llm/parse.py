@@ -4,6 +4,11 @@ The answer is JSON ``{"grade": n, ...}`` when its content parses as a JSON objec
 Markdown code fence around it is allowed); otherwise the label is the last match of the
 judge's answer pattern (by default ``final score: N``). A label that is not on the judge's
 native scale is an error: it is never rounded or clamped.
+
+Answer patterns are coordinators' input run over models' output, so they are compiled with
+RE2 (``google-re2``), whose matching time is linear in the answer's length: a pattern such
+as ``(a+)+$`` cannot backtrack for hours. RE2 has no backreferences or lookaround; such a
+pattern is refused with RE2's reason when the judge is configured.
 """
 
 from __future__ import annotations
@@ -12,6 +17,9 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
+from typing import Any
+
+import re2
 
 #: Default answer pattern: the number after the last ``final score:`` (UMBRELA style).
 DEFAULT_ANSWER_PATTERN = r"final\s+score\s*[:=]\s*\**\s*([-+]?\d+(?:\.\d+)?)"
@@ -26,16 +34,29 @@ class AnswerError(ValueError):
     """The answer holds no usable label."""
 
 
-def compile_pattern(pattern: str) -> re.Pattern[str]:
-    """Compile an answer pattern (case-insensitive); raise ``ValueError`` if it is unusable.
+def _re2_options() -> Any:
+    options = re2.Options()
+    options.case_sensitive = False
+    options.log_errors = False  # the reason goes into the ValueError, not to stderr
+    return options
+
+
+_OPTIONS = _re2_options()
+
+
+def compile_pattern(pattern: str) -> Any:
+    """Compile an answer pattern (case-insensitive, RE2); raise ``ValueError`` if unusable.
 
     The pattern must have at most one capturing group; the label is that group, or the
     whole match when there is none.
     """
     try:
-        compiled = re.compile(pattern or DEFAULT_ANSWER_PATTERN, re.IGNORECASE)
-    except re.error as exc:
-        raise ValueError(f"Not a valid regular expression: {exc}.") from None
+        compiled = re2.compile(pattern or DEFAULT_ANSWER_PATTERN, _OPTIONS)
+    except re2.error as exc:
+        reason = exc.args[0] if exc.args else exc
+        if isinstance(reason, bytes):
+            reason = reason.decode("utf-8", "replace")
+        raise ValueError(f"Not a valid regular expression (RE2 syntax): {reason}.") from None
     if compiled.groups > 1:
         raise ValueError("Use at most one capturing group (the label).")
     return compiled

@@ -80,6 +80,12 @@ def _names(template: str) -> tuple[str, ...]:
     return tuple(names)
 
 
+#: Longest prompt Graded sends (system and user messages together, as rendered), in
+#: characters: a template is at most this long, but ``{document}`` used many times over a
+#: long document could multiply it.
+MAX_PROMPT_CHARS = 1_000_000
+
+
 def placeholders_in(template: str) -> list[str]:
     """Return the placeholder names ``template`` uses, in order of first use."""
     return list(_names(template))

@@ -31,7 +31,7 @@ from ..models import Judge, Judgment, PoolEntry
 from ..models_llm import LLMJob
 from ..rendering import looks_like_html
 from ..services_llm import LLMGrade, LLMPairFailure
-from . import parse, prompt
+from . import egress, parse, prompt
 from .client import CallFailed, ClientConfig, Completion, complete
 
 logger = logging.getLogger(__name__)
@@ -133,7 +133,7 @@ def job_pairs(job: LLMJob) -> tuple[list[Pair], int]:
 def client_config(judge: Judge, api_key: str) -> ClientConfig:
     """Return the client settings of ``judge`` (backoff from the GRADED_LLM_* settings)."""
     return ClientConfig(
-        endpoint=judge.endpoint,
+        endpoint=judge.llm_provider.base_url,
         model=judge.model,
         api_key=api_key or None,
         decoding=dict(judge.decoding or {}),
@@ -163,6 +163,7 @@ class _Requests(threading.Thread):
         self.pairs, self.config, self.concurrency, self.out = pairs, config, concurrency, out
         self.template = judge.prompt_template or prompt.DEFAULT_TEMPLATE
         self.system = judge.system_prompt
+        self.policy = judge.llm_provider.egress_policy()
         self.stop = threading.Event()
 
     def run(self) -> None:
@@ -180,7 +181,7 @@ class _Requests(threading.Thread):
         tls = ssl.create_default_context(cafile=certifi.where())  # loaded once, shared
 
         async def worker() -> None:
-            async with httpx.AsyncClient(limits=limits, verify=tls) as client:
+            async with egress.guarded_client(self.policy, verify=tls, limits=limits) as client:
                 for pair in pending:
                     if self.stop.is_set():
                         return
@@ -195,6 +196,14 @@ class _Requests(threading.Thread):
         messages = [{"role": "user", "content": user}]
         if self.system:
             messages.insert(0, {"role": "system", "content": self.system})
+        size = len(user) + len(self.system)
+        if size > prompt.MAX_PROMPT_CHARS:
+            failed = CallFailed(
+                f"The prompt as rendered is {size:,} characters; at most "
+                f"{prompt.MAX_PROMPT_CHARS:,} are sent (nothing was sent).",
+                attempts=0,
+            )
+            return pair, prompt.prompt_hash(self.system, user), failed
         try:
             outcome: Completion | CallFailed = await complete(client, self.config, messages)
         except CallFailed as exc:
@@ -256,7 +265,8 @@ def run_job(
 ) -> LLMJob:
     """Run ``job`` to the end and return it refreshed.
 
-    A judge that cannot run (no endpoint, key variable unset) fails the job before any
+    A judge that cannot run (no provider, a model the provider does not allow, its key
+    variable unset) fails the job before any
     request, with the reason in ``job.error``. Pairs are recorded in batches of at most
     ``batch_size`` or every ``flush_seconds``, each batch atomically.
     """

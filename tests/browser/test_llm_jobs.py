@@ -22,7 +22,7 @@ VIEWPORTS = [
     pytest.param({"width": 390, "height": 844}, id="phone"),
 ]
 KEY = "sk-browser-SECRET-9f8e7d6c5b4a"
-KEY_ENV = "GRADED_BROWSER_LLM_KEY"
+KEY_ENV = "GRADED_LLM_KEY_BROWSER"
 OFF_SCALE = "The passage is perfect.\n##final score: 7"
 
 # Every visible control in the main column: its box and whether it fits the viewport.
@@ -71,6 +71,8 @@ def world(fake, monkeypatch, settings):
             factories.pool_entry(coll, q, d)
     factories.member(coll, factories.user("cora"), Membership.Role.COORDINATOR)
     factories.member(coll, factories.user("judy"))
+    # The operator registered the fake server as a provider (loopback explicitly allowed).
+    factories.llm_provider(fake.url, name="fake", api_key_env=KEY_ENV, models=("fake-model",))
     llm = Judge.objects.create(kind=Judge.Kind.LLM, name="umbrela", model="fake-model")
     llm.collections.add(coll)
     return {"coll": coll, "llm": llm}
@@ -106,7 +108,7 @@ def test_coordinator_configures_runs_and_watches_a_job(page, console, world, fak
     log_in(page, f"/c/{coll.slug}/", "cora")
     page.click("a:has-text('Run LLM judge')")
     expect(page.locator("h1")).to_have_text("Run an LLM judge")
-    expect(page.locator(".notice")).to_contain_text("No LLM judge has an endpoint yet")
+    expect(page.locator(".notice")).to_contain_text("No LLM judge has a provider yet")
     check_layout(page, viewport, "llm-jobs-empty")
     page.locator(".llm-judge-list li", has_text="umbrela").get_by_role(
         "link", name="Configure"
@@ -114,25 +116,26 @@ def test_coordinator_configures_runs_and_watches_a_job(page, console, world, fak
     expect(page.locator("h1")).to_have_text("Configure the LLM judge umbrela")
     check_layout(page, viewport, "llm-judge-edit")
 
-    # A key pasted where its variable's name belongs is refused and not shown back.
-    page.fill("input[name=endpoint]", fake.url)
-    page.fill("input[name=api_key_env]", KEY)
+    # The coordinator picks a provider the operator registered; a model it does not allow
+    # is refused, naming the field. No URL or key variable can be typed in.
+    assert page.locator("input[name=endpoint], input[name=api_key_env]").count() == 0
+    page.select_option("select[name=llm_provider]", label="fake")
+    page.fill("input[name=model]", "other-model")
     page.fill("input[name=native_scale]", '["0", "1", "2", "3"]')
     page.fill("input[name=scale_mapping]", '{"0": 0, "1": 1, "2": 3, "3": 4}')
     page.click("button:has-text('Save')")
-    expect(page.locator("main")).to_contain_text("Give the NAME of an environment variable")
-    expect(page.locator("input[name=api_key_env]")).to_have_value("")
+    expect(page.locator("main")).to_contain_text("does not allow this model")
     check_layout(page, viewport, "llm-judge-edit-error")
-    page.fill("input[name=api_key_env]", KEY_ENV)
+    page.fill("input[name=model]", "fake-model")
     page.click("button:has-text('Save')")
     expect(page.locator(".messages")).to_contain_text("Saved the LLM judge umbrela")
     llm.refresh_from_db()
-    assert (llm.endpoint, llm.api_key_env) == (fake.url, KEY_ENV)
+    assert llm.llm_provider.name == "fake"
     assert llm.scale_mapping == {"0": 0, "1": 1, "2": 3, "3": 4}
 
     # Start the job from the form; the job page polls until it is done.
     expect(page.locator(".llm-judge-list li", has_text="umbrela")).to_contain_text(
-        f"key from ${KEY_ENV}"
+        "fake-model through fake"
     )
     page.select_option("select[name=judge]", str(llm.pk))
     page.fill("input[name=concurrency]", "1")

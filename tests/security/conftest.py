@@ -116,10 +116,10 @@ def arena(db) -> Arena:
             grade=grade,
         )
     llm = factories.llm_judge("gpt")
-    # An endpoint that needs no key: jobs can be created (they only start after a commit,
+    # A provider that needs no key: jobs can be created (they only start after a commit,
     # which the tests' transactions never make, so no request is sent).
-    llm.endpoint = "http://127.0.0.1:9/v1"
-    llm.save(update_fields=["endpoint"])
+    llm.llm_provider = factories.llm_provider("http://127.0.0.1:9/v1")
+    llm.save(update_fields=["llm_provider"])
     llm.collections.add(coll)
     run = metrics_services.run_submit(
         collection=coll,

@@ -10,6 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from judging import services
 from judging.models import Judge, Judgment, JudgmentEvent
 from judging.models_llm import LLMJob, LLMOutput
+from tests import factories
 from tests.api_client import errors_of
 from tests.judging.llm import conftest as llm_fixtures
 from tests.judging.llm.fake_server import Reply
@@ -17,6 +18,7 @@ from tests.judging.llm.fake_server import Reply
 KEY, KEY_ENV = llm_fixtures.KEY, llm_fixtures.KEY_ENV
 fake = llm_fixtures.fake
 api_key = llm_fixtures.api_key
+provider = llm_fixtures.provider
 
 pytestmark = pytest.mark.django_db
 JOBS = "/api/v1/collections/demo/llm-jobs/"
@@ -24,12 +26,16 @@ JUDGMENTS = "/api/v1/collections/demo/judgments/"
 
 
 def _register(api, fake, **extra):
+    if "llm_provider" not in extra:
+        from judging.models import LLMProvider
+
+        if not LLMProvider.objects.filter(name="fake").exists():
+            factories.llm_provider(fake.url, name="fake", api_key_env=KEY_ENV)
     payload = {
         "name": "umbrela",
         "provider": "local",
         "model": "fake-model",
-        "endpoint": fake.url + "/",
-        "api_key_env": KEY_ENV,
+        "llm_provider": "fake",
         "decoding": {"temperature": 0},
         **extra,
     }
@@ -40,8 +46,8 @@ def _register(api, fake, **extra):
 
 def test_register_runnable_judge_gets_default_prompt_and_scale(api, world, fake, api_key):
     body = _register(api, fake)
-    assert body["endpoint"] == fake.url
-    assert body["api_key_env"] == KEY_ENV
+    assert body["llm_provider"] == "fake"
+    assert "endpoint" not in body and "api_key_env" not in body
     assert "##final score: N" in body["prompt_template"]
     assert body["system_prompt"]
     assert body["native_scale"] == ["0", "1", "2", "3"]
@@ -53,14 +59,15 @@ def test_register_runnable_judge_gets_default_prompt_and_scale(api, world, fake,
     ("extra", "field", "text"),
     [
         ({"prompt_template": "Q {query} D {passage}"}, "prompt_template", "{passage}"),
-        ({"api_key_env": "sk-abc-123"}, "api_key_env", "NAME"),
+        ({"llm_provider": "sk-abc-123"}, "llm_provider", "No provider has that name"),
         ({"answer_pattern": "(a)(b)"}, "answer_pattern", "capturing group"),
-        ({"endpoint": "ftp://x"}, "endpoint", "http"),
+        ({"model": "not-allowed"}, "model", "does not allow"),
         ({"max_attempts": 0}, "max_attempts", ""),
     ],
 )
 def test_bad_configuration_is_a_400_naming_the_field(api, world, fake, extra, field, text):
-    payload = {"name": "x", "model": "m", "endpoint": fake.url, **extra}
+    factories.llm_provider(fake.url, name="fake", models=("m",))
+    payload = {"name": "x", "model": "m", "llm_provider": "fake", **extra}
     response = api("cora").post("/api/v1/judges/", payload, format="json")
     assert response.status_code == 400
     errors = errors_of(response)
@@ -120,9 +127,9 @@ def test_missing_key_variable_is_a_400_before_any_request(api, world, fake, monk
     assert response.status_code == 400
     assert errors_of(response) == [
         {
-            "field": "api_key_env",
-            "message": f"The environment variable {KEY_ENV} is not set; set it where Graded "
-            "runs, then try again.",
+            "field": "llm_provider",
+            "message": f"The provider fake has no key: the operator must set {KEY_ENV} where "
+            "Graded runs.",
         }
     ]
     assert fake.requests == [] and not LLMJob.objects.exists()
@@ -132,14 +139,19 @@ def test_missing_key_variable_is_a_400_before_any_request(api, world, fake, monk
     ("user", "code"), [("judy", 403), ("tess", 403), ("otto", 404), (None, 401)]
 )
 def test_jobs_are_for_coordinators(api, world, fake, api_key, user, code):
-    judge = Judge.objects.create(kind="llm", name="j", model="m", endpoint=fake.url)
+    judge = Judge.objects.create(
+        kind="llm", name="j", model="m", llm_provider=factories.llm_provider(fake.url)
+    )
     assert api(user).post(JOBS, {"judge": judge.pk}, format="json").status_code == code
     assert api(user).get(JOBS).status_code == code
 
 
 def test_judge_of_other_collections_cannot_be_run_here(api, world, fake, api_key):
     judge = Judge.objects.create(
-        kind="llm", name="elsewhere", model="m", endpoint=fake.url, api_key_env=KEY_ENV
+        kind="llm",
+        name="elsewhere",
+        model="m",
+        llm_provider=factories.llm_provider(fake.url, api_key_env=KEY_ENV),
     )
     response = api("cora").post(JOBS, {"judge": judge.pk}, format="json")
     assert response.status_code == 400

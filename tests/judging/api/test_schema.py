@@ -24,6 +24,7 @@ PATHS = [
     "/api/v1/collections/{slug}/llm-jobs/{id}/",
     "/api/v1/judges/",
     "/api/v1/judges/{id}/",
+    "/api/v1/llm-providers/",
     # part 9: disagreements and adjudication
     "/api/v1/collections/{slug}/disagreements/",
     "/api/v1/collections/{slug}/pair/",

@@ -10,7 +10,7 @@ from tests import factories
 from .fake_server import FakeLLM
 
 KEY = "sk-test-SECRET-0123456789abcdef"
-KEY_ENV = "GRADED_TEST_LLM_KEY"
+KEY_ENV = "GRADED_LLM_KEY_TEST"
 
 
 @pytest.fixture
@@ -29,15 +29,20 @@ def api_key(monkeypatch):
 
 
 @pytest.fixture
-def llm(db, coll, fake, api_key):
+def provider(db, fake):
+    """Return the operator's provider for the fake server (loopback explicitly allowed)."""
+    return factories.llm_provider(fake.url, name="fake", api_key_env=KEY_ENV)
+
+
+@pytest.fixture
+def llm(db, coll, fake, api_key, provider):
     """Return an LLM judge on the fake server with the UMBRELA-style 0–3 scale, in ``coll``."""
     judge = Judge.objects.create(
         kind=Judge.Kind.LLM,
         name="umbrela",
         provider="fake",
         model="fake-model",
-        endpoint=fake.url,
-        api_key_env=KEY_ENV,
+        llm_provider=provider,
         native_scale=["0", "1", "2", "3"],
         scale_mapping={"0": 0, "1": 1, "2": 3, "3": 4},
         decoding={"temperature": 0, "seed": 7, "max_tokens": 300},

@@ -68,10 +68,10 @@ def test_running_job_polls(coll, cora, llm):
 
 
 def test_start_with_missing_key_shows_the_error(coll, cora, pooled, llm, fake, monkeypatch):
-    monkeypatch.delenv(llm.api_key_env)
+    monkeypatch.delenv(llm.llm_provider.api_key_env)
     response = _client(cora).post(f"/c/{coll.slug}/llm-jobs/", {"judge": llm.pk, "concurrency": 2})
     assert response.status_code == 400
-    assert f"{llm.api_key_env} is not set" in response.content.decode()
+    assert f"must set {llm.llm_provider.api_key_env} where" in response.content.decode()
     assert not LLMJob.objects.exists() and fake.requests == []
 
 
@@ -82,8 +82,7 @@ def test_configure_judge(coll, cora, llm):
     form = {
         "name": "umbrela",
         "model": "m2",
-        "endpoint": "http://127.0.0.1:9/v1/",
-        "api_key_env": "sk-live-abcdef",
+        "llm_provider": "sk-live-abcdef",
         "prompt_template": "{query} {passage}",
         "native_scale": '["0", "1"]',
         "scale_mapping": '{"0": 0, "1": 4}',
@@ -94,12 +93,14 @@ def test_configure_judge(coll, cora, llm):
     response = client.post(url, form)
     assert response.status_code == 400
     html = response.content.decode()
-    assert "{passage}" in html and "NAME of an environment variable" in html
-    form.update(api_key_env="MY_KEY", prompt_template="{query}\n{document}")
+    assert "{passage}" in html and "Select a valid choice" in html
+    assert "sk-live-abcdef" not in html
+    other = factories.llm_provider("http://127.0.0.1:9/v1/", name="local-vllm", models=("m2",))
+    form.update(llm_provider=other.pk, prompt_template="{query}\n{document}")
     response = client.post(url, form)
     assert response.status_code == 303
     llm.refresh_from_db()
-    assert (llm.model, llm.endpoint, llm.api_key_env) == ("m2", "http://127.0.0.1:9/v1", "MY_KEY")
+    assert (llm.model, llm.llm_provider) == ("m2", other)
     assert llm.scale_mapping == {"0": 0, "1": 4} and llm.decoding == {"temperature": 0}
 
 

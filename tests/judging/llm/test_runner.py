@@ -226,7 +226,7 @@ def test_concurrency_is_reached_and_not_exceeded(coll, llm, fake):
 
 def test_missing_key_variable_fails_before_any_request(coll, pooled, llm, fake, monkeypatch):
     monkeypatch.delenv(KEY_ENV)
-    with pytest.raises(CommandError, match=f"{KEY_ENV} is not set"):
+    with pytest.raises(CommandError, match=f"must set {KEY_ENV} where"):
         call_command("llm_judge", coll.slug, "--judge", str(llm.pk))
     assert fake.requests == []
     assert not LLMJob.objects.exists()
