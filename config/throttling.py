@@ -10,12 +10,18 @@ when ``CACHE_URL`` points at Redis. An exceeded limit answers 429 with ``Retry-A
 from __future__ import annotations
 
 import hashlib
+import ipaddress
+import secrets
 import time
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth import views as auth_views
+from django.contrib.auth import get_user_model
+from django.contrib.auth.backends import ModelBackend
+from django.core import signing
 from django.core.cache import cache
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
@@ -39,8 +45,26 @@ def _rate(scope: str) -> str | None:
 
 
 def client_ip(request: HttpRequest) -> str:
-    """Return the client's address (``REMOTE_ADDR``; set it from the proxy in production)."""
-    return request.META.get("REMOTE_ADDR") or "unknown"
+    """Return the client's address, trusting ``settings.GRADED_TRUSTED_PROXIES`` proxies.
+
+    With no trusted proxy (the default) it is ``REMOTE_ADDR`` and ``X-Forwarded-For`` is
+    ignored: a client can write anything there. Behind N proxies that each append the
+    address they saw, the client is the N-th entry from the right of that header; a
+    missing or malformed entry falls back to ``REMOTE_ADDR``.
+    """
+    remote = request.META.get("REMOTE_ADDR") or "unknown"
+    trusted = int(getattr(settings, "GRADED_TRUSTED_PROXIES", 0) or 0)
+    if trusted <= 0:
+        return remote
+    hops = [h.strip() for h in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
+    hops = [h for h in hops if h]
+    if len(hops) < trusted:
+        return remote
+    candidate = hops[-trusted]
+    try:
+        return str(ipaddress.ip_address(candidate))
+    except ValueError:
+        return remote
 
 
 class FailureCounter:
@@ -107,7 +131,7 @@ class AnonApiThrottle(SettingsRateThrottle):
         """Throttle only unauthenticated requests, by address."""
         if request.user and request.user.is_authenticated:
             return None
-        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+        return self.cache_format % {"scope": self.scope, "ident": client_ip(request)}
 
 
 class UserApiThrottle(SettingsRateThrottle):
@@ -123,24 +147,25 @@ class UserApiThrottle(SettingsRateThrottle):
 
 
 class ThrottledTokenAuthentication(TokenAuthentication):
-    """Token authentication that slows down guessing: failures are counted per address.
+    """Token authentication that slows down guessing without locking out real clients.
 
-    Once ``GRADED_THROTTLE_RATES["token_failure"]`` failures are reached, every token
-    request from that address gets 429 with ``Retry-After`` until the window ends.
+    A valid token is always accepted: tokens are long random secrets, so checking one
+    gives a guesser nothing. Failed tokens are counted per client address; once
+    ``GRADED_THROTTLE_RATES["token_failure"]`` is used up, further *failed* attempts from
+    that address get 429 with ``Retry-After`` until the window ends.
     """
 
     def authenticate(self, request: Request) -> Any:
-        """Authenticate, counting and limiting failures by client address."""
-        header = self.get_header_value(request)
-        if header is None:
+        """Authenticate; on failure count it, and answer 429 once the address is over."""
+        if self.get_header_value(request) is None:
             return None
-        counter = FailureCounter("token_failure", client_ip(request))
-        wait = counter.wait()
-        if wait is not None:
-            raise exceptions.Throttled(wait=wait)
         try:
             return super().authenticate(request)
         except exceptions.AuthenticationFailed:
+            counter = FailureCounter("token_failure", client_ip(request))
+            wait = counter.wait()
+            if wait is not None:
+                raise exceptions.Throttled(wait=wait) from None
             counter.add()
             raise
 
@@ -152,38 +177,139 @@ class ThrottledTokenAuthentication(TokenAuthentication):
         return auth
 
 
-class ThrottledLoginView(auth_views.LoginView):
-    """The login form, refusing further attempts after too many failures (429).
+# --- sign-ins -------------------------------------------------------------------------------
 
-    Failures are counted per (address, username) — scope ``login`` — and per address —
-    scope ``login_ip`` — so neither one account nor many accounts can be guessed quickly.
+#: The cookie a browser gets after a successful sign-in (OWASP's "device cookie").
+DEVICE_COOKIE = "graded_device"
+_DEVICE_SALT = "graded.throttling.device"
+_DEVICE_MAX_AGE = 365 * 86400
+
+
+def _account(username: object) -> str:
+    return str(username or "")[:150].strip().lower()
+
+
+def device_cookie_value(username: str) -> str:
+    """Return a signed device cookie binding this browser to ``username``."""
+    return signing.dumps(
+        {"u": _account(username), "n": secrets.token_urlsafe(12)}, salt=_DEVICE_SALT
+    )
+
+
+def _device_of(request: HttpRequest, account: str) -> str | None:
+    """Return the nonce of the request's device cookie if it is valid for ``account``."""
+    raw = request.COOKIES.get(DEVICE_COOKIE)
+    if not raw:
+        return None
+    try:
+        value = signing.loads(raw, salt=_DEVICE_SALT, max_age=_DEVICE_MAX_AGE)
+    except signing.BadSignature:
+        return None
+    if not isinstance(value, dict) or value.get("u") != account:
+        return None
+    return str(value.get("n", ""))
+
+
+class LoginGuard:
+    """The failure counters one sign-in attempt is judged by.
+
+    A browser holding a device cookie from an earlier successful sign-in to this account is
+    judged only by the failures made with that cookie (scope ``login_device``), so nobody
+    else's failures can lock its owner out. Any other client is judged per (address,
+    account) (``login``), per account over all addresses (``login_account``, a distributed
+    guess) and per address over all accounts (``login_ip``, a spray).
     """
 
-    def _counters(self) -> list[FailureCounter]:
-        ip = client_ip(self.request)
-        username = str(self.request.POST.get("username", ""))[:150].lower()
-        return [FailureCounter("login", f"{ip}\n{username}"), FailureCounter("login_ip", ip)]
+    def __init__(self, request: HttpRequest, username: object) -> None:
+        """Pick the counters of this attempt."""
+        self.account = _account(username)
+        ip = client_ip(request)
+        device = _device_of(request, self.account)
+        if device is not None:
+            self.counters = [FailureCounter("login_device", f"{self.account}\n{device}")]
+        else:
+            self.counters = [
+                FailureCounter("login", f"{ip}\n{self.account}"),
+                FailureCounter("login_account", self.account),
+                FailureCounter("login_ip", ip),
+            ]
 
-    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        """Refuse with 429 while throttled; otherwise check the form as usual."""
-        waits = [w for w in (c.wait() for c in self._counters()) if w is not None]
-        if waits:
+    def wait(self) -> int | None:
+        """Return the seconds until this client may try again, or None."""
+        waits = [w for w in (c.wait() for c in self.counters) if w is not None]
+        return max(waits) if waits else None
+
+    def failed(self) -> None:
+        """Count one failure."""
+        for counter in self.counters:
+            counter.add()
+
+    def succeeded(self) -> None:
+        """Forget this client's own failures for the account."""
+        self.counters[0].reset()
+
+
+class ThrottledModelBackend(ModelBackend):
+    """Django's password backend behind :class:`LoginGuard`: every sign-in form uses it.
+
+    The login page, the admin's login and anything else calling ``authenticate()`` with a
+    request pass here, so one mechanism limits them all. A throttled attempt checks no
+    password (it could not tell a right one from a wrong one anyway) and is answered 429 by
+    :class:`LoginThrottleMiddleware`.
+    """
+
+    def authenticate(
+        self,
+        request: HttpRequest | None,
+        username: str | None = None,
+        password: str | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Return the user for good credentials, unless this client is throttled."""
+        if request is None:  # management commands, tests calling authenticate() bare
+            return super().authenticate(request, username, password, **kwargs)
+        field = get_user_model().USERNAME_FIELD
+        guard = LoginGuard(request, username or kwargs.get(field))
+        wait = guard.wait()
+        if wait is not None:
+            request.graded_login_wait = wait  # type: ignore[attr-defined]
+            raise PermissionDenied("Too many failed sign-ins.")
+        user = super().authenticate(request, username, password, **kwargs)
+        if user is None:
+            guard.failed()
+        else:
+            guard.succeeded()
+            request.graded_device_for = guard.account  # type: ignore[attr-defined]
+        return user
+
+
+class LoginThrottleMiddleware:
+    """Answer a throttled sign-in with 429, and give a signed-in browser its device cookie."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        """Store the next handler in the chain."""
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        """Return the view's response, or a 429 if the sign-in was throttled."""
+        response = self.get_response(request)
+        wait = getattr(request, "graded_login_wait", None)
+        if wait is not None:
             response = HttpResponse(
                 "Too many failed sign-ins. Try again later.",
                 status=429,
                 content_type="text/plain; charset=utf-8",
             )
-            response["Retry-After"] = str(max(waits))
+            response["Retry-After"] = str(wait)
             return response
-        return super().post(request, *args, **kwargs)
-
-    def form_invalid(self, form: Any) -> HttpResponse:
-        """Count the failure and show the form again."""
-        for counter in self._counters():
-            counter.add()
-        return super().form_invalid(form)
-
-    def form_valid(self, form: Any) -> HttpResponse:
-        """Forget this user's failures from this address and sign in."""
-        self._counters()[0].reset()
-        return super().form_valid(form)
+        account = getattr(request, "graded_device_for", None)
+        if account is not None and response.status_code < 400:
+            response.set_cookie(
+                DEVICE_COOKIE,
+                device_cookie_value(account),
+                max_age=_DEVICE_MAX_AGE,
+                secure=settings.SESSION_COOKIE_SECURE,
+                httponly=True,
+                samesite="Lax",
+            )
+        return response

@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "config.apps.GradedConfig",
     "judging",
     "metrics",
 ]
@@ -64,7 +65,11 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "config.throttling.LoginThrottleMiddleware",
 ]
+# Every sign-in (the login page, the admin's, any authenticate() with a request) passes the
+# failure counters of config/throttling.py.
+AUTHENTICATION_BACKENDS = ["config.throttling.ThrottledModelBackend"]
 
 ROOT_URLCONF = "config.urls"
 
@@ -153,8 +158,13 @@ GRADED_THROTTLE_RATES = {
     "user": os.environ.get("GRADED_THROTTLE_USER", "1200/min"),
     "token_failure": os.environ.get("GRADED_THROTTLE_TOKEN_FAILURES", "20/hour"),
     "login": os.environ.get("GRADED_THROTTLE_LOGIN_FAILURES", "10/hour"),
+    "login_account": os.environ.get("GRADED_THROTTLE_LOGIN_ACCOUNT_FAILURES", "50/hour"),
     "login_ip": os.environ.get("GRADED_THROTTLE_LOGIN_IP_FAILURES", "50/hour"),
+    "login_device": os.environ.get("GRADED_THROTTLE_LOGIN_DEVICE_FAILURES", "10/hour"),
 }
+# Reverse proxies in front of Graded that append to X-Forwarded-For (0: none, the client is
+# REMOTE_ADDR and the header is ignored). Rate limits count per client address.
+GRADED_TRUSTED_PROXIES = int(os.environ.get("GRADED_TRUSTED_PROXIES", "0") or 0)
 # Counters of the limits above: per process unless CACHE_URL names a shared Redis cache.
 CACHES = {
     "default": (

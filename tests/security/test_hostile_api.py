@@ -229,6 +229,9 @@ def test_api_requests_are_throttled_per_user(arena):
 # --- settings -------------------------------------------------------------------------
 
 
+REDIS_CACHE = "redis://127.0.0.1:6379/1"
+
+
 def _manage(*args: str, **env: str) -> subprocess.CompletedProcess:
     keep = ("PATH", "HOME", "LANG", "DATABASE_URL")
     full = {k: v for k, v in os.environ.items() if k in keep}  # nothing else leaks in
@@ -238,11 +241,21 @@ def _manage(*args: str, **env: str) -> subprocess.CompletedProcess:
     )
 
 
+KEY = "k7#Qx9!vL2@pR5$wZ8%nB3^mT6&yH4*cJ1(dF0)gS-eA_uN+iO="
+
+
 def test_check_deploy_is_clean_under_production_settings():
-    key = "k7#Qx9!vL2@pR5$wZ8%nB3^mT6&yH4*cJ1(dF0)gS-eA_uN+iO=" * 1
-    out = _manage("check", "--deploy", "--fail-level", "WARNING", SECRET_KEY=key)
+    out = _manage(
+        "check", "--deploy", "--fail-level", "WARNING", SECRET_KEY=KEY, CACHE_URL=REDIS_CACHE
+    )
     assert out.returncode == 0, out.stderr
     assert "no issues" in out.stdout
+
+
+def test_check_deploy_warns_when_the_rate_limit_counters_are_per_process():
+    out = _manage("check", "--deploy", "--fail-level", "WARNING", SECRET_KEY=KEY)
+    assert out.returncode != 0
+    assert "graded.W001" in out.stderr and "CACHE_URL" in out.stderr
 
 
 @pytest.mark.parametrize(
