@@ -9,6 +9,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 
+from judging.exports import may_export
 from judging.models import Collection, Membership, Query
 from judging.selectors import user_roles
 
@@ -22,6 +23,9 @@ class Viewer:
     is_coordinator: bool
     team_ids: frozenset[int]
     sees_all_runs: bool
+    #: Whether grades, gains and ideal rankings may be shown (scores always may): the same
+    #: rule as downloading the judgment list (:func:`judging.exports.may_export`).
+    sees_grades: bool = False
 
     @property
     def may_submit(self) -> bool:
@@ -40,6 +44,7 @@ def viewer(*, user: AbstractBaseUser, collection: Collection) -> Viewer:
         is_coordinator=is_coordinator,
         team_ids=team_ids,
         sees_all_runs=is_coordinator or (bool(team_ids) and collection.leaderboard_published),
+        sees_grades=may_export(collection=collection, roles=set(roles), raw=False) is None,
     )
 
 

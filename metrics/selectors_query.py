@@ -6,6 +6,7 @@ the documents shown, the pool entries among them).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -17,6 +18,7 @@ from .engine import parse_measure
 from .engine.explain import explain_ndcg
 from .models import Run, RunQuery
 from .scoring import MeasureLabel
+from .selectors import Viewer
 
 #: Cut-off used when the chosen NDCG measure has none (the whole ranking would be long).
 DEFAULT_CUTOFF = 10
@@ -30,9 +32,9 @@ class RankedDocument:
     docno: str
     title: str
     grade: float | None
-    gain: float
+    gain: float | None
     discount: float
-    contribution: float
+    contribution: float | None
     pooled: bool
     run_rank: int | None = None
 
@@ -48,24 +50,28 @@ class QueryRanking:
     retrieved: int
     ranked: list[RankedDocument]
     ideal: list[RankedDocument]
-    dcg: float
-    ideal_dcg: float
+    dcg: float | None
+    ideal_dcg: float | None
     ndcg: float | None
     stored: float | None
     stored_version: int | None
     pool_depth: int
     judged_in_top: int
+    grades_shown: bool = True
 
 
 def _none(value: float) -> float | None:
     return None if math.isnan(value) else float(value)
 
 
-def run_query_ranking(*, run: Run, query: Query, label: MeasureLabel) -> QueryRanking:
+def run_query_ranking(*, run: Run, query: Query, label: MeasureLabel, who: Viewer) -> QueryRanking:
     """Return ``run``'s ranking of ``query`` explained under the NDCG measure ``label``.
 
-    ``pooled`` marks documents in the run's top ``pool_depth`` that are in the judging pool
-    (the pairs this run's submission put in front of judges, unless already pooled).
+    Unless ``who`` may see grades (coordinators; teams once the judgment list is
+    published), nothing derived from a grade is returned: no grade, gain, contribution,
+    DCG or ideal ranking, only the scores. ``pooled`` marks documents in the run's top
+    ``pool_depth`` that are in the judging pool (the pairs this run's submission put in
+    front of judges, unless already pooled).
     """
     measure = parse_measure(label.canonical)[0]
     row = (
@@ -116,6 +122,27 @@ def run_query_ranking(*, run: Run, query: Query, label: MeasureLabel) -> QueryRa
     stored = None
     if row is not None and row.scores:
         stored = row.scores.get(label.canonical)
+    ranked = [entry(t, d, rank_in_run=t.index + 1) for t, d in zip(top_terms, top_ids, strict=True)]
+    if not who.sees_grades:
+        return QueryRanking(
+            run=run,
+            query=query,
+            measure=label,
+            cutoff=cutoff,
+            retrieved=row.retrieved if row is not None else 0,
+            ranked=[
+                dataclasses.replace(r, grade=None, gain=None, contribution=None) for r in ranked
+            ],
+            ideal=[],
+            dcg=None,
+            ideal_dcg=None,
+            ndcg=_none(explained.ndcg),
+            stored=stored,
+            stored_version=row.version if row is not None else None,
+            pool_depth=depth,
+            judged_in_top=sum(1 for d in top_ids if d in grades),
+            grades_shown=False,
+        )
     ideal = [
         entry(t, d, rank_in_run=run_rank.get(d) if d is not None else None)
         for t, d in zip(explained.ideal[:cutoff], ideal_ids, strict=True)
@@ -126,9 +153,7 @@ def run_query_ranking(*, run: Run, query: Query, label: MeasureLabel) -> QueryRa
         measure=label,
         cutoff=cutoff,
         retrieved=row.retrieved if row is not None else 0,
-        ranked=[
-            entry(t, d, rank_in_run=t.index + 1) for t, d in zip(top_terms, top_ids, strict=True)
-        ],
+        ranked=ranked,
         ideal=ideal,
         dcg=explained.dcg,
         ideal_dcg=explained.ideal_dcg,

@@ -43,7 +43,7 @@ def run_query(request: HttpRequest, slug: str, pk: int, query_pk: int) -> HttpRe
     labels = ndcg_labels(collection)
     form = MeasureForm(request.GET or None, labels=labels)
     chosen = form.label()
-    ranking = run_query_ranking(run=run, query=query, label=chosen)
+    ranking = run_query_ranking(run=run, query=query, label=chosen, who=who)
     context = _base_context(collection, who, "leaderboard") | {
         "run": run,
         "query": query,

@@ -62,10 +62,14 @@ class RankedDocumentSerializer(serializers.Serializer):
     rank = serializers.IntegerField()
     docno = serializers.CharField()
     title = serializers.CharField()
-    grade = serializers.FloatField(allow_null=True, help_text="Live grade; null = unjudged.")
-    gain = serializers.FloatField()
+    grade = serializers.FloatField(
+        allow_null=True, help_text="Live grade; null = unjudged (or grades not shown)."
+    )
+    gain = serializers.FloatField(allow_null=True, help_text="Null when grades are not shown.")
     discount = serializers.FloatField()
-    contribution = serializers.FloatField(help_text="gain × discount, its share of the DCG.")
+    contribution = serializers.FloatField(
+        allow_null=True, help_text="gain × discount, its share of the DCG; null when hidden."
+    )
     pooled = serializers.BooleanField(
         help_text="In the run's top pool_depth and in the judges' pool."
     )
@@ -83,8 +87,12 @@ class RunQuerySerializer(serializers.Serializer):
     cutoff = serializers.IntegerField()
     retrieved = serializers.IntegerField()
     ndcg = serializers.FloatField(allow_null=True, help_text="From the live grades.")
-    dcg = serializers.FloatField()
-    ideal_dcg = serializers.FloatField()
+    dcg = serializers.FloatField(allow_null=True, help_text="Null when grades are not shown.")
+    ideal_dcg = serializers.FloatField(allow_null=True, help_text="Null when grades are not shown.")
+    grades_shown = serializers.BooleanField(
+        help_text="False for a team while the judgment list is unpublished: then no grade, "
+        "gain, contribution, DCG or ideal ranking is given (scores are)."
+    )
     stored_score = serializers.FloatField(
         source="stored", allow_null=True, help_text="The score stored at stored_version."
     )
@@ -103,7 +111,9 @@ class RunQuerySerializer(serializers.Serializer):
 @extend_schema_view(
     get=extend_schema(
         summary="Explain one query of a run",
-        description="The run's top k for the query with each document's live grade (null: "
+        description="Teams see grades only once the judgment list is published "
+        "(`grades_shown`); until then scores only. "
+        "The run's top k for the query with each document's live grade (null: "
         "unjudged), its gain, discount and contribution to NDCG@k, the ideal ranking, and "
         "which documents the run pooled. `measure` picks one of the collection's NDCG "
         "measures (configured or canonical name; default the first).",
@@ -138,7 +148,7 @@ class RunQueryView(MetricsScopedView):
         if query is None:
             raise exceptions.NotFound("The collection has no such query.")
         label = _pick(ndcg_labels(self.collection), request.query_params.get("measure"))
-        ranking = run_query_ranking(run=run, query=query, label=label)
+        ranking = run_query_ranking(run=run, query=query, label=label, who=self.who)
         return Response(RunQuerySerializer(ranking).data)
 
 

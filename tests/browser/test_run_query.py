@@ -8,6 +8,7 @@ import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
 
+from judging.models import Collection
 from metrics import services
 from tests.browser.test_runs import log_in, runs_world
 
@@ -28,6 +29,8 @@ def test_ranked_list_of_one_query(browser, live_server, console, runs_world, vie
         filename="r.txt",
         user=None,
     )
+    coll = runs_world["coll"]
+    Collection.objects.filter(pk=coll.pk).update(judgments_published=True)
     width, height = viewport
     context = browser.new_context(
         base_url=live_server.url, viewport={"width": width, "height": height}
@@ -48,6 +51,16 @@ def test_ranked_list_of_one_query(browser, live_server, console, runs_world, vie
         expect(ideal).to_have_count(2)
         expect(ideal.nth(0)).to_have_attribute("data-docno", "d1")
         dcg, best = 1 + 3 / 2, 3 + 1 / math.log2(3)
+        expect(page.locator("[data-field=ndcg]")).to_have_text(f"{dcg / best:.4f}")
+        assert page.evaluate(
+            "document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+        )
+        # Unpublished: the team sees the score and the run's order, but no grade or ideal.
+        Collection.objects.filter(pk=coll.pk).update(judgments_published=False)
+        page.reload()
+        expect(page.locator("[data-grades-hidden]")).to_be_visible()
+        expect(page.locator("#run-ranking tbody tr")).to_have_count(3)
+        assert page.locator("#ideal-ranking, [data-grade], [data-contribution]").count() == 0
         expect(page.locator("[data-field=ndcg]")).to_have_text(f"{dcg / best:.4f}")
         assert page.evaluate(
             "document.documentElement.scrollWidth <= document.documentElement.clientWidth"

@@ -15,6 +15,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import URLPattern, URLResolver, get_resolver
 
+from judging import services
+from metrics import services as metrics_services
 from tests import factories
 from tests.api_client import client_for, errors_of
 
@@ -47,6 +49,7 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("GET", "judges/"):                           (401, 200, 200, 200, 200, 200, 200, 200),
     ("POST", "judges/"):                          (401, 403, 403, 403, 403, 403, 201, 201),
     ("GET", "judges/<int:pk>/"):                  (401, 404, 200, 404, 404, 404, 404, 200),
+    ("GET", "llm-providers/"):                    (401, 200, 200, 200, 200, 200, 200, 200),
     ("GET", S + "runs/"):                         (401, 404, 403, 403, 200, 200, 404, 200),
     ("POST", S + "runs/"):                        (401, 404, 403, 403, 201, 201, 404, 400),
     ("GET", S + "runs/<int:pk>/"):                (401, 404, 403, 403, 200, 404, 404, 200),
@@ -259,3 +262,155 @@ def test_route_matrix_adjudicator(arena, method, route, expected):
     assert response.status_code == expected, response.content[:500]
     text = response.content.decode()
     assert "judy" not in text and "jim" not in text, text
+
+
+# --- unpublished grades (issue 17, item 4) --------------------------------------------------
+#
+# With the leaderboard published and the judgment list not, a team reads every run and every
+# score, but no grade, gain, DCG or ideal ranking by any route. Every GET route of the API
+# (from MATRIX, which must name every route) and every page is read as both teams; a page or
+# an answer that names the marker document (judged for q1, retrieved by no run: only an
+# ideal ranking or a judgment list can name it) or carries a grade-bearing field fails.
+
+MARKER_DOC = "dGRADEMARKER"
+#: Fields that carry grades or what is derived from them; null or empty is fine.
+GRADE_FIELDS = {"grade", "grades", "gain", "contribution", "dcg", "ideal_dcg", "ideal", "label"}
+#: Page paths (after /c/<slug>/), with their parameters filled in by :func:`page_url`.
+PAGES = {
+    "": "collection_detail",
+    "agreement/": "collection_agreement",
+    "agreement/llm/": "llm_agreement",
+    "judge/": "judge_next",
+    "judgments/": "judgment_list",
+    "judgment-list/": "judgment_list_download",
+    "disagreements/": "disagreement_list",
+    "pairs/<int:query_id>/<int:document_id>/": "pair_adjudicate",
+    "leaderboard/": "leaderboard",
+    "runs/<int:pk>/": "run_detail",
+    "runs/<int:pk>/queries/<int:query_pk>/": "run_query",
+    "runs/<int:pk>/file/": "run_file",
+    "compare/": "compare",
+    "difficulty/": "difficulty",
+    "pool/": "pool",
+    "settings/": "collection_update",
+    "llm-jobs/": "llmjob_create",
+}
+
+
+def _grade_fields(value: Any, path: str = "") -> list[str]:
+    """Return the JSON paths of grade-bearing fields with a value."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in GRADE_FIELDS and item not in (None, [], {}):
+                found.append(f"{path}.{key}")
+            found.extend(_grade_fields(item, f"{path}.{key}"))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found.extend(_grade_fields(item, f"{path}[{i}]"))
+    return found
+
+
+@pytest.fixture
+def unpublished(arena) -> Arena:
+    """Grade the marker document for q1; publish the leaderboard but not the judgment list."""
+    q1 = arena.coll.queries.get(external_id="q1")
+    marker = factories.document(arena.coll, MARKER_DOC)
+    factories.pool_entry(arena.coll, q1, marker)
+    services.judgment_record(judge=arena.judgment.judge, query=q1, document=marker, grade=4)
+    metrics_services.runs_rescore_after_change(collection_id=arena.coll.pk, query_ids=[q1.pk])
+    arena.coll.leaderboard_published = True
+    arena.coll.judgments_published = False
+    arena.coll.save(update_fields=["leaderboard_published", "judgments_published"])
+    return arena
+
+
+def page_routes() -> Iterator[str]:
+    """Yield the collection pages of the URL conf (the part after ``c/<slug:slug>/``)."""
+
+    def walk(patterns: list, prefix: str) -> Iterator[str]:
+        for pattern in patterns:
+            if isinstance(pattern, URLResolver):
+                yield from walk(pattern.url_patterns, prefix + str(pattern.pattern))
+            elif isinstance(pattern, URLPattern):
+                yield prefix + str(pattern.pattern)
+
+    for route in walk(get_resolver().url_patterns, ""):
+        if route.startswith("c/<slug:slug>/"):
+            yield route[len("c/<slug:slug>/") :]
+
+
+def page_url(route: str, arena: Arena) -> str:
+    """Fill a page route's parameters with the arena's objects."""
+    q1 = arena.coll.queries.get(external_id="q1")
+    path = (
+        route.replace("<int:pk>", str(arena.run.pk))
+        .replace("<int:query_pk>", str(q1.pk))
+        .replace("<int:query_id>", str(q1.pk))
+        .replace("<int:document_id>", str(arena.judgment.document_id))
+    )
+    assert "<" not in path, f"no value for a parameter of {route}: extend page_url"
+    return f"/c/{arena.coll.slug}/{path}"
+
+
+def test_every_page_that_reads_is_checked_for_grades():
+    """A new GET page must be added to PAGES (writes-only pages are listed here)."""
+    writes_only = {
+        "judge/undo/",
+        "judge/<int:entry_id>/",
+        "judgments/<int:pk>/edit/",
+        "pairs/add/",
+        "documents/import/",
+        "llm-jobs/<int:pk>/",
+        "llm-judges/<int:pk>/edit/",
+        "judges/<int:judge_id>/remove-labels/",
+        "import/",
+        "runs/new/",
+    }
+    routes = set(page_routes())
+    assert routes - writes_only == set(PAGES), sorted(routes ^ (set(PAGES) | writes_only))
+
+
+def _read_as(arena: Arena, role: str, url: str):
+    from django.test import Client
+
+    client = Client()
+    client.force_login(arena.users[role])
+    return client.get(url)
+
+
+@pytest.mark.parametrize("role", ["tess", "toby"])
+@pytest.mark.parametrize("route", sorted({r for m, r in MATRIX if m == "GET"}))
+def test_unpublished_grades_reach_no_team_over_the_api(unpublished, route, role):
+    response = unpublished.client(role).get(url_for(route, unpublished))
+    assert response.status_code < 500
+    text = response.content.decode()
+    assert MARKER_DOC not in text, f"{route} names a document only the grades can name"
+    if response.status_code == 200 and response["Content-Type"].startswith("application/json"):
+        assert _grade_fields(response.json()) == [], route
+
+
+@pytest.mark.parametrize("role", ["tess", "toby"])
+@pytest.mark.parametrize("route", sorted(PAGES))
+def test_unpublished_grades_reach_no_team_on_a_page(unpublished, route, role):
+    response = _read_as(unpublished, role, page_url(route, unpublished))
+    assert response.status_code < 500
+    body = b"".join(response.streaming_content) if response.streaming else response.content
+    text = body.decode(errors="replace")
+    assert MARKER_DOC not in text, f"{route} names a document only the grades can name"
+    for attribute in ("data-grade>", "data-contribution>", 'id="ideal-ranking"'):
+        assert attribute not in text, f"{route} shows {attribute}"
+
+
+def test_the_same_routes_show_grades_once_published(unpublished):
+    """The checks above can fail: published, the team's per-query view names the marker."""
+    unpublished.coll.judgments_published = True
+    unpublished.coll.save(update_fields=["judgments_published"])
+    api = unpublished.client("tess").get(
+        url_for(S + "runs/<int:pk>/queries/<str:qid>/", unpublished)
+    )
+    assert MARKER_DOC in api.content.decode() and _grade_fields(api.json())
+    page = _read_as(
+        unpublished, "tess", page_url("runs/<int:pk>/queries/<int:query_pk>/", unpublished)
+    )
+    assert MARKER_DOC in page.content.decode() and "data-grade>" in page.content.decode()

@@ -9,6 +9,7 @@ import pytest
 from django.urls import reverse
 from scipy import stats as sps
 
+from judging.models import Collection
 from metrics import services
 from metrics.models import RunQuery
 from tests.metrics import factories as metrics_factories
@@ -36,7 +37,12 @@ def url(world, run, qid: str) -> str:
     return reverse("metrics-api:run-query", args=[world.coll.slug, run.pk, qid])
 
 
+def _publish(world) -> None:
+    Collection.objects.filter(pk=world.coll.pk).update(judgments_published=True)
+
+
 def test_query_of_a_run_explained(world, api, submitted):
+    _publish(world)
     response = api("alice").get(url(world, submitted, "q1"))
     assert response.status_code == 200, response.json()
     body = response.json()
@@ -62,6 +68,22 @@ def test_query_of_a_run_explained(world, api, submitted):
         ("d1", 3.0, 2),
         ("d3", 1.0, 4),
     ]
+    assert body["grades_shown"] is True
+
+
+def test_a_team_sees_scores_but_no_grade_while_the_list_is_unpublished(world, api, submitted):
+    body = api("alice").get(url(world, submitted, "q1")).json()
+    assert body["grades_shown"] is False
+    assert body["ndcg"] == pytest.approx(
+        (3 / math.log2(3) + 1 / math.log2(5)) / (3 + 1 / math.log2(3))
+    )
+    assert body["dcg"] is None and body["ideal_dcg"] is None and body["ideal"] == []
+    assert [d["docno"] for d in body["ranked"]] == ["d2", "d1", "d6", "d3"]
+    assert {(d["grade"], d["gain"], d["contribution"]) for d in body["ranked"]} == {
+        (None, None, None)
+    }
+    # The coordinator still sees everything.
+    assert api("cora").get(url(world, submitted, "q1")).json()["ideal"] != []
 
 
 def test_query_explained_errors_and_visibility(world, api, submitted):
@@ -72,7 +94,8 @@ def test_query_explained_errors_and_visibility(world, api, submitted):
     bad = api("alice").get(url(world, submitted, "q1"), {"measure": "P@10"})
     assert bad.status_code == 400
     assert bad.json()["errors"][0]["field"] == "measure"
-    # A query the run left out: empty ranking, the ideal still shown.
+    # A query the run left out: empty ranking, the ideal still shown (list published).
+    _publish(world)
     body = api("alice").get(url(world, submitted, "q3")).json()
     assert body["ranked"] == [] and body["ndcg"] == 0.0
     assert [d["docno"] for d in body["ideal"]] == ["d5"]
