@@ -18,6 +18,13 @@ Formats (aggregated live list):
              same query keeps the same ``N`` in every export.
 
 Grades are written as integers when whole, else with up to six decimals.
+
+CSV output is safe to open in a spreadsheet (OWASP, "CSV Injection"): a text cell — query
+text or id, docno, judge name, note — whose first character (after any spaces) is ``=``,
+``+``, ``-``, ``@``, a tab or a carriage return gets a leading ``'`` and is quoted, so no
+spreadsheet reads it as a formula. Numbers Graded writes (grades, seconds, ids of judges)
+are never changed. The csv reader removes that one ``'`` again, so an exported file imports
+back unchanged. qrels, jsonl, json and ranklib are written byte for byte.
 """
 
 from __future__ import annotations
@@ -150,12 +157,34 @@ def _json_string(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+#: First characters that make a spreadsheet read a cell as a formula (OWASP).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _is_formula(text: str) -> bool:
+    """Return whether a spreadsheet could take ``text`` for a formula."""
+    return text.lstrip(" ").startswith(FORMULA_STARTS)
+
+
 def _csv_field(value: Any) -> str:
-    """Return one csv field, quoted as RFC 4180 (and Python's csv module) when needed."""
+    """Return one csv field, quoted as RFC 4180 (and Python's csv module) when needed.
+
+    Text (``str``) that a spreadsheet would read as a formula gets a leading ``'`` and is
+    quoted; numbers are written as they are.
+    """
+    if isinstance(value, str) and _is_formula(value):
+        return "\"'" + value.replace('"', '""') + '"'
     value = str(value)
     if "," in value or '"' in value or "\n" in value or "\r" in value:
         return '"' + value.replace('"', '""') + '"'
     return value
+
+
+def csv_cell_text(cell: str) -> str:
+    """Return a csv cell's text with the formula guard of :func:`_csv_field` removed."""
+    if cell.startswith("'") and _is_formula(cell[1:]):
+        return cell[1:]
+    return cell
 
 
 def _csv_line(values: Iterable[Any]) -> str:
@@ -370,11 +399,11 @@ def read_csv(lines: Iterable[tuple[int, str]]) -> Iterator[JudgmentIn | Problem]
         try:
             yield JudgmentIn(
                 line,
-                _id(record[columns["query"]], line, "query"),
-                _id(record[columns["docid"]], line, "docid"),
+                _id(csv_cell_text(record[columns["query"]]), line, "query"),
+                _id(csv_cell_text(record[columns["docid"]]), line, "docid"),
                 _grade(record[columns["rating"]], line, "rating"),
                 note=text(
-                    record[columns["note"]] if "note" in columns else "",
+                    csv_cell_text(record[columns["note"]]) if "note" in columns else "",
                     line,
                     "note",
                     MAX_NOTE_LENGTH,

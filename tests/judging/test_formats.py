@@ -283,3 +283,49 @@ def test_jsonl_fast_path_writes_what_json_dumps_writes(value):
         "llms": 1,
     }
     assert line == json.dumps(item, ensure_ascii=False) + "\n"
+
+
+# --- CSV injection (issue 17, item 5) -------------------------------------------------------
+
+FORMULAS = ['=HYPERLINK("http://x")', "+1+1", "-2+3", "@SUM(A1)", "\tx", "\rx", "  =1+1"]
+
+
+@pytest.mark.parametrize("cell", FORMULAS)
+def test_csv_cells_a_spreadsheet_would_run_get_a_quote_and_read_back(cell):
+    rows = [jf.LiveRow("q1", cell, 2.0, 1, 0, cell)]
+    out = "".join(jf.write_live("csv", rows))
+    record = list(csv.reader(io.StringIO(out)))[1]
+    assert record[0] == "'" + cell and record[1] == "'" + cell and record[2] == "2"
+    assert not any(field.lstrip(" ").startswith(jf.FORMULA_STARTS) for field in record)
+    # The guard comes off on import (ids are read stripped of surrounding space).
+    [parsed] = _read(jf.read_csv, out)
+    assert (parsed.query, parsed.document) == (cell.strip(), cell.strip())
+
+
+def test_raw_label_csv_guards_text_but_not_numbers():
+    row = jf.LabelRow(
+        qid="q1",
+        query_text="=cmd|' /C calc'!A0",
+        docno="d1",
+        judge_id=7,
+        judge_name="@admin",
+        judge_kind="human",
+        status="judged",
+        grade=3,
+        note="-1 looks wrong",
+        seconds=12.5,
+        updated_at="2026-11-24T10:00:00+00:00",
+    )
+    record = list(csv.reader(io.StringIO("".join(jf.write_labels("csv", [row])))))[1]
+    assert record[1] == "'=cmd|' /C calc'!A0" and record[4] == "'@admin"
+    assert record[8] == "'-1 looks wrong"
+    assert (record[3], record[7], record[9]) == ("7", "3", "12.5")  # numbers as they are
+
+
+@pytest.mark.parametrize("fmt", ["qrels", "jsonl", "json", "ranklib"])
+def test_other_formats_stay_byte_exact(fmt):
+    rows = [jf.LiveRow("=q1", "-d1", 2.0, 1, 0, "=SUM(A1)")]
+    out = "".join(jf.write_live(fmt, rows, qid_numbers={"=q1": 1}))
+    assert "'" not in out
+    assert "=q1" in out or fmt == "ranklib"
+    assert "-d1" in out

@@ -437,3 +437,18 @@ def test_who_may_create_and_fill(api, world):
     assert api("tess").post(url, [{"qid": "z", "text": "t"}], format="json").status_code == 403
     taken = api("cora").post("/api/v1/collections/", {"slug": "demo", "name": "X"})
     assert taken.status_code == 400 and errors_of(taken)[0]["field"] == "slug"
+
+
+def test_csv_exports_neutralise_formulas_and_qrels_stay_exact(api, graded):
+    Query.objects.filter(pk=graded.queries["q2"].pk).update(text='=HYPERLINK("http://x","y")')
+    _grade(graded, "judy", "q2", "d3", 2, note="@SUM(1+1)")
+    cora = api("cora")
+    live = list(csv.reader(io.StringIO(_body(cora.get(URL, {"format": "csv"})).decode())))
+    assert ['\'=HYPERLINK("http://x","y")', "d3", "2"] in live  # judy's 2 outranks the LLM
+    raw = _body(cora.get(URL, {"format": "csv", "labels": "raw"})).decode()
+    cells = [cell for record in csv.reader(io.StringIO(raw)) for cell in record]
+    assert "'@SUM(1+1)" in cells and "@SUM(1+1)" not in cells
+    assert not any(c.startswith(("=", "+", "@")) for c in cells)
+    assert _body(cora.get(URL)) == b"q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n"
+    jsonl = _body(cora.get(URL, {"format": "jsonl", "labels": "raw"})).decode()
+    assert '"note": "@SUM(1+1)"' in jsonl
