@@ -343,17 +343,27 @@ def _next_pair_sql(
 
 def _quota_reached(*, judge: Judge, collection: Collection) -> bool:
     """Return whether ``judge`` has judged as many pairs as their quota allows (one query)."""
+    left = quota_left(judge=judge, collection_id=collection.pk)
+    return left is not None and left <= 0
+
+
+def quota_left(*, judge: Judge, collection_id: int) -> int | None:
+    """Return how many more pairs ``judge`` may finally judge in the collection (one query).
+
+    None means no quota. The quota is the judge's membership's (``Membership.quota``);
+    final judgments (graded or "cannot judge") count against it.
+    """
     if judge.user_id is None:
-        return False
+        return None
     row = _fetch_one(
         f"SELECT m.quota, COALESCE(jp.done, 0) FROM {_table(Membership)} m"
         f" LEFT JOIN {_table(JudgeProgress)} jp"
         " ON jp.collection_id = m.collection_id AND jp.judge_id = %s"
         " WHERE m.collection_id = %s AND m.user_id = %s AND m.role = %s"
         " AND m.quota IS NOT NULL ORDER BY m.id LIMIT 1",
-        [judge.pk, collection.pk, judge.user_id, Membership.Role.JUDGE],
+        [judge.pk, collection_id, judge.user_id, Membership.Role.JUDGE],
     )
-    return row is not None and row[1] >= row[0]
+    return None if row is None else row[0] - row[1]
 
 
 def pool_entry_for_judge(*, collection: Collection, entry_id: int) -> PoolEntry:

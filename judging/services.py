@@ -13,13 +13,13 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import connection, transaction
 from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from . import live_grades, progress, textpolicy
+from . import live_grades, progress, selectors, textpolicy
 from .db import update_rows
 from .models import (
     GRADE_MAX,
@@ -38,6 +38,26 @@ from .signals import judgments_changed, judgments_changing
 Channel = JudgmentEvent.Channel
 Status = Judgment.Status
 FINAL = (Status.GRADED, Status.CANNOT_JUDGE)
+
+
+class QuotaReached(PermissionDenied):
+    """The judge has finally judged as many pairs as their quota allows (a 403)."""
+
+
+def _check_quota(*, judge: Judge, collection_id: int, new_final: int) -> None:
+    """Raise :class:`QuotaReached` if ``new_final`` more final judgments exceed the quota.
+
+    Call under the collection's write lock, so that concurrent writes cannot both pass.
+    Changing a label the judge already gave never counts.
+    """
+    if new_final <= 0:
+        return
+    left = selectors.quota_left(judge=judge, collection_id=collection_id)
+    if left is not None and new_final > left:
+        raise QuotaReached(
+            f"Quota reached: this judge may judge {max(left, 0)} more pair(s) in the "
+            f"collection, not {new_final}. Ask a coordinator to raise the quota."
+        )
 
 
 def _label(judgment: Judgment | None) -> dict[str, Any] | None:
@@ -226,6 +246,11 @@ def judgment_record(
     after = _label(judgment)
     if before == after:
         return judgment
+    _check_quota(
+        judge=judge,
+        collection_id=query.collection_id,
+        new_final=int(status in FINAL and (existing is None or before["status"] not in FINAL)),
+    )
     judgment.save()
     JudgmentEvent.objects.create(
         judgment=judgment,
@@ -596,6 +621,11 @@ def judgments_import(
                 after=after,
             )
         )
+    _check_quota(
+        judge=judge,
+        collection_id=collection.pk,
+        new_final=sum(1 for c in finality if c.is_final and not c.was_final),
+    )
     Judgment.objects.bulk_create(created, batch_size=1000)
     now = timezone.now()
     for judgment in changed:

@@ -63,3 +63,40 @@ def test_quota_stops_the_queue(coll, judge_user):
     assert selectors.next_pair(judge=judge, collection=coll) is None
     adj.judge_quota_set(collection=coll, judge=judge, quota=None)
     assert selectors.next_pair(judge=judge, collection=coll) is not None
+
+
+def test_quota_is_enforced_by_the_service_for_every_entry_point(coll, judge_user):
+    from django.core.exceptions import PermissionDenied
+
+    entries = factories.pool(coll, 1, 4)
+    judge = factories.human_judge(judge_user)
+    adj.judge_quota_set(collection=coll, judge=judge, quota=2)
+    for entry in entries[:2]:
+        services.judgment_record(judge=judge, query=entry.query, document=entry.document, grade=1)
+    third = entries[2]
+    with pytest.raises(PermissionDenied, match="Quota reached"):
+        services.judgment_record(judge=judge, query=third.query, document=third.document, grade=2)
+    # "Later" is not a final judgment, and changing a label already given is always allowed.
+    services.judgment_record(
+        judge=judge, query=third.query, document=third.document, status="later"
+    )
+    first = entries[0]
+    services.judgment_record(judge=judge, query=first.query, document=first.document, grade=4)
+    # A bulk import past the quota writes nothing.
+    rows = [
+        services.JudgmentRow(
+            line=i + 1,
+            query_external_id=e.query.external_id,
+            document_external_id=e.document.external_id,
+            grade=3,
+        )
+        for i, e in enumerate(entries)
+    ]
+    before = list(judge.judgments.values_list("pk", "grade", "status"))
+    with pytest.raises(PermissionDenied, match="Quota reached"):
+        services.judgments_import(collection=coll, judge=judge, rows=rows)
+    assert list(judge.judgments.values_list("pk", "grade", "status")) == before
+    # Raising the quota lets the same import through.
+    adj.judge_quota_set(collection=coll, judge=judge, quota=4)
+    services.judgments_import(collection=coll, judge=judge, rows=rows)
+    assert judge.judgments.filter(status="graded").count() == 4

@@ -237,3 +237,22 @@ def test_events_feed_for_coordinators(api, world):
         "after",
         "at",
     }
+
+
+def test_a_judge_past_the_quota_gets_a_403_over_the_api(api, world):
+    from judging import services_adjudication
+    from judging.models import Judgment
+
+    judy = services.judge_for_user(user=world.users["judy"])
+    services_adjudication.judge_quota_set(collection=world.coll, judge=judy, quota=1)
+    url = "/api/v1/collections/demo/judgments/"
+    first = api("judy").post(url, {"query": "q1", "document": "d1", "grade": 2}, format="json")
+    assert first.status_code == 201
+    second = api("judy").post(url, {"query": "q1", "document": "d2", "grade": 1}, format="json")
+    assert second.status_code == 403
+    [error] = errors_of(second)
+    assert "Quota reached" in error["message"] and "raise the quota" in error["message"]
+    assert not Judgment.objects.filter(judge=judy, document__external_id="d2").exists()
+    # Changing the label already given still works.
+    again = api("judy").post(url, {"query": "q1", "document": "d1", "grade": 3}, format="json")
+    assert again.status_code in (200, 201)
