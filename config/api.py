@@ -4,14 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
+from django.conf import settings
+from django.core.exceptions import (
+    PermissionDenied,
+    RequestDataTooBig,
+    SuspiciousOperation,
+)
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views.defaults import bad_request as django_bad_request
 from django.views.defaults import page_not_found
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
+
+from judging import textpolicy
 
 
 def _flatten(detail: Any, field: str | None = None) -> list[dict[str, Any]]:
@@ -36,6 +44,51 @@ def _flatten(detail: Any, field: str | None = None) -> list[dict[str, Any]]:
     return [item]
 
 
+#: Longest error message and field name sent back, in characters; most items listed.
+MAX_MESSAGE = 500
+MAX_FIELD = 200
+MAX_ITEMS = textpolicy.MAX_ERRORS + 1  # the importers' own lists end with one summary item
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
+def capped(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Return error items whose messages and fields are cut short, at most MAX_ITEMS of them.
+
+    The one place every API error passes, so no value a client sent comes back at its own
+    size (a 5,000,000-character setting once came back in a 5 MB error).
+    """
+    items = []
+    for item in errors[:MAX_ITEMS]:
+        item = dict(item)
+        item["message"] = _cut(str(item.get("message", "")), MAX_MESSAGE)
+        if "field" in item:
+            item["field"] = _cut(str(item["field"]), MAX_FIELD)
+        items.append(item)
+    if len(errors) > MAX_ITEMS:
+        items.append({"message": f"… and {len(errors) - MAX_ITEMS} more problems."})
+    return items
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """Answer a request Django refuses before any view (400, 413) in the API's error shape.
+
+    Django raises these while reading the request: a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE``
+    (413), too many fields, a bad ``Host``. Pages get Django's usual answer.
+    """
+    if not request.path.startswith("/api/"):
+        return django_bad_request(request, exception or SuspiciousOperation())
+    if isinstance(exception, RequestDataTooBig):
+        message = (
+            f"The request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes; "
+            "send files as multipart uploads."
+        )
+        return JsonResponse({"errors": [{"message": message}]}, status=413)
+    return JsonResponse({"errors": [{"message": "Bad request."}]}, status=400)
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """Render every API error as ``{"errors": [{"message": ..., "field"/"line": ...}]}``."""
     if isinstance(exc, DjangoValidationError):
@@ -44,14 +97,15 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     elif isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):
-        exc = exceptions.PermissionDenied()
+        # A service's reason (e.g. a judge's quota) is shown; a bare one gets DRF's text.
+        exc = exceptions.PermissionDenied(str(exc) or None)
     response = drf_exception_handler(exc, context)
     if response is None:
         return None
     errors = getattr(exc, "errors", None)
     if errors is None:
         errors = _flatten(response.data)
-    response.data = {"errors": errors}
+    response.data = {"errors": capped(errors)}
     if response.status_code == status.HTTP_400_BAD_REQUEST and not errors:
         response.data = {"errors": [{"message": "Bad request."}]}
     return response

@@ -6,17 +6,24 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from config import profile
-from config.throttling import ThrottledLoginView
+
+
+class APIDocsView(SpectacularSwaggerSplitView):
+    """The Swagger UI page: GET only (its HTML renderer has no template for OPTIONS)."""
+
+    http_method_names = ["get", "head"]
+
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
+    # Sign-ins here and at /admin/login/ are limited by config.throttling.ThrottledModelBackend.
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/profile/", profile.profile, name="profile"),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path(
         "api/v1/docs/",
-        SpectacularSwaggerSplitView.as_view(url_name="api-schema"),
+        APIDocsView.as_view(url_name="api-schema"),
         name="api-docs",
     ),
     path("api/v1/", include("judging.api.urls")),
@@ -26,3 +33,4 @@ urlpatterns = [
 ]
 
 handler404 = "config.api.not_found"
+handler400 = "config.api.bad_request"

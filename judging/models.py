@@ -489,7 +489,14 @@ class JudgmentEvent(models.Model):
         help_text="Empty once the judgment itself is deleted; the event stays.",
     )
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="events")
-    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="events")
+    judge = models.ForeignKey(
+        Judge,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="events",
+        help_text="Whose label changed; empty for an adjudication (the pair's, not a judge's).",
+    )
     query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="events")
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="events")
     actor = models.ForeignKey(
@@ -511,6 +518,14 @@ class JudgmentEvent(models.Model):
         indexes = [
             models.Index(fields=["collection", "query", "document"], name="event_pair"),
             models.Index(fields=["judge", "at"], name="event_judge_time"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(channel="adjudication") & Q(judge__isnull=True))
+                | (~Q(channel="adjudication") & Q(judge__isnull=False)),
+                name="event_judge_unless_adjudication",
+                violation_error_message="Only adjudication events have no judge.",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -35,7 +35,6 @@ from .services import (
     _lock_collection,
     _recount_pool,
     _refresh_live_grades,
-    judge_for_user,
     live_grades_rebuild,
 )
 
@@ -43,6 +42,8 @@ Channel = JudgmentEvent.Channel
 Action = JudgmentEvent.Action
 ADJUDICATED = "adjudicated"
 MAX_REASON = 5000
+#: Largest quota (the column is a 32-bit positive integer on every database).
+MAX_QUOTA = 2_147_483_647
 
 
 def _adjudication_label(adjudication: Adjudication | None) -> dict[str, Any] | None:
@@ -61,11 +62,11 @@ def _event(
     before: dict[str, Any] | None,
     after: dict[str, Any] | None,
 ) -> JudgmentEvent:
-    """Append one adjudication event to the pair's history (the actor's judge records it)."""
+    """Append one adjudication event to the pair's history (no judge: it is no one's label)."""
     return JudgmentEvent.objects.create(
         judgment=None,
         collection_id=query.collection_id,
-        judge=judge_for_user(user=actor),
+        judge=None,
         query=query,
         document=document,
         actor=actor,
@@ -316,8 +317,12 @@ def judge_quota_set(*, collection: Collection, judge: Judge, quota: int | None) 
     Raise ``ValidationError`` on ``quota`` for a negative or non-integer value, and on
     ``judge`` for an LLM judge or a user without the judge role in the collection.
     """
-    if quota is not None and (isinstance(quota, bool) or not isinstance(quota, int) or quota < 0):
-        raise ValidationError({"quota": "Give a whole number of pairs (0 or more), or none."})
+    if quota is not None and (
+        isinstance(quota, bool) or not isinstance(quota, int) or not 0 <= quota <= MAX_QUOTA
+    ):
+        raise ValidationError(
+            {"quota": f"Give a whole number of pairs from 0 to {MAX_QUOTA:,}, or none."}
+        )
     membership = (
         Membership.objects.select_for_update()
         .filter(collection=collection, user_id=judge.user_id, role=Membership.Role.JUDGE)

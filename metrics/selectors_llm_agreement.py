@@ -438,7 +438,9 @@ def llm_agreement_report(*, collection: Collection) -> LlmAgreementReport:
     if humans:
         sub = data.matrix[:, humans]
         item, col = np.nonzero(~np.isnan(sub))
-        pair_ids, live = policy(item, sub[item, col], np.ones(item.size, dtype=bool))
+        pair_ids, live = policy(
+            item, sub[item, col], np.ones(item.size, dtype=bool), judge_index=col
+        )
         consensus[pair_ids] = live
     judges = []
     for j in sorted(llms, key=lambda j: (data.judges[j][0].name, data.judges[j][0].judge_id)):

@@ -141,6 +141,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
     "EXCEPTION_HANDLER": "config.api.exception_handler",
+    "DEFAULT_METADATA_CLASS": "config.metadata.APIMetadata",
     "DEFAULT_PARSER_CLASSES": [
         "config.parsers.PolicyJSONParser",
         "rest_framework.parsers.FormParser",
@@ -174,6 +175,10 @@ CACHES = {
     )
 }
 SPECTACULAR_SETTINGS = {
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "config.schema.document_query_refusals",
+    ],
     "TITLE": "Graded API",
     "DESCRIPTION": "Relevance judgments, runs and evaluation scores.",
     "VERSION": "1",

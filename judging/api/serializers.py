@@ -251,7 +251,14 @@ class JudgmentLabelSerializer(serializers.Serializer):
     """The label fields a history event records before and after a change."""
 
     grade = serializers.IntegerField(allow_null=True, required=False)
-    status = serializers.ChoiceField(choices=Judgment.Status.choices, required=False)
+    status = serializers.ChoiceField(
+        choices=[*Judgment.Status.choices, ("adjudicated", "Adjudicated")],
+        required=False,
+        help_text="`adjudicated` in the events of an adjudication (channel `adjudication`).",
+    )
+    reason = serializers.CharField(
+        required=False, help_text="An adjudication's reason (adjudication events only)."
+    )
     note = serializers.CharField(
         required=False, allow_blank=True, max_length=textpolicy.MAX_NOTE_LENGTH
     )
@@ -262,7 +269,9 @@ class JudgmentLabelSerializer(serializers.Serializer):
 class JudgmentEventSerializer(serializers.ModelSerializer):
     """One append-only history entry."""
 
-    judge = JudgeSummarySerializer(read_only=True)
+    judge = JudgeSummarySerializer(
+        read_only=True, allow_null=True, help_text="Null for an adjudication (channel)."
+    )
     query = serializers.SlugRelatedField(slug_field="external_id", read_only=True)
     document = serializers.SlugRelatedField(slug_field="external_id", read_only=True)
     actor = serializers.SlugRelatedField(

@@ -208,7 +208,7 @@ class ActionableSerializer(serializers.Serializer):
 class QuotaSerializer(serializers.Serializer):
     """A judge's quota (null: no limit)."""
 
-    quota = serializers.IntegerField(min_value=0, allow_null=True)
+    quota = serializers.IntegerField(min_value=0, max_value=services.MAX_QUOTA, allow_null=True)
 
 
 class RemovedSerializer(serializers.Serializer):

@@ -220,3 +220,51 @@ def test_quota(coll, judge_user):
     with pytest.raises(ValidationError) as exc:
         adj.judge_quota_set(collection=coll, judge=factories.llm_judge(), quota=1)
     assert "judge" in exc.value.message_dict
+
+
+def test_adjudication_events_are_the_pairs_not_the_adjudicators(coll, pair):
+    """They are no label of the coordinator's own: no judge, only in the pair's history."""
+    q, d, _a, _b, boss = pair
+    own = factories.human_judge(boss)
+    services.judgment_record(judge=own, query=q, document=d, grade=2)  # boss also judges
+    adj.adjudication_record(query=q, document=d, grade=3, reason="counts", actor=boss)
+    adjudication_events = JudgmentEvent.objects.filter(channel="adjudication")
+    assert adjudication_events.count() == 1 and adjudication_events.get().judge is None
+    # The coordinator's own label history holds only their own label.
+    assert list(JudgmentEvent.objects.filter(judge=own).values_list("channel", flat=True)) == [
+        "browser"
+    ]
+    # The pair's history (the events API, filtered by the pair) still lists it, schema-valid.
+    from tests.api_client import client_for
+
+    body = (
+        client_for(boss)
+        .get(f"/api/v1/collections/{coll.slug}/events/", {"query": "q1", "document": "d1"})
+        .json()
+    )
+    rows = body["results"] if isinstance(body, dict) else body
+    adjudication = [e for e in rows if e["channel"] == "adjudication"]
+    assert len(adjudication) == 1
+    assert adjudication[0]["judge"] is None
+    after = adjudication[0]["after"]
+    assert (after["grade"], after["status"], after["reason"]) == (3, "adjudicated", "counts")
+    # Every other event keeps its judge (the database says so too).
+    from django.db import IntegrityError, transaction
+
+    with pytest.raises(IntegrityError), transaction.atomic():
+        JudgmentEvent.objects.filter(channel="browser").update(judge=None)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_same_collection_trigger_survives_the_migration(coll):
+    """0011 rebuilds the events table on SQLite; the 0002 trigger must still refuse."""
+    from django.db import DatabaseError, transaction
+
+    other = factories.collection("other")
+    q = factories.query(coll, "q1")
+    d = factories.document(other, "d1")
+    judge = factories.human_judge(factories.user("ann"))
+    with pytest.raises(DatabaseError), transaction.atomic():
+        JudgmentEvent.objects.create(
+            collection=coll, judge=judge, query=q, document=d, action="create", channel="api"
+        )
