@@ -1,6 +1,9 @@
-"""Schema fuzzing with schemathesis: every operation of /api/v1/schema/, as a coordinator
-and as a judge, must answer without a 5xx and as the schema says (status, content type,
-body). Examples are bounded (``MAX_EXAMPLES`` per operation) so the suite stays fast.
+"""Schema fuzzing with schemathesis: every operation of /api/v1/schema/, as a coordinator,
+a judge and a team member, must answer without a 5xx and as the schema says (status,
+content type, body). Then, with data — human and LLM labels, an adjudication, two runs, an
+LLM job — and the path parameters naming real objects (so operations reach their success
+paths), every operation again under every aggregation policy. Examples are bounded
+(``MAX_EXAMPLES`` per operation) so the suite stays fast.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ from schemathesis.checks import (
     response_schema_conformance,
     status_code_conformance,
 )
+
+from judging import services, services_adjudication
+from judging.aggregation import POLICIES
 
 from .conftest import Arena
 
@@ -53,24 +59,55 @@ SETTINGS = hypothesis.settings(
 )
 
 
-def fuzz(app: WSGIHandler, headers: dict[str, str]) -> list[str]:
-    """Fuzz every operation of the served schema; return a description of each failure."""
+def known_path(arena: Arena, path: str) -> dict[str, object]:
+    """Return path parameters naming the arena's objects for the operation at ``path``."""
+    ids: dict[str, object] = {"slug": arena.coll.slug, "qid": "q1"}
+    ids["judge_id"] = arena.judgment.judge_id
+    if "/runs/" in path:
+        ids["pk"] = ids["id"] = arena.run.pk
+    elif "/judgments/" in path:
+        ids["pk"] = ids["id"] = arena.judgment.pk
+    elif "/adjudications/" in path:
+        ids["pk"] = ids["id"] = arena.adjudication().pk
+    elif "/llm-jobs/" in path:
+        ids["pk"] = ids["id"] = arena.llm_job().pk
+    elif "/judges/" in path:
+        ids["pk"] = ids["id"] = arena.judgment.judge_id
+    return ids
+
+
+def fuzz(app: WSGIHandler, headers: dict[str, str], arena: Arena | None = None) -> list[str]:
+    """Fuzz every operation of the served schema; return a description of each failure.
+
+    With ``arena``, path parameters name its objects instead of random values.
+    """
     schema = schemathesis.openapi.from_wsgi("/api/v1/schema/", app)
     failures: list[str] = []
     operations = [result.ok() for result in schema.get_all_operations()]
     assert len(operations) >= 20, [op.label for op in operations]
     for operation in operations:
-
-        @hypothesis.given(case=operation.as_strategy())
-        @SETTINGS
-        def check(case: schemathesis.Case) -> None:
-            case.call_and_validate(headers=headers, checks=CHECKS)
-
+        known = known_path(arena, operation.path) if arena is not None else {}
+        check = _checker(operation, headers, known)
         try:
             check()
         except Exception as exc:
             failures.append(f"{operation.label}: {str(exc)[:2000]}")
     return failures
+
+
+def _checker(operation, headers: dict[str, str], known: dict[str, object]):
+    """Return the hypothesis test of one operation, its path parameters taken from ``known``."""
+
+    @hypothesis.given(case=operation.as_strategy())
+    @SETTINGS
+    def check(case: schemathesis.Case) -> None:
+        if known and case.path_parameters:
+            case.path_parameters = {
+                name: known.get(name, value) for name, value in case.path_parameters.items()
+            }
+        case.call_and_validate(headers=headers, checks=CHECKS)
+
+    return check
 
 
 def _headers(arena: Arena, role: str) -> dict[str, str]:
@@ -85,4 +122,39 @@ def test_api_as_coordinator(arena: Arena, wsgi_app: WSGIHandler):
 
 def test_api_as_judge(arena: Arena, wsgi_app: WSGIHandler):
     failures = fuzz(wsgi_app, _headers(arena, "judy"))
+    assert not failures, "\n\n".join(failures)
+
+
+def test_api_as_team_member(arena: Arena, wsgi_app: WSGIHandler):
+    failures = fuzz(wsgi_app, _headers(arena, "tess"), arena)
+    assert not failures, "\n\n".join(failures)
+
+
+@pytest.fixture
+def with_data(arena: Arena) -> Arena:
+    """Add LLM labels beside the human ones, an adjudication, a second run and an LLM job."""
+    q1 = arena.coll.queries.get(external_id="q1")
+    for docno, grade in (("d1", 2), ("d2", 0)):
+        services.judgment_record(
+            judge=arena.llm,
+            query=q1,
+            document=arena.coll.documents.get(external_id=docno),
+            grade=grade,
+            channel="llm",
+        )
+    arena.adjudication()
+    arena.second_run()
+    arena.llm_job()
+    return arena
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+def test_api_with_data_under_every_policy(with_data: Arena, wsgi_app: WSGIHandler, policy):
+    # Through the service, as the settings page does: the live list is rebuilt under it.
+    services_adjudication.aggregation_settings_update(
+        collection=with_data.coll, aggregation_policy=policy, actor=with_data.users["cora"]
+    )
+    with_data.coll.refresh_from_db()
+    assert with_data.coll.aggregation_policy == policy
+    failures = fuzz(wsgi_app, _headers(with_data, "cora"), with_data)
     assert not failures, "\n\n".join(failures)
