@@ -13,6 +13,7 @@ never connected to); nothing leaves the machine.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import socket
 
 import pytest
@@ -59,7 +60,10 @@ def _call(url: str, policy: EgressPolicy, *, resolver=None, key: str | None = No
             except CallFailed as exc:
                 return exc
 
-    return asyncio.run(main())
+    # In a thread of its own, as the runner does: a browser test's Playwright may keep an
+    # event loop running in this worker's main thread.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, main()).result()
 
 
 def _port(fake: FakeLLM) -> int:
