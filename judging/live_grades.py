@@ -20,6 +20,8 @@ from .models import Adjudication, Collection, Judge, Judgment, LiveGrade
 from .signals import judgments_changed
 
 Status = Judgment.Status
+#: Queries whose live grades are recomputed together (bounds memory in bulk imports).
+QUERY_CHUNK = 25
 
 
 def refresh(
@@ -43,11 +45,30 @@ def refresh(
     """
     policy = aggregation.get_policy(policy_name)
     wanted = set(query_ids)
-    scope: dict[str, object] = {"collection_id": collection_id}
-    if not policy.global_fit:
-        scope["query_id__in"] = list(wanted)
+    if policy.global_fit:
+        return _refresh(collection_id, policy, version, wanted, {"collection_id": collection_id})
+    ordered = sorted(wanted)
+    changed: set[int] = set()
+    # A few queries at a time, so a bulk import's memory does not grow with its size.
+    for start in range(0, len(ordered), QUERY_CHUNK):
+        scope: dict[str, object] = {
+            "collection_id": collection_id,
+            "query_id__in": ordered[start : start + QUERY_CHUNK],
+        }
         if document_id is not None:
             scope["document_id"] = document_id
+        changed |= _refresh(collection_id, policy, version, wanted, scope)
+    return changed
+
+
+def _refresh(
+    collection_id: int,
+    policy: aggregation.AggregationPolicy,
+    version: int,
+    wanted: set[int],
+    scope: dict[str, object],
+) -> set[int]:
+    """Recompute and write the live grades of the judgments in ``scope`` (see :func:`refresh`)."""
     rows = list(
         Judgment.objects.filter(status=Status.GRADED, **scope).values_list(
             "query_id", "document_id", "grade", "judge__kind", "judge_id", "abstain_probability"

@@ -220,6 +220,7 @@ def judgments_written(
     """
     m = current_models()
     moved = [c for c in changes if c.was_final != c.is_final]
+    deltas: dict[int, tuple[int, int]] = {}
     if moved:
         open_stored: set[tuple[int, int]] = set()
         for chunk in _chunks(c.document_id for c in moved):
@@ -228,13 +229,27 @@ def judgments_written(
                     collection_id=collection_id, document_id__in=chunk, is_open=True
                 ).values_list("query_id", "document_id")
             )
-        deltas: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+        sums: dict[int, list[int]] = defaultdict(lambda: [0, 0])
         for c in moved:
             delta = int(c.is_final) - int(c.was_final)
-            deltas[c.judge_id][0] += delta
+            sums[c.judge_id][0] += delta
             if (c.query_id, c.document_id) in open_stored:
-                deltas[c.judge_id][1] += delta
-        _add_judges(collection_id, {j: (d[0], d[1]) for j, d in deltas.items()}, m)
+                sums[c.judge_id][1] += delta
+        deltas = {j: (d[0], d[1]) for j, d in sums.items()}
+    judges_moved(collection_id=collection_id, deltas=deltas, query_ids=query_ids)
+
+
+def judges_moved(
+    *, collection_id: int, deltas: dict[int, tuple[int, int]], query_ids: Iterable[int]
+) -> None:
+    """Add ``(done, done_open)`` deltas per judge, then refresh the pairs of ``query_ids``.
+
+    For writers that count the deltas themselves (the staged import counts them in SQL);
+    call after the pool's graded counts of ``query_ids`` were recounted.
+    """
+    m = current_models()
+    if deltas:
+        _add_judges(collection_id, deltas, m)
     refresh(collection_id=collection_id, query_ids=query_ids)
 
 

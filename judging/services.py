@@ -7,8 +7,8 @@ and makes the history append and the pool counters race-free on PostgreSQL as on
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
@@ -19,7 +19,7 @@ from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from . import live_grades, progress, selectors, textpolicy
+from . import live_grades, progress, selectors, staging, textpolicy
 from .db import update_rows
 from .models import (
     GRADE_MAX,
@@ -38,6 +38,7 @@ from .signals import judgments_changed, judgments_changing
 Channel = JudgmentEvent.Channel
 Status = Judgment.Status
 FINAL = (Status.GRADED, Status.CANNOT_JUDGE)
+STATUSES = frozenset(Status.values)  # (``Status.values`` builds a new list on every use)
 
 
 class QuotaReached(PermissionDenied):
@@ -157,7 +158,7 @@ def _validated_label(
     abstain_probability: float | None,
 ) -> tuple[int | None, float | None]:
     """Check a label's fields; return the grade and the capped seconds."""
-    if status not in Status.values:
+    if status not in STATUSES:
         raise ValidationError({"status": f"Unknown status {status!r}; use one of {Status.values}."})
     if status == Status.GRADED:
         if grade is None:
@@ -506,49 +507,34 @@ class ImportSummary:
     version: int
 
 
-@transaction.atomic
-def judgments_import(
-    *,
-    collection: Collection,
-    judge: Judge,
-    rows: Sequence[JudgmentRow],
-    channel: str = Channel.IMPORT,
-    actor: AbstractBaseUser | None = None,
-) -> ImportSummary:
-    """Record many judgments of one judge at once, all or nothing.
+class RowsRefused(ValidationError):
+    """An import's rows with problems: ``line N: ...`` messages (capped) and their ``total``."""
 
-    Every row is validated first; any problem raises ``ValidationError`` whose messages
-    each start with ``line N:``, and nothing is written. Unchanged rows append no history;
-    every created or changed row appends one event. The live list and pool counters of the
-    affected queries are recomputed once, and one bulk ``judgments_changed`` is sent.
+    def __init__(self, messages: list[str], total: int) -> None:
+        """Keep the first messages and how many problems there were in all."""
+        super().__init__(messages)
+        self.total = total
+
+
+@dataclass
+class _Tally:
+    """The first :data:`textpolicy.MAX_ERRORS` problems as ``(line, message)``, and a count."""
+
+    items: list[tuple[int, str]] = field(default_factory=list)
+    total: int = 0
+
+    def add(self, line: int, message: str) -> None:
+        self.total += 1
+        if len(self.items) < textpolicy.MAX_ERRORS:
+            self.items.append((line, message))
+
+
+def _staged(rows: Iterable[JudgmentRow], tally: _Tally) -> Iterator[tuple]:
+    """Yield the stage's tuple of each row, checking its label; add problems to ``tally``.
+
+    A row with a bad label is still staged (without it), so repeated pairs are found too.
     """
-    queries = dict(collection.queries.values_list("external_id", "pk"))
-    wanted = {row.document_external_id for row in rows}
-    documents = dict(
-        collection.documents.filter(external_id__in=wanted).values_list("external_id", "pk")
-    )
-    errors: list[str] = []
-    seen: dict[tuple[str, str], int] = {}
-    labels: list[tuple[JudgmentRow, int, int, int | None, float | None]] = []
     for row in rows:
-        key = (row.query_external_id, row.document_external_id)
-        if key in seen:
-            errors.append(
-                f"line {row.line}: query {textpolicy.echo(key[0])} "
-                f"document {textpolicy.echo(key[1])} repeated (first on line {seen[key]})"
-            )
-            continue
-        seen[key] = row.line
-        if row.query_external_id not in queries:
-            errors.append(
-                f"line {row.line}: unknown query id {textpolicy.echo(row.query_external_id)}"
-            )
-            continue
-        if row.document_external_id not in documents:
-            errors.append(
-                f"line {row.line}: unknown document id {textpolicy.echo(row.document_external_id)}"
-            )
-            continue
         try:
             grade, seconds = _validated_label(
                 grade=row.grade,
@@ -557,88 +543,83 @@ def judgments_import(
                 abstain_probability=row.abstain_probability,
             )
         except ValidationError as exc:
-            for field, messages in exc.message_dict.items():
-                errors.extend(f"line {row.line}: {field}: {m}" for m in messages)
-            continue
-        labels.append(
-            (
-                row,
-                queries[row.query_external_id],
-                documents[row.document_external_id],
-                grade,
-                seconds,
-            )
+            for name, messages in exc.message_dict.items():
+                for message in messages:
+                    tally.add(row.line, f"line {row.line}: {name}: {message}")
+            grade = seconds = abstain = None
+        else:
+            abstain = row.abstain_probability
+        yield (
+            row.line,
+            row.query_external_id,
+            row.document_external_id,
+            grade,
+            row.status if row.status in STATUSES else Status.LATER,
+            row.note,
+            seconds,
+            abstain,
         )
-    if errors:
-        raise ValidationError(errors)
-    policy_name = _lock_collection(collection.pk)
-    query_ids = {q for _, q, _, _, _ in labels}
-    existing = {
-        (j.query_id, j.document_id): j
-        for j in Judgment.objects.select_for_update().filter(
-            judge=judge, collection=collection, query_id__in=query_ids
-        )
-    }
-    created: list[Judgment] = []
-    changed: list[Judgment] = []
-    events: list[JudgmentEvent] = []
-    finality: list[progress.Change] = []
-    for row, query_id, document_id, grade, seconds in labels:
-        judgment = existing.get((query_id, document_id))
-        before = _label(judgment)
-        if judgment is None:
-            judgment = Judgment(
-                judge=judge, query_id=query_id, document_id=document_id, collection=collection
+
+
+@transaction.atomic
+def judgments_import(
+    *,
+    collection: Collection,
+    judge: Judge,
+    rows: Iterable[JudgmentRow],
+    channel: str = Channel.IMPORT,
+    actor: AbstractBaseUser | None = None,
+) -> ImportSummary:
+    """Record many judgments of one judge at once, all or nothing, in bounded memory.
+
+    ``rows`` is consumed once, as a stream: it is staged in a temporary table
+    (:mod:`judging.staging`), checked there (repeated pairs, unknown query and document
+    ids) and written set-based, so memory does not grow with the import. Any problem
+    raises :class:`RowsRefused` (a ``ValidationError``) whose messages each start with
+    ``line N:`` — the first :data:`textpolicy.MAX_ERRORS` by line, with the total — and
+    nothing is written. Unchanged rows append no history; every created or changed row
+    appends one event. The live list and pool counters of the affected queries are
+    recomputed once, and one bulk ``judgments_changed`` is sent.
+    """
+    tally = _Tally()
+    with staging.JudgmentStage() as stage:
+        stage.load(_staged(rows, tally))
+        stage.resolve(collection_id=collection.pk, judge_id=judge.pk)
+        references, reference_total = stage.references(textpolicy.MAX_ERRORS)
+        for ref in references:
+            if ref.first is not None:
+                message = (
+                    f"query {textpolicy.echo(ref.query)} document {textpolicy.echo(ref.document)}"
+                    f" repeated (first on line {ref.first})"
+                )
+            elif not ref.query_known:
+                message = f"unknown query id {textpolicy.echo(ref.query)}"
+            else:
+                message = f"unknown document id {textpolicy.echo(ref.document)}"
+            tally.items.append((ref.line, f"line {ref.line}: {message}"))
+        if tally.total or reference_total:
+            tally.items.sort(key=lambda item: item[0])
+            raise RowsRefused(
+                [m for _, m in tally.items[: textpolicy.MAX_ERRORS]], tally.total + reference_total
             )
-        judgment.grade, judgment.status, judgment.note = grade, row.status, row.note
-        judgment.seconds, judgment.abstain_probability = seconds, row.abstain_probability
-        after = _label(judgment)
-        if before == after:
-            continue
-        (created if before is None else changed).append(judgment)
-        finality.append(
-            progress.Change(
-                judge_id=judge.pk,
-                query_id=query_id,
-                document_id=document_id,
-                was_final=before is not None and before["status"] in FINAL,
-                is_final=row.status in FINAL,
-            )
+        policy_name = _lock_collection(collection.pk)
+        counts = stage.classify(collection_id=collection.pk)
+        _check_quota(judge=judge, collection_id=collection.pk, new_final=counts.new_final)
+        touched = stage.write(
+            collection_id=collection.pk,
+            judge_id=judge.pk,
+            actor_id=getattr(actor, "pk", None),
+            channel=channel,
+            now=timezone.now(),
         )
-        events.append(
-            JudgmentEvent(
-                judgment=judgment,
-                collection=collection,
-                judge=judge,
-                query_id=query_id,
-                document_id=document_id,
-                actor=actor,
-                action=JudgmentEvent.Action.CREATE
-                if before is None
-                else JudgmentEvent.Action.CHANGE,
-                channel=channel,
-                before=before,
-                after=after,
-            )
-        )
-    _check_quota(
-        judge=judge,
-        collection_id=collection.pk,
-        new_final=sum(1 for c in finality if c.is_final and not c.was_final),
-    )
-    Judgment.objects.bulk_create(created, batch_size=1000)
-    now = timezone.now()
-    for judgment in changed:
-        judgment.updated_at = now
-    update_rows(
-        changed, ["grade", "status", "note", "seconds", "abstain_probability", "updated_at"]
-    )
-    JudgmentEvent.objects.bulk_create(events, batch_size=1000)
-    touched = {e.query_id for e in events}
     version = collection.judgments_version
     if touched:
         _recount_pool(collection.pk, touched)
-        progress.judgments_written(collection_id=collection.pk, changes=finality, query_ids=touched)
+        progress.judges_moved(
+            collection_id=collection.pk,
+            deltas={judge.pk: (counts.done_delta, counts.done_open_delta)},
+            query_ids=touched,
+        )
         version = _bump_version(collection.pk, touched, bulk=True)
         _refresh_live_grades(
             collection_id=collection.pk,
@@ -647,9 +628,9 @@ def judgments_import(
             query_ids=touched,
         )
     return ImportSummary(
-        created=len(created),
-        changed=len(changed),
-        unchanged=len(labels) - len(created) - len(changed),
+        created=counts.created,
+        changed=counts.changed,
+        unchanged=counts.total - counts.created - counts.changed,
         version=version,
     )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -55,7 +55,8 @@ def _refuse_if(problems: Problems) -> None:
 
 
 def _service_problems(exc: ValidationError, problems: Problems) -> None:
-    """Add a service's ``line N: ...`` messages to ``problems``."""
+    """Add a service's ``line N: ...`` messages to ``problems`` (and count those it capped)."""
+    problems.total += max(getattr(exc, "total", 0) - len(exc.messages), 0)
     for message in exc.messages:
         head, sep, rest = message.partition(": ")
         if sep and head.startswith("line ") and head[5:].isdigit():
@@ -176,39 +177,46 @@ def judgment_list_import(
         raise ValidationError({"scale": str(exc)}) from None
     problems = Problems()
     resolve = _query_resolver(collection)
-    rows: list[JudgmentRow] = []
-    reader = judgment_formats.READERS[format](iter_lines(source))
-    for item in _records(reader, problems):
-        try:
-            query = resolve(item.query, item.line)
-            grade = None
-            if item.grade is not None:
-                try:
-                    grade = to_scale(item.grade)
-                except ValueError as exc:
-                    raise FormatError(item.line, str(exc), "grade") from None
-        except FormatError as exc:
-            problems.add(exc.problem)
-            if problems.full:
-                problems.stopped = True
-                break
-            continue
-        rows.append(JudgmentRow(item.line, query, item.document, grade, item.status, item.note))
-    if not rows and not problems:
-        problems.add(Problem(None, "No judgments in the file."))
-    _refuse_if(problems)
+    seen = 0
+
+    def rows() -> Iterator[JudgmentRow]:
+        """Yield the file's rows as they are read (never all at once), noting problems."""
+        nonlocal seen
+        reader = judgment_formats.READERS[format](iter_lines(source))
+        for item in _records(reader, problems):
+            try:
+                query = resolve(item.query, item.line)
+                grade = None
+                if item.grade is not None:
+                    try:
+                        grade = to_scale(item.grade)
+                    except ValueError as exc:
+                        raise FormatError(item.line, str(exc), "grade") from None
+            except FormatError as exc:
+                problems.add(exc.problem)
+                if problems.full:
+                    problems.stopped = True
+                    return
+                continue
+            seen += 1
+            yield JudgmentRow(item.line, query, item.document, grade, item.status, item.note)
+
+    summary = None
     try:
         with transaction.atomic():
             summary = services.judgments_import(
-                collection=collection, judge=judge, rows=rows, channel=channel, actor=actor
+                collection=collection, judge=judge, rows=rows(), channel=channel, actor=actor
             )
-            if dry_run:
+            if dry_run or problems or not seen:
                 raise _Rollback
     except ValidationError as exc:
         _service_problems(exc, problems)
-        raise ImportRefused(problems) from None
     except _Rollback:
         pass
+    if not seen and not problems:
+        problems.add(Problem(None, "No judgments in the file."))
+    _refuse_if(problems)
+    assert summary is not None
     return summary
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
+from typing import IO, Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
@@ -19,10 +19,12 @@ from django.db import transaction
 from rest_framework import exceptions, status
 
 from .. import services, textpolicy
+from ..formats import FormatError, iter_lines
 from ..models import Collection, Judge, JudgmentEvent
 from ..services import ImportSummary, JudgmentRow
 
 LineError = dict[str, Any]
+Source = IO[bytes] | bytes
 
 #: Largest judgments file accepted, in bytes.
 MAX_FILE_BYTES = 50 * 1024 * 1024
@@ -155,80 +157,88 @@ def rows_from_items(items: Sequence[Any]) -> tuple[list[JudgmentRow], list[LineE
     return rows, errors
 
 
-def _lines(data: bytes) -> tuple[list[str], list[LineError]]:
-    """Decode a UTF-8 file into lines, or name the line that is not UTF-8 or has a NUL."""
+def _lines(data: Source, errors: list[LineError]) -> Iterator[tuple[int, str]]:
+    """Yield the numbered lines of a UTF-8 file or upload, read in chunks.
+
+    A line that is not UTF-8 or holds a NUL ends reading with an error naming it.
+    """
     try:
-        text = textpolicy.decode_utf8(data)
-    except textpolicy.TextRefused as exc:
-        return [], [_error(exc.line or 1, exc.message)]
-    return [line.rstrip("\r") for line in text.split("\n")], []
+        yield from iter_lines(data)
+    except FormatError as exc:
+        errors.append(_error(exc.problem.line or 1, exc.problem.message))
 
 
-def rows_from_qrels(data: bytes) -> tuple[list[JudgmentRow], list[LineError]]:
+def _stopped(errors: list[LineError]) -> bool:
+    """Return whether reading must stop (the cap), noting it once."""
+    if len(errors) >= textpolicy.MAX_ERRORS:
+        errors.append({"message": "... reading stopped here; there may be more problems"})
+        return True
+    return False
+
+
+def rows_from_qrels(data: Source) -> tuple[Iterator[JudgmentRow], list[LineError]]:
     """Read TREC qrels lines ``qid iter docno grade``; blank and ``#`` lines are skipped.
 
-    Reading stops once :data:`~judging.textpolicy.MAX_ERRORS` problems were found.
+    Lazy: the rows are read as they are consumed (a file of any size streams through),
+    and ``errors`` fills meanwhile. Reading stops once :data:`~judging.textpolicy.MAX_ERRORS`
+    problems were found.
     """
-    lines, errors = _lines(data)
-    rows: list[JudgmentRow] = []
-    for number, text in enumerate(lines, start=1):
-        if len(errors) >= textpolicy.MAX_ERRORS:
-            errors.append({"message": "... reading stopped here; there may be more problems"})
-            break
-        parts = text.split()
-        if not parts or parts[0].startswith("#"):
-            continue
-        if len(parts) != 4:
-            errors.append(
-                _error(
-                    number,
-                    f"expected 4 columns (qid iter docno grade), found {len(parts)}",
+    errors: list[LineError] = []
+
+    def rows() -> Iterator[JudgmentRow]:
+        for number, text in _lines(data, errors):
+            if _stopped(errors):
+                return
+            parts = text.split()
+            if not parts or parts[0].startswith("#"):
+                continue
+            if len(parts) != 4:
+                errors.append(
+                    _error(number, f"expected 4 columns (qid iter docno grade), found {len(parts)}")
                 )
-            )
-            continue
-        qid, _, docno, grade = parts
-        if not _WHOLE_NUMBER.fullmatch(grade) or len(grade) > 10:
-            errors.append(
-                _error(
-                    number,
-                    f"grade: must be a whole number from 0 to 4, not {textpolicy.echo(grade)}",
-                )
-            )
-            continue
-        problem = textpolicy.id_problem(qid, "qid") or textpolicy.id_problem(docno, "docno")
-        if problem:
-            errors.append(_error(number, problem))
-            continue
-        rows.append(JudgmentRow(number, qid, docno, grade=int(grade)))
-    return rows, errors
+                continue
+            qid, _, docno, grade = parts
+            if not _WHOLE_NUMBER.fullmatch(grade) or len(grade) > 10:
+                message = f"grade: must be a whole number from 0 to 4, not {textpolicy.echo(grade)}"
+                errors.append(_error(number, message))
+                continue
+            problem = textpolicy.id_problem(qid, "qid") or textpolicy.id_problem(docno, "docno")
+            if problem:
+                errors.append(_error(number, problem))
+                continue
+            yield JudgmentRow(number, qid, docno, grade=int(grade))
+
+    return rows(), errors
 
 
-def rows_from_jsonl(data: bytes) -> tuple[list[JudgmentRow], list[LineError]]:
+def rows_from_jsonl(data: Source) -> tuple[Iterator[JudgmentRow], list[LineError]]:
     """Read JSON Lines, one ``{"qid", "docno", "grade", ...}`` object per non-blank line.
 
-    ``query`` and ``document`` are accepted in place of ``qid`` and ``docno``.
+    ``query`` and ``document`` are accepted in place of ``qid`` and ``docno``. Lazy, like
+    :func:`rows_from_qrels`.
     """
-    lines, errors = _lines(data)
-    rows: list[JudgmentRow] = []
-    for number, text in enumerate(lines, start=1):
-        if len(errors) >= textpolicy.MAX_ERRORS:
-            errors.append({"message": "... reading stopped here; there may be more problems"})
-            break
-        if not text.strip():
-            continue
-        try:
-            item = textpolicy.loads_json(text)
-        except textpolicy.TextRefused as exc:
-            where = f" at {exc.field}" if exc.field else ""
-            errors.append(_error(number, f"{exc.message}{where}"))
-            continue
-        if isinstance(item, dict):
-            item = {_JSONL_ALIASES.get(k, k): v for k, v in item.items()}
-        row, problems = row_from_item(number, item)
-        if row is not None:
-            rows.append(row)
-        errors.extend(problems)
-    return rows, errors
+    errors: list[LineError] = []
+
+    def rows() -> Iterator[JudgmentRow]:
+        for number, text in _lines(data, errors):
+            if _stopped(errors):
+                return
+            if not text.strip():
+                continue
+            try:
+                item = textpolicy.loads_json(text)
+            except textpolicy.TextRefused as exc:
+                where = f" at {exc.field}" if exc.field else ""
+                errors.append(_error(number, f"{exc.message}{where}"))
+                continue
+            if isinstance(item, dict):
+                item = {_JSONL_ALIASES.get(k, k): v for k, v in item.items()}
+            row, problems = row_from_item(number, item)
+            errors.extend(problems)
+            if row is not None:
+                yield row
+
+    return rows(), errors
 
 
 def _service_errors(messages: Iterable[str]) -> list[LineError]:
@@ -247,38 +257,48 @@ def import_rows(
     *,
     collection: Collection,
     judge: Judge,
-    rows: Sequence[JudgmentRow],
+    rows: Iterable[JudgmentRow],
     errors: Sequence[LineError] = (),
     actor: AbstractBaseUser | None = None,
 ) -> ImportSummary:
     """Record ``rows`` through :func:`judging.services.judgments_import`, all or nothing.
 
-    ``errors`` are problems the parser already found. When there are some, the service
-    still validates the readable rows, inside a savepoint that is rolled back, so the
-    answer lists every bad line; nothing is written. Raises :class:`LineErrors`, sorted
-    by line.
+    ``rows`` may be a lazy parser's stream; ``errors`` are the problems the parser found
+    (a list it may still be filling while the rows are read). When there are some, the
+    service's checks still run and its writes are rolled back, so the answer lists every
+    bad line; nothing is written. Raises :class:`LineErrors`, sorted by line.
     """
-    errors = list(errors)
-    if not rows and not errors:
-        raise LineErrors([{"message": "No judgments given."}])
+    seen = 0
+
+    def counted() -> Iterator[JudgmentRow]:
+        nonlocal seen
+        for row in rows:
+            seen += 1
+            yield row
+
     summary = None
-    if rows:
-        try:
-            with transaction.atomic():
-                summary = services.judgments_import(
-                    collection=collection,
-                    judge=judge,
-                    rows=rows,
-                    channel=JudgmentEvent.Channel.API,
-                    actor=actor,
-                )
-                if errors:
-                    raise _DryRun
-        except ValidationError as exc:
-            errors.extend(_service_errors(exc.messages))
-        except _DryRun:
-            summary = None
-    if errors or summary is None:
-        errors.sort(key=lambda e: e.get("line") or float("inf"))
-        raise LineErrors(textpolicy.cap_errors(errors))
+    capped = 0  # problems the service counted but did not list
+    found: list[LineError] = []
+    try:
+        with transaction.atomic():
+            summary = services.judgments_import(
+                collection=collection,
+                judge=judge,
+                rows=counted(),
+                channel=JudgmentEvent.Channel.API,
+                actor=actor,
+            )
+            if errors or not seen:
+                raise _DryRun
+    except ValidationError as exc:
+        found = _service_errors(exc.messages)
+        capped = max(getattr(exc, "total", 0) - len(exc.messages), 0)
+    except _DryRun:
+        summary = None
+    found = [*errors, *found]
+    if not found and not seen:
+        raise LineErrors([{"message": "No judgments given."}])
+    if found or summary is None:
+        found.sort(key=lambda e: e.get("line") or float("inf"))
+        raise LineErrors(textpolicy.cap_errors(found, total=len(found) + capped))
     return summary

@@ -585,7 +585,9 @@ class JudgmentListCreateView(CollectionScopedView, generics.ListCreateAPIView):
             if (upload.name or "").lower().endswith(".jsonl")
             else imports.rows_from_qrels
         )
-        rows, errors = parse(upload.read())
+        rows, errors = parse(upload)  # streamed from the upload (on disk when large)
+        if judge.kind == Judge.Kind.LLM:  # their native labels and outputs are kept too
+            rows = list(rows)
         return self._summary_response(judge, rows, errors)
 
 

@@ -86,3 +86,26 @@ def test_judge_kind_requires_matching_fields(db):
     with pytest.raises(IntegrityError), transaction.atomic():
         Judge.objects.create(kind=Judge.Kind.LLM, name="no model")
     assert factories.llm_judge("m").kind == Judge.Kind.LLM
+
+
+def test_database_rejects_cross_collection_rows_in_bulk_and_in_updates(coll, judge_user):
+    """One bad row among many, inserted or updated in one statement, refuses the statement.
+
+    (On PostgreSQL the check runs once per statement over every written row: 0012.)
+    """
+    other = factories.collection("other")
+    judge = factories.human_judge(judge_user)
+    q = factories.query(coll)
+    good = [factories.document(coll) for _ in range(5)]
+    foreign = factories.document(other)
+    rows = [Judgment(judge=judge, query=q, document=d, collection=coll, grade=1) for d in good]
+    bad = Judgment(judge=judge, query=q, document=foreign, collection=coll, grade=1)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Judgment.objects.bulk_create([*rows[:3], bad, *rows[3:]])
+    assert not Judgment.objects.exists()
+    Judgment.objects.bulk_create(rows)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Judgment.objects.filter(document=good[0]).update(document=foreign)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        PoolEntry.objects.create(query=q, document=foreign, collection=coll)
+    assert Judgment.objects.filter(document__in=good).count() == 5

@@ -106,6 +106,7 @@ def _line_errors(errors: list[dict]) -> None:
 def test_judgment_qrels_and_jsonl_files(data):
     for parse in (imports.rows_from_qrels, imports.rows_from_jsonl):
         rows, errors = parse(data)
+        rows = list(rows)  # lazy: the errors fill as the rows are read
         _line_errors(errors)
         for row in rows:
             assert textpolicy.id_problem(row.query_external_id) is None
@@ -163,6 +164,7 @@ def test_hostile_jsonl_judgment_lines_are_line_errors(line):
     rows, errors = imports.rows_from_jsonl(
         f'{{"qid": "q1", "docno": "d1", "grade": 1}}\n{line}\n'.encode()
     )
+    rows = list(rows)
     assert len(rows) == 1 and errors and {e["line"] for e in errors} == {2}
     assert all(len(e["message"]) < 300 for e in errors)
 
@@ -190,13 +192,15 @@ def test_bad_lines_stop_reading_and_echo_little():
         read_run(run, name="r")
     assert len(exc.value.errors) == textpolicy.MAX_ERRORS
     assert sum(len(e.message) for e in exc.value.errors) < 20_000
-    _rows, errors = imports.rows_from_qrels(b"".join(b"q 0 d x%d\n" % i for i in range(10_000)))
+    rows, errors = imports.rows_from_qrels(b"".join(b"q 0 d x%d\n" % i for i in range(10_000)))
+    assert list(rows) == []
     assert len(errors) == textpolicy.MAX_ERRORS + 1 and "stopped" in errors[-1]["message"]
     assert json.dumps(errors).__len__() < 30_000
 
 
 def test_qrels_with_a_5000_digit_grade_is_a_line_error():
     rows, errors = imports.rows_from_qrels(b"q1 0 d1 1\nq1 0 d2 " + b"9" * 5000 + b"\n")
+    rows = list(rows)
     assert len(rows) == 1 and [e["line"] for e in errors] == [2]
     assert len(errors[0]["message"]) < 200
 

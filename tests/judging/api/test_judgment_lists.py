@@ -298,7 +298,9 @@ def test_import_errors_name_every_line_and_write_nothing(api, world):
     response = _import(api("cora"), {"file": _file(text), "judge_name": "Bad"})
     assert response.status_code == 400
     errors = errors_of(response)
-    assert [e.get("line") for e in errors] == [2, 5]  # format problems first
+    # Every problem in one round: grade, unknown query, unknown document, columns, repeat.
+    assert [e.get("line") for e in errors] == [2, 3, 4, 5, 6]
+    assert "unknown query id" in errors[1]["message"] and "first on line 1" in errors[4]["message"]
     assert not Judgment.objects.exists()
     text = "q1 0 d1 2\nq9 0 d1 1\nq1 0 nope 1\nq1 0 d1 3\n"
     errors = errors_of(_import(api("cora"), {"file": _file(text), "judge_name": "Bad"}))

@@ -1,0 +1,278 @@
+"""Stage a judgment import in a temporary table, check it and write it set-based.
+
+:func:`judging.services.judgments_import` streams an import's rows into a temporary
+table (``COPY`` on PostgreSQL, batched inserts on SQLite), so memory holds one batch, not
+the file; repeated pairs and unknown ids are then found by SQL, and the judgments and
+their history events are written by ``INSERT ... SELECT`` and ``UPDATE ... FROM``. The
+table lives in the caller's transaction and is dropped when :class:`JudgmentStage` closes
+(on PostgreSQL also at commit), so a refused import leaves nothing behind.
+
+Only this module writes SQL that differs between the databases: null-safe comparison
+(``IS DISTINCT FROM`` / ``IS NOT``), JSON construction (``jsonb_build_object`` /
+``json_object``) and the bulk load.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import islice
+from typing import Any
+
+from django.db import connection
+
+from .models import Document, Judgment, JudgmentEvent, PoolEntry, Query
+
+#: Rows sent to SQLite per ``executemany`` (PostgreSQL streams them through ``COPY``).
+BATCH = 5000
+FINAL = ("graded", "cannot_judge")
+COLUMNS = ("line", "qext", "dext", "grade", "status", "note", "seconds", "abstain")
+LABEL = ("grade", "status", "note", "seconds", "abstain_probability")
+
+StagedRow = tuple[int, str, str, int | None, str, str, float | None, float | None]
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A staged row that repeats a pair (``first`` is the first line) or names an unknown id."""
+
+    line: int
+    query: str
+    document: str
+    first: int | None
+    query_known: bool
+    document_known: bool
+
+
+@dataclass(frozen=True)
+class Classified:
+    """What writing the staged rows would do to one judge's labels."""
+
+    total: int
+    created: int
+    changed: int
+    new_final: int
+    done_delta: int
+    done_open_delta: int
+
+
+def _table(model: Any) -> str:
+    return connection.ops.quote_name(model._meta.db_table)
+
+
+def _batches(rows: Iterable[StagedRow], size: int) -> Iterator[list[StagedRow]]:
+    iterator = iter(rows)
+    while batch := list(islice(iterator, size)):
+        yield batch
+
+
+class JudgmentStage:
+    """A temporary table of one import's rows; use as a context manager inside a transaction."""
+
+    def __init__(self) -> None:
+        """Name the table (unique, so nested imports in one transaction do not collide)."""
+        self.name = f"graded_stage_{uuid.uuid4().hex[:16]}"
+        self.postgres = connection.vendor == "postgresql"
+        self.rows = 0
+
+    # --- lifetime ---------------------------------------------------------------------
+
+    def __enter__(self) -> JudgmentStage:
+        """Create the table."""
+        big = "BIGINT" if self.postgres else "INTEGER"
+        real = "DOUBLE PRECISION" if self.postgres else "REAL"
+        tail = " ON COMMIT DROP" if self.postgres else ""
+        self._run(
+            f"CREATE TEMPORARY TABLE {self.name} ("
+            "line INTEGER NOT NULL, qext TEXT NOT NULL, dext TEXT NOT NULL, grade SMALLINT,"
+            f" status VARCHAR(20) NOT NULL, note TEXT NOT NULL, seconds {real}, abstain {real},"
+            f" query_id {big}, document_id {big}, first_line INTEGER, judgment_id {big},"
+            f" old_grade SMALLINT, old_status VARCHAR(20), old_note TEXT, old_seconds {real},"
+            f" old_abstain {real}){tail}"
+        )
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Drop the table, unless the transaction is already broken (rollback drops it)."""
+        if exc[0] is None:
+            self._run(f"DROP TABLE {self.name}")
+
+    def _run(self, sql: str, params: Iterable[Any] = ()) -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, list(params))
+            return cursor.rowcount
+
+    def _all(self, sql: str, params: Iterable[Any] = ()) -> list[tuple]:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, list(params))
+            return cursor.fetchall()
+
+    # --- loading ----------------------------------------------------------------------
+
+    def load(self, rows: Iterable[StagedRow]) -> int:
+        """Append ``rows`` (consumed as a stream); return how many were staged in all."""
+        columns = ", ".join(COLUMNS)
+        if self.postgres:
+            sql = f"COPY {self.name} ({columns}) FROM STDIN"
+            with connection.cursor() as cursor, cursor.cursor.copy(sql) as copy:
+                for row in rows:
+                    copy.write_row(row)
+                    self.rows += 1
+            return self.rows
+        marks = ", ".join(["%s"] * len(COLUMNS))
+        sql = f"INSERT INTO {self.name} ({columns}) VALUES ({marks})"
+        for batch in _batches(rows, BATCH):
+            with connection.cursor() as cursor:
+                cursor.executemany(sql, batch)
+            self.rows += len(batch)
+        return self.rows
+
+    # --- checking ---------------------------------------------------------------------
+
+    def resolve(self, *, collection_id: int, judge_id: int) -> None:
+        """Fill in the query, document and current judgment of every row, and first lines."""
+        s = self.name
+        self._run(
+            f"UPDATE {s} SET query_id = q.id FROM {_table(Query)} q"
+            f" WHERE q.collection_id = %s AND q.external_id = {s}.qext",
+            [collection_id],
+        )
+        self._run(
+            f"UPDATE {s} SET document_id = d.id FROM {_table(Document)} d"
+            f" WHERE d.collection_id = %s AND d.external_id = {s}.dext",
+            [collection_id],
+        )
+        self._run(
+            f"UPDATE {s} SET first_line = f.first FROM (SELECT qext, dext, MIN(line) AS first"
+            f" FROM {s} GROUP BY qext, dext HAVING COUNT(*) > 1) f"
+            f" WHERE f.qext = {s}.qext AND f.dext = {s}.dext AND f.first <> {s}.line"
+        )
+        self._run(
+            f"UPDATE {s} SET judgment_id = j.id, old_grade = j.grade, old_status = j.status,"
+            " old_note = j.note, old_seconds = j.seconds, old_abstain = j.abstain_probability"
+            f" FROM {_table(Judgment)} j WHERE j.judge_id = %s AND j.query_id = {s}.query_id"
+            f" AND j.document_id = {s}.document_id",
+            [judge_id],
+        )
+        if self.postgres:
+            self._run(f"ANALYZE {s}")
+
+    def references(self, limit: int) -> tuple[list[Reference], int]:
+        """Return the first ``limit`` repeated or unresolved rows by line, and how many in all.
+
+        A repeated row is reported as such only (not also as unknown).
+        """
+        where = "first_line IS NOT NULL OR query_id IS NULL OR document_id IS NULL"
+        (total,) = self._all(f"SELECT COUNT(*) FROM {self.name} WHERE {where}")[0]
+        rows = self._all(
+            f"SELECT line, qext, dext, first_line, query_id IS NOT NULL, document_id IS NOT NULL"
+            f" FROM {self.name} WHERE {where} ORDER BY line LIMIT %s",
+            [limit],
+        )
+        return [Reference(*row[:4], bool(row[4]), bool(row[5])) for row in rows], total
+
+    # --- writing ----------------------------------------------------------------------
+
+    def _differs(self, table: str = "") -> str:
+        """Return the SQL condition "the row changes the judge's current label".
+
+        ``table`` qualifies the stage's columns (``"<name>."``) where another table has the
+        same column names.
+        """
+        op = "IS DISTINCT FROM" if self.postgres else "IS NOT"
+        names = ("grade", "status", "note", "seconds", "abstain")
+        return "(" + " OR ".join(f"{table}{n} {op} {table}old_{n}" for n in names) + ")"
+
+    def classify(self, *, collection_id: int) -> Classified:
+        """Count what :meth:`write` would do, with the judge's progress deltas.
+
+        ``done`` counts final labels (graded or cannot judge); ``done_open`` those of pairs
+        whose pool entry is open.
+        """
+        s = self.name
+        final = "status IN ('graded', 'cannot_judge')"
+        was_final = "(old_status IS NOT NULL AND old_status IN ('graded', 'cannot_judge'))"
+        moved = f"(CASE WHEN {final} THEN 1 ELSE 0 END - CASE WHEN {was_final} THEN 1 ELSE 0 END)"
+        row = self._all(
+            f"SELECT COUNT(*),"
+            f" SUM(CASE WHEN judgment_id IS NULL THEN 1 ELSE 0 END),"
+            f" SUM(CASE WHEN judgment_id IS NOT NULL AND {self._differs()} THEN 1 ELSE 0 END),"
+            f" SUM(CASE WHEN {final} AND NOT {was_final} THEN 1 ELSE 0 END),"
+            f" SUM({moved}),"
+            f" SUM(CASE WHEN p.id IS NOT NULL THEN {moved} ELSE 0 END)"
+            f" FROM {s} LEFT JOIN {_table(PoolEntry)} p ON p.collection_id = %s"
+            f" AND p.query_id = {s}.query_id AND p.document_id = {s}.document_id"
+            " AND p.is_open",
+            [collection_id],
+        )[0]
+        return Classified(*(int(v or 0) for v in row))
+
+    def _json(self, prefix: str) -> str:
+        build = "jsonb_build_object" if self.postgres else "json_object"
+        names = ("grade", "status", "note", "seconds", "abstain")
+        args = ", ".join(
+            f"'{label}', {prefix}{name}" for label, name in zip(LABEL, names, strict=True)
+        )
+        return f"{build}({args})"
+
+    def write(
+        self,
+        *,
+        collection_id: int,
+        judge_id: int,
+        actor_id: int | None,
+        channel: str,
+        now: datetime,
+    ) -> list[int]:
+        """Write every new or changed label and its history event; return the touched queries.
+
+        Call after :meth:`references` found nothing and under the collection's lock.
+        """
+        s = self.name
+        judgments, events = _table(Judgment), _table(JudgmentEvent)
+        differs = self._differs()
+        touched = [
+            q
+            for (q,) in self._all(
+                f"SELECT DISTINCT query_id FROM {s} WHERE judgment_id IS NULL OR {differs}"
+                " ORDER BY query_id"
+            )
+        ]
+        if not touched:
+            return []
+        event_columns = (
+            "judgment_id, collection_id, judge_id, query_id, document_id, actor_id, action,"
+            " channel, before, after, at"
+        )
+        # Changed labels: their events first (the stage holds the old label), then the rows.
+        self._run(
+            f"INSERT INTO {events} ({event_columns}) SELECT judgment_id, %s, %s, query_id,"
+            f" document_id, %s, 'change', %s, {self._json('old_')}, {self._json('')}, %s"
+            f" FROM {s} WHERE judgment_id IS NOT NULL AND {differs} ORDER BY line",
+            [collection_id, judge_id, actor_id, channel, now],
+        )
+        self._run(
+            f"UPDATE {judgments} SET grade = {s}.grade, status = {s}.status, note = {s}.note,"
+            f" seconds = {s}.seconds, abstain_probability = {s}.abstain, updated_at = %s"
+            f" FROM {s} WHERE {judgments}.id = {s}.judgment_id AND {self._differs(s + '.')}",
+            [now],
+        )
+        # New labels: the rows, then their events (joined back to get the new ids).
+        self._run(
+            f"INSERT INTO {judgments} (judge_id, query_id, document_id, collection_id, grade,"
+            " status, note, seconds, abstain_probability, created_at, updated_at)"
+            f" SELECT %s, query_id, document_id, %s, grade, status, note, seconds, abstain, %s, %s"
+            f" FROM {s} WHERE judgment_id IS NULL ORDER BY line",
+            [judge_id, collection_id, now, now],
+        )
+        self._run(
+            f"INSERT INTO {events} ({event_columns}) SELECT j.id, %s, %s, {s}.query_id,"
+            f" {s}.document_id, %s, 'create', %s, NULL, {self._json(s + '.')}, %s"
+            f" FROM {s} JOIN {judgments} j ON j.judge_id = %s AND j.query_id = {s}.query_id"
+            f" AND j.document_id = {s}.document_id WHERE {s}.judgment_id IS NULL"
+            f" ORDER BY {s}.line",
+            [collection_id, judge_id, actor_id, channel, now, judge_id],
+        )
+        return touched
