@@ -1,11 +1,13 @@
 """PostgreSQL: check "query and document share the row's collection" once per statement.
 
-0002's row-level trigger ran two index lookups in PL/pgSQL for every inserted row: a bulk
-import of 3 million judgments (and as many history events) spent most of its time there.
+0002's row-level trigger ran two index lookups in PL/pgSQL for every written row, which a
+bulk import of millions of judgments (and as many history events) pays millions of times.
 Statement-level triggers with transition tables check all the rows a statement wrote with
 one join, so the rule holds exactly as before for every writer, at a fraction of the cost
 for bulk writes. SQLite has no statement-level triggers and keeps 0002's.
 """
+
+import importlib
 
 from django.db import migrations
 
@@ -28,19 +30,8 @@ END;
 $$ LANGUAGE plpgsql;
 """
 
-ROW_FUNCTION = """
-CREATE OR REPLACE FUNCTION judging_same_collection() RETURNS trigger AS $$
-BEGIN
-    IF (SELECT collection_id FROM judging_query WHERE id = NEW.query_id) <> NEW.collection_id
-       OR (SELECT collection_id FROM judging_document WHERE id = NEW.document_id)
-          <> NEW.collection_id THEN
-        RAISE EXCEPTION 'query and document must belong to the judgment''s collection'
-            USING ERRCODE = 'integrity_constraint_violation';
-    END IF;
-    RETURN NEW;
-END;
-$$ LANGUAGE plpgsql;
-"""
+# Going back re-creates 0002's row-level triggers with 0002's own code.
+row_triggers = importlib.import_module("judging.migrations.0002_same_collection_triggers")
 
 
 def forwards(apps, schema_editor):
@@ -61,17 +52,13 @@ def forwards(apps, schema_editor):
 def backwards(apps, schema_editor):
     if schema_editor.connection.vendor != "postgresql":
         return
-    schema_editor.execute(ROW_FUNCTION)
     for table in TABLES:
         for event in ("insert", "update"):
             schema_editor.execute(
                 f"DROP TRIGGER IF EXISTS {table}_same_collection_{event} ON {table};"
             )
-        schema_editor.execute(
-            f"CREATE TRIGGER {table}_same_collection BEFORE INSERT OR UPDATE ON {table} "
-            "FOR EACH ROW EXECUTE FUNCTION judging_same_collection();"
-        )
     schema_editor.execute("DROP FUNCTION IF EXISTS judging_same_collection_rows();")
+    row_triggers.forwards(apps, schema_editor)
 
 
 class Migration(migrations.Migration):
