@@ -709,7 +709,8 @@ def queries_import(*, collection: Collection, rows: Sequence[QueryRow]) -> Upser
     errors = _check_rows(rows, what="query", text_required=True)
     if errors:
         raise ValidationError(errors)
-    existing = {q.external_id: q for q in collection.queries.all()}
+    wanted = [row.external_id.strip() for row in rows]
+    existing = {q.external_id: q for q in collection.queries.filter(external_id__in=wanted)}
     created, updated = [], []
     for row in rows:
         query = existing.get(row.external_id.strip())

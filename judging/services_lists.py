@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -266,35 +266,43 @@ def topics_import(
     format: str = "trec",
     topics: Iterable[collection_formats.TopicIn | Problem] | None = None,
     dry_run: bool = False,
+    batch_size: int = DOCUMENT_BATCH,
 ) -> ContentSummary:
-    """Create or update queries from a topic file (trec, jsonl, tsv), all or nothing.
+    """Create or update queries from a topic file (trec, jsonl, tsv) in batches, all or nothing.
 
     Give a file (``source`` and ``format``) or already-read ``topics`` (e.g. a JSON
-    batch). Raises :class:`ImportRefused` listing every problem by line.
+    batch). Memory holds one batch plus 16 bytes per topic. Raises
+    :class:`ImportRefused` listing every problem by line.
     """
-    problems = Problems()
     if topics is None:
         topics = collection_formats.read_topics(format, iter_lines(source or b""))
-    rows = [_query_row(t) for t in _records(topics, problems)]
-    if not rows and not problems:
-        problems.add(Problem(None, "No topics given."))
-    _refuse_if(problems)
-    summary = _upsert(services.queries_import, problems, collection=collection, rows=rows)
-    _refuse_if(problems)
-    assert summary is not None
+    problems = Problems()
+
+    def write(batch: list[QueryRow]) -> tuple[int, int]:
+        summary = _upsert(services.queries_import, problems, collection=collection, rows=batch)
+        return (0, 0) if summary is None else (summary.created, summary.updated)
+
+    created, updated = _in_batches(
+        ((t.qid, _query_row(t)) for t in _records(topics, problems)),
+        problems,
+        write,
+        batch_size=batch_size,
+        what="topics",
+        noun="query id",
+    )
     if dry_run:
         transaction.set_rollback(True)
-    return ContentSummary(summary.created, summary.updated, dry_run)
+    return ContentSummary(created, updated, dry_run)
 
 
 def _id_hash(external_id: str) -> int:
-    """Return a 64-bit hash of a document id (for finding ids repeated across batches)."""
+    """Return a 64-bit hash of an id (for finding ids repeated across batches)."""
     digest = hashlib.blake2b(external_id.encode("utf-8"), digest_size=8).digest()
     return int.from_bytes(digest, "little", signed=True)
 
 
-def _repeated(hashes: array, lines: array, problems: Problems) -> None:
-    """Report document ids repeated anywhere in the file (by their 64-bit hashes)."""
+def _repeated(hashes: array, lines: array, problems: Problems, *, noun: str) -> None:
+    """Report ids repeated anywhere in the file (by their 64-bit hashes)."""
     if len(hashes) < 2:
         return
     keys = np.frombuffer(hashes, dtype=np.int64)
@@ -311,7 +319,7 @@ def _repeated(hashes: array, lines: array, problems: Problems) -> None:
         if fresh > MAX_REPORTED:
             problems.total += 1
             continue
-        problems.add(Problem(again, f"document id repeated (first on line {first})"))
+        problems.add(Problem(again, f"{noun} repeated (first on line {first})"))
 
 
 def _insert_new(collection: Collection, rows: list[DocumentRow], problems: Problems) -> bool:
@@ -350,6 +358,56 @@ def _insert_new(collection: Collection, rows: list[DocumentRow], problems: Probl
     return True
 
 
+def _in_batches(
+    items: Iterable[tuple[str, Any]],
+    problems: Problems,
+    write: Callable[[list[Any]], tuple[int, int] | None],
+    *,
+    batch_size: int,
+    what: str,
+    noun: str,
+) -> tuple[int, int]:
+    """Write ``(id, row)`` items with ``write`` one batch at a time; return (created, updated).
+
+    ``what`` names the items in messages ("topics"), ``noun`` their ids ("query id").
+
+    Writing stops at the first problem (reading goes on, to report every bad line); ids
+    repeated anywhere in the input are found by their 64-bit hashes (16 bytes per item).
+    ``write`` may return ``None`` for "an id turned out to exist already" (a concurrent
+    import). Raises :class:`ImportRefused` when there are problems; the caller's
+    transaction is then rolled back.
+    """
+    hashes, lines = array("q"), array("q")
+    created = updated = 0
+    batch: list[Any] = []
+    raced = False
+
+    def flush() -> None:
+        nonlocal created, updated, raced
+        if batch and not problems and not raced:
+            counts = write(batch)
+            if counts is None:
+                raced = True
+            else:
+                created, updated = created + counts[0], updated + counts[1]
+        batch.clear()
+
+    for external_id, row in items:
+        hashes.append(_id_hash(external_id))
+        lines.append(row.line)
+        batch.append(row)
+        if len(batch) >= batch_size:
+            flush()
+    flush()
+    if not len(hashes) and not problems:
+        problems.add(Problem(None, f"No {what} given."))
+    _repeated(hashes, lines, problems, noun=noun)
+    if raced and not problems:  # an id repeated, but not in the file: a concurrent import
+        problems.add(Problem(None, f"{what.capitalize()} were added meanwhile; import again."))
+    _refuse_if(problems)
+    return created, updated
+
+
 @transaction.atomic
 def documents_import(
     *,
@@ -369,42 +427,24 @@ def documents_import(
     problems = Problems()
     if documents is None:
         documents = collection_formats.read_documents(format, iter_lines(source or b""))
-    hashes, lines = array("q"), array("q")
-    created = updated = 0
-    batch: list[DocumentRow] = []
     # Into a collection without documents every row is new: insert without looking each
     # batch up (on a table growing inside one transaction, the lookups slow down).
     fresh = not collection.documents.exists()
-    stop = False
 
-    def flush() -> None:
-        nonlocal created, updated, stop
-        if batch and not problems and not stop:
-            if fresh:
-                stop = not _insert_new(collection, batch, problems)
-                created += 0 if stop else len(batch)
-            else:
-                summary = _upsert(
-                    services.documents_import, problems, collection=collection, rows=batch
-                )
-                if summary is not None:
-                    created += summary.created
-                    updated += summary.updated
-        batch.clear()
+    def write(batch: list[DocumentRow]) -> tuple[int, int] | None:
+        if fresh:
+            return (len(batch), 0) if _insert_new(collection, batch, problems) else None
+        summary = _upsert(services.documents_import, problems, collection=collection, rows=batch)
+        return (0, 0) if summary is None else (summary.created, summary.updated)
 
-    for document in _records(documents, problems):
-        hashes.append(_id_hash(document.docno))
-        lines.append(document.line)
-        batch.append(_document_row(document))
-        if len(batch) >= batch_size:
-            flush()
-    flush()
-    if not len(hashes) and not problems:
-        problems.add(Problem(None, "No documents given."))
-    _repeated(hashes, lines, problems)
-    if stop and not problems:  # an id repeated, but not in the file: a concurrent import
-        problems.add(Problem(None, "Documents were added meanwhile; import again."))
-    _refuse_if(problems)
+    created, updated = _in_batches(
+        ((d.docno, _document_row(d)) for d in _records(documents, problems)),
+        problems,
+        write,
+        batch_size=batch_size,
+        what="documents",
+        noun="document id",
+    )
     if dry_run:
         transaction.set_rollback(True)
     return ContentSummary(created, updated, dry_run)

@@ -187,3 +187,23 @@ def test_import_collection_command_checks_a_new_collection(db):
     call_command("import_collection", "garden", "--name", "Garden")
     call_command("import_collection", "garden", "--name", "Ignored for an existing one")
     assert list(Collection.objects.values_list("slug", "name")) == [("garden", "Garden")]
+
+
+def test_topic_files_are_imported_in_batches_with_repeats_found_across_them(coll):
+    from judging import services_lists
+
+    factories.query(coll, "t2", text="old text")
+    tsv = b"t1\tfirst\nt2\tsecond\nt3\tthird\nt4\tfourth\nt5\tfifth\n"
+    summary = services_lists.topics_import(collection=coll, source=tsv, format="tsv", batch_size=2)
+    assert (summary.created, summary.updated) == (4, 1)
+    assert coll.queries.get(external_id="t2").text == "second"
+    # A repeat in a later batch, and one inside a batch: both named, nothing written.
+    again = b"n1\tone\nn2\ttwo\nn3\tthree\nn1\tagain\nn4\tfour\nn4\tand again\n"
+    with pytest.raises(services_lists.ImportRefused) as refused:
+        services_lists.topics_import(collection=coll, source=again, format="tsv", batch_size=2)
+    messages = refused.value.problems.messages()
+    assert messages == [
+        "line 4: query id repeated (first on line 1)",
+        "line 6: query id 'n4' repeated (first on line 5)",
+    ]
+    assert not coll.queries.filter(external_id__startswith="n").exists()
