@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.cache import cache
 from django.db import connection
 from django.db.models import (
     BigIntegerField,
@@ -30,6 +31,7 @@ from django.http import Http404
 from .models import (
     Collection,
     Document,
+    FileImport,
     Judge,
     JudgeProgress,
     Judgment,
@@ -536,3 +538,19 @@ def pooled_documents_without_content(*, collection: Collection) -> QuerySet[Docu
         .filter(pooled__gt=0)
         .order_by("-pooled", "external_id")
     )
+
+
+def file_import_with_progress(*, collection: Collection, import_id: int) -> tuple[FileImport, int]:
+    """Return the collection's background import ``import_id`` and its bytes read so far.
+
+    A running import publishes its progress to the cache (see
+    :mod:`judging.services_files`); a finished one has it on the row. Raise ``Http404``
+    for an import of another collection.
+    """
+    job = FileImport.objects.filter(collection=collection, pk=import_id).first()
+    if job is None:
+        raise Http404("No such import in this collection.")
+    if job.finished:
+        return job, job.bytes_read
+    published = cache.get(job.progress_key) or 0
+    return job, min(int(published), job.bytes_total)

@@ -14,3 +14,11 @@ def run_llm_job(job_id: int) -> None:
     job = LLMJob.objects.select_related("judge", "collection").filter(pk=job_id).first()
     if job is not None and job.status == LLMJob.Status.QUEUED:
         runner.run_job(job)
+
+
+@shared_task(name="judging.run_file_import")
+def run_file_import(import_id: int) -> None:
+    """Run one queued file import (large uploads of the Import files page)."""
+    from . import services_files
+
+    services_files.file_import_run(import_id=import_id)

@@ -43,6 +43,11 @@ urlpatterns += [
     path("new/", views_lists.collection_create, name="collection_create"),
     path("c/<slug:slug>/import/", views_lists.collection_import, name="collection_import"),
     path(
+        "c/<slug:slug>/imports/<int:pk>/",
+        views_lists.file_import_detail,
+        name="file_import_detail",
+    ),
+    path(
         "c/<slug:slug>/judgment-list/",
         views_lists.judgment_list_download,
         name="judgment_list_download",

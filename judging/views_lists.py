@@ -64,20 +64,6 @@ def collection_create(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _import_report(done: services_files.FilesImported) -> list[str]:
-    """Return one line per imported file, for the success message."""
-    report = []
-    for name, content in (("topics", done.topics), ("documents", done.documents)):
-        if content is not None:
-            report.append(f"{name}: {content.created} new, {content.updated} updated")
-    if done.judgments is not None:
-        report.append(
-            f"judgments: {done.judgments.created} new, {done.judgments.changed} changed, "
-            f"{done.judgments.unchanged} unchanged"
-        )
-    return report
-
-
 @login_required
 @require_http_methods(["GET", "POST"])
 def collection_import(request: HttpRequest, slug: str) -> HttpResponse:
@@ -88,6 +74,24 @@ def collection_import(request: HttpRequest, slug: str) -> HttpResponse:
     form = CollectionImportForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
+        uploads = {role: data.get(role) for role in ("topics", "documents", "judgments")}
+        if services_files.runs_in_background(uploads):
+            options = {
+                name: data[name]
+                for name in (
+                    "topics_format",
+                    "documents_format",
+                    "judgments_format",
+                    "judge_name",
+                    "judge_kind",
+                    "scale",
+                    "dry_run",
+                )
+            }
+            job = services_files.file_import_start(
+                collection=collection, uploads=uploads, options=options, actor=request.user
+            )
+            return see_other(reverse("judging:file_import_detail", args=[collection.slug, job.pk]))
         files = services_files.CollectionFiles(
             topics=data["topics"],
             topics_format=data["topics_format"],
@@ -110,11 +114,26 @@ def collection_import(request: HttpRequest, slug: str) -> HttpResponse:
             add_service_errors(form, error)
         else:
             prefix = "Dry run, nothing written — would import " if data["dry_run"] else "Imported "
-            messages.success(request, prefix + "; ".join(_import_report(done)) + ".")
+            messages.success(request, prefix + "; ".join(services_files.files_report(done)) + ".")
             return see_other(reverse("judging:collection_import", args=[collection.slug]))
     return render(
         request,
         "judging/collection_import.html",
         {"collection": collection, "form": form},
         status=400 if request.method == "POST" else 200,
+    )
+
+
+@login_required
+@require_http_methods(["GET"])
+def file_import_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Show a background import's progress (refreshing while it runs) or its outcome."""
+    collection = selectors.collection_for_member(
+        user=request.user, slug=slug, roles=(Role.COORDINATOR,)
+    )
+    job, bytes_read = selectors.file_import_with_progress(collection=collection, import_id=pk)
+    return render(
+        request,
+        "judging/fileimport_detail.html",
+        {"collection": collection, "job": job, "bytes_read": bytes_read},
     )

@@ -206,6 +206,11 @@ GRADED_RUN_MAX_BYTES = int(os.environ.get("GRADED_RUN_MAX_BYTES", str(200 * 1024
 # Persisted docno indexes of large collections (metrics.docno_index); empty: MEDIA_ROOT/docno-index.
 # Processes that submit runs share it (same host, or a shared filesystem).
 GRADED_DOCNO_INDEX_DIR = os.environ.get("GRADED_DOCNO_INDEX_DIR", "")
+# Uploads on the Import files page at least this large (all files together) are imported
+# by a worker, with progress, instead of in the web request.
+GRADED_BACKGROUND_IMPORT_BYTES = int(
+    os.environ.get("GRADED_BACKGROUND_IMPORT_BYTES", str(8 * 1024 * 1024))
+)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 

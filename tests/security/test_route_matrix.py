@@ -365,6 +365,7 @@ def test_every_page_that_reads_is_checked_for_grades():
         "llm-judges/<int:pk>/edit/",
         "judges/<int:judge_id>/remove-labels/",
         "import/",
+        "imports/<int:pk>/",  # a coordinator's own upload: counts and refused lines only
         "runs/new/",
     }
     routes = set(page_routes())
