@@ -7,21 +7,61 @@ adjudication in force set it, and the judges whose grades the policy used.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 
 import numpy as np
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from . import aggregation
 from .abstain import aggregate_abstain
-from .db import update_rows
+from .db import insert_rows, update_values
 from .models import Adjudication, Collection, Judge, Judgment, LiveGrade
 from .signals import judgments_changed
 
 Status = Judgment.Status
 #: Queries whose live grades are recomputed together (bounds memory in bulk imports).
 QUERY_CHUNK = 25
+#: The columns of a new live grade, in the order :func:`_refresh` builds its rows.
+CREATED_FIELDS = (
+    "collection",
+    "query",
+    "document",
+    "grade",
+    "human_count",
+    "llm_count",
+    "version",
+    "policy",
+    "adjudicated",
+    "judge_ids",
+    "abstain_probability",
+    "updated_at",
+)
+#: What :func:`_refresh` reads of a current live grade (after its query and document).
+CURRENT_FIELDS = (
+    "id",
+    "grade",
+    "abstain_probability",
+    "version",
+    "human_count",
+    "llm_count",
+    "policy",
+    "adjudicated",
+    "judge_ids",
+)
+#: What it writes of a changed one (the row's id last).
+CHANGED_FIELDS = (
+    "grade",
+    "abstain_probability",
+    "version",
+    "human_count",
+    "llm_count",
+    "policy",
+    "adjudicated",
+    "judge_ids",
+    "updated_at",
+)
 
 
 def refresh(
@@ -80,7 +120,13 @@ def _refresh(
             "query_id", "document_id", "grade"
         )
     }
-    current = {(g.query_id, g.document_id): g for g in LiveGrade.objects.filter(**scope)}
+    # Plain tuples, not model instances: a bulk import reads hundreds of thousands.
+    current = {
+        (q, d): rest
+        for q, d, *rest in LiveGrade.objects.filter(**scope).values_list(
+            "query_id", "document_id", *CURRENT_FIELDS
+        )
+    }
     keys = sorted({(q, d) for q, d, *_ in rows} | adjudicated.keys())
     index = {key: i for i, key in enumerate(keys)}
     new: dict[tuple[int, int], tuple[float, int, int, bool, list[int], float | None]] = {}
@@ -113,65 +159,55 @@ def _refresh(
             None if np.isnan(abstain[i]) else float(abstain[i]),
         )
     changed_queries: set[int] = set()
-    gone = [g for key, g in current.items() if key not in new]
+    gone = [key for key in current if key not in new]
     if gone:
-        LiveGrade.objects.filter(pk__in=[g.pk for g in gone]).delete()
-        changed_queries.update(g.query_id for g in gone)
+        LiveGrade.objects.filter(pk__in=[current[key][0] for key in gone]).delete()
+        changed_queries.update(key[0] for key in gone)
     changed, created = [], []
-    now = timezone.now()
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
     for key, (grade, n_humans, n_llms, is_adjudicated, judge_ids, abstain_p) in new.items():
         existing = current.get(key)
         if existing is None:
             created.append(
-                LiveGrade(
-                    collection_id=collection_id,
-                    query_id=key[0],
-                    document_id=key[1],
-                    grade=grade,
-                    human_count=n_humans,
-                    llm_count=n_llms,
-                    version=version,
-                    policy=policy.name,
-                    adjudicated=is_adjudicated,
-                    judge_ids=judge_ids,
-                    abstain_probability=abstain_p,
+                (
+                    collection_id,
+                    key[0],
+                    key[1],
+                    grade,
+                    n_humans,
+                    n_llms,
+                    version,
+                    policy.name,
+                    is_adjudicated,
+                    json.dumps(judge_ids),
+                    abstain_p,
+                    now,
                 )
             )
             changed_queries.add(key[0])
             continue
-        provenance = (n_humans, n_llms, policy.name, is_adjudicated, judge_ids)
-        old = (
-            existing.human_count,
-            existing.llm_count,
-            existing.policy,
-            existing.adjudicated,
-            existing.judge_ids,
-        )
-        scored = (existing.grade, existing.abstain_probability) != (grade, abstain_p)
-        if scored or old != provenance:
+        pk, old_grade, old_abstain, old_version, *old_provenance = existing
+        provenance = [n_humans, n_llms, policy.name, is_adjudicated, judge_ids]
+        scored = (old_grade, old_abstain) != (grade, abstain_p)
+        if scored or old_provenance != provenance:
             if scored:  # what runs are scored by (grade, UDCG's abstention) moved
                 changed_queries.add(key[0])
-                existing.version = version
-            existing.grade, existing.abstain_probability = grade, abstain_p
-            existing.human_count, existing.llm_count = n_humans, n_llms
-            existing.policy, existing.adjudicated, existing.judge_ids = provenance[2:]
-            existing.updated_at = now
-            changed.append(existing)
-    LiveGrade.objects.bulk_create(created, batch_size=1000)
-    update_rows(
-        changed,
-        [
-            "grade",
-            "human_count",
-            "llm_count",
-            "abstain_probability",
-            "version",
-            "policy",
-            "adjudicated",
-            "judge_ids",
-            "updated_at",
-        ],
-    )
+            changed.append(
+                (
+                    grade,
+                    abstain_p,
+                    version if scored else old_version,
+                    n_humans,
+                    n_llms,
+                    policy.name,
+                    is_adjudicated,
+                    json.dumps(judge_ids),
+                    now,
+                    pk,
+                )
+            )
+    insert_rows(LiveGrade, CREATED_FIELDS, created)
+    update_values(LiveGrade, CHANGED_FIELDS, changed)
     elsewhere = frozenset(changed_queries - wanted)
     if elsewhere:
         transaction.on_commit(
