@@ -190,6 +190,8 @@ SPECTACULAR_SETTINGS = {
         "JudgmentStatusEnum": "judging.models.Judgment.Status",
         "RunStatusEnum": "metrics.models.Run.Status",
         "LLMJobStatusEnum": "judging.models_llm.LLMJob.Status",
+        "JudgeKindEnum": "judging.models.Judge.Kind",
+        "JudgmentFileFormatEnum": "judging.formats.judgments.IMPORT_FORMATS",
     },
 }
 

@@ -2,7 +2,14 @@
 
 from django.urls import path
 
-from . import views, views_adjudication, views_agreement, views_lists, views_llm
+from . import (
+    views,
+    views_adjudication,
+    views_agreement,
+    views_imports,
+    views_lists,
+    views_llm,
+)
 
 app_name = "judging-api"
 urlpatterns = [
@@ -40,6 +47,16 @@ urlpatterns = [
     ),
     path("collections/<slug:slug>/events/", views.EventListView.as_view(), name="event-list"),
     path("collections/<slug:slug>/qrels/", views_lists.JudgmentListView.as_view(), name="qrels"),
+    path(
+        "collections/<slug:slug>/imports/",
+        views_imports.FileImportCreateView.as_view(),
+        name="file-import-list",
+    ),
+    path(
+        "collections/<slug:slug>/imports/<int:pk>/",
+        views_imports.FileImportDetailView.as_view(),
+        name="file-import-detail",
+    ),
     path(
         "collections/<slug:slug>/agreement/",
         views_agreement.AgreementView.as_view(),

@@ -120,3 +120,50 @@ def test_an_import_is_run_once_even_if_queued_twice(setup):
     job = FileImport.objects.create(collection=coll, bytes_total=1, status="done")
     assert services_files.file_import_run(import_id=job.pk).status == "done"
     assert services_files.file_import_run(import_id=10**9) is None
+
+
+# --- the same over REST --------------------------------------------------------------------
+
+
+def test_rest_starts_a_background_import_and_follows_it(setup):
+    from tests.api_client import client_for
+
+    coll, _, _ = setup
+    cora = client_for(Membership.objects.get(collection=coll).user)
+    base = f"/api/v1/collections/{coll.slug}/imports/"
+    topics = b"".join(b"q%d\tquery %d\n" % (n, n) for n in range(5))
+    response = cora.post(
+        base,
+        {"topics": SimpleUploadedFile("t.tsv", topics), "topics_format": "tsv"},
+        format="multipart",
+    )
+    assert response.status_code == 202
+    body = response.json()
+    assert response["Location"].endswith(f"{base}{body['id']}/")
+    # No broker in the tests: the worker ran after commit, before the answer.
+    assert body["status"] == "done" and body["report"] == ["topics: 5 new, 0 updated"]
+    followed = cora.get(response["Location"]).json()
+    assert followed["bytes_read"] == followed["bytes_total"] == len(topics)
+    assert Query.objects.filter(collection=coll).count() == 5
+
+
+def test_rest_background_import_refusals_and_bad_requests(setup):
+    from tests.api_client import client_for, errors_of
+
+    coll, _, _ = setup
+    cora = client_for(Membership.objects.get(collection=coll).user)
+    base = f"/api/v1/collections/{coll.slug}/imports/"
+    nothing = cora.post(base, {"dry_run": "true"}, format="multipart")
+    assert nothing.status_code == 400 and errors_of(nothing)[0]["field"] == "files"
+    unnamed = cora.post(
+        base, {"judgments": SimpleUploadedFile("j.qrels", b"q1 0 d1 1\n")}, format="multipart"
+    )
+    assert unnamed.status_code == 400 and errors_of(unnamed)[0]["field"] == "judge_name"
+    refused = cora.post(
+        base,
+        {"judgments": SimpleUploadedFile("j.qrels", b"q1 0 d1 1\n"), "judge_name": "trec"},
+        format="multipart",
+    ).json()
+    assert refused["status"] == "refused"
+    assert refused["problems"] == ["line 1: unknown query id 'q1'"]
+    assert not Judgment.objects.exists()

@@ -16,6 +16,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from judging import services
+from judging.models import FileImport
 from metrics import services as metrics_services
 from tests import factories
 from tests.api_client import client_for, errors_of
@@ -64,6 +65,8 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("POST", S + "queries/"):                     (401, 404, 403, 403, 403, 403, 404, 201),
     ("POST", S + "documents/"):                   (401, 404, 403, 403, 403, 403, 404, 201),
     ("POST", S + "qrels/"):                       (401, 404, 403, 403, 403, 403, 404, 201),
+    ("POST", S + "imports/"):                     (401, 404, 403, 403, 403, 403, 404, 202),
+    ("GET", S + "imports/<int:pk>/"):             (401, 404, 403, 403, 403, 403, 404, 200),
     # LLM jobs, adjudication, aggregation, raw per-judge figures: coordinators only.
     ("GET", S + "llm-jobs/"):                     (401, 404, 403, 403, 403, 403, 404, 200),
     ("POST", S + "llm-jobs/"):                    (401, 404, 403, 403, 403, 403, 404, 202),
@@ -105,6 +108,10 @@ BODIES: dict[tuple[str, str], Callable[[Arena], tuple[Any, str]]] = {
     ("POST", S + "queries/"): lambda a: ([{"qid": "q9", "text": "new need"}], "json"),
     ("POST", S + "documents/"): lambda a: ([{"docno": "d9", "title": "new"}], "json"),
     ("POST", S + "qrels/"): lambda a: ({"file": _qrels_file(), "format": "qrels"}, "multipart"),
+    ("POST", S + "imports/"): lambda a: (
+        {"topics": SimpleUploadedFile("t.tsv", b"q8\tnew need\n"), "topics_format": "tsv"},
+        "multipart",
+    ),
     ("POST", S + "llm-jobs/"): lambda a: ({"judge": a.llm.pk}, "json"),
     ("POST", S + "adjudications/"): lambda a: (
         {"query": "q1", "document": "d1", "grade": 2, "reason": "the narrative says so"},
@@ -149,6 +156,8 @@ def url_for(route: str, arena: Arena) -> str:
         pk = str(arena.adjudication().pk)
     elif "llm-jobs/<int:pk>" in route:
         pk = str(arena.llm_job().pk)
+    elif "imports/<int:pk>" in route:
+        pk = str(FileImport.objects.get_or_create(collection=arena.coll)[0].pk)
     path = route.replace("<slug:slug>", arena.coll.slug).replace("<int:pk>", pk)
     path = path.replace("<int:judge_id>", str(arena.judgment.judge_id))
     path = path.replace("<str:qid>", "q1")

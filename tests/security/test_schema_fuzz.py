@@ -24,6 +24,7 @@ from schemathesis.checks import (
 
 from judging import services, services_adjudication
 from judging.aggregation import POLICIES
+from judging.models import FileImport
 
 from .conftest import Arena
 
@@ -73,6 +74,8 @@ def known_path(arena: Arena, path: str) -> dict[str, object]:
         ids["pk"] = ids["id"] = arena.llm_job().pk
     elif "/judges/" in path:
         ids["pk"] = ids["id"] = arena.judgment.judge_id
+    elif "/imports/" in path:
+        ids["pk"] = ids["id"] = FileImport.objects.get_or_create(collection=arena.coll)[0].pk
     return ids
 
 

@@ -25,6 +25,8 @@ PATHS = [
     "/api/v1/judges/",
     "/api/v1/judges/{id}/",
     "/api/v1/llm-providers/",
+    "/api/v1/collections/{slug}/imports/",
+    "/api/v1/collections/{slug}/imports/{id}/",
     # part 9: disagreements and adjudication
     "/api/v1/collections/{slug}/disagreements/",
     "/api/v1/collections/{slug}/pair/",
