@@ -611,6 +611,7 @@ def judgments_import(
             actor_id=getattr(actor, "pk", None),
             channel=channel,
             now=timezone.now(),
+            counts=counts,
         )
     version = collection.judgments_version
     if touched:

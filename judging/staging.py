@@ -225,10 +225,12 @@ class JudgmentStage:
         actor_id: int | None,
         channel: str,
         now: datetime,
+        counts: Classified,
     ) -> list[int]:
         """Write every new or changed label and its history event; return the touched queries.
 
-        Call after :meth:`references` found nothing and under the collection's lock.
+        Call after :meth:`references` found nothing and under the collection's lock, with
+        :meth:`classify`'s ``counts`` (statements with nothing to do are skipped).
         """
         s = self.name
         judgments, events = _table(Judgment), _table(JudgmentEvent)
@@ -246,33 +248,35 @@ class JudgmentStage:
             "judgment_id, collection_id, judge_id, query_id, document_id, actor_id, action,"
             " channel, before, after, at"
         )
-        # Changed labels: their events first (the stage holds the old label), then the rows.
-        self._run(
-            f"INSERT INTO {events} ({event_columns}) SELECT judgment_id, %s, %s, query_id,"
-            f" document_id, %s, 'change', %s, {self._json('old_')}, {self._json('')}, %s"
-            f" FROM {s} WHERE judgment_id IS NOT NULL AND {differs} ORDER BY line",
-            [collection_id, judge_id, actor_id, channel, now],
-        )
-        self._run(
-            f"UPDATE {judgments} SET grade = {s}.grade, status = {s}.status, note = {s}.note,"
-            f" seconds = {s}.seconds, abstain_probability = {s}.abstain, updated_at = %s"
-            f" FROM {s} WHERE {judgments}.id = {s}.judgment_id AND {self._differs(s + '.')}",
-            [now],
-        )
-        # New labels: the rows, then their events (joined back to get the new ids).
-        self._run(
-            f"INSERT INTO {judgments} (judge_id, query_id, document_id, collection_id, grade,"
-            " status, note, seconds, abstain_probability, created_at, updated_at)"
-            f" SELECT %s, query_id, document_id, %s, grade, status, note, seconds, abstain, %s, %s"
-            f" FROM {s} WHERE judgment_id IS NULL ORDER BY line",
-            [judge_id, collection_id, now, now],
-        )
-        self._run(
-            f"INSERT INTO {events} ({event_columns}) SELECT j.id, %s, %s, {s}.query_id,"
-            f" {s}.document_id, %s, 'create', %s, NULL, {self._json(s + '.')}, %s"
-            f" FROM {s} JOIN {judgments} j ON j.judge_id = %s AND j.query_id = {s}.query_id"
-            f" AND j.document_id = {s}.document_id WHERE {s}.judgment_id IS NULL"
-            f" ORDER BY {s}.line",
-            [collection_id, judge_id, actor_id, channel, now, judge_id],
-        )
+        if counts.changed:
+            # Changed labels: their events first (the stage holds the old label), then the rows.
+            self._run(
+                f"INSERT INTO {events} ({event_columns}) SELECT judgment_id, %s, %s, query_id,"
+                f" document_id, %s, 'change', %s, {self._json('old_')}, {self._json('')}, %s"
+                f" FROM {s} WHERE judgment_id IS NOT NULL AND {differs} ORDER BY line",
+                [collection_id, judge_id, actor_id, channel, now],
+            )
+            self._run(
+                f"UPDATE {judgments} SET grade = {s}.grade, status = {s}.status, note = {s}.note,"
+                f" seconds = {s}.seconds, abstain_probability = {s}.abstain, updated_at = %s"
+                f" FROM {s} WHERE {judgments}.id = {s}.judgment_id AND {self._differs(s + '.')}",
+                [now],
+            )
+        if counts.created:
+            # New labels: the rows, then their events (joined back to get the new ids).
+            self._run(
+                f"INSERT INTO {judgments} (judge_id, query_id, document_id, collection_id, grade,"
+                " status, note, seconds, abstain_probability, created_at, updated_at)"
+                " SELECT %s, query_id, document_id, %s, grade, status, note, seconds, abstain,"
+                f" %s, %s FROM {s} WHERE judgment_id IS NULL ORDER BY line",
+                [judge_id, collection_id, now, now],
+            )
+            self._run(
+                f"INSERT INTO {events} ({event_columns}) SELECT j.id, %s, %s, {s}.query_id,"
+                f" {s}.document_id, %s, 'create', %s, NULL, {self._json(s + '.')}, %s"
+                f" FROM {s} JOIN {judgments} j ON j.judge_id = %s AND j.query_id = {s}.query_id"
+                f" AND j.document_id = {s}.document_id WHERE {s}.judgment_id IS NULL"
+                f" ORDER BY {s}.line",
+                [collection_id, judge_id, actor_id, channel, now, judge_id],
+            )
         return touched
