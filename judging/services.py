@@ -584,7 +584,7 @@ def judgments_import(
     tally = _Tally()
     with staging.JudgmentStage() as stage:
         stage.load(_staged(rows, tally))
-        stage.resolve(collection_id=collection.pk, judge_id=judge.pk)
+        stage.resolve(collection_id=collection.pk)
         references, reference_total = stage.references(textpolicy.MAX_ERRORS)
         for ref in references:
             if ref.first is not None:
@@ -603,6 +603,7 @@ def judgments_import(
                 [m for _, m in tally.items[: textpolicy.MAX_ERRORS]], tally.total + reference_total
             )
         policy_name = _lock_collection(collection.pk)
+        stage.current(judge_id=judge.pk)
         counts = stage.classify(collection_id=collection.pk)
         _check_quota(judge=judge, collection_id=collection.pk, new_final=counts.new_final)
         touched = stage.write(

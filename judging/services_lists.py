@@ -249,13 +249,14 @@ def _document_row(document: collection_formats.DocumentIn) -> DocumentRow:
     )
 
 
-def _upsert(call: Any, problems: Problems, **kwargs: Any) -> UpsertSummary | None:
-    """Run a service in a savepoint; move its ``line N:`` errors into ``problems``."""
+def _upsert(call: Any, problems: Problems, **kwargs: Any) -> tuple[int, int]:
+    """Run a service in a savepoint; return (created, updated), its errors into ``problems``."""
     try:
-        return call(**kwargs)
+        summary: UpsertSummary = call(**kwargs)
     except ValidationError as exc:
         _service_problems(exc, problems)
-        return None
+        return 0, 0
+    return summary.created, summary.updated
 
 
 @transaction.atomic
@@ -278,14 +279,10 @@ def topics_import(
         topics = collection_formats.read_topics(format, iter_lines(source or b""))
     problems = Problems()
 
-    def write(batch: list[QueryRow]) -> tuple[int, int]:
-        summary = _upsert(services.queries_import, problems, collection=collection, rows=batch)
-        return (0, 0) if summary is None else (summary.created, summary.updated)
-
     created, updated = _in_batches(
         ((t.qid, _query_row(t)) for t in _records(topics, problems)),
         problems,
-        write,
+        lambda batch: _upsert(services.queries_import, problems, collection=collection, rows=batch),
         batch_size=batch_size,
         what="topics",
         noun="query id",
@@ -434,8 +431,7 @@ def documents_import(
     def write(batch: list[DocumentRow]) -> tuple[int, int] | None:
         if fresh:
             return (len(batch), 0) if _insert_new(collection, batch, problems) else None
-        summary = _upsert(services.documents_import, problems, collection=collection, rows=batch)
-        return (0, 0) if summary is None else (summary.created, summary.updated)
+        return _upsert(services.documents_import, problems, collection=collection, rows=batch)
 
     created, updated = _in_batches(
         ((d.docno, _document_row(d)) for d in _records(documents, problems)),

@@ -131,8 +131,8 @@ class JudgmentStage:
 
     # --- checking ---------------------------------------------------------------------
 
-    def resolve(self, *, collection_id: int, judge_id: int) -> None:
-        """Fill in the query, document and current judgment of every row, and first lines."""
+    def resolve(self, *, collection_id: int) -> None:
+        """Fill in the query and document of every row, and the first line of a repeat."""
         s = self.name
         self._run(
             f"UPDATE {s} SET query_id = q.id FROM {_table(Query)} q"
@@ -149,6 +149,16 @@ class JudgmentStage:
             f" FROM {s} GROUP BY qext, dext HAVING COUNT(*) > 1) f"
             f" WHERE f.qext = {s}.qext AND f.dext = {s}.dext AND f.first <> {s}.line"
         )
+        if self.postgres:
+            self._run(f"ANALYZE {s}")
+
+    def current(self, *, judge_id: int) -> None:
+        """Fill in the judge's current label of every row's pair.
+
+        Call under the collection's lock (every writer of judgments takes it), so the
+        labels cannot change before :meth:`write`.
+        """
+        s = self.name
         self._run(
             f"UPDATE {s} SET judgment_id = j.id, old_grade = j.grade, old_status = j.status,"
             " old_note = j.note, old_seconds = j.seconds, old_abstain = j.abstain_probability"
@@ -156,8 +166,6 @@ class JudgmentStage:
             f" AND j.document_id = {s}.document_id",
             [judge_id],
         )
-        if self.postgres:
-            self._run(f"ANALYZE {s}")
 
     def references(self, limit: int) -> tuple[list[Reference], int]:
         """Return the first ``limit`` repeated or unresolved rows by line, and how many in all.
