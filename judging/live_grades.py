@@ -50,18 +50,8 @@ CURRENT_FIELDS = (
     "adjudicated",
     "judge_ids",
 )
-#: What it writes of a changed one (the row's id last).
-CHANGED_FIELDS = (
-    "grade",
-    "abstain_probability",
-    "version",
-    "human_count",
-    "llm_count",
-    "policy",
-    "adjudicated",
-    "judge_ids",
-    "updated_at",
-)
+#: What it writes of a changed one: the same, then ``updated_at`` (the row's id last).
+CHANGED_FIELDS = (*CURRENT_FIELDS[1:], "updated_at")
 
 
 def refresh(
