@@ -386,13 +386,18 @@ class Judgment(models.Model):
         CANNOT_JUDGE = "cannot_judge", "Cannot judge"
         LATER = "later", "Judge later"
 
-    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="judgments")
+    # judge and collection lead composite indexes (judgment_unique_current, judgment_pair),
+    # which serve their lookups; an index of their own would only slow every write.
+    judge = models.ForeignKey(
+        Judge, on_delete=models.PROTECT, related_name="judgments", db_index=False
+    )
     query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="judgments")
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="judgments")
     collection = models.ForeignKey(
         Collection,
         on_delete=models.CASCADE,
         related_name="judgments",
+        db_index=False,
         help_text="Denormalised from the query; the database checks it matches both sides.",
     )
     grade = models.SmallIntegerField(
@@ -488,13 +493,17 @@ class JudgmentEvent(models.Model):
         related_name="events",
         help_text="Empty once the judgment itself is deleted; the event stays.",
     )
-    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="events")
+    # collection and judge lead event_pair and event_judge_time, which serve their lookups.
+    collection = models.ForeignKey(
+        Collection, on_delete=models.CASCADE, related_name="events", db_index=False
+    )
     judge = models.ForeignKey(
         Judge,
         null=True,
         blank=True,
         on_delete=models.PROTECT,
         related_name="events",
+        db_index=False,
         help_text="Whose label changed; empty for an adjudication (the pair's, not a judge's).",
     )
     query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="events")
@@ -541,8 +550,13 @@ class LiveGrade(models.Model):
     possible under averaging policies.
     """
 
-    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="live_grades")
-    query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="live_grades")
+    # collection and query lead live_grade_query and live_grade_unique_pair.
+    collection = models.ForeignKey(
+        Collection, on_delete=models.CASCADE, related_name="live_grades", db_index=False
+    )
+    query = models.ForeignKey(
+        Query, on_delete=models.CASCADE, related_name="live_grades", db_index=False
+    )
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="live_grades")
     grade = models.FloatField(help_text="Aggregated grade, 0–4.")
     human_count = models.PositiveIntegerField(
