@@ -1,5 +1,5 @@
 """Graded project configuration."""
 
-from .celery import app as celery_app
+from config.celery import app as celery_app
 
 __all__ = ["celery_app"]

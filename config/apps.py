@@ -12,4 +12,4 @@ class GradedConfig(AppConfig):
 
     def ready(self) -> None:
         """Import the checks so that Django registers them."""
-        from . import checks  # noqa: F401
+        from config import checks  # noqa: F401

@@ -13,10 +13,10 @@ from django import forms
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 
-from . import services_adjudication, services_progress
-from .aggregation import POLICIES
-from .forms_llm import JudgeAdminForm
-from .models import (
+from judging import services_adjudication, services_progress
+from judging.aggregation import POLICIES
+from judging.forms_llm import JudgeAdminForm
+from judging.models import (
     Collection,
     Document,
     Judge,
@@ -283,4 +283,4 @@ class LiveGradeAdmin(ReadOnlyAdmin):
     list_select_related = ["query", "document"]
 
 
-from . import admin_llm  # noqa: E402, F401  (registers the LLM job admins)
+from judging import admin_llm  # noqa: E402, F401  (registers the LLM job admins)

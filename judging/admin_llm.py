@@ -7,8 +7,8 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from .admin import ReadOnlyAdmin
-from .models_llm import LLMFailure, LLMJob, LLMOutput, LLMProvider
+from judging.admin import ReadOnlyAdmin
+from judging.models_llm import LLMFailure, LLMJob, LLMOutput, LLMProvider
 
 
 @admin.register(LLMProvider)

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 import numpy as np
 import numpy.typing as npt
 
-from .agreement import DEFAULT_CATEGORIES, AgreementUndefinedWarning
+from judging.agreement import DEFAULT_CATEGORIES, AgreementUndefinedWarning
 
 __all__ = [
     "confusion_matrix",

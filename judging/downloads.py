@@ -15,9 +15,9 @@ from collections.abc import Iterable, Iterator
 from django.http import HttpRequest, HttpResponse, HttpResponseNotModified, StreamingHttpResponse
 from django.utils.cache import patch_vary_headers
 
-from . import exports
-from .formats import judgments as fmt
-from .models import Collection
+from judging import exports
+from judging.formats import judgments as fmt
+from judging.models import Collection
 
 #: Bytes gathered before a chunk is sent (fewer, larger writes than one per line).
 CHUNK_BYTES = 64 * 1024

@@ -17,8 +17,8 @@ from django.db import connection, transaction
 from django.db.models import Exists, F, OuterRef, QuerySet
 from django.db.models.functions import Collate
 
-from .formats import judgments as fmt
-from .models import Collection, Judge, Judgment, LiveGrade, Membership, Query
+from judging.formats import judgments as fmt
+from judging.models import Collection, Judge, Judgment, LiveGrade, Membership, Query
 
 CHUNK_SIZE = 5000
 Role = Membership.Role

@@ -7,8 +7,8 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
-from . import importers, textpolicy
-from .models import GRADE_MAX, GRADE_MIN, Collection, Judgment
+from judging import importers, textpolicy
+from judging.models import GRADE_MAX, GRADE_MIN, Collection, Judgment
 
 Status = Judgment.Status
 GRADE_CHOICES = [(g, str(g)) for g in range(GRADE_MIN, GRADE_MAX + 1)]

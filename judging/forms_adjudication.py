@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django import forms
 
-from .models import GRADE_MAX, GRADE_MIN
-from .selectors_disagreement import SORTS
+from judging.models import GRADE_MAX, GRADE_MIN
+from judging.selectors_disagreement import SORTS
 
 
 class AdjudicationForm(forms.Form):

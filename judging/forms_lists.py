@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from django import forms
 
-from .formats import collections as collection_formats
-from .formats import judgments as judgment_formats
-from .models import Judge
+from judging.formats import collections as collection_formats
+from judging.formats import judgments as judgment_formats
+from judging.models import Judge
 
 AUTO = ""
 

@@ -7,8 +7,8 @@ from typing import Any
 
 from django import forms
 
-from . import services_judges
-from .models import Judge
+from judging import services_judges
+from judging.models import Judge
 
 
 class LLMJobForm(forms.Form):

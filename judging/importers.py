@@ -17,8 +17,8 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
-from . import textpolicy
-from .services import DocumentRow, PairRow, QueryRow
+from judging import textpolicy
+from judging.services import DocumentRow, PairRow, QueryRow
 
 QUERY_ID_KEYS = ("qid", "query_id", "id")
 QUERY_TEXT_KEYS = ("text", "query", "title")

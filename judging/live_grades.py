@@ -14,11 +14,11 @@ import numpy as np
 from django.db import connection, transaction
 from django.utils import timezone
 
-from . import aggregation
-from .abstain import aggregate_abstain
-from .db import insert_rows, update_values
-from .models import Adjudication, Collection, Judge, Judgment, LiveGrade
-from .signals import judgments_changed
+from judging import aggregation
+from judging.abstain import aggregate_abstain
+from judging.db import insert_rows, update_values
+from judging.models import Adjudication, Collection, Judge, Judgment, LiveGrade
+from judging.signals import judgments_changed
 
 Status = Judgment.Status
 #: Queries whose live grades are recomputed together (bounds memory in bulk imports).

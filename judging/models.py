@@ -693,8 +693,8 @@ class PolicyChange(models.Model):
         return f"{self.previous} -> {self.policy}"
 
 
-from .models_imports import FileImport  # noqa: E402, F401  (background file imports)
+from judging.models_imports import FileImport  # noqa: E402, F401  (background file imports)
 
 # LLM judge runs and the providers they may call.
-from .models_llm import LLMFailure, LLMJob, LLMOutput, LLMProvider  # noqa: E402, F401
-from .models_progress import JudgeProgress, PoolProgress  # noqa: E402, F401  (progress counters)
+from judging.models_llm import LLMFailure, LLMJob, LLMOutput, LLMProvider  # noqa: E402, F401
+from judging.models_progress import JudgeProgress, PoolProgress  # noqa: E402, F401  (progress counters)

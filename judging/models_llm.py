@@ -10,7 +10,7 @@ from django.db import models
 from django.db.models import Q
 
 if TYPE_CHECKING:
-    from .llm.egress import EgressPolicy
+    from judging.llm.egress import EgressPolicy
 
 #: Environment variables an operator may name as a provider's key: this prefix only, so no
 #: registry entry can make Graded send ``SECRET_KEY``, ``DATABASE_URL`` or any other secret.
@@ -74,7 +74,7 @@ class LLMProvider(models.Model):
         """Refuse a base URL with user info or another scheme, and unreadable host entries."""
         from django.core.exceptions import ValidationError
 
-        from .llm.egress import EgressPolicy, EgressRefused, check_base_url
+        from judging.llm.egress import EgressPolicy, EgressRefused, check_base_url
 
         errors: dict[str, str] = {}
         try:
@@ -96,7 +96,7 @@ class LLMProvider(models.Model):
 
     def egress_policy(self) -> EgressPolicy:
         """Return the non-public destinations the operator allowed this provider."""
-        from .llm.egress import EgressPolicy
+        from judging.llm.egress import EgressPolicy
 
         return EgressPolicy.from_entries(self.allowed_private_hosts or [])
 

@@ -53,7 +53,14 @@ ID_CHUNK = 10_000  # ids per IN list
 
 def current_models() -> SimpleNamespace:
     """Return the app's models (the data migration passes its historical ones instead)."""
-    from .models import Collection, Document, JudgeProgress, Judgment, PoolEntry, PoolProgress
+    from judging.models import (
+        Collection,
+        Document,
+        JudgeProgress,
+        Judgment,
+        PoolEntry,
+        PoolProgress,
+    )
 
     return SimpleNamespace(
         Collection=Collection,

@@ -28,7 +28,7 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce
 from django.http import Http404
 
-from .models import (
+from judging.models import (
     Collection,
     Document,
     FileImport,

@@ -36,7 +36,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 
-from .agreement import (
+from judging.agreement import (
     DEFAULT_CATEGORIES,
     AgreementUndefinedWarning,
     cohen_kappa,
@@ -45,7 +45,7 @@ from .agreement import (
     krippendorff_alpha,
     pairwise_agreement,
 )
-from .models import GRADE_MAX, GRADE_MIN, Collection, Judge, Judgment, PoolEntry, Query
+from judging.models import GRADE_MAX, GRADE_MIN, Collection, Judge, Judgment, PoolEntry, Query
 
 GRADES = tuple(range(GRADE_MIN, GRADE_MAX + 1))
 GRADED = Judgment.Status.GRADED

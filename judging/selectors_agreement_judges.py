@@ -13,10 +13,10 @@ from statistics import median
 
 import numpy as np
 
-from .aggregation import dawid_skene
-from .agreement_judges import group_agreement, judge_figures
-from .models import Adjudication, Collection, Judgment, Query
-from .selectors_agreement import JudgeRef, _natural_key
+from judging.aggregation import dawid_skene
+from judging.agreement_judges import group_agreement, judge_figures
+from judging.models import Adjudication, Collection, Judgment, Query
+from judging.selectors_agreement import JudgeRef, _natural_key
 
 #: A judge needs this many pairs compared with others before an alert is raised.
 MIN_COMPARED_FOR_ALERT = 5

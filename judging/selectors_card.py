@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from django.db import connection
 
-from .models import Judge, Judgment, PoolEntry
-from .selectors import FINAL_STATUSES
+from judging.models import Judge, Judgment, PoolEntry
+from judging.selectors import FINAL_STATUSES
 
 
 @dataclass(frozen=True)

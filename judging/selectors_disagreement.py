@@ -12,8 +12,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .impact import runs_in_top
-from .models import Adjudication, Collection, Document, Judgment, LiveGrade, Query
+from judging.impact import runs_in_top
+from judging.models import Adjudication, Collection, Document, Judgment, LiveGrade, Query
 
 Sort = Literal["spread", "impact"]
 SORTS: dict[str, str] = {

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.db.models import Prefetch, QuerySet
 
-from .models import Collection, Judge
-from .models_llm import LLMFailure, LLMJob
+from judging.models import Collection, Judge
+from judging.models_llm import LLMFailure, LLMJob
 
 
 def jobs_of(*, collection: Collection, with_failures: bool = False) -> QuerySet[LLMJob]:

@@ -10,10 +10,10 @@ from django.db.models import Count
 from django.db.models.functions import TruncDate
 from django.utils.safestring import SafeString, mark_safe
 
-from . import charts
-from .models import Collection, Judge, Judgment
-from .selectors import FINAL_STATUSES
-from .selectors_agreement import AgreementReport, JudgeRef
+from judging import charts
+from judging.models import Collection, Judge, Judgment
+from judging.selectors import FINAL_STATUSES
+from judging.selectors_agreement import AgreementReport, JudgeRef
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from __future__ import annotations
 from django.db.models import Count, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from .models import Collection, Judge, JudgeProgress, Judgment, PoolEntry, PoolProgress
-from .selectors import FINAL_STATUSES, Progress, _open_pairs, judge_progress
+from judging.models import Collection, Judge, JudgeProgress, Judgment, PoolEntry, PoolProgress
+from judging.selectors import FINAL_STATUSES, Progress, _open_pairs, judge_progress
 
 
 def _recount_annotations(judge_id: int | None) -> dict:

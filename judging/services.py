@@ -19,9 +19,9 @@ from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from . import live_grades, progress, selectors, staging, textpolicy
-from .db import update_rows
-from .models import (
+from judging import live_grades, progress, selectors, staging, textpolicy
+from judging.db import update_rows
+from judging.models import (
     GRADE_MAX,
     GRADE_MIN,
     Collection,
@@ -33,7 +33,7 @@ from .models import (
     PoolEntry,
     Query,
 )
-from .signals import judgments_changed, judgments_changing
+from judging.signals import judgments_changed, judgments_changing
 
 Channel = JudgmentEvent.Channel
 Status = Judgment.Status

@@ -14,8 +14,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from . import aggregation, progress
-from .models import (
+from judging import aggregation, progress
+from judging.models import (
     GRADE_MAX,
     GRADE_MIN,
     Adjudication,
@@ -28,7 +28,7 @@ from .models import (
     PolicyChange,
     Query,
 )
-from .services import (
+from judging.services import (
     _announce_change,
     _bump_version,
     _label,

@@ -23,12 +23,12 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
 
-from . import importers, services, services_lists, textpolicy
-from .formats import collections as collection_formats
-from .formats import judgments as judgment_formats
-from .models import Collection, FileImport, Judge, JudgmentEvent, PoolEntry
-from .services import ImportSummary
-from .services_lists import ContentSummary
+from judging import importers, services, services_lists, textpolicy
+from judging.formats import collections as collection_formats
+from judging.formats import judgments as judgment_formats
+from judging.models import Collection, FileImport, Judge, JudgmentEvent, PoolEntry
+from judging.services import ImportSummary
+from judging.services_lists import ContentSummary
 
 #: Bytes read from the start of a file to guess its format.
 HEAD_BYTES = 4096
@@ -170,7 +170,7 @@ def file_import_start(
     ``uploads`` maps roles (:data:`ROLES`) to files; ``options`` holds the form's formats,
     judge name and kind, scale and dry run. Return the queued :class:`FileImport`.
     """
-    from . import tasks
+    from judging import tasks
 
     given = {role: upload for role, upload in uploads.items() if upload is not None}
     if not given or set(given) - set(ROLES):

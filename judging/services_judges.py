@@ -20,16 +20,16 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import transaction
 
-from . import textpolicy
-from .llm.parse import compile_pattern
-from .llm.prompt import (
+from judging import textpolicy
+from judging.llm.parse import compile_pattern
+from judging.llm.prompt import (
     DEFAULT_NATIVE_SCALE,
     DEFAULT_SCALE_MAPPING,
     DEFAULT_SYSTEM_PROMPT,
     DEFAULT_TEMPLATE,
     check_template,
 )
-from .models import GRADE_MAX, GRADE_MIN, Collection, Judge, LLMProvider
+from judging.models import GRADE_MAX, GRADE_MIN, Collection, Judge, LLMProvider
 
 #: Text settings checked under the text policy (NUL, surrogates) and, for those the model
 #: does not bound, their longest value in characters (a prompt as sent is checked again when

@@ -22,13 +22,13 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
-from . import services
-from .formats import MAX_REPORTED, FormatError, Problem, Problems, iter_lines
-from .formats import collections as collection_formats
-from .formats import judgments as judgment_formats
-from .models import Collection, Document, Judge, JudgmentEvent, Membership
-from .services import DocumentRow, ImportSummary, JudgmentRow, QueryRow, UpsertSummary
-from .textpolicy import echo
+from judging import services
+from judging.formats import MAX_REPORTED, FormatError, Problem, Problems, iter_lines
+from judging.formats import collections as collection_formats
+from judging.formats import judgments as judgment_formats
+from judging.models import Collection, Document, Judge, JudgmentEvent, Membership
+from judging.services import DocumentRow, ImportSummary, JudgmentRow, QueryRow, UpsertSummary
+from judging.textpolicy import echo
 
 Source = IO[bytes] | bytes | str
 DOCUMENT_BATCH = 2000

@@ -18,11 +18,11 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from . import services
-from .llm.egress import EgressRefused, check_base_url
-from .models import Collection, Judge, Judgment, JudgmentEvent
-from .models_llm import KEY_ENV_MESSAGE, KEY_ENV_PATTERN, LLMFailure, LLMJob, LLMOutput
-from .services import ImportSummary, JudgmentRow
+from judging import services
+from judging.llm.egress import EgressRefused, check_base_url
+from judging.models import Collection, Judge, Judgment, JudgmentEvent
+from judging.models_llm import KEY_ENV_MESSAGE, KEY_ENV_PATTERN, LLMFailure, LLMJob, LLMOutput
+from judging.services import ImportSummary, JudgmentRow
 
 _OUTPUT_FIELDS = [
     "job",
@@ -305,7 +305,7 @@ def llm_job_start(*, job: LLMJob) -> None:
     """
     from django.conf import settings
 
-    from .tasks import run_llm_job
+    from judging.tasks import run_llm_job
 
     def start() -> None:
         if settings.CELERY_BROKER_URL or getattr(settings, "GRADED_LLM_JOBS_INLINE", False):
@@ -337,7 +337,7 @@ def native_to_grade(judge: Judge, value: object) -> tuple[str, int]:
     Raises ``ValidationError`` on ``grade`` for a label off the judge's native scale (never
     rounded or clamped).
     """
-    from .llm import parse
+    from judging.llm import parse
 
     label = parse.label_of(value)
     if label is None:

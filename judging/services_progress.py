@@ -10,9 +10,9 @@ from __future__ import annotations
 from django.db import transaction
 from django.db.models import QuerySet
 
-from . import progress
-from .models import Collection, Document, LiveGrade, Query
-from .services import _bump_version, _lock_collection
+from judging import progress
+from judging.models import Collection, Document, LiveGrade, Query
+from judging.services import _bump_version, _lock_collection
 
 
 @transaction.atomic

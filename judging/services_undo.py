@@ -10,8 +10,8 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from .models import Collection, Judge, Judgment, JudgmentEvent, PoolEntry
-from .services import judgment_delete, judgment_record
+from judging.models import Collection, Judge, Judgment, JudgmentEvent, PoolEntry
+from judging.services import judgment_delete, judgment_record
 
 
 @transaction.atomic

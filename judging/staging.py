@@ -23,7 +23,7 @@ from typing import Any
 
 from django.db import connection
 
-from .models import Document, Judgment, JudgmentEvent, PoolEntry, Query
+from judging.models import Document, Judgment, JudgmentEvent, PoolEntry, Query
 
 #: Rows sent to SQLite per ``executemany`` (PostgreSQL streams them through ``COPY``).
 BATCH = 5000

@@ -8,8 +8,8 @@ from celery import shared_task
 @shared_task(name="judging.run_llm_job")
 def run_llm_job(job_id: int) -> None:
     """Run one LLM judge job to the end."""
-    from .llm import runner
-    from .models_llm import LLMJob
+    from judging.llm import runner
+    from judging.models_llm import LLMJob
 
     job = LLMJob.objects.select_related("judge", "collection").filter(pk=job_id).first()
     if job is not None and job.status == LLMJob.Status.QUEUED:
@@ -19,6 +19,6 @@ def run_llm_job(job_id: int) -> None:
 @shared_task(name="judging.run_file_import")
 def run_file_import(import_id: int) -> None:
     """Run one queued file import (large uploads of the Import files page)."""
-    from . import services_files
+    from judging import services_files
 
     services_files.file_import_run(import_id=import_id)

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import views, views_adjudication, views_lists, views_llm
+from judging import views, views_adjudication, views_lists, views_llm
 
 app_name = "judging"
 urlpatterns = [

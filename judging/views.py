@@ -17,8 +17,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from config.http import see_other
-
-from . import (
+from judging import (
     selectors,
     selectors_agreement,
     selectors_agreement_judges,
@@ -27,7 +26,7 @@ from . import (
     services,
     services_undo,
 )
-from .forms import (
+from judging.forms import (
     DocumentImportForm,
     JudgmentFilterForm,
     JudgmentForm,
@@ -35,8 +34,8 @@ from .forms import (
     PoolEntryCreateForm,
     add_service_errors,
 )
-from .models import Collection, Judge, Judgment, JudgmentEvent, Membership, PoolEntry
-from .rendering import highlight, render_body, render_guidelines
+from judging.models import Collection, Judge, Judgment, JudgmentEvent, Membership, PoolEntry
+from judging.rendering import highlight, render_body, render_guidelines
 
 Role = Membership.Role
 JUDGING_ROLES = (Role.JUDGE, Role.COORDINATOR)

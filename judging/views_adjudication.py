@@ -16,11 +16,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from config.http import see_other
-
-from . import selectors, selectors_disagreement, services_adjudication
-from .forms import add_service_errors
-from .forms_adjudication import AdjudicationForm, DisagreementFilterForm
-from .models import Document, Judge, Membership, Query
+from judging import selectors, selectors_disagreement, services_adjudication
+from judging.forms import add_service_errors
+from judging.forms_adjudication import AdjudicationForm, DisagreementFilterForm
+from judging.models import Document, Judge, Membership, Query
 
 Role = Membership.Role
 ADJUDICATING_ROLES = (Role.COORDINATOR, Role.ADJUDICATOR)

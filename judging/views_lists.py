@@ -15,12 +15,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from config.http import see_other
-
-from . import downloads, exports, selectors, services_files, services_lists
-from .api.selectors import is_coordinator_anywhere
-from .forms import add_service_errors
-from .forms_lists import CollectionCreateForm, CollectionImportForm
-from .models import Membership
+from judging import downloads, exports, selectors, services_files, services_lists
+from judging.api.selectors import is_coordinator_anywhere
+from judging.forms import add_service_errors
+from judging.forms_lists import CollectionCreateForm, CollectionImportForm
+from judging.models import Membership
 
 Role = Membership.Role
 

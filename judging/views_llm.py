@@ -12,11 +12,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from config.http import see_other
-
-from . import selectors, selectors_llm, services_judges, services_llm
-from .forms import add_service_errors
-from .forms_llm import LLMJobForm, LLMJudgeForm
-from .models import Judge, Membership
+from judging import selectors, selectors_llm, services_judges, services_llm
+from judging.forms import add_service_errors
+from judging.forms_llm import LLMJobForm, LLMJudgeForm
+from judging.models import Judge, Membership
 
 COORDINATOR = (Membership.Role.COORDINATOR,)
 

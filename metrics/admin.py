@@ -10,8 +10,8 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from . import services
-from .models import Run, Team
+from metrics import services
+from metrics.models import Run, Team
 
 
 @admin.register(Team)

@@ -12,8 +12,7 @@ class MetricsConfig(AppConfig):
     def ready(self) -> None:
         """Subscribe to judging's change notifications; weigh pairs for its queue."""
         from judging import impact
-
-        from . import receivers, selectors_impact
+        from metrics import receivers, selectors_impact
 
         receivers.connect()
         impact.register(selectors_impact.runs_with_pair_in_top)

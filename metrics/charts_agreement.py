@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from .charts import _e, _n, _svg_open, _tick_label, nice_ticks
+from metrics.charts import _e, _n, _svg_open, _tick_label, nice_ticks
 
 __all__ = ["confusion_heatmap", "score_scatter"]
 

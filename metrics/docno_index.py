@@ -49,10 +49,9 @@ from django.db import connection, transaction
 from django.db.models.signals import post_delete, post_save
 
 from judging.models import Document
-
-from . import scoring
-from .engine import _strings
-from .models import DocnoIndexToken
+from metrics import scoring
+from metrics.engine import _strings
+from metrics.models import DocnoIndexToken
 
 CACHE_SIZE = 4  # collections whose index a process keeps open
 MERGE_MIN = 1000  # merge documents resolved outside the index when at least this many

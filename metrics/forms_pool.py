@@ -7,8 +7,8 @@ from typing import Any
 from django import forms
 from django.db.models import QuerySet
 
-from .forms import RunChoiceField
-from .models import Run
+from metrics.forms import RunChoiceField
+from metrics.models import Run
 
 
 class PoolFilterForm(forms.Form):

@@ -44,12 +44,11 @@ from django.db import connection
 from django.utils import timezone
 
 from judging.models import Collection, LiveGrade
-
-from . import engine, scoring
-from .engine import _creader
-from .engine.measures import Measure
-from .models import RANKING_DTYPE, Run, RunQuery
-from .sqlrows import as_dict, dumps, fetch, write_rows, write_scores
+from metrics import engine, scoring
+from metrics.engine import _creader
+from metrics.engine.measures import Measure
+from metrics.models import RANKING_DTYPE, Run, RunQuery
+from metrics.sqlrows import as_dict, dumps, fetch, write_rows, write_scores
 
 MAX_QUERIES = 4  # more queries at once take the general path (runs_score)
 CACHE_BYTES = 64 * 1024 * 1024  # prepared rankings a process keeps

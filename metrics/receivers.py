@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from judging.signals import judgments_changed, judgments_changing
-
-from . import services, tasks
+from metrics import services, tasks
 
 
 def rescore_in_transaction(*, collection_id: int, query_ids: frozenset[int], **_: Any) -> None:

@@ -15,11 +15,10 @@ import numpy as np
 import pyarrow as pa
 
 from judging import textpolicy
-
-from . import engine
-from .engine import _strings
-from .engine.measures import Measure, parse_measures
-from .models import RANKING_DTYPE
+from metrics import engine
+from metrics.engine import _strings
+from metrics.engine.measures import Measure, parse_measures
+from metrics.models import RANKING_DTYPE
 
 InputError = engine.EngineInputError
 MeasureError = engine.MeasureError

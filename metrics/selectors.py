@@ -12,8 +12,7 @@ from django.http import Http404
 from judging.exports import may_export
 from judging.models import Collection, Membership, Query
 from judging.selectors import user_roles
-
-from .models import Run, RunQuery, Team
+from metrics.models import Run, RunQuery, Team
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from judging.models import Query
-
-from .engine import stats
-from .models import Run
-from .selectors import paired_scores
+from metrics.engine import stats
+from metrics.models import Run
+from metrics.selectors import paired_scores
 
 #: Seed of the randomization test and the bootstrap: the page states it; results repeat.
 SEED = 20201019

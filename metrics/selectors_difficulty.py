@@ -18,9 +18,8 @@ from django.db.models import BinaryField
 from django.db.models.functions import Substr
 
 from judging.models import Collection, LiveGrade, Query
-
-from .engine.standardized import difficulty, difficulty_class, rndcg, sndcg
-from .models import RANKING_DTYPE, Run, RunQuery
+from metrics.engine.standardized import difficulty, difficulty_class, rndcg, sndcg
+from metrics.models import RANKING_DTYPE, Run, RunQuery
 
 DEFAULT_K = 10
 #: A query is too thin to standardize against when its judged pool has fewer documents

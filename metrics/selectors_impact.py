@@ -7,8 +7,7 @@ from collections.abc import Collection
 import numpy as np
 
 from judging.impact import IMPACT_DEPTH
-
-from .models import RANKING_DTYPE, RunQuery
+from metrics.models import RANKING_DTYPE, RunQuery
 
 
 def runs_with_pair_in_top(

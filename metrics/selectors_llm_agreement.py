@@ -56,10 +56,9 @@ from judging.agreement_paired import (
 )
 from judging.models import GRADE_MAX, GRADE_MIN, Collection, Judge, Judgment, Query
 from judging.selectors_agreement import Coefficient, JudgeRef
-
-from . import scoring
-from .engine.rankcorr import RankCorrelationUndefinedWarning, kendall_tau_b, tau_ap
-from .models import RANKING_DTYPE, Run, RunQuery
+from metrics import scoring
+from metrics.engine.rankcorr import RankCorrelationUndefinedWarning, kendall_tau_b, tau_ap
+from metrics.models import RANKING_DTYPE, Run, RunQuery
 
 #: Fewer shared pairs than this: "not enough data" instead of agreement figures.
 MIN_PAIRS = 30

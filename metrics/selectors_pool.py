@@ -6,8 +6,7 @@ import numpy as np
 from django.db.models import Q, QuerySet
 
 from judging.models import Collection, PoolEntry
-
-from .models import Run, RunQuery
+from metrics.models import Run, RunQuery
 
 
 def pool_entries(

@@ -13,12 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from judging.models import Document, LiveGrade, PoolEntry, Query
-
-from .engine import parse_measure
-from .engine.explain import explain_ndcg
-from .models import Run, RunQuery
-from .scoring import MeasureLabel
-from .selectors import Viewer
+from metrics.engine import parse_measure
+from metrics.engine.explain import explain_ndcg
+from metrics.models import Run, RunQuery
+from metrics.scoring import MeasureLabel
+from metrics.selectors import Viewer
 
 #: Cut-off used when the chosen NDCG measure has none (the whole ranking would be long).
 DEFAULT_CUTOFF = 10

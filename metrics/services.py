@@ -25,10 +25,9 @@ from psycopg.types.json import Jsonb
 from judging import services as judging_services
 from judging.models import Collection, Document, LiveGrade, Membership, PoolEntry, Query
 from judging.textpolicy import MAX_ERRORS, cap_errors, echo, loads_json
-
-from . import docno_index, live_rescore, scoring
-from .models import RANKING_DTYPE, Run, RunQuery, Team
-from .sqlrows import as_dict, dumps, fetch, live_grade_columns, write_rows, write_scores
+from metrics import docno_index, live_rescore, scoring
+from metrics.models import RANKING_DTYPE, Run, RunQuery, Team
+from metrics.sqlrows import as_dict, dumps, fetch, live_grade_columns, write_rows, write_scores
 
 
 @dataclass

@@ -18,8 +18,7 @@ from django.db import connection
 from django.db.models import Model
 
 from judging.db import update_rows
-
-from .models import RunQuery
+from metrics.models import RunQuery
 
 
 def fetch(sql: str, params: Sequence[Any]) -> list[tuple]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from . import services
+from metrics import services
 
 
 @shared_task(name="metrics.rescore_queries")

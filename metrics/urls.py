@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import views, views_llm_agreement, views_pool, views_query
+from metrics import views, views_llm_agreement, views_pool, views_query
 
 app_name = "metrics"
 urlpatterns = [

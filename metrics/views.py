@@ -28,10 +28,9 @@ from judging.aggregation import POLICIES
 from judging.models import Collection, Membership, PolicyChange, Query
 from judging.selectors import collection_for_member
 from judging.services_adjudication import aggregation_settings_update, quotas_save
-
-from . import charts
-from .engine.errors import MeasureError
-from .forms import (
+from metrics import charts
+from metrics.engine.errors import MeasureError
+from metrics.forms import (
     DIFFICULTY_SORTS,
     AggregationSettingsForm,
     CompareForm,
@@ -40,9 +39,9 @@ from .forms import (
     RepoolForm,
     RunSubmitForm,
 )
-from .models import Run, Team
-from .scoring import MeasureLabel, measure_labels
-from .selectors import (
+from metrics.models import Run, Team
+from metrics.scoring import MeasureLabel, measure_labels
+from metrics.selectors import (
     Viewer,
     leaderboard,
     rescore_progress,
@@ -52,15 +51,15 @@ from .selectors import (
     viewer,
     visible_runs,
 )
-from .selectors_compare import ComparisonError, compare_runs
-from .selectors_difficulty import (
+from metrics.selectors_compare import ComparisonError, compare_runs
+from metrics.selectors_difficulty import (
     DEFAULT_K,
     THIN_JUDGED_SHARE,
     THIN_POOL_SIZE,
     TopicDifficulty,
     topic_difficulty,
 )
-from .services import RunRejected, collection_settings_update, run_submit, runs_repool
+from metrics.services import RunRejected, collection_settings_update, run_submit, runs_repool
 
 Role = Membership.Role
 RUN_ROLES = (Role.COORDINATOR, Role.TEAM)

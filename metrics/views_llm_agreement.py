@@ -17,9 +17,8 @@ from django.views.decorators.http import require_GET
 
 from judging.models import Membership
 from judging.selectors import collection_for_member
-
-from .charts_agreement import confusion_heatmap, score_scatter
-from .selectors_llm_agreement import Comparison, LlmJudgeReport, llm_agreement_report
+from metrics.charts_agreement import confusion_heatmap, score_scatter
+from metrics.selectors_llm_agreement import Comparison, LlmJudgeReport, llm_agreement_report
 
 
 @dataclass(frozen=True)

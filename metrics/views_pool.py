@@ -10,11 +10,10 @@ from django.views.decorators.http import require_GET
 
 from judging.models import Membership
 from judging.selectors import collection_for_member
-
-from .forms_pool import PoolFilterForm
-from .models import Run
-from .selectors import viewer
-from .selectors_pool import pool_entries
+from metrics.forms_pool import PoolFilterForm
+from metrics.models import Run
+from metrics.selectors import viewer
+from metrics.selectors_pool import pool_entries
 
 POOL_PAGE_SIZE = 50
 

@@ -8,12 +8,11 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from judging.models import Collection, Query
-
-from .forms import MeasureForm
-from .scoring import MeasureLabel, measure_labels
-from .selectors import run_for_viewer
-from .selectors_query import run_query_ranking
-from .views import _base_context, _collection_and_viewer, _measure_labels
+from metrics.forms import MeasureForm
+from metrics.scoring import MeasureLabel, measure_labels
+from metrics.selectors import run_for_viewer
+from metrics.selectors_query import run_query_ranking
+from metrics.views import _base_context, _collection_and_viewer, _measure_labels
 
 DEFAULT_NDCG = "nDCG@10"
 

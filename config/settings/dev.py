@@ -1,7 +1,7 @@
 """Settings for local development: debug on, a fixed development-only secret."""
 
-from .base import *  # noqa: F403
-from .base import env_bool
+from config.settings.base import *  # noqa: F403
+from config.settings.base import env_bool
 
 DEBUG = env_bool("DEBUG", True)
 SECRET_KEY = SECRET_KEY or "dev-only-insecure-key-never-use-in-production"  # noqa: F405

@@ -18,8 +18,8 @@ import os
 
 from django.core.exceptions import ImproperlyConfigured
 
-from .base import *  # noqa: F403
-from .base import env_bool
+from config.settings.base import *  # noqa: F403
+from config.settings.base import env_bool
 
 WEAK_KEY_MARKERS = ("insecure", "dev-only", "test-only", "change-me", "changeme", "secret")
 

@@ -1,6 +1,6 @@
 """Settings for the test suite: fast hashing, inline background work."""
 
-from .base import *  # noqa: F403
+from config.settings.base import *  # noqa: F403
 
 DEBUG = False
 SECRET_KEY = "test-only-insecure-key"

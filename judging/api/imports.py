@@ -18,10 +18,10 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from rest_framework import exceptions, status
 
-from .. import services, textpolicy
-from ..formats import FormatError, iter_lines
-from ..models import Collection, Judge, JudgmentEvent
-from ..services import ImportSummary, JudgmentRow
+from judging import services, textpolicy
+from judging.formats import FormatError, iter_lines
+from judging.models import Collection, Judge, JudgmentEvent
+from judging.services import ImportSummary, JudgmentRow
 
 LineError = dict[str, Any]
 Source = IO[bytes] | bytes

@@ -14,11 +14,11 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
-from .. import services_llm
-from ..models import Collection, Judge, Judgment
-from ..services import JudgmentRow, Status
-from ..services_llm import LLMGrade
-from .imports import LineError
+from judging import services_llm
+from judging.api.imports import LineError
+from judging.models import Collection, Judge, Judgment
+from judging.services import JudgmentRow, Status
+from judging.services_llm import LLMGrade
 
 
 def mapped_item(judge: Judge, data: Mapping[str, Any]) -> tuple[dict[str, Any], str]:

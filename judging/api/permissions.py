@@ -14,9 +14,9 @@ from rest_framework import exceptions
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
-from .. import services
-from ..models import Collection, Judge, Judgment, Membership
-from . import selectors
+from judging import services
+from judging.api import selectors
+from judging.models import Collection, Judge, Judgment, Membership
 
 if TYPE_CHECKING:
     from rest_framework.views import APIView

@@ -7,8 +7,9 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from .. import services_judges, textpolicy
-from ..models import (
+from judging import services_judges, textpolicy
+from judging.api import selectors
+from judging.models import (
     GRADE_MAX,
     GRADE_MIN,
     Collection,
@@ -21,7 +22,6 @@ from ..models import (
     PoolEntry,
     Query,
 )
-from . import selectors
 
 # --- collections, queries, documents, pool ---------------------------------------------
 

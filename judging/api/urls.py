@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import (
+from judging.api import (
     views,
     views_adjudication,
     views_agreement,

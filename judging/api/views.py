@@ -33,22 +33,10 @@ from rest_framework.response import Response
 
 from config.api import error_responses
 from config.parsers import PolicyJSONParser
-
-from .. import selectors as judging_selectors
-from .. import services, services_judges
-from ..models import (
-    Collection,
-    Document,
-    Judge,
-    Judgment,
-    JudgmentEvent,
-    Membership,
-    PoolEntry,
-    Query,
-)
-from ..services_llm import maps_labels as llm_labels_maps
-from . import imports, llm_labels, selectors
-from .permissions import (
+from judging import selectors as judging_selectors
+from judging import services, services_judges
+from judging.api import imports, llm_labels, selectors
+from judging.api.permissions import (
     ANY_ROLE,
     COORDINATORS,
     JUDGING_ROLES,
@@ -58,8 +46,8 @@ from .permissions import (
     Role,
     judge_to_record_as,
 )
-from .renderers import QrelsRenderer, TextResponse
-from .serializers import (
+from judging.api.renderers import QrelsRenderer, TextResponse
+from judging.api.serializers import (
     CollectionSerializer,
     DocumentSerializer,
     ImportSummarySerializer,
@@ -74,6 +62,17 @@ from .serializers import (
     QrelsLineSerializer,
     QuerySerializer,
 )
+from judging.models import (
+    Collection,
+    Document,
+    Judge,
+    Judgment,
+    JudgmentEvent,
+    Membership,
+    PoolEntry,
+    Query,
+)
+from judging.services_llm import maps_labels as llm_labels_maps
 
 API = JudgmentEvent.Channel.API
 _TRUE = {"1", "true", "yes", "on"}

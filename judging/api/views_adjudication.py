@@ -20,14 +20,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.api import error_responses
-
-from .. import aggregation, selectors_agreement_judges, selectors_disagreement
-from .. import services_adjudication as services
-from ..models import Adjudication, Document, Judge, Membership, PolicyChange, Query
-from ..selectors_disagreement import PairView
-from .permissions import COORDINATORS
-from .views import SLUG, CollectionScopedView
-from .views_agreement import JudgeRefSerializer
+from judging import aggregation, selectors_agreement_judges, selectors_disagreement
+from judging import services_adjudication as services
+from judging.api.permissions import COORDINATORS
+from judging.api.views import SLUG, CollectionScopedView
+from judging.api.views_agreement import JudgeRefSerializer
+from judging.models import Adjudication, Document, Judge, Membership, PolicyChange, Query
+from judging.selectors_disagreement import PairView
 
 Role = Membership.Role
 ADJUDICATING = frozenset({Role.COORDINATOR, Role.ADJUDICATOR})

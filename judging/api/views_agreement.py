@@ -14,11 +14,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.api import error_responses
-
-from .. import selectors_agreement
-from ..models import Judge
-from .permissions import COORDINATORS
-from .views import SLUG, CollectionScopedView
+from judging import selectors_agreement
+from judging.api.permissions import COORDINATORS
+from judging.api.views import SLUG, CollectionScopedView
+from judging.models import Judge
 
 GROUPS = [group for group, _label, _kinds in selectors_agreement.GROUPS]
 

@@ -18,14 +18,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.api import error_responses
-
-from .. import selectors, services_files
-from ..formats import collections as collection_formats
-from ..formats import judgments as judgment_formats
-from ..models import FileImport, Judge
-from . import imports
-from .permissions import COORDINATORS
-from .views import SLUG, CollectionScopedView
+from judging import selectors, services_files
+from judging.api import imports
+from judging.api.permissions import COORDINATORS
+from judging.api.views import SLUG, CollectionScopedView
+from judging.formats import collections as collection_formats
+from judging.formats import judgments as judgment_formats
+from judging.models import FileImport, Judge
 
 
 class FileImportCreateSerializer(serializers.Serializer):

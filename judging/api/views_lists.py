@@ -24,23 +24,22 @@ from rest_framework.response import Response
 
 from config.api import error_responses
 from config.parsers import PolicyJSONParser
-
-from .. import downloads, exports, services_lists
-from ..formats import FormatError
-from ..formats import collections as collection_formats
-from ..formats import judgments as judgment_formats
-from ..models import Judge, JudgmentEvent
-from . import imports
-from .permissions import ANY_ROLE, COORDINATORS, judge_to_record_as
-from .selectors import is_coordinator_anywhere
-from .serializers import CollectionSerializer, LiveGradeSerializer
-from .views import (
+from judging import downloads, exports, services_lists
+from judging.api import imports
+from judging.api.permissions import ANY_ROLE, COORDINATORS, judge_to_record_as
+from judging.api.selectors import is_coordinator_anywhere
+from judging.api.serializers import CollectionSerializer, LiveGradeSerializer
+from judging.api.views import (
     SLUG,
     CollectionListView,
     CollectionScopedView,
     DocumentListView,
     QueryListView,
 )
+from judging.formats import FormatError
+from judging.formats import collections as collection_formats
+from judging.formats import judgments as judgment_formats
+from judging.models import Judge, JudgmentEvent
 
 _TRUE = {"1", "true", "yes", "on"}
 

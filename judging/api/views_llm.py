@@ -18,12 +18,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.api import error_responses
-
-from .. import selectors_llm, services_llm
-from ..models_llm import LLMFailure, LLMJob, LLMProvider
-from . import selectors
-from .permissions import COORDINATORS
-from .views import SLUG, CollectionScopedView
+from judging import selectors_llm, services_llm
+from judging.api import selectors
+from judging.api.permissions import COORDINATORS
+from judging.api.views import SLUG, CollectionScopedView
+from judging.models_llm import LLMFailure, LLMJob, LLMProvider
 
 
 class LLMProviderSerializer(serializers.ModelSerializer):

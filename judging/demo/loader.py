@@ -10,9 +10,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from judging import services, services_lists
+from judging.demo.content import DOCUMENTS_PATH, TOPICS_PATH, DemoContent, demo_content
 from judging.models import Collection, Membership, PoolEntry
-
-from .content import DOCUMENTS_PATH, TOPICS_PATH, DemoContent, demo_content
 
 DEMO_SLUG = "home-garden-demo"
 DEMO_NAME = "Graded demo: home & garden search"

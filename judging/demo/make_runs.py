@@ -32,7 +32,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from .content import DemoContent, demo_content
+from judging.demo.content import DemoContent, demo_content
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
 RUN_NAMES = ("bm25-baseline", "dense-retriever", "hybrid-reranker")

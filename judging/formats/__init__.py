@@ -10,7 +10,7 @@ text policy of the project) that name the line of every refusal.
 
 from __future__ import annotations
 
-from .common import (
+from judging.formats.common import (
     MAX_REPORTED,
     FormatError,
     Problem,

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .common import FormatError, Problem, ident, json_value, text, url
+from judging.formats.common import FormatError, Problem, ident, json_value, text, url
 
 TOPIC_FORMATS = ("trec", "jsonl", "tsv")
 DOCUMENT_FORMATS = ("jsonl", "tsv")

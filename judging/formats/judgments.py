@@ -36,9 +36,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from judging.formats.common import FormatError, Problem, ident, json_value, text
 from judging.textpolicy import MAX_NAME_LENGTH, MAX_NOTE_LENGTH, echo
-
-from .common import FormatError, Problem, ident, json_value, text
 
 FORMATS = ("qrels", "csv", "jsonl", "json", "ranklib")
 RAW_FORMATS = ("csv", "jsonl")

@@ -24,7 +24,7 @@ from typing import Any
 
 import httpx
 
-from .egress import EgressRefused
+from judging.llm.egress import EgressRefused
 
 #: Longest wait a ``Retry-After`` header may impose, in seconds.
 MAX_RETRY_AFTER = 120.0

@@ -26,13 +26,13 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db.models import Exists, OuterRef, Q
 
-from .. import services_llm
-from ..models import Judge, Judgment, PoolEntry
-from ..models_llm import LLMJob
-from ..rendering import looks_like_html
-from ..services_llm import LLMGrade, LLMPairFailure
-from . import egress, parse, prompt
-from .client import CallFailed, ClientConfig, Completion, complete
+from judging import services_llm
+from judging.llm import egress, parse, prompt
+from judging.llm.client import CallFailed, ClientConfig, Completion, complete
+from judging.models import Judge, Judgment, PoolEntry
+from judging.models_llm import LLMJob
+from judging.rendering import looks_like_html
+from judging.services_llm import LLMGrade, LLMPairFailure
 
 logger = logging.getLogger(__name__)
 

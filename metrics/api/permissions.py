@@ -12,10 +12,9 @@ from rest_framework import exceptions
 
 from judging.api.permissions import Role
 from judging.models import Collection
-
-from ..models import Team
-from ..selectors import Viewer
-from . import selectors
+from metrics.api import selectors
+from metrics.models import Team
+from metrics.selectors import Viewer
 
 #: Roles that work with runs: coordinators (all runs) and team members (their own).
 RUN_ROLES = frozenset({Role.COORDINATOR, Role.TEAM})

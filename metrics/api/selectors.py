@@ -12,9 +12,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
 from judging.models import Collection
-
-from ..models import Run, RunQuery, Team
-from ..selectors import Viewer
+from metrics.models import Run, RunQuery, Team
+from metrics.selectors import Viewer
 
 
 def runs_for_api(runs: QuerySet[Run]) -> QuerySet[Run]:

@@ -8,8 +8,8 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from ..models import Run, Team
-from ..selectors import LeaderboardRow
+from metrics.models import Run, Team
+from metrics.selectors import LeaderboardRow
 
 JUDGED_PREFIX = "Judged@"
 

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import views, views_analysis, views_llm_agreement
+from metrics.api import views, views_analysis, views_llm_agreement
 
 app_name = "metrics-api"
 urlpatterns = [

@@ -28,14 +28,11 @@ from config.api import error_responses
 from config.parsers import PolicyJSONParser
 from judging.api.imports import LineErrors
 from judging.api.views import SLUG, CollectionScopedView
-
-from .. import scoring, services
-from .. import selectors as metrics_selectors
-from ..models import Run, Team
-from ..selectors import Viewer
-from . import selectors
-from .permissions import COORDINATORS, RUN_ROLES, team_to_submit_for
-from .serializers import (
+from metrics import scoring, services
+from metrics import selectors as metrics_selectors
+from metrics.api import selectors
+from metrics.api.permissions import COORDINATORS, RUN_ROLES, team_to_submit_for
+from metrics.api.serializers import (
     LeaderboardSerializer,
     RunCreatedSerializer,
     RunScoresSerializer,
@@ -45,6 +42,8 @@ from .serializers import (
     TeamCreateSerializer,
     TeamSerializer,
 )
+from metrics.models import Run, Team
+from metrics.selectors import Viewer
 
 JUDGES_SEE_NO_RUNS = "Your role does not allow this (judges never see runs)."
 RUN_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Run id.")

@@ -18,15 +18,14 @@ from rest_framework.response import Response
 from config.api import error_responses
 from judging.api.views import SLUG
 from judging.models import Query
-
-from .. import selectors as metrics_selectors
-from ..engine.errors import MeasureError
-from ..scoring import MeasureLabel, measure_labels
-from ..selectors_compare import ComparisonError, compare_runs
-from ..selectors_query import run_query_ranking
-from ..views import _measure_labels
-from ..views_query import ndcg_labels
-from .views import JUDGES_SEE_NO_RUNS, RUN_ID, MetricsScopedView
+from metrics import selectors as metrics_selectors
+from metrics.api.views import JUDGES_SEE_NO_RUNS, RUN_ID, MetricsScopedView
+from metrics.engine.errors import MeasureError
+from metrics.scoring import MeasureLabel, measure_labels
+from metrics.selectors_compare import ComparisonError, compare_runs
+from metrics.selectors_query import run_query_ranking
+from metrics.views import _measure_labels
+from metrics.views_query import ndcg_labels
 
 
 def _finite(value: float | None) -> float | None:

@@ -17,9 +17,8 @@ from rest_framework.response import Response
 from config.api import error_responses
 from judging.api.views import SLUG, CollectionScopedView
 from judging.api.views_agreement import CoefficientSerializer, JudgeRefSerializer
-
-from .. import selectors_llm_agreement as selectors
-from .permissions import COORDINATORS
+from metrics import selectors_llm_agreement as selectors
+from metrics.api.permissions import COORDINATORS
 
 
 class LlmQueryScoreSerializer(serializers.Serializer):

@@ -14,11 +14,11 @@ Array level (what the web app uses for stored rankings)::
 See ``docs/measures.md`` for every measure name and flavour.
 """
 
-from .core import JudgedPool, discounts, evaluate_ranked, gain_function
-from .errors import EngineInputError, InputError, MeasureError
-from .evaluation import Evaluation, evaluate, evaluate_many
-from .io import Qrels, Run, read_qrels, read_run
-from .measures import (
+from metrics.engine.core import JudgedPool, discounts, evaluate_ranked, gain_function
+from metrics.engine.errors import EngineInputError, InputError, MeasureError
+from metrics.engine.evaluation import Evaluation, evaluate, evaluate_many
+from metrics.engine.io import Qrels, Run, read_qrels, read_run
+from metrics.engine.measures import (
     Measure,
     measure_info,
     parse_measure,

@@ -1,5 +1,5 @@
 """``python -m metrics.engine QRELS RUN -m MEASURE``: the command line, without Django."""
 
-from .cli import main
+from metrics.engine.cli import main
 
 raise SystemExit(main())

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._lazy import LazyModule
+from metrics.engine._lazy import LazyModule
 
 pa: Any = LazyModule("pyarrow")
 pc: Any = LazyModule("pyarrow.compute")

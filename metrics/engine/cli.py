@@ -27,9 +27,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import IO, Any
 
-from .errors import EngineInputError, MeasureError
-from .evaluation import Evaluation, evaluate_many
-from .measures import DEFAULT_SCALE_TOP
+from metrics.engine.errors import EngineInputError, MeasureError
+from metrics.engine.evaluation import Evaluation, evaluate_many
+from metrics.engine.measures import DEFAULT_SCALE_TOP
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

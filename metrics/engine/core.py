@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .errors import MeasureError
-from .measures import DEFAULT_SCALE_TOP, Measure, parse_measures
+from metrics.engine.errors import MeasureError
+from metrics.engine.measures import DEFAULT_SCALE_TOP, Measure, parse_measures
 
 F64 = NDArray[np.float64]
 
@@ -497,7 +497,7 @@ def _num_rel_ret(m: Measure, ctx: _Context) -> F64:
 
 
 def _udcg(m: Measure, ctx: _Context) -> F64:
-    from .udcg import udcg
+    from metrics.engine.udcg import udcg
 
     v = ctx.full
     return udcg(v.rel(m.rel), ctx.abstain, v.n_eff, m.cutoff, w_irr=m.w_irr)
@@ -508,14 +508,14 @@ def _pool_lists(pool: JudgedPool) -> list[F64]:
 
 
 def _sndcg(m: Measure, ctx: _Context) -> F64:
-    from .standardized import sndcg
+    from metrics.engine.standardized import sndcg
 
     v = ctx.full
     return sndcg(v.L, v.n_eff, _pool_lists(ctx.pool), m.cutoff, gain=m.gain)  # type: ignore[arg-type]
 
 
 def _rndcg(m: Measure, ctx: _Context) -> F64:
-    from .standardized import rndcg
+    from metrics.engine.standardized import rndcg
 
     return rndcg(_pool_lists(ctx.pool), m.cutoff, gain=m.gain)  # type: ignore[arg-type]
 

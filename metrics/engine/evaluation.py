@@ -31,11 +31,11 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from . import _strings as S
-from .core import JudgedPool, compute
-from .errors import EngineInputError, MeasureError
-from .io import Format, Qrels, Run, Source, read_qrels, read_run, set_parser_threads
-from .measures import DEFAULT_SCALE_TOP, Measure, parse_measures, required_depth
+from metrics.engine import _strings as S
+from metrics.engine.core import JudgedPool, compute
+from metrics.engine.errors import EngineInputError, MeasureError
+from metrics.engine.io import Format, Qrels, Run, Source, read_qrels, read_run, set_parser_threads
+from metrics.engine.measures import DEFAULT_SCALE_TOP, Measure, parse_measures, required_depth
 
 Missing = Literal["zero", "ignore"]
 Extra = Literal["ignore", "include"]

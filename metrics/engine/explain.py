@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .core import discounts, gain_function
-from .measures import Measure
+from metrics.engine.core import discounts, gain_function
+from metrics.engine.measures import Measure
 
 
 @dataclass(frozen=True)

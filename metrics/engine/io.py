@@ -61,12 +61,12 @@ from typing import IO, Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import _creader
-from . import _strings as S
-from ._lazy import LazyModule
-from ._textread import read_clean
-from .core import JudgedPool
-from .errors import MAX_ERRORS, EngineInputError, ErrorCollector, InputError
+from metrics.engine import _creader
+from metrics.engine import _strings as S
+from metrics.engine._lazy import LazyModule
+from metrics.engine._textread import read_clean
+from metrics.engine.core import JudgedPool
+from metrics.engine.errors import MAX_ERRORS, EngineInputError, ErrorCollector, InputError
 
 pa: Any = LazyModule("pyarrow")
 pa_csv: Any = LazyModule("pyarrow.csv")

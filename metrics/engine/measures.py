@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import lru_cache
 
-from .errors import MeasureError
+from metrics.engine.errors import MeasureError
 
 DEFAULT_W_IRR = -1.0 / 3.0
 DEFAULT_SCALE_TOP = 4.0

@@ -9,8 +9,7 @@ import pytest
 
 from metrics.engine import _creader, evaluate, io, read_qrels, read_run
 from metrics.engine.errors import EngineInputError
-
-from .test_textread import _docno, _score_texts
+from tests.engine.test_textread import _docno, _score_texts
 
 
 def _write_run(path, seed: int) -> None:

@@ -8,8 +8,7 @@ import pytest
 from django.test import Client
 
 from tests.api_client import errors_of
-
-from .conftest import Arena
+from tests.security.conftest import Arena
 
 pytestmark = pytest.mark.django_db
 HUGE = 2_000_000  # characters: well under the body limit, far over any echo

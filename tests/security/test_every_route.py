@@ -10,9 +10,8 @@ from django.test import Client
 
 from judging import services
 from judging.aggregation import POLICIES
-
-from .conftest import ROLES, Arena
-from .test_route_matrix import api_routes, page_routes, page_url, url_for
+from tests.security.conftest import ROLES, Arena
+from tests.security.test_route_matrix import api_routes, page_routes, page_url, url_for
 
 pytestmark = pytest.mark.django_db
 

@@ -17,8 +17,7 @@ from judging.models import Collection, Document, Judgment, JudgmentEvent
 from judging.templatetags.safe_links import safe_link_filter
 from metrics.models import Run
 from tests.api_client import errors_of
-
-from .conftest import Arena
+from tests.security.conftest import Arena
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[2]

@@ -20,8 +20,7 @@ from judging.models import FileImport
 from metrics import services as metrics_services
 from tests import factories
 from tests.api_client import client_for, errors_of
-
-from .conftest import ROLES, Arena, Role
+from tests.security.conftest import ROLES, Arena, Role
 
 pytestmark = pytest.mark.django_db
 

@@ -25,8 +25,7 @@ from schemathesis.checks import (
 from judging import services, services_adjudication
 from judging.aggregation import POLICIES
 from judging.models import FileImport
-
-from .conftest import Arena
+from tests.security.conftest import Arena
 
 pytestmark = pytest.mark.django_db
 MAX_EXAMPLES = 8

@@ -8,8 +8,7 @@ from rest_framework.test import APIClient
 from judging.models import Membership
 from tests import factories
 from tests.api_client import client_for
-
-from .helpers import World
+from tests.judging.api.helpers import World
 
 Role = Membership.Role
 

@@ -6,8 +6,7 @@ import pytest
 
 from judging.models import Judge
 from tests import factories
-
-from .fake_server import FakeLLM
+from tests.judging.llm.fake_server import FakeLLM
 
 KEY = "sk-test-SECRET-0123456789abcdef"
 KEY_ENV = "GRADED_LLM_KEY_TEST"

@@ -9,9 +9,8 @@ from judging.forms_llm import JudgeAdminForm
 from judging.models import Judge, Membership
 from judging.models_llm import LLMJob
 from tests import factories
-
-from .conftest import KEY
-from .fake_server import Reply
+from tests.judging.llm.conftest import KEY
+from tests.judging.llm.fake_server import Reply
 
 pytestmark = pytest.mark.django_db
 

@@ -12,9 +12,8 @@ from judging import services, services_llm
 from judging.llm import runner
 from judging.models import Collection, Judgment, JudgmentEvent, LiveGrade, PoolEntry
 from judging.models_llm import LLMFailure, LLMJob, LLMOutput
-
-from .conftest import KEY, KEY_ENV
-from .fake_server import Reply
+from tests.judging.llm.conftest import KEY, KEY_ENV
+from tests.judging.llm.fake_server import Reply
 
 pytestmark = pytest.mark.django_db
 
