@@ -147,7 +147,7 @@ def _explain(collection_id: int) -> float:
     """Return PostgreSQL's own execution time (ms) of the csv export query."""
     from django.db import connection, transaction
 
-    from judging import exports
+    from judging.lists import exports
     from judging.models import Collection
 
     spec = exports.ExportSpec(format="csv")

@@ -102,7 +102,7 @@ def child(kind: str, slug: str, path: str) -> dict[str, Any]:
     from django.core.management import call_command
     from django.db import connection
 
-    from judging import services_lists
+    from judging.lists import services as services_lists
     from judging.models import Collection
 
     collection = Collection.objects.get(slug=slug)

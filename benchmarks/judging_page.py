@@ -155,7 +155,7 @@ def _setup() -> None:
             f"  {n_pairs:,} documents and pairs, {2 * n_pairs:,} judgments in "
             f"{time.perf_counter() - t0:.1f} s"
         )
-    from judging.services_progress import progress_rebuild
+    from judging.progress.services import progress_rebuild
 
     t0 = time.perf_counter()
     progress_rebuild(collection=coll)

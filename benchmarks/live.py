@@ -185,7 +185,7 @@ def _time_judgments(
     """Record one judgment per pair; return total times and (if connected) receiver times."""
     from judging import services as judging_services
     from judging.signals import judgments_changing
-    from metrics import receivers
+    from metrics.live import receivers
 
     inner: list[float] = []
 
@@ -296,7 +296,8 @@ def run(args: argparse.Namespace) -> str:
 
     from judging.models import Collection, Judge, PoolEntry, Query
     from judging.signals import judgments_changing
-    from metrics import live_rescore, services
+    from metrics import services
+    from metrics.live import rescore as live_rescore
     from metrics.models import Run, RunQuery, Team
 
     spec = _spec(args)
@@ -434,7 +435,7 @@ def run(args: argparse.Namespace) -> str:
             receiver += inner
     finally:
         if original:
-            from metrics import receivers
+            from metrics.live import receivers
 
             receivers.connect()
     load = (load_before, os.getloadavg()[0])

@@ -198,8 +198,8 @@ def main(argv: list[str] | None = None) -> None:
     server.start()
     try:
         _setup_django(url)
-        from judging import services_llm
         from judging.llm import runner
+        from judging.llm import services as services_llm
         from judging.models import Judgment, JudgmentEvent
 
         coll, judge = _build(args.pairs, f"http://127.0.0.1:{port}/v1")

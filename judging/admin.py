@@ -11,11 +11,13 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest
 
-from judging import services_adjudication, services_progress
+from judging.adjudication import services as services_adjudication
+from judging.admin_base import ReadOnlyAdmin
 from judging.aggregation import POLICIES
-from judging.forms_llm import JudgeAdminForm
+from judging.llm import admin as llm_admin  # noqa: F401  (registers the LLM job admins)
+from judging.llm.forms import JudgeAdminForm
 from judging.models import (
     Collection,
     Document,
@@ -27,11 +29,7 @@ from judging.models import (
     PoolEntry,
     Query,
 )
-
-READ_ONLY_NOTE = (
-    "Read-only: judgments change only through the judging pages, the API or imports, "
-    "so that every change is kept in the judgment history."
-)
+from judging.progress import services as services_progress
 
 
 class MembershipInline(admin.TabularInline):
@@ -199,44 +197,6 @@ class PoolEntryAdmin(ProgressKeepingAdmin):
     list_select_related = ["query", "document", "collection"]
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """An admin that lists and shows rows but never adds, changes or deletes them."""
-
-    help_text = READ_ONLY_NOTE
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        """Refuse: rows are written by the services only."""
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        """Refuse: rows are written by the services only."""
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        """Refuse: rows are written by the services only."""
-        return False
-
-    def changelist_view(
-        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
-    ) -> HttpResponse:
-        """Show the read-only note above the list."""
-        return super().changelist_view(
-            request, {**(extra_context or {}), "subtitle": self.help_text}
-        )
-
-    def changeform_view(
-        self,
-        request: HttpRequest,
-        object_id: str | None = None,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
-        """Show the read-only note above the details."""
-        return super().changeform_view(
-            request, object_id, form_url, {**(extra_context or {}), "subtitle": self.help_text}
-        )
-
-
 @admin.register(Judgment)
 class JudgmentAdmin(ReadOnlyAdmin):
     """Current labels (read-only; see the history for every change)."""
@@ -281,6 +241,3 @@ class LiveGradeAdmin(ReadOnlyAdmin):
     search_fields = ["query__external_id", "document__external_id"]
     raw_id_fields = ["query", "document", "collection"]
     list_select_related = ["query", "document"]
-
-
-from judging import admin_llm  # noqa: E402, F401  (registers the LLM job admins)

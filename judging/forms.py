@@ -7,7 +7,8 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
-from judging import importers, textpolicy
+from judging import textpolicy
+from judging.lists import importers
 from judging.models import GRADE_MAX, GRADE_MIN, Collection, Judgment
 
 Status = Judgment.Status

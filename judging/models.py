@@ -357,7 +357,7 @@ class PoolEntry(models.Model):
     is_open = models.BooleanField(
         default=False,
         help_text="Whether the pair still needs grades (kept by the services with the "
-        "progress counters; see judging.models_progress).",
+        "progress counters; see judging.progress.models).",
     )
     added_at = models.DateTimeField(auto_now_add=True)
 
@@ -693,8 +693,8 @@ class PolicyChange(models.Model):
         return f"{self.previous} -> {self.policy}"
 
 
-from judging.models_imports import FileImport  # noqa: E402, F401  (background file imports)
+from judging.imports.models import FileImport  # noqa: E402, F401  (background file imports)
 
 # LLM judge runs and the providers they may call.
-from judging.models_llm import LLMFailure, LLMJob, LLMOutput, LLMProvider  # noqa: E402, F401
-from judging.models_progress import JudgeProgress, PoolProgress  # noqa: E402, F401  (progress counters)
+from judging.llm.models import LLMFailure, LLMJob, LLMOutput, LLMProvider  # noqa: E402, F401
+from judging.progress.models import JudgeProgress, PoolProgress  # noqa: E402, F401  (progress counters)

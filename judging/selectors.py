@@ -152,8 +152,8 @@ class Progress:
 def _progress_annotations(judge_id: int | None) -> dict:
     """Return ``done``/``remaining`` annotations for a collection queryset, from the counters.
 
-    Three primary-key look-ups per collection (:mod:`judging.models_progress`), whatever
-    the pool's size; :func:`judging.selectors_progress.progress_recount` is the definition.
+    Three primary-key look-ups per collection (:mod:`judging.progress.models`), whatever
+    the pool's size; :func:`judging.progress.selectors.progress_recount` is the definition.
     """
 
     def counter(model: type, field: str, **match: object) -> Coalesce:
@@ -238,7 +238,7 @@ def next_pair(
     keys below it (index ``pool_next``) — plus the best pair of the current query and the
     best deferred pair; the outer query picks the best. Both give the same order. The
     single query reads the open pairs from the maintained ``PoolEntry.is_open`` (see
-    :mod:`judging.models_progress`), which here is "has content and fewer than
+    :mod:`judging.progress.models`), which here is "has content and fewer than
     ``judges_per_pair`` grades", without joining the documents.
     """
     if _quota_reached(judge=judge, collection=collection):
@@ -544,7 +544,7 @@ def file_import_with_progress(*, collection: Collection, import_id: int) -> tupl
     """Return the collection's background import ``import_id`` and its bytes read so far.
 
     A running import publishes its progress to the cache (see
-    :mod:`judging.services_files`); a finished one has it on the row. Raise ``Http404``
+    :mod:`judging.imports.services`); a finished one has it on the row. Raise ``Http404``
     for an import of another collection.
     """
     job = FileImport.objects.filter(collection=collection, pk=import_id).first()

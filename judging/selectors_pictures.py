@@ -11,9 +11,9 @@ from django.db.models.functions import TruncDate
 from django.utils.safestring import SafeString, mark_safe
 
 from judging import charts
+from judging.agreement.selectors import AgreementReport, JudgeRef
 from judging.models import Collection, Judge, Judgment
 from judging.selectors import FINAL_STATUSES
-from judging.selectors_agreement import AgreementReport, JudgeRef
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from judging import live_grades, progress, selectors, staging, textpolicy
+from judging import live_grades, selectors, staging, textpolicy
 from judging.db import update_rows
 from judging.models import (
     GRADE_MAX,
@@ -33,6 +33,7 @@ from judging.models import (
     PoolEntry,
     Query,
 )
+from judging.progress import counters as progress
 from judging.signals import judgments_changed, judgments_changing
 
 Channel = JudgmentEvent.Channel

@@ -2,7 +2,10 @@
 
 from django.urls import path
 
-from judging import views, views_adjudication, views_lists, views_llm
+from judging import views
+from judging.adjudication import views as views_adjudication
+from judging.lists import views as views_lists
+from judging.llm import views as views_llm
 
 app_name = "judging"
 urlpatterns = [

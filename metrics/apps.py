@@ -12,7 +12,8 @@ class MetricsConfig(AppConfig):
     def ready(self) -> None:
         """Subscribe to judging's change notifications; weigh pairs for its queue."""
         from judging import impact
-        from metrics import receivers, selectors_impact
+        from metrics.analysis import impact as selectors_impact
+        from metrics.live import receivers
 
         receivers.connect()
         impact.register(selectors_impact.runs_with_pair_in_top)

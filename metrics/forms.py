@@ -8,8 +8,8 @@ from typing import Any
 from django import forms
 from django.db.models import QuerySet
 
+from metrics.live.scoring import MeasureLabel
 from metrics.models import Run, Team
-from metrics.scoring import MeasureLabel
 
 DIFFICULTY_SORTS = {
     "difficulty": "Hardest first",

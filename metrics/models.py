@@ -133,7 +133,7 @@ class RunQuery(models.Model):
 
 
 class DocnoIndexToken(models.Model):
-    """The current token of a collection's persisted docno index (``metrics.docno_index``).
+    """The current token of a collection's persisted docno index (``metrics.live.docno_index``).
 
     A random value, replaced whenever a document's id may have changed or a document was
     deleted (``post_save`` of an existing document, ``post_delete``). Index files carry the

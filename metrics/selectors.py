@@ -9,7 +9,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 
-from judging.exports import may_export
+from judging.lists.exports import may_export
 from judging.models import Collection, Membership, Query
 from judging.selectors import user_roles
 from metrics.models import Run, RunQuery, Team
@@ -23,7 +23,7 @@ class Viewer:
     team_ids: frozenset[int]
     sees_all_runs: bool
     #: Whether grades, gains and ideal rankings may be shown (scores always may): the same
-    #: rule as downloading the judgment list (:func:`judging.exports.may_export`).
+    #: rule as downloading the judgment list (:func:`judging.lists.exports.may_export`).
     sees_grades: bool = False
 
     @property

@@ -25,9 +25,10 @@ from psycopg.types.json import Jsonb
 from judging import services as judging_services
 from judging.models import Collection, Document, LiveGrade, Membership, PoolEntry, Query
 from judging.textpolicy import MAX_ERRORS, cap_errors, echo, loads_json
-from metrics import docno_index, live_rescore, scoring
+from metrics.live import docno_index, scoring
+from metrics.live import rescore as live_rescore
+from metrics.live.sqlrows import as_dict, dumps, fetch, live_grade_columns, write_rows, write_scores
 from metrics.models import RANKING_DTYPE, Run, RunQuery, Team
-from metrics.sqlrows import as_dict, dumps, fetch, live_grade_columns, write_rows, write_scores
 
 
 @dataclass
@@ -220,7 +221,7 @@ def _document_pks(collection: Collection, parsed: scoring.ParsedRun) -> tuple[np
     """Map the run's distinct docnos to document pks, creating id-only documents as needed.
 
     Small runs look their documents up by id. Large ones use the collection's persisted
-    docno index (:mod:`metrics.docno_index`; every hash match confirmed by the docno
+    docno index (:mod:`metrics.live.docno_index`; every hash match confirmed by the docno
     itself); docnos it does not cover are looked up by id before id-only documents are
     created, so the result is exact, and are merged into the index after commit.
     """
@@ -473,7 +474,7 @@ def _read_rankings(runs: dict[int, Run], query_ids: Sequence[int] | None) -> lis
     """Read the stored rankings of ``runs`` (of ``query_ids`` only, if given).
 
     A raw fetch: building a thousand model instances (and their JSON) costs more than the
-    query itself. One judgment's rescoring takes :mod:`metrics.live_rescore` instead, which
+    query itself. One judgment's rescoring takes :mod:`metrics.live.rescore` instead, which
     keeps recently rescored queries' rankings prepared in memory.
     """
     rows = RunQuery.objects.filter(run_id__in=list(runs))

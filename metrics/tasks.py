@@ -1,13 +1,5 @@
-"""Background work of the metrics app (Celery; runs inline when no broker is configured)."""
+"""The metrics app's Celery tasks, one module per capability (found by autodiscovery)."""
 
-from __future__ import annotations
+from metrics.live.tasks import rescore_queries
 
-from celery import shared_task
-
-from metrics import services
-
-
-@shared_task(name="metrics.rescore_queries")
-def rescore_queries(collection_id: int, query_ids: list[int]) -> None:
-    """Rescore every run of a collection for the given queries (all, if one was deleted)."""
-    services.runs_rescore_bulk(collection_id=collection_id, query_ids=query_ids)
+__all__ = ["rescore_queries"]

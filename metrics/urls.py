@@ -2,7 +2,10 @@
 
 from django.urls import path
 
-from metrics import views, views_llm_agreement, views_pool, views_query
+from metrics import views
+from metrics.analysis import views as views_query
+from metrics.analysis import views_llm_agreement
+from metrics.pool import views as views_pool
 
 app_name = "metrics"
 urlpatterns = [

@@ -24,11 +24,19 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods
 
 from config.http import see_other
+from judging.adjudication.services import aggregation_settings_update, quotas_save
 from judging.aggregation import POLICIES
 from judging.models import Collection, Membership, PolicyChange, Query
 from judging.selectors import collection_for_member
-from judging.services_adjudication import aggregation_settings_update, quotas_save
 from metrics import charts
+from metrics.analysis.compare import ComparisonError, compare_runs
+from metrics.analysis.difficulty import (
+    DEFAULT_K,
+    THIN_JUDGED_SHARE,
+    THIN_POOL_SIZE,
+    TopicDifficulty,
+    topic_difficulty,
+)
 from metrics.engine.errors import MeasureError
 from metrics.forms import (
     DIFFICULTY_SORTS,
@@ -39,8 +47,8 @@ from metrics.forms import (
     RepoolForm,
     RunSubmitForm,
 )
+from metrics.live.scoring import MeasureLabel, measure_labels
 from metrics.models import Run, Team
-from metrics.scoring import MeasureLabel, measure_labels
 from metrics.selectors import (
     Viewer,
     leaderboard,
@@ -50,14 +58,6 @@ from metrics.selectors import (
     run_per_query,
     viewer,
     visible_runs,
-)
-from metrics.selectors_compare import ComparisonError, compare_runs
-from metrics.selectors_difficulty import (
-    DEFAULT_K,
-    THIN_JUDGED_SHARE,
-    THIN_POOL_SIZE,
-    TopicDifficulty,
-    topic_difficulty,
 )
 from metrics.services import RunRejected, collection_settings_update, run_submit, runs_repool
 

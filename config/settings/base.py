@@ -189,9 +189,9 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "JudgmentStatusEnum": "judging.models.Judgment.Status",
         "RunStatusEnum": "metrics.models.Run.Status",
-        "LLMJobStatusEnum": "judging.models_llm.LLMJob.Status",
+        "LLMJobStatusEnum": "judging.llm.models.LLMJob.Status",
         "JudgeKindEnum": "judging.models.Judge.Kind",
-        "JudgmentFileFormatEnum": "judging.formats.judgments.IMPORT_FORMATS",
+        "JudgmentFileFormatEnum": "judging.lists.formats.judgments.IMPORT_FORMATS",
     },
 }
 
@@ -205,7 +205,8 @@ CELERY_ACCEPT_CONTENT = ["json"]
 # Judging.
 GRADED_MAX_SECONDS_PER_PAIR = 1800  # client-measured judging time is capped at this
 GRADED_RUN_MAX_BYTES = int(os.environ.get("GRADED_RUN_MAX_BYTES", str(200 * 1024 * 1024)))
-# Persisted docno indexes of large collections (metrics.docno_index); empty: MEDIA_ROOT/docno-index.
+# Persisted docno indexes of large collections (metrics.live.docno_index);
+# empty: MEDIA_ROOT/docno-index.
 # Processes that submit runs share it (same host, or a shared filesystem).
 GRADED_DOCNO_INDEX_DIR = os.environ.get("GRADED_DOCNO_INDEX_DIR", "")
 # Uploads on the Import files page at least this large (all files together) are imported

@@ -7,8 +7,9 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from judging import services_judges, textpolicy
+from judging import textpolicy
 from judging.api import selectors
+from judging.llm import judges as services_judges
 from judging.models import (
     GRADE_MAX,
     GRADE_MIN,
@@ -122,7 +123,7 @@ class JudgeSerializer(serializers.ModelSerializer):
     """A judge; registering one creates an LLM judge (human judges come with their users).
 
     The serializer reads the request's shapes; what makes a configuration acceptable is
-    checked by :func:`judging.services_judges.llm_judge_create`, as on the page.
+    checked by :func:`judging.llm.judges.llm_judge_create`, as on the page.
     """
 
     collections = CoordinatedCollectionsField(

@@ -2,14 +2,12 @@
 
 from django.urls import path
 
-from judging.api import (
-    views,
-    views_adjudication,
-    views_agreement,
-    views_imports,
-    views_lists,
-    views_llm,
-)
+from judging.adjudication import api as views_adjudication
+from judging.agreement import api as views_agreement
+from judging.api import views
+from judging.imports import api as views_imports
+from judging.lists import api as views_lists
+from judging.llm import api as views_llm
 
 app_name = "judging-api"
 urlpatterns = [

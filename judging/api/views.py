@@ -34,8 +34,8 @@ from rest_framework.response import Response
 from config.api import error_responses
 from config.parsers import PolicyJSONParser
 from judging import selectors as judging_selectors
-from judging import services, services_judges
-from judging.api import imports, llm_labels, selectors
+from judging import services
+from judging.api import selectors
 from judging.api.permissions import (
     ANY_ROLE,
     COORDINATORS,
@@ -62,6 +62,10 @@ from judging.api.serializers import (
     QrelsLineSerializer,
     QuerySerializer,
 )
+from judging.lists import api_parsers as imports
+from judging.llm import api_labels as llm_labels
+from judging.llm import judges as services_judges
+from judging.llm.services import maps_labels as llm_labels_maps
 from judging.models import (
     Collection,
     Document,
@@ -72,7 +76,6 @@ from judging.models import (
     PoolEntry,
     Query,
 )
-from judging.services_llm import maps_labels as llm_labels_maps
 
 API = JudgmentEvent.Channel.API
 _TRUE = {"1", "true", "yes", "on"}

@@ -2,7 +2,7 @@
 
 ``demo/topics.trec`` (TREC topics), ``demo/documents.jsonl`` (JSON Lines documents) and
 ``demo/qrels-reference.txt`` (the author's intended grades, TREC qrels) are read with the
-same readers users' files go through (:mod:`judging.formats`); :mod:`judging.demo.loader`
+same readers users' files go through (:mod:`judging.lists.formats`); :mod:`judging.demo.loader`
 imports them with the same services. Nothing here needs Django.
 """
 
@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from judging.formats import Problem, iter_lines
-from judging.formats.collections import read_documents_jsonl, read_trec_topics
-from judging.formats.judgments import read_qrels
+from judging.lists.formats import Problem, iter_lines
+from judging.lists.formats.collections import read_documents_jsonl, read_trec_topics
+from judging.lists.formats.judgments import read_qrels
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
 TOPICS_PATH = DEMO_DIR / "topics.trec"

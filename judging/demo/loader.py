@@ -9,8 +9,9 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from judging import services, services_lists
+from judging import services
 from judging.demo.content import DOCUMENTS_PATH, TOPICS_PATH, DemoContent, demo_content
+from judging.lists import services as services_lists
 from judging.models import Collection, Membership, PoolEntry
 
 DEMO_SLUG = "home-garden-demo"
@@ -108,7 +109,7 @@ def demo_load(*, reset: bool = False, reset_passwords: bool = True) -> DemoSumma
 
     Queries and documents are imported from ``demo/topics.trec`` and
     ``demo/documents.jsonl`` through the same importers users' files go through
-    (:mod:`judging.services_lists`): they are created or brought up to date by id. Pool
+    (:mod:`judging.lists.services`): they are created or brought up to date by id. Pool
     entries, judgments and collection settings that exist are left alone, so running it
     again changes nothing. With ``reset`` the demo
     collection is deleted first, with everything in it (judgments and their history

@@ -1,7 +1,7 @@
 """Where Graded's server may send a request: the outbound-request guard (no Django).
 
 An LLM judge's requests go only to a provider the operator registered (see
-:class:`judging.models_llm.LLMProvider`); this module makes sure such a request cannot be
+:class:`judging.llm.models.LLMProvider`); this module makes sure such a request cannot be
 turned against the server's own network:
 
 * :func:`check_base_url` accepts only ``http``/``https`` URLs with a host, no user info, no

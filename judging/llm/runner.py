@@ -2,7 +2,7 @@
 
 HTTP requests run on an asyncio loop in a helper thread (``concurrency`` in flight, see
 :mod:`judging.llm.client`); answers come back over a queue to the calling thread, which
-parses them and writes each batch through :func:`judging.services_llm.llm_batch_record`,
+parses them and writes each batch through :func:`judging.llm.services.llm_batch_record`,
 so database work stays on one connection and the live list changes once per batch.
 """
 
@@ -26,13 +26,13 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db.models import Exists, OuterRef, Q
 
-from judging import services_llm
 from judging.llm import egress, parse, prompt
+from judging.llm import services as services_llm
 from judging.llm.client import CallFailed, ClientConfig, Completion, complete
+from judging.llm.models import LLMJob
+from judging.llm.services import LLMGrade, LLMPairFailure
 from judging.models import Judge, Judgment, PoolEntry
-from judging.models_llm import LLMJob
 from judging.rendering import looks_like_html
-from judging.services_llm import LLMGrade, LLMPairFailure
 
 logger = logging.getLogger(__name__)
 

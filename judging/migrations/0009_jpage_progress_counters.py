@@ -10,7 +10,7 @@ IS_OPEN = migrations.AddField(
     field=models.BooleanField(
         default=False,
         help_text="Whether the pair still needs grades (kept by the services with the "
-        "progress counters; see judging.models_progress).",
+        "progress counters; see judging.progress.models).",
     ),
 )
 
@@ -31,10 +31,10 @@ def drop_is_open(apps, schema_editor):
 
 
 def backfill(apps, schema_editor):
-    """Compute is_open and the progress counters of every collection (judging.progress)."""
+    """Compute is_open and the progress counters of every collection (judging.progress.counters)."""
     from types import SimpleNamespace
 
-    from judging import progress
+    from judging.progress import counters as progress
 
     names = ("Collection", "Document", "Judgment", "JudgeProgress", "PoolEntry", "PoolProgress")
     m = SimpleNamespace(**{name: apps.get_model("judging", name) for name in names})

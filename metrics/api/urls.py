@@ -2,7 +2,9 @@
 
 from django.urls import path
 
-from metrics.api import views, views_analysis, views_llm_agreement
+from metrics.analysis import api as views_analysis
+from metrics.analysis import api_llm_agreement as views_llm_agreement
+from metrics.api import views
 
 app_name = "metrics-api"
 urlpatterns = [

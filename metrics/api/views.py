@@ -26,10 +26,10 @@ from rest_framework.response import Response
 
 from config.api import error_responses
 from config.parsers import PolicyJSONParser
-from judging.api.imports import LineErrors
 from judging.api.views import SLUG, CollectionScopedView
-from metrics import scoring, services
+from judging.lists.api_parsers import LineErrors
 from metrics import selectors as metrics_selectors
+from metrics import services
 from metrics.api import selectors
 from metrics.api.permissions import COORDINATORS, RUN_ROLES, team_to_submit_for
 from metrics.api.serializers import (
@@ -42,6 +42,7 @@ from metrics.api.serializers import (
     TeamCreateSerializer,
     TeamSerializer,
 )
+from metrics.live import scoring
 from metrics.models import Run, Team
 from metrics.selectors import Viewer
 

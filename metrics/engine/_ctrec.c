@@ -900,7 +900,7 @@ done:
  * the keys (at least twice their number of slots, a power of two) makes the lookup one
  * or two probes per document, so labelling a query's 100 x 1,000 stored rankings with
  * its few hundred live grades costs well under a millisecond, with the GIL released.
- * Used by live rescoring (metrics/live_rescore.py); numpy's searchsorted is the
+ * Used by live rescoring (metrics/live/rescore.py); numpy's searchsorted is the
  * fallback and gives the same answers (tests/engine/test_creader.py).
  */
 static PyObject *ctrec_label(PyObject *module, PyObject *args) {

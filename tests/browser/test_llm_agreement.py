@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
 
-from tests.metrics.test_llm_agreement import build_world
+from tests.metrics.analysis.test_llm_agreement import build_world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

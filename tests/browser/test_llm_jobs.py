@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
+from judging.llm.models import LLMJob
 from judging.models import Judge, Judgment, Membership
-from judging.models_llm import LLMJob
 from tests import factories
 from tests.judging.llm.fake_server import FakeLLM, Reply
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from judging import selectors, services
-from judging import services_adjudication as adj
+from judging.adjudication import services as adj
 from tests import factories
 
 pytestmark = pytest.mark.django_db

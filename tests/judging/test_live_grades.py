@@ -168,7 +168,7 @@ def test_the_admin_refuses_to_delete_a_judged_document(client, coll, setup, bulk
 
 def test_admin_deletes_unjudged_queries_and_documents_keeping_the_counters(client, coll, setup):
     """Rows without judgments can go (one at a time or in bulk); the counters stay exact."""
-    from judging import selectors_progress
+    from judging.progress import selectors as selectors_progress
 
     q, docs, humans, _ = setup
     services.judgment_record(judge=humans[0], query=q, document=docs[0], grade=2)

@@ -21,8 +21,9 @@ from django.db.models import (
     When,
 )
 
-from judging import selectors, services_progress
+from judging import selectors
 from judging.models import Document, Judgment, PoolEntry
+from judging.progress import services as services_progress
 from tests import factories
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,8 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from judging import selectors_agreement, selectors_pictures, services
+from judging import selectors_pictures, services
+from judging.agreement import selectors as selectors_agreement
 from judging.models import Judgment, Membership
 from tests import factories
 

@@ -15,8 +15,8 @@ from django.core.files.base import ContentFile
 from django.utils import timezone
 
 from judging.models import Collection, Document, LiveGrade, Membership, Query
+from metrics.live.scoring import measure_labels
 from metrics.models import RANKING_DTYPE, Run, RunQuery, Team
-from metrics.scoring import measure_labels
 from tests import factories
 
 _seq = itertools.count(1)

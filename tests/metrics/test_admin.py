@@ -8,7 +8,7 @@ from judging.models import Membership
 from metrics import services
 from metrics.models import Run, Team
 from tests import factories
-from tests.metrics.test_live_scores import trec
+from tests.metrics.live.test_scores import trec
 
 pytestmark = pytest.mark.django_db
 

@@ -18,7 +18,7 @@ from judging import services as judging_services
 from judging.models import Collection
 from metrics import services
 from tests import factories
-from tests.metrics.test_live_scores import trec
+from tests.metrics.live.test_scores import trec
 
 REDIS_URL = os.environ.get("GRADED_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 

@@ -7,10 +7,11 @@ from django.core.exceptions import ValidationError
 
 from judging import services as judging_services
 from judging.models import Collection, PoolEntry
-from metrics import scoring, services
+from metrics import services
+from metrics.live import scoring
 from metrics.models import Run
 from tests import factories
-from tests.metrics.test_live_scores import trec
+from tests.metrics.live.test_scores import trec
 
 pytestmark = pytest.mark.django_db
 

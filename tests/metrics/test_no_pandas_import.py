@@ -22,7 +22,7 @@ import django
 django.setup()
 import numpy as np
 from metrics import scoring
-from metrics.docno_index import DocnoIndex
+from metrics.live.docno_index import DocnoIndex
 from metrics.engine import _strings
 
 content = b"1 Q0 d1 1 2.0 r\n1 Q0 d2 2 1.0 r\n2 Q0 " + b"x" * 501 + b" 1 1.0 r\n"

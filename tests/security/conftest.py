@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from judging import services, services_adjudication
+from judging import services
+from judging.adjudication import services as services_adjudication
+from judging.llm.models import LLMJob
 from judging.models import Adjudication, Collection, Judge, Judgment, Membership
-from judging.models_llm import LLMJob
 from metrics import services as metrics_services
 from metrics.models import Run
 from tests import factories

@@ -21,8 +21,8 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.test import Client
 
-from judging import services_llm
 from judging.llm import client as llm_client
+from judging.llm import services as services_llm
 from judging.llm.client import CallFailed, ClientConfig, complete
 from judging.llm.egress import (
     EgressPolicy,
@@ -31,8 +31,8 @@ from judging.llm.egress import (
     check_base_url,
     guarded_client,
 )
+from judging.llm.models import LLMJob
 from judging.models import Judge, LLMProvider, Membership
-from judging.models_llm import LLMJob
 from tests import factories
 from tests.api_client import client_for
 from tests.judging.llm.fake_server import FakeLLM, Reply

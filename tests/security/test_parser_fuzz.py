@@ -15,14 +15,15 @@ from django.core.exceptions import ValidationError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from judging import importers, textpolicy
-from judging.api import imports
-from judging.formats import FormatError, Problem, iter_lines
-from judging.formats import collections as collection_formats
-from judging.formats import judgments as judgment_formats
+from judging import textpolicy
+from judging.lists import api_parsers as imports
+from judging.lists import importers
+from judging.lists.formats import FormatError, Problem, iter_lines
+from judging.lists.formats import collections as collection_formats
+from judging.lists.formats import judgments as judgment_formats
 from judging.textpolicy import MAX_NOTE_LENGTH
-from metrics import scoring
 from metrics.engine import EngineInputError, read_qrels, read_run
+from metrics.live import scoring
 
 FUZZ = settings(
     max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), database=None
@@ -205,7 +206,7 @@ def test_qrels_with_a_5000_digit_grade_is_a_line_error():
     assert len(errors[0]["message"]) < 200
 
 
-# --- the readers of judging.formats (judgment lists, topics, documents) -------------------
+# --- the readers of judging.lists.formats (judgment lists, topics, documents) -------------------
 
 FORMAT_PIECES = st.sampled_from(
     [

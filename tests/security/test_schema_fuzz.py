@@ -22,7 +22,8 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
-from judging import services, services_adjudication
+from judging import services
+from judging.adjudication import services as services_adjudication
 from judging.aggregation import POLICIES
 from judging.models import FileImport
 from tests.security.conftest import Arena

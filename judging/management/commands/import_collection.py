@@ -10,9 +10,10 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from judging import services_files, services_lists
-from judging.formats import collections as collection_formats
-from judging.formats import judgments as judgment_formats
+from judging.imports import services as services_files
+from judging.lists import services as services_lists
+from judging.lists.formats import collections as collection_formats
+from judging.lists.formats import judgments as judgment_formats
 
 
 class Command(BaseCommand):

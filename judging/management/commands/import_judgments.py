@@ -8,8 +8,8 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from judging import services_lists
-from judging.formats import judgments as judgment_formats
+from judging.lists import services as services_lists
+from judging.lists.formats import judgments as judgment_formats
 from judging.models import Collection, Judge
 
 

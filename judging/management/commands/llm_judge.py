@@ -7,10 +7,10 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from judging import services_llm
 from judging.llm import runner
+from judging.llm import services as services_llm
+from judging.llm.models import LLMJob
 from judging.models import Collection, Judge
-from judging.models_llm import LLMJob
 
 
 class Command(BaseCommand):

@@ -6,8 +6,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from judging import selectors_progress, services_progress
 from judging.models import Collection
+from judging.progress import selectors as selectors_progress
+from judging.progress import services as services_progress
 
 
 class Command(BaseCommand):

@@ -12,8 +12,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.http import StreamingHttpResponse
 
-from judging import exports, services
-from judging.formats import MAX_REPORTED
+from judging import services
+from judging.lists import exports
+from judging.lists.formats import MAX_REPORTED
 from judging.models import Collection, Document, Judge, Judgment, LiveGrade, Query
 from tests import factories
 from tests.api_client import errors_of
@@ -389,7 +390,7 @@ def test_bulk_errors_are_item_numbered_and_nothing_is_written(api, world):
 
 
 def test_documents_are_imported_in_batches_across_which_repeats_are_found(world):
-    from judging import services_lists
+    from judging.lists import services as services_lists
 
     lines = "".join(f"x{i}\tbody {i}\n" for i in range(25)) + "x3\tagain\n"
     with pytest.raises(services_lists.ImportRefused) as refused:
@@ -408,7 +409,7 @@ def test_documents_are_imported_in_batches_across_which_repeats_are_found(world)
 
 
 def test_documents_into_an_empty_collection_are_inserted_in_batches(db):
-    from judging import services_lists
+    from judging.lists import services as services_lists
 
     coll = factories.collection("empty")
     lines = "".join(f"x{i}\tbody {i}\n" for i in range(25))

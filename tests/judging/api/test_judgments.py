@@ -240,7 +240,7 @@ def test_events_feed_for_coordinators(api, world):
 
 
 def test_a_judge_past_the_quota_gets_a_403_over_the_api(api, world):
-    from judging import services_adjudication
+    from judging.adjudication import services as services_adjudication
     from judging.models import Judgment
 
     judy = services.judge_for_user(user=world.users["judy"])

@@ -8,8 +8,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from judging import services
+from judging.llm.models import LLMJob, LLMOutput
 from judging.models import Judge, Judgment, JudgmentEvent
-from judging.models_llm import LLMJob, LLMOutput
 from tests import factories
 from tests.api_client import errors_of
 from tests.judging.llm import conftest as llm_fixtures

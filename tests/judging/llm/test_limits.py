@@ -6,11 +6,12 @@ import threading
 
 import pytest
 
-from judging import services_llm, textpolicy
+from judging import textpolicy
 from judging.llm import parse, prompt, runner
+from judging.llm import services as services_llm
+from judging.llm.judges import llm_config_errors
+from judging.llm.models import LLMFailure
 from judging.models import Document
-from judging.models_llm import LLMFailure
-from judging.services_judges import llm_config_errors
 
 pytestmark = pytest.mark.django_db
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from judging.forms_llm import JudgeAdminForm
+from judging.llm.forms import JudgeAdminForm
+from judging.llm.models import LLMJob
 from judging.models import Judge, Membership
-from judging.models_llm import LLMJob
 from tests import factories
 from tests.judging.llm.conftest import KEY
 from tests.judging.llm.fake_server import Reply

@@ -8,10 +8,11 @@ import logging
 import pytest
 from django.core.management import CommandError, call_command
 
-from judging import services, services_llm
+from judging import services
 from judging.llm import runner
+from judging.llm import services as services_llm
+from judging.llm.models import LLMFailure, LLMJob, LLMOutput
 from judging.models import Collection, Judgment, JudgmentEvent, LiveGrade, PoolEntry
-from judging.models_llm import LLMFailure, LLMJob, LLMOutput
 from tests.judging.llm.conftest import KEY, KEY_ENV
 from tests.judging.llm.fake_server import Reply
 

@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from judging import services as judging_services
-from metrics import scoring
+from metrics.live import scoring
 from tests.metrics import factories as metrics_factories
 
 pytestmark = pytest.mark.django_db

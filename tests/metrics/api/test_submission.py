@@ -1,6 +1,6 @@
 """Submitting runs over REST: round trips, every kind of malformed file, all or nothing.
 
-Needs the scoring binding (``metrics.scoring.read_run``); skipped until it exists.
+Needs the scoring binding (``metrics.live.scoring.read_run``); skipped until it exists.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from judging.models import Document, PoolEntry
-from metrics import scoring
+from metrics.live import scoring
 from metrics.models import Run, RunQuery
 from tests.api_client import errors_of
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from django.urls import reverse
 
+from metrics.analysis.compare import SEED
 from metrics.engine import stats
-from metrics.selectors_compare import SEED
 from tests import factories
 from tests.metrics import pages_factories as pf
 

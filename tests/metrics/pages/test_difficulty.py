@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from django.urls import reverse
 
+from metrics.analysis.difficulty import topic_difficulty
 from metrics.engine.standardized import rndcg
 from metrics.models import Run, RunQuery
-from metrics.selectors_difficulty import topic_difficulty
 from tests import factories
 from tests.metrics import pages_factories as pf
 

@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from metrics.scoring import measure_labels
+from metrics.live.scoring import measure_labels
 from tests import factories
 from tests.metrics import pages_factories as pf
 

@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from judging.models import PoolEntry
-from metrics.views_pool import POOL_PAGE_SIZE
+from metrics.pool.views import POOL_PAGE_SIZE
 from tests import factories
 from tests.metrics import pages_factories as pf
 

@@ -1,0 +1,468 @@
+"""Read side of label coverage and annotator agreement, for coordinators.
+
+:func:`agreement_report` reads a collection in three SQL queries, whatever its size: the
+per-query coverage (one aggregation), the per-judge statistics (one aggregation) and the
+graded judgments themselves (one ``values_list``). The graded judgments become an
+items × judges matrix (NaN where a judge gave no grade) handed to the pure functions of
+:mod:`judging.agreement.coefficients`; this module does no statistics of its own.
+
+Only judgments with status ``graded`` count: "cannot judge" and "later" are no grades.
+Coverage is about the judging pool; agreement uses every graded pair of the collection.
+An undefined coefficient is ``None`` with the reason it is undefined (the pure functions'
+:class:`~judging.agreement.coefficients.AgreementUndefinedWarning` is caught and kept as text).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from django.db.models import (
+    Avg,
+    Count,
+    Exists,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+)
+from django.db.models.functions import Coalesce
+
+from judging.agreement.coefficients import (
+    DEFAULT_CATEGORIES,
+    AgreementUndefinedWarning,
+    cohen_kappa,
+    fleiss_counts,
+    fleiss_kappa,
+    krippendorff_alpha,
+    pairwise_agreement,
+)
+from judging.models import GRADE_MAX, GRADE_MIN, Collection, Judge, Judgment, PoolEntry, Query
+
+GRADES = tuple(range(GRADE_MIN, GRADE_MAX + 1))
+GRADED = Judgment.Status.GRADED
+HUMAN = Judge.Kind.HUMAN
+LLM = Judge.Kind.LLM
+
+#: ``?sort=`` values of the per-query coverage table, with their labels.
+COVERAGE_SORTS: dict[str, str] = {
+    "coverage": "Least complete first",
+    "-coverage": "Most complete first",
+    "graded": "Fewest graded first",
+    "-graded": "Most graded first",
+    "pooled": "Smallest pool first",
+    "-pooled": "Largest pool first",
+    "query": "Query id",
+    "-query": "Query id, descending",
+}
+DEFAULT_COVERAGE_SORT = "coverage"
+
+
+@dataclass(frozen=True)
+class Coefficient:
+    """A statistic, or ``None`` with the reason it is undefined for the data."""
+
+    value: float | None
+    reason: str | None = None
+
+    @property
+    def defined(self) -> bool:
+        """Return whether the statistic has a value."""
+        return self.value is not None
+
+
+@dataclass(frozen=True)
+class QueryCoverage:
+    """How far the pool of one query is graded."""
+
+    external_id: str
+    pooled: int
+    graded: int
+    complete: int
+    text: str = ""
+
+    @property
+    def share_graded(self) -> float | None:
+        """Return the share of pooled pairs with at least one grade (None: empty pool)."""
+        return self.graded / self.pooled if self.pooled else None
+
+    @property
+    def share_complete(self) -> float | None:
+        """Return the share of pooled pairs with enough grades (None: empty pool)."""
+        return self.complete / self.pooled if self.pooled else None
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How far the whole pool is graded.
+
+    ``graded_pairs`` have at least one grade; ``complete_pairs`` at least
+    ``judges_per_pair`` grades. ``share_complete`` is None for an empty pool.
+    """
+
+    judges_per_pair: int
+    pool_pairs: int
+    graded_pairs: int
+    complete_pairs: int
+    share_complete: float | None
+    queries: tuple[QueryCoverage, ...]
+
+    @property
+    def ungraded_pairs(self) -> int:
+        """Return the pooled pairs without any grade."""
+        return self.pool_pairs - self.graded_pairs
+
+    @property
+    def percent_complete(self) -> int:
+        """Return the share complete as a whole percentage (0 for an empty pool)."""
+        return round(100 * (self.share_complete or 0.0))
+
+
+@dataclass(frozen=True)
+class JudgeRef:
+    """A judge as named in the tables."""
+
+    judge_id: int
+    name: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class JudgeStats:
+    """One judge's grades in the collection.
+
+    ``distribution[g]`` counts the judge's grades ``g`` (0–4). ``mean_seconds`` is the
+    mean time per graded pair, for human judges who reported times (None otherwise).
+    """
+
+    judge: JudgeRef
+    grades: int
+    distribution: tuple[int, ...]
+    mean_seconds: float | None
+
+    @property
+    def shares(self) -> tuple[float, ...]:
+        """Return the distribution as shares of the judge's grades."""
+        return tuple(n / self.grades if self.grades else 0.0 for n in self.distribution)
+
+
+@dataclass(frozen=True)
+class GroupAgreement:
+    """Agreement among one group of judges over the pairs two or more of them graded.
+
+    ``group`` is ``"human"``, ``"llm"`` or ``"all"``; ``judges`` counts the group's judges
+    with at least one grade; ``pairs`` the pairs graded by at least two of them.
+    """
+
+    group: str
+    label: str
+    judges: int
+    pairs: int
+    fleiss_kappa: Coefficient
+    alpha_ordinal: Coefficient
+    alpha_interval: Coefficient
+    alpha_nominal: Coefficient
+    alpha_ratio: Coefficient
+
+
+@dataclass(frozen=True)
+class PairAgreement:
+    """Agreement of two judges over the pairs both graded (``common`` ≥ 1)."""
+
+    a: JudgeRef
+    b: JudgeRef
+    common: int
+    raw_agreement: float
+    cohen_kappa: Coefficient
+    cohen_kappa_quadratic: Coefficient
+    cohen_kappa_linear: Coefficient
+
+    @property
+    def kinds(self) -> str:
+        """Return ``"human-human"``, ``"human-llm"`` or ``"llm-llm"``."""
+        return f"{self.a.kind}-{self.b.kind}"
+
+    @property
+    def is_human_llm(self) -> bool:
+        """Return whether one judge is a human and the other an LLM."""
+        return self.a.kind != self.b.kind
+
+
+@dataclass(frozen=True)
+class AgreementReport:
+    """Coverage, per-judge statistics and agreement of one collection."""
+
+    coverage: Coverage
+    judges: tuple[JudgeStats, ...]
+    overall: tuple[GroupAgreement, ...]
+    pairwise: tuple[PairAgreement, ...]
+
+
+# --- reading ------------------------------------------------------------------------------
+
+
+def _count_entries(entries: QuerySet[PoolEntry]) -> Coalesce:
+    """Return a subquery counting ``entries`` of the outer query (0 when none)."""
+    subquery = (
+        entries.filter(query_id=OuterRef("pk"))
+        .order_by()
+        .values("query_id")
+        .annotate(c=Count("pk"))
+        .values("c")
+    )
+    return Coalesce(Subquery(subquery, output_field=IntegerField()), Value(0))
+
+
+def _query_coverage(collection: Collection) -> list[QueryCoverage]:
+    """Return the coverage of every query of ``collection`` in one SQL query."""
+    grades = Judgment.objects.filter(
+        query_id=OuterRef("query_id"), document_id=OuterRef("document_id"), status=GRADED
+    )
+    grade_count = Subquery(
+        grades.order_by().values("query_id").annotate(n=Count("pk")).values("n"),
+        output_field=IntegerField(),
+    )
+    pooled = PoolEntry.objects.all()
+    rows = (
+        Query.objects.filter(collection=collection)
+        .annotate(
+            pooled=_count_entries(pooled),
+            graded=_count_entries(pooled.filter(Exists(grades))),
+            complete=_count_entries(
+                pooled.alias(n=grade_count).filter(n__gte=collection.judges_per_pair)
+            ),
+        )
+        .order_by()
+        .values_list("external_id", "pooled", "graded", "complete", "text")
+    )
+    return [QueryCoverage(*row) for row in rows]
+
+
+def _judge_stats(collection: Collection) -> list[JudgeStats]:
+    """Return every judge's grade counts and mean time in ``collection`` in one SQL query."""
+    per_grade = {f"g{grade}": Count("pk", filter=Q(grade=grade)) for grade in GRADES}
+    rows = (
+        Judgment.objects.filter(collection=collection, status=GRADED)
+        .order_by()
+        .values("judge_id", "judge__name", "judge__kind")
+        .annotate(n=Count("pk"), mean_seconds=Avg("seconds"), **per_grade)
+        .order_by("judge__kind", "judge__name", "judge_id")
+    )
+    return [
+        JudgeStats(
+            judge=JudgeRef(row["judge_id"], row["judge__name"], row["judge__kind"]),
+            grades=row["n"],
+            distribution=tuple(row[f"g{grade}"] for grade in GRADES),
+            mean_seconds=row["mean_seconds"] if row["judge__kind"] == HUMAN else None,
+        )
+        for row in rows
+    ]
+
+
+def _graded_judgments(collection: Collection) -> list[tuple[int, int, int, str, int]]:
+    """Return (query id, document id, judge id, judge kind, grade) of every grade, one query."""
+    return list(
+        Judgment.objects.filter(collection=collection, status=GRADED)
+        .order_by()
+        .values_list("query_id", "document_id", "judge_id", "judge__kind", "grade")
+    )
+
+
+# --- matrices and coefficients --------------------------------------------------------------
+
+
+FloatArray = npt.NDArray[np.float64]
+
+
+def _ratings_matrix(
+    rows: Sequence[tuple[int, int, int, str, int]], judge_ids: Sequence[int]
+) -> FloatArray:
+    """Return the items × judges grade matrix of ``rows`` (NaN: no grade).
+
+    Items are the (query, document) pairs in order of first appearance; columns follow
+    ``judge_ids``.
+    """
+    column = {judge_id: j for j, judge_id in enumerate(judge_ids)}
+    items: dict[tuple[int, int], int] = {}
+    for query_id, document_id, *_ in rows:
+        items.setdefault((query_id, document_id), len(items))
+    matrix = np.full((len(items), len(judge_ids)), np.nan)
+    if rows:
+        i = np.fromiter((items[(q, d)] for q, d, *_ in rows), dtype=np.int64, count=len(rows))
+        j = np.fromiter((column[r[2]] for r in rows), dtype=np.int64, count=len(rows))
+        matrix[i, j] = np.fromiter((r[4] for r in rows), dtype=np.float64, count=len(rows))
+    return matrix
+
+
+def _coefficient(compute: Callable[..., float], *args: Any, **kwargs: Any) -> Coefficient:
+    """Call a pure agreement function; turn NaN and its warning into a reason."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", AgreementUndefinedWarning)
+        value = compute(*args, **kwargs)
+    if not math.isnan(value):
+        return Coefficient(value=float(value))
+    reasons = [str(w.message) for w in caught if issubclass(w.category, AgreementUndefinedWarning)]
+    return Coefficient(value=None, reason=reasons[-1] if reasons else "Undefined for these data.")
+
+
+def _fleiss(matrix: FloatArray) -> float:
+    """Return Fleiss' kappa of an items × raters matrix (nominal grades)."""
+    return fleiss_kappa(fleiss_counts(matrix, categories=DEFAULT_CATEGORIES))
+
+
+GROUPS = (
+    ("human", "Human judges", (HUMAN,)),
+    ("llm", "LLM judges", (LLM,)),
+    ("all", "All judges", (HUMAN, LLM)),
+)
+
+
+def _group_agreement(
+    matrix: FloatArray, judges: Sequence[JudgeRef], group: str, label: str, kinds: tuple[str, ...]
+) -> GroupAgreement:
+    """Return the agreement among the judges of ``kinds`` over pairs two of them graded."""
+    columns = [j for j, judge in enumerate(judges) if judge.kind in kinds]
+    sub = matrix[:, columns]
+    sub = sub[(~np.isnan(sub)).sum(axis=1) >= 2]
+    if len(columns) < 2:
+        reason = f"Fewer than two {label.lower()} have graded pairs in this collection."
+        missing = Coefficient(value=None, reason=reason)
+        return GroupAgreement(
+            group, label, len(columns), 0, missing, missing, missing, missing, missing
+        )
+    return GroupAgreement(
+        group=group,
+        label=label,
+        judges=len(columns),
+        pairs=sub.shape[0],
+        fleiss_kappa=_coefficient(_fleiss, sub),
+        alpha_ordinal=_coefficient(krippendorff_alpha, sub.T, level="ordinal", categories=GRADES),
+        alpha_interval=_coefficient(krippendorff_alpha, sub.T, level="interval", categories=GRADES),
+        alpha_nominal=_coefficient(krippendorff_alpha, sub.T, level="nominal", categories=GRADES),
+        alpha_ratio=_coefficient(krippendorff_alpha, sub.T, level="ratio", categories=GRADES),
+    )
+
+
+_KIND_PAIR_ORDER = {(HUMAN, LLM): 0, (HUMAN, HUMAN): 1, (LLM, LLM): 2}
+
+
+def _pairwise(matrix: FloatArray, judges: Sequence[JudgeRef]) -> list[PairAgreement]:
+    """Return the agreement of every two judges sharing at least one graded pair.
+
+    Human–LLM pairs come first (the human always as ``a``), then human–human, then
+    LLM–LLM, each by name.
+    """
+    raw = pairwise_agreement(matrix)
+    pairs = []
+    for r in range(len(judges)):
+        for s in range(r + 1, len(judges)):
+            common = int(raw.overlap[r, s])
+            if common == 0:
+                continue
+            a, b, x, y = judges[r], judges[s], matrix[:, r], matrix[:, s]
+            if a.kind == LLM and b.kind == HUMAN:
+                a, b, x, y = b, a, y, x
+            pairs.append(
+                PairAgreement(
+                    a=a,
+                    b=b,
+                    common=common,
+                    raw_agreement=float(raw.agreement[r, s]),
+                    cohen_kappa=_coefficient(cohen_kappa, x, y, categories=GRADES),
+                    cohen_kappa_quadratic=_coefficient(
+                        cohen_kappa, x, y, weights="quadratic", categories=GRADES
+                    ),
+                    cohen_kappa_linear=_coefficient(
+                        cohen_kappa, x, y, weights="linear", categories=GRADES
+                    ),
+                )
+            )
+    pairs.sort(
+        key=lambda p: (_KIND_PAIR_ORDER[(p.a.kind, p.b.kind)], p.a.name, p.b.name, p.a.judge_id)
+    )
+    return pairs
+
+
+# --- the report ------------------------------------------------------------------------------
+
+
+def agreement_report(*, collection: Collection) -> AgreementReport:
+    """Return the coverage, judge statistics and agreement of ``collection``.
+
+    Three SQL queries, whatever the size of the collection (see the module docstring).
+    """
+    queries = sorted(_query_coverage(collection), key=lambda q: _natural_key(q.external_id))
+    stats = _judge_stats(collection)
+    rows = _graded_judgments(collection)
+    pool_pairs = sum(q.pooled for q in queries)
+    complete = sum(q.complete for q in queries)
+    coverage = Coverage(
+        judges_per_pair=collection.judges_per_pair,
+        pool_pairs=pool_pairs,
+        graded_pairs=sum(q.graded for q in queries),
+        complete_pairs=complete,
+        share_complete=complete / pool_pairs if pool_pairs else None,
+        queries=tuple(queries),
+    )
+    judges = [s.judge for s in stats]
+    known = {judge.judge_id for judge in judges}
+    for _q, _d, judge_id, kind, _g in rows:  # graded between the two reads
+        if judge_id not in known:
+            known.add(judge_id)
+            judges.append(JudgeRef(judge_id, f"Judge {judge_id}", kind))
+    matrix = _ratings_matrix(rows, [judge.judge_id for judge in judges])
+    return AgreementReport(
+        coverage=coverage,
+        judges=tuple(stats),
+        overall=tuple(
+            _group_agreement(matrix, judges, group, label, kinds) for group, label, kinds in GROUPS
+        ),
+        pairwise=tuple(_pairwise(matrix, judges)),
+    )
+
+
+def _natural_key(external_id: str) -> tuple[tuple[int, int | str], ...]:
+    """Return a sort key that orders ``q2`` before ``q10``."""
+    return tuple(
+        (0, int(part)) if part.isdigit() else (1, part.lower())
+        for part in re.split(r"(\d+)", external_id)
+        if part
+    )
+
+
+def sorted_query_coverage(
+    queries: Sequence[QueryCoverage], sort: str | None
+) -> tuple[list[QueryCoverage], str]:
+    """Return the queries ordered by ``sort`` (a key of COVERAGE_SORTS) and the sort used.
+
+    Unknown or missing sorts fall back to the default: least complete first. Queries with
+    an empty pool have no share and come last in share orders; ties go by query id.
+    """
+    sort = sort if sort in COVERAGE_SORTS else DEFAULT_COVERAGE_SORT
+    field = sort.lstrip("-")
+    descending = sort.startswith("-")
+    by_id = sorted(queries, key=lambda q: _natural_key(q.external_id))
+    if field == "query":
+        return (by_id[::-1] if descending else by_id), sort
+    sign = -1 if descending else 1
+    if field == "pooled":
+        return sorted(by_id, key=lambda q: sign * q.pooled), sort
+
+    def share(q: QueryCoverage) -> tuple[float, float]:
+        """Return the shares to order by, the other share breaking ties."""
+        first, second = q.share_complete or 0.0, q.share_graded or 0.0
+        if field == "graded":
+            first, second = second, first
+        return (sign * first, sign * second)
+
+    with_pool = [q for q in by_id if q.pooled]
+    empty = [q for q in by_id if not q.pooled]
+    return sorted(with_pool, key=share) + empty, sort

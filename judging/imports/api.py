@@ -1,0 +1,177 @@
+"""Large file imports over REST, in the background: start one, then follow it.
+
+* ``POST .../imports/``: upload topic, document, pair and judgment files (multipart);
+  the import runs in a worker, all or nothing, as on the *Import files* page; 202 with
+  the import and a ``Location`` to follow.
+* ``GET .../imports/<id>/``: its status, bytes read so far, and then its report or every
+  refused line.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from drf_spectacular.utils import extend_schema, extend_schema_view
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from config.api import error_responses
+from judging import selectors
+from judging.api.permissions import COORDINATORS
+from judging.api.views import SLUG, CollectionScopedView
+from judging.imports import services as services_files
+from judging.lists import api_parsers as imports
+from judging.lists.formats import collections as collection_formats
+from judging.lists.formats import judgments as judgment_formats
+from judging.models import FileImport, Judge
+
+
+class FileImportCreateSerializer(serializers.Serializer):
+    """The files of a background import (any of them) and how to read them."""
+
+    topics = serializers.FileField(required=False, help_text="TREC, JSON Lines or TSV topics.")
+    topics_format = serializers.ChoiceField(
+        choices=collection_formats.TOPIC_FORMATS, required=False, help_text="Default: detect."
+    )
+    documents = serializers.FileField(required=False, help_text="JSON Lines or TSV documents.")
+    documents_format = serializers.ChoiceField(
+        choices=collection_formats.DOCUMENT_FORMATS, required=False, help_text="Default: detect."
+    )
+    pairs = serializers.FileField(required=False, help_text="`qid docno` lines for the pool.")
+    judgments = serializers.FileField(
+        required=False, help_text="qrels, csv, jsonl, json or ranklib judgments."
+    )
+    judgments_format = serializers.ChoiceField(
+        choices=judgment_formats.IMPORT_FORMATS,
+        required=False,
+        help_text="Default: from the file name.",
+    )
+    judge_name = serializers.CharField(
+        required=False,
+        max_length=100,
+        help_text="Whose judgments (an imported judge, created on first use); required "
+        "with `judgments`.",
+    )
+    judge_kind = serializers.ChoiceField(choices=Judge.Kind.choices, default=Judge.Kind.HUMAN)
+    scale = serializers.CharField(
+        required=False, max_length=200, help_text="The judgments' grade scale when not 0–4."
+    )
+    dry_run = serializers.BooleanField(default=False, help_text="Check and count only.")
+
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Require a file, a judge name with judgments, and files within the size limit."""
+        files = [data.get(role) for role in services_files.ROLES]
+        if not any(files):
+            raise serializers.ValidationError(
+                {"files": "Give at least one of topics, documents, pairs, judgments."}
+            )
+        if data.get("judgments") and not (data.get("judge_name") or "").strip():
+            raise serializers.ValidationError({"judge_name": "Say whose judgments these are."})
+        for role in services_files.ROLES:
+            upload = data.get(role)
+            if upload is not None and upload.size > imports.MAX_FILE_BYTES:
+                raise serializers.ValidationError(
+                    {role: f"The file is larger than {imports.MAX_FILE_BYTES} bytes."}
+                )
+        return data
+
+
+class FileImportSerializer(serializers.ModelSerializer):
+    """A background import: status, progress and outcome."""
+
+    bytes_read = serializers.SerializerMethodField(
+        help_text="Bytes of the files read so far (all of them once finished)."
+    )
+
+    class Meta:
+        model = FileImport
+        fields = [
+            "id",
+            "status",
+            "files",
+            "bytes_total",
+            "bytes_read",
+            "report",
+            "problems",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
+        read_only_fields = fields
+
+    def get_bytes_read(self, job: FileImport) -> int:
+        """Return the progress the view looked up (see the selector)."""
+        return int(self.context.get("bytes_read", job.bytes_read))
+
+
+@extend_schema_view(
+    post=extend_schema(
+        summary="Start a background import",
+        description="Coordinators only. Uploads topic, document, pair and judgment files "
+        "(multipart) and imports them in a background worker, all or nothing, as the "
+        "Import files page does: 202 with the import; follow `Location` for its progress "
+        "and outcome (`done`, or `refused` with every bad line and nothing written).",
+        parameters=[SLUG],
+        request={"multipart/form-data": FileImportCreateSerializer},
+        responses={202: FileImportSerializer, **error_responses(400, 401, 403, 404)},
+    )
+)
+class FileImportCreateView(CollectionScopedView):
+    """Start a background import."""
+
+    serializer_class = FileImportCreateSerializer
+    parser_classes: ClassVar[list] = [MultiPartParser, FormParser]
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"POST": COORDINATORS}
+
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Keep the files and queue the import."""
+        serializer = FileImportCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        options = {
+            "topics_format": data.get("topics_format", ""),
+            "documents_format": data.get("documents_format", ""),
+            "judgments_format": data.get("judgments_format", ""),
+            "judge_name": data.get("judge_name", ""),
+            "judge_kind": data["judge_kind"],
+            "scale": data.get("scale", ""),
+            "dry_run": data["dry_run"],
+        }
+        job = services_files.file_import_start(
+            collection=self.collection,
+            uploads={role: data.get(role) for role in services_files.ROLES},
+            options=options,
+            actor=request.user,
+        )
+        location = request.build_absolute_uri(f"{job.pk}/")
+        job.refresh_from_db()  # without a broker it has already run (after commit)
+        return Response(
+            FileImportSerializer(job).data,
+            status=status.HTTP_202_ACCEPTED,
+            headers={"Location": location},
+        )
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="Follow a background import",
+        description="Coordinators only. Status (`queued`, `running`, `done`, `refused`, "
+        "`failed`), bytes read so far, and once finished the report or every refused line.",
+        parameters=[SLUG],
+        responses={200: FileImportSerializer, **error_responses(401, 403, 404)},
+    )
+)
+class FileImportDetailView(CollectionScopedView):
+    """One background import."""
+
+    serializer_class = FileImportSerializer
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS}
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Return the import with its progress."""
+        job, bytes_read = selectors.file_import_with_progress(
+            collection=self.collection, import_id=kwargs["pk"]
+        )
+        return Response(FileImportSerializer(job, context={"bytes_read": bytes_read}).data)

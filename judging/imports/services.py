@@ -1,0 +1,310 @@
+"""Fill a collection from files in one transaction: topics, documents, pairs, judgments.
+
+Shared by the coordinators' *Import files* page and ``manage.py import_collection``: each
+file is read in its chosen format, or the one its name and first bytes suggest, and any
+refused file aborts the whole import.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.cache import cache
+from django.core.exceptions import ValidationError
+from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
+from django.utils import timezone
+
+from judging import services, textpolicy
+from judging.lists import importers
+from judging.lists import services as services_lists
+from judging.lists.formats import collections as collection_formats
+from judging.lists.formats import judgments as judgment_formats
+from judging.lists.services import ContentSummary
+from judging.models import Collection, FileImport, Judge, JudgmentEvent, PoolEntry
+from judging.services import ImportSummary
+
+#: Bytes read from the start of a file to guess its format.
+HEAD_BYTES = 4096
+
+
+@dataclass(frozen=True)
+class CollectionFiles:
+    """The files to import (any may be missing); an empty format means "guess it"."""
+
+    topics: IO[bytes] | None = None
+    topics_format: str = ""
+    documents: IO[bytes] | None = None
+    documents_format: str = ""
+    pairs: IO[bytes] | None = None
+    judgments: IO[bytes] | None = None
+    judgments_format: str = ""
+    judge_name: str = "imported"
+    judge_kind: str = Judge.Kind.HUMAN
+    scale: str | None = None
+
+
+@dataclass(frozen=True)
+class FilesImported:
+    """What each file did (None: no such file was given)."""
+
+    topics: ContentSummary | None = None
+    documents: ContentSummary | None = None
+    pairs_added: int | None = None
+    judge: Judge | None = None
+    judgments: ImportSummary | None = None
+
+
+def _format(source: IO[bytes], chosen: str, guess: Callable[[str, bytes], str]) -> str:
+    """Return the chosen format, or the one the file's name and first bytes suggest."""
+    if chosen:
+        return chosen
+    head = source.read(HEAD_BYTES)
+    source.seek(0)
+    return guess(str(getattr(source, "name", "") or ""), head)
+
+
+@transaction.atomic
+def collection_files_import(
+    *,
+    collection: Collection,
+    files: CollectionFiles,
+    actor: AbstractBaseUser | None = None,
+    dry_run: bool = False,
+) -> FilesImported:
+    """Import ``files`` into ``collection``, all or nothing.
+
+    Raises :class:`judging.lists.services.ImportRefused` (every problem by line) or
+    ``ValidationError`` (naming the field); nothing is written then. With ``dry_run``
+    everything is checked and counted, and nothing is kept.
+    """
+    topics = documents = judgments = None
+    pairs_added = judge = None
+    if files.topics is not None:
+        fmt = _format(files.topics, files.topics_format, collection_formats.guess_topic_format)
+        topics = services_lists.topics_import(
+            collection=collection, source=files.topics, format=fmt
+        )
+    if files.documents is not None:
+        fmt = _format(
+            files.documents, files.documents_format, collection_formats.guess_document_format
+        )
+        documents = services_lists.documents_import(
+            collection=collection, source=files.documents, format=fmt
+        )
+    if files.pairs is not None:
+        pairs_added = services.pool_add(
+            collection=collection,
+            pairs=importers.parse_pairs(files.pairs.read()),
+            source=PoolEntry.Source.IMPORT,
+        )
+    if files.judgments is not None:
+        judge = services_lists.judge_for_import(name=files.judge_name, kind=files.judge_kind)
+        judgments = services_lists.judgment_list_import(
+            collection=collection,
+            judge=judge,
+            source=files.judgments,
+            format=files.judgments_format
+            or judgment_formats.guess_format(str(getattr(files.judgments, "name", "") or "")),
+            scale=files.scale,
+            actor=actor,
+            channel=JudgmentEvent.Channel.IMPORT,
+        )
+    if dry_run:
+        transaction.set_rollback(True)
+    return FilesImported(topics, documents, pairs_added, judge, judgments)
+
+
+# --- large imports, in the background ----------------------------------------------------
+
+log = logging.getLogger(__name__)
+#: Roles of the files an import may carry, in the order they are imported.
+ROLES = ("topics", "documents", "pairs", "judgments")
+#: How often (bytes read) a running import publishes its progress.
+PROGRESS_STEP = 1 << 20
+
+
+def files_report(done: FilesImported) -> list[str]:
+    """Return one line per imported file, e.g. ``topics: 3 new, 1 updated``."""
+    report = []
+    for name, content in (("topics", done.topics), ("documents", done.documents)):
+        if content is not None:
+            report.append(f"{name}: {content.created} new, {content.updated} updated")
+    if done.pairs_added is not None:
+        report.append(f"pairs: {done.pairs_added} added to the pool")
+    if done.judgments is not None:
+        report.append(
+            f"judgments: {done.judgments.created} new, {done.judgments.changed} changed, "
+            f"{done.judgments.unchanged} unchanged"
+        )
+    return report
+
+
+def imports_dir() -> Path:
+    """Return where uploaded files wait for their import (shared with the workers)."""
+    return Path(settings.MEDIA_ROOT) / "imports"
+
+
+def runs_in_background(uploads: dict[str, UploadedFile | None]) -> bool:
+    """Return whether files of this size are imported in the background."""
+    total = sum(upload.size or 0 for upload in uploads.values() if upload is not None)
+    return total >= settings.GRADED_BACKGROUND_IMPORT_BYTES
+
+
+@transaction.atomic
+def file_import_start(
+    *,
+    collection: Collection,
+    uploads: dict[str, UploadedFile | None],
+    options: dict[str, Any],
+    actor: AbstractBaseUser | None,
+) -> FileImport:
+    """Keep the uploaded files and queue their import (run after commit by a worker).
+
+    ``uploads`` maps roles (:data:`ROLES`) to files; ``options`` holds the form's formats,
+    judge name and kind, scale and dry run. Return the queued :class:`FileImport`.
+    """
+    from judging import background
+
+    given = {role: upload for role, upload in uploads.items() if upload is not None}
+    if not given or set(given) - set(ROLES):
+        raise ValidationError({"files": f"Give files for some of: {', '.join(ROLES)}."})
+    job = FileImport.objects.create(
+        collection=collection,
+        created_by=actor,
+        options=options,
+        bytes_total=sum(upload.size or 0 for upload in given.values()),
+    )
+    folder = imports_dir() / str(job.pk)
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        stored = {}
+        for role, upload in given.items():
+            with (folder / role).open("wb") as out:
+                for chunk in upload.chunks():
+                    out.write(chunk)
+            stored[role] = str(upload.name or role)[:200]
+    except OSError:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    job.files = stored
+    job.save(update_fields=["files"])
+    transaction.on_commit(lambda: background.task("judging.run_file_import").delay(job.pk))
+    return job
+
+
+class _Counting(io.RawIOBase):
+    """A stored file read by the import; publishes the bytes read to the cache."""
+
+    def __init__(self, path: Path, name: str, progress: _Progress) -> None:
+        self._file = path.open("rb")
+        self.name = name
+        self._progress = progress
+        self._seen = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._file.read(size)
+        position = self._file.tell()
+        if position > self._seen:
+            self._progress.add(position - self._seen)
+            self._seen = position
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        return self._file.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._file.tell()
+
+    def close(self) -> None:
+        self._file.close()
+        super().close()
+
+
+class _Progress:
+    """Bytes read by one import, published every :data:`PROGRESS_STEP` bytes."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.total = 0
+        self._published = 0
+
+    def add(self, count: int) -> None:
+        self.total += count
+        if self.total - self._published >= PROGRESS_STEP:
+            cache.set(self.key, self.total, timeout=86400)
+            self._published = self.total
+
+
+def file_import_run(*, import_id: int) -> FileImport | None:
+    """Run a queued import to its end (a worker's task); return it, or None if gone.
+
+    The import is :func:`collection_files_import`, all or nothing; the outcome (report,
+    refused lines or failure) is stored on the row and the files are deleted.
+    """
+    claimed = FileImport.objects.filter(pk=import_id, status=FileImport.Status.QUEUED).update(
+        status=FileImport.Status.RUNNING, started_at=timezone.now()
+    )
+    job = FileImport.objects.select_related("collection", "created_by").filter(pk=import_id).first()
+    if job is None or not claimed:  # gone, or another worker has it
+        return job
+    folder = imports_dir() / str(job.pk)
+    progress = _Progress(job.progress_key)
+    opened = {role: _Counting(folder / role, name, progress) for role, name in job.files.items()}
+    options = job.options
+    try:
+        done = collection_files_import(
+            collection=job.collection,
+            files=CollectionFiles(
+                **opened,
+                topics_format=options.get("topics_format", ""),
+                documents_format=options.get("documents_format", ""),
+                judgments_format=options.get("judgments_format", ""),
+                judge_name=options.get("judge_name") or "imported",
+                judge_kind=options.get("judge_kind") or Judge.Kind.HUMAN,
+                scale=options.get("scale") or None,
+            ),
+            actor=job.created_by,
+            dry_run=bool(options.get("dry_run")),
+        )
+    except services_lists.ImportRefused as refused:
+        job.status, job.problems = FileImport.Status.REFUSED, refused.problems.messages()
+    except ValidationError as error:
+        job.status = FileImport.Status.REFUSED
+        job.problems = textpolicy.cap_messages(error.messages)
+    except Exception:  # recorded on the job (and logged); the worker goes on
+        log.exception("file import %s failed", job.pk)
+        job.status = FileImport.Status.FAILED
+        job.problems = ["The import failed unexpectedly; nothing was written. See the server log."]
+    else:
+        job.status, job.report = FileImport.Status.DONE, files_report(done)
+        if options.get("dry_run"):
+            job.report = ["Dry run, nothing written — would import:", *job.report]
+    finally:
+        for source in opened.values():
+            source.close()
+        shutil.rmtree(folder, ignore_errors=True)
+    job.bytes_read = min(progress.total, job.bytes_total)
+    job.finished_at = timezone.now()
+    job.save(update_fields=["status", "problems", "report", "bytes_read", "finished_at"])
+    cache.delete(progress.key)
+    return job

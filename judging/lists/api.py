@@ -1,0 +1,455 @@
+"""Judgment lists in and out over REST, and filling a collection without the admin.
+
+* ``GET .../qrels/``: the live judgment list (or raw labels) streamed in qrels, csv, jsonl,
+  json or ranklib, versioned (header, ETag, file name), 304 on a matching ETag, gzip when
+  accepted.
+* ``POST .../qrels/``: import a judgment file as one judge's labels.
+* ``POST /collections/``, ``POST .../queries/``, ``POST .../documents/``: create a
+  collection and fill it, from JSON batches or files, all or nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
+
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from rest_framework import exceptions, serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from config.api import error_responses
+from config.parsers import PolicyJSONParser
+from judging.api.permissions import ANY_ROLE, COORDINATORS, judge_to_record_as
+from judging.api.selectors import is_coordinator_anywhere
+from judging.api.serializers import CollectionSerializer, LiveGradeSerializer
+from judging.api.views import (
+    SLUG,
+    CollectionListView,
+    CollectionScopedView,
+    DocumentListView,
+    QueryListView,
+)
+from judging.lists import api_parsers as imports
+from judging.lists import downloads, exports
+from judging.lists import services as services_lists
+from judging.lists.formats import FormatError
+from judging.lists.formats import collections as collection_formats
+from judging.lists.formats import judgments as judgment_formats
+from judging.models import Judge, JudgmentEvent
+
+_TRUE = {"1", "true", "yes", "on"}
+
+
+def _refused(exc: services_lists.ImportRefused) -> imports.LineErrors:
+    """Return the 400 listing an import's problems by line."""
+    return imports.LineErrors(exc.problems.as_dicts())
+
+
+def _is_true(value: Any) -> bool:
+    """Return whether a form or JSON value means yes."""
+    return value is True or str(value).strip().lower() in _TRUE
+
+
+class JudgmentListImportSerializer(serializers.Serializer):
+    """A judgment file and whose labels it holds."""
+
+    file = serializers.FileField(help_text="The judgment file (UTF-8).")
+    format = serializers.ChoiceField(
+        choices=judgment_formats.IMPORT_FORMATS,
+        required=False,
+        help_text="qrels, csv (query,docid,rating; query as id or text), jsonl, json or "
+        "ranklib. Default: from the file name (qrels when unsure).",
+    )
+    judge = serializers.IntegerField(
+        required=False, help_text="Id of an existing judge (an LLM judge, or a human judge)."
+    )
+    judge_name = serializers.CharField(
+        required=False,
+        max_length=100,
+        help_text="Instead of `judge`: name of an imported judge (created on first use), "
+        "e.g. `TREC assessors`.",
+    )
+    judge_kind = serializers.RegexField(
+        r"^(human|llm)$",
+        default=Judge.Kind.HUMAN,
+        help_text="Kind of the imported judge named by `judge_name`: human (default) or llm.",
+    )
+    scale = serializers.CharField(
+        required=False,
+        max_length=200,
+        help_text="The file's grade scale when not 0–4: a range (`0-3`, `1-5`, `0-1`; "
+        "mapped linearly, halves up) or a table (`-2=0,0=0,1=2,2=4`).",
+    )
+    dry_run = serializers.BooleanField(
+        default=False, help_text="Check and count only; write nothing."
+    )
+
+
+class ImportResultSerializer(serializers.Serializer):
+    """What a judgment import did (or would do, in a dry run)."""
+
+    created = serializers.IntegerField()
+    changed = serializers.IntegerField()
+    unchanged = serializers.IntegerField()
+    version = serializers.IntegerField(help_text="Judgment-list version after the import.")
+    judge = serializers.IntegerField(help_text="Id of the judge the labels were recorded as.")
+    dry_run = serializers.BooleanField()
+
+
+_EXPORT_PARAMETERS = [
+    SLUG,
+    OpenApiParameter(
+        "format",
+        OpenApiTypes.STR,
+        enum=list(judgment_formats.FORMATS),
+        description="qrels (default; `qid 0 docno grade`), csv (`query,docid,rating`, query "
+        "text), jsonl, json, or ranklib (`grade qid:N # docno`, with the qid mapping as "
+        "`# qid:N = <qid>` comment lines first).",
+    ),
+    OpenApiParameter(
+        "labels",
+        OpenApiTypes.STR,
+        enum=["live", "raw"],
+        description="live (default): the aggregated grade per pair. raw: every judge's "
+        "current label (csv or jsonl; coordinators only).",
+    ),
+    OpenApiParameter("query", OpenApiTypes.STR, description="Only this qid."),
+    OpenApiParameter(
+        "judge", OpenApiTypes.INT, description="Only pairs this judge graded (raw: its labels)."
+    ),
+    OpenApiParameter(
+        "kind",
+        OpenApiTypes.STR,
+        enum=list(Judge.Kind.values),
+        description="Only pairs with a grade from this kind of judge (raw: their labels).",
+    ),
+    OpenApiParameter(
+        "since_version",
+        OpenApiTypes.INT,
+        description="Only pairs whose live grade changed after this judgment-list version.",
+    ),
+    OpenApiParameter(
+        "min_judges", OpenApiTypes.INT, description="Only pairs graded by at least N judges."
+    ),
+]
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="Export the judgment list",
+        description="Streamed. Coordinators always; team members once the coordinator "
+        "publishes the judgment list; judges never (blind judging). The response names "
+        "its judgment-list version in `X-Judgment-List-Version`, its ETag and its file "
+        "name; a GET with `If-None-Match` set to the current ETag answers 304. Gzip when "
+        "the client sends `Accept-Encoding: gzip`. Sorted by qid, then docno (code-point "
+        "order); whole grades as integers, others with up to 6 decimals.",
+        parameters=_EXPORT_PARAMETERS,
+        responses={
+            (200, "text/plain"): OpenApiTypes.STR,
+            (200, "text/csv"): OpenApiTypes.STR,
+            (200, "application/jsonl"): OpenApiTypes.STR,
+            (200, "application/json"): LiveGradeSerializer(many=True),
+            304: None,
+            **error_responses(400, 401, 403, 404),
+        },
+    ),
+    post=extend_schema(
+        summary="Import a judgment list",
+        description="Coordinators only. Records a file's labels as one judge's: an "
+        "existing judge (`judge`) or an imported judge created on the fly (`judge_name`, "
+        "`judge_kind`). Grades on another scale are mapped with `scale`. All or nothing: "
+        "any problem → 400 listing every bad line (the first 100, then a count), nothing "
+        "written. `dry_run` checks and counts without writing.",
+        parameters=[SLUG],
+        request={"multipart/form-data": JudgmentListImportSerializer},
+        responses={
+            200: ImportResultSerializer,
+            201: ImportResultSerializer,
+            **error_responses(400, 401, 403, 404),
+        },
+    ),
+)
+class JudgmentListView(CollectionScopedView):
+    """The judgment list: streamed out, imported in."""
+
+    serializer_class = JudgmentListImportSerializer
+    pagination_class = None
+    parser_classes: ClassVar[list] = [MultiPartParser, FormParser]
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": ANY_ROLE, "POST": COORDINATORS}
+
+    def perform_content_negotiation(self, request: Request, force: bool = False) -> Any:
+        """Leave ``?format=`` to the export; errors are always JSON."""
+        return JSONRenderer(), JSONRenderer.media_type
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:
+        """Stream the export, or answer 304."""
+        spec = exports.export_spec(request.query_params)
+        reason = exports.may_export(collection=self.collection, roles=self.roles, raw=spec.raw)
+        if reason:
+            raise exceptions.PermissionDenied(reason)
+        return downloads.export_response(request, collection=self.collection, spec=spec)
+
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Import the uploaded judgment file."""
+        serializer = JudgmentListImportSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        upload = data["file"]
+        if upload.size > imports.MAX_FILE_BYTES:
+            raise exceptions.ValidationError(
+                {"file": f"The file is larger than {imports.MAX_FILE_BYTES} bytes."}
+            )
+        if data.get("judge") is not None and data.get("judge_name"):
+            raise exceptions.ValidationError({"judge": "Give judge or judge_name, not both."})
+        if data.get("judge_name"):
+            judge = services_lists.judge_for_import(
+                name=data["judge_name"], kind=data["judge_kind"]
+            )
+        else:
+            judge = judge_to_record_as(
+                user=request.user,
+                collection=self.collection,
+                roles=self.roles,
+                judge_id=data.get("judge"),
+            )
+        try:
+            summary = services_lists.judgment_list_import(
+                collection=self.collection,
+                judge=judge,
+                source=upload,
+                format=data.get("format") or judgment_formats.guess_format(upload.name or ""),
+                scale=data.get("scale"),
+                dry_run=data["dry_run"],
+                actor=request.user,
+                channel=JudgmentEvent.Channel.API,
+            )
+        except services_lists.ImportRefused as exc:
+            raise _refused(exc) from None
+        body = {
+            "created": summary.created,
+            "changed": summary.changed,
+            "unchanged": summary.unchanged,
+            "version": summary.version,
+            "judge": judge.pk,
+            "dry_run": data["dry_run"],
+        }
+        created = summary.created and not data["dry_run"]
+        return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+# --- creating collections and filling them -----------------------------------------------
+
+
+class CollectionCreateSerializer(serializers.Serializer):
+    """A new collection."""
+
+    slug = serializers.SlugField(max_length=100)
+    name = serializers.CharField(max_length=200)
+    guidelines = serializers.CharField(required=False, allow_blank=True, default="")
+    judges_per_pair = serializers.IntegerField(required=False, min_value=1, default=1)
+
+
+class ContentSummarySerializer(serializers.Serializer):
+    """What an import of queries or documents did (or would do, in a dry run)."""
+
+    created = serializers.IntegerField()
+    updated = serializers.IntegerField()
+    dry_run = serializers.BooleanField()
+
+
+class ContentFileSerializer(serializers.Serializer):
+    """A topics or documents file."""
+
+    file = serializers.FileField()
+    format = serializers.CharField(
+        required=False, help_text="Topics: trec, jsonl or tsv; documents: jsonl or tsv."
+    )
+    dry_run = serializers.BooleanField(default=False)
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="List your collections",
+        description="Collections you take part in, each with your roles in it.",
+        responses={200: CollectionSerializer(many=True), **error_responses(401)},
+    ),
+    post=extend_schema(
+        summary="Create a collection",
+        description="For staff and for coordinators of any collection; you become the new "
+        "collection's coordinator. Fill it with POST .../queries/ and .../documents/.",
+        request=CollectionCreateSerializer,
+        responses={201: CollectionSerializer, **error_responses(400, 401, 403)},
+    ),
+)
+class CollectionListCreateView(CollectionListView):
+    """Collections the user belongs to; creating one."""
+
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Create the collection, with the user as coordinator."""
+        if not (request.user.is_staff or is_coordinator_anywhere(user=request.user)):
+            raise exceptions.PermissionDenied(
+                "Creating collections needs staff status or the coordinator role somewhere."
+            )
+        serializer = CollectionCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        collection = services_lists.collection_create(creator=request.user, **serializer.data)
+        collection.roles = ["coordinator"]
+        return Response(CollectionSerializer(collection).data, status=status.HTTP_201_CREATED)
+
+
+def _batch(request: Request, key: str) -> list[Any] | None:
+    """Return the items of a JSON batch (``[...]`` or ``{key: [...]}``), or None for a file."""
+    if "file" in request.FILES:
+        return None
+    data = request.data
+    if isinstance(data, Mapping) and key in data:
+        data = data[key]
+    if not isinstance(data, list):
+        raise exceptions.ValidationError(
+            f'Send a JSON array, {{"{key}": [...]}}, or a multipart file.'
+        )
+    return data
+
+
+def _objects(items: list[Any], build: Callable[[int, Any], Any]) -> list[Any]:
+    """Read JSON batch items into records or problems; ``line`` is the 1-based item."""
+    records: list[Any] = []
+    for number, item in enumerate(items, start=1):
+        try:
+            records.append(build(number, item))
+        except FormatError as exc:
+            records.append(exc.problem)
+    return records
+
+
+def _content_import(
+    request: Request,
+    *,
+    key: str,
+    formats: tuple[str, ...],
+    guess: Callable[[str, bytes], str],
+    build: Callable[[int, Any], Any],
+    run: Callable[..., services_lists.ContentSummary],
+) -> Response:
+    """Import queries or documents from a JSON batch or a file; answer with the counts."""
+    items = _batch(request, key)
+    dry_run = _is_true(request.query_params.get("dry_run", ""))
+    try:
+        if items is not None:
+            summary = run(records=_objects(items, build), dry_run=dry_run)
+        else:
+            serializer = ContentFileSerializer(data=request.data)
+            serializer.is_valid(raise_exception=True)
+            upload = serializer.validated_data["file"]
+            dry_run = dry_run or serializer.validated_data["dry_run"]
+            fmt = (serializer.validated_data.get("format") or "").strip().lower()
+            if not fmt:
+                head = upload.read(4096)
+                upload.seek(0)
+                fmt = guess(upload.name or "", head)
+            if fmt not in formats:
+                raise exceptions.ValidationError({"format": f"Use one of {', '.join(formats)}."})
+            summary = run(source=upload, format=fmt, dry_run=dry_run)
+    except services_lists.ImportRefused as exc:
+        raise _refused(exc) from None
+    code = status.HTTP_201_CREATED if summary.created and not dry_run else status.HTTP_200_OK
+    return Response(ContentSummarySerializer(summary).data, status=code)
+
+
+_CONTENT_REQUEST = {
+    "application/json": OpenApiTypes.OBJECT,
+    "multipart/form-data": ContentFileSerializer,
+}
+
+
+@extend_schema_view(
+    post=extend_schema(
+        summary="Add or update queries",
+        description='Coordinators only. A JSON array (or `{"queries": [...]}`) of '
+        "`{qid, text, description, narrative}`, or a multipart `file`: TREC topics, JSON "
+        "Lines or TSV (`qid<TAB>text`). Queries are matched by qid (created or updated). "
+        "All or nothing; problems name their line (file) or item (batch). `?dry_run=1` "
+        "writes nothing.",
+        parameters=[SLUG],
+        request=_CONTENT_REQUEST,
+        responses={
+            200: ContentSummarySerializer,
+            201: ContentSummarySerializer,
+            **error_responses(400, 401, 403, 404),
+        },
+    ),
+)
+class QueryListCreateView(QueryListView):
+    """The queries of a collection; adding them."""
+
+    parser_classes: ClassVar[list] = [PolicyJSONParser, MultiPartParser, FormParser]
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {
+        **QueryListView.role_rules,
+        "POST": COORDINATORS,
+    }
+
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Import the topics."""
+
+        def run(*, records: Any = None, **kwargs: Any) -> services_lists.ContentSummary:
+            return services_lists.topics_import(
+                collection=self.collection, topics=records, **kwargs
+            )
+
+        return _content_import(
+            request,
+            key="queries",
+            formats=collection_formats.TOPIC_FORMATS,
+            guess=collection_formats.guess_topic_format,
+            build=collection_formats.topic_from_object,
+            run=run,
+        )
+
+
+@extend_schema_view(
+    post=extend_schema(
+        summary="Add or update documents",
+        description='Coordinators only. A JSON array (or `{"documents": [...]}`) of '
+        "`{docno, title, body, url, ...}` (other keys are kept as `extra`), or a multipart "
+        "`file`: JSON Lines or TSV (`docno<TAB>text`, or `docno<TAB>url<TAB>title<TAB>"
+        "body`), read and written in batches. Documents are matched by docno. All or "
+        "nothing; problems name their line or item. `?dry_run=1` writes nothing.",
+        parameters=[SLUG],
+        request=_CONTENT_REQUEST,
+        responses={
+            200: ContentSummarySerializer,
+            201: ContentSummarySerializer,
+            **error_responses(400, 401, 403, 404),
+        },
+    ),
+)
+class DocumentListCreateView(DocumentListView):
+    """The documents of a collection; adding them."""
+
+    parser_classes: ClassVar[list] = [PolicyJSONParser, MultiPartParser, FormParser]
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {
+        **DocumentListView.role_rules,
+        "POST": COORDINATORS,
+    }
+
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Import the documents."""
+
+        def run(*, records: Any = None, **kwargs: Any) -> services_lists.ContentSummary:
+            return services_lists.documents_import(
+                collection=self.collection, documents=records, **kwargs
+            )
+
+        return _content_import(
+            request,
+            key="documents",
+            formats=collection_formats.DOCUMENT_FORMATS,
+            guess=collection_formats.guess_document_format,
+            build=collection_formats.document_from_object,
+            run=run,
+        )

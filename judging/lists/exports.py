@@ -1,0 +1,240 @@
+"""Read side of judgment-list exports: filtered rows streamed from the database.
+
+Rows come sorted by qid, then docno, in code-point order (``COLLATE "C"`` on PostgreSQL,
+SQLite's binary order), over ``.iterator(chunk_size=...)`` — a server-side cursor on
+PostgreSQL — so an export of any size holds one chunk in memory. The text formats live in
+:mod:`judging.lists.formats.judgments`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass
+
+from django.core.exceptions import ValidationError
+from django.db import connection, transaction
+from django.db.models import Exists, F, OuterRef, QuerySet
+from django.db.models.functions import Collate
+
+from judging.lists.formats import judgments as fmt
+from judging.models import Collection, Judge, Judgment, LiveGrade, Membership, Query
+
+CHUNK_SIZE = 5000
+Role = Membership.Role
+
+
+@dataclass(frozen=True)
+class ExportSpec:
+    """What to export: the format, aggregated or raw labels, and the filters."""
+
+    format: str = "qrels"
+    raw: bool = False
+    query: str | None = None
+    judge: int | None = None
+    kind: str | None = None
+    since_version: int | None = None
+    min_judges: int | None = None
+
+    def key(self) -> str:
+        """Return a short stable digest of the spec (part of the ETag)."""
+        text = repr(sorted(asdict(self).items()))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _whole(params: Mapping[str, str], name: str, minimum: int) -> int | None:
+    """Read a whole-number parameter of at least ``minimum``; None when absent."""
+    value = (params.get(name) or "").strip()
+    if not value:
+        return None
+    if not value.isascii() or not value.lstrip("-").isdigit() or len(value) > 18:
+        raise ValidationError({name: "A whole number is required."})
+    number = int(value)
+    if number < minimum:
+        raise ValidationError({name: f"Must be at least {minimum}."})
+    return number
+
+
+def export_spec(params: Mapping[str, str]) -> ExportSpec:
+    """Read an :class:`ExportSpec` from query parameters; ``ValidationError`` names the field."""
+    format_name = (params.get("format") or "qrels").strip().lower()
+    labels = (params.get("labels") or "live").strip().lower()
+    if labels not in ("live", "raw"):
+        raise ValidationError({"labels": "Use live (the aggregated list) or raw."})
+    raw = labels == "raw"
+    allowed = fmt.RAW_FORMATS if raw else fmt.FORMATS
+    if format_name not in allowed:
+        what = "Raw labels come" if raw else "The judgment list comes"
+        raise ValidationError({"format": f"{what} as {', '.join(allowed)}."})
+    kind = (params.get("kind") or "").strip().lower() or None
+    if kind is not None and kind not in Judge.Kind.values:
+        raise ValidationError({"kind": f"Use one of {', '.join(Judge.Kind.values)}."})
+    query = (params.get("query") or "").strip() or None
+    if query is not None and len(query) > 100:
+        raise ValidationError({"query": "A query id has at most 100 characters."})
+    return ExportSpec(
+        format=format_name,
+        raw=raw,
+        query=query,
+        judge=_whole(params, "judge", 1),
+        kind=kind,
+        since_version=_whole(params, "since_version", 0),
+        min_judges=_whole(params, "min_judges", 1),
+    )
+
+
+def may_export(*, collection: Collection, roles: set[str], raw: bool) -> str | None:
+    """Return why ``roles`` may not export (a message), or None when they may.
+
+    Coordinators may export everything. Team members may export the aggregated list once
+    the coordinator publishes it (``judgments_published``). Judges never may: judging is
+    blind, and a judge who also holds another role is still a judge. Raw labels (judges'
+    names and notes) are for coordinators only.
+    """
+    if Role.COORDINATOR in roles:
+        return None
+    if Role.JUDGE in roles:
+        return "Judges cannot download judgment lists: judging is blind."
+    if raw:
+        return "Raw labels (every judge's grade and note) are for coordinators only."
+    if Role.TEAM in roles and collection.judgments_published:
+        return None
+    return "The judgment list is not published to teams yet; ask the coordinator."
+
+
+def _ordered(queryset: QuerySet, *fields: str) -> QuerySet:
+    """Order by ``fields`` in code-point order whatever the database's collation."""
+    if connection.vendor == "postgresql":
+        return queryset.order_by(*(Collate(F(f), "C") for f in fields))
+    return queryset.order_by(*fields)
+
+
+def _live_queryset(collection: Collection, spec: ExportSpec) -> QuerySet[LiveGrade]:
+    """Return the live grades selected by ``spec``'s filters."""
+    queryset = LiveGrade.objects.filter(collection=collection)
+    if spec.query is not None:
+        queryset = queryset.filter(query__external_id=spec.query)
+    if spec.since_version is not None:
+        queryset = queryset.filter(version__gt=spec.since_version)
+    if spec.min_judges is not None:
+        queryset = queryset.filter(human_count__gte=spec.min_judges - F("llm_count"))
+    if spec.kind == Judge.Kind.HUMAN:
+        queryset = queryset.filter(human_count__gt=0)
+    elif spec.kind == Judge.Kind.LLM:
+        queryset = queryset.filter(llm_count__gt=0)
+    if spec.judge is not None:
+        queryset = queryset.filter(
+            Exists(
+                Judgment.objects.filter(
+                    judge_id=spec.judge,
+                    query_id=OuterRef("query_id"),
+                    document_id=OuterRef("document_id"),
+                    status=Judgment.Status.GRADED,
+                )
+            )
+        )
+    return queryset
+
+
+def _tuples(queryset: QuerySet) -> Iterator[tuple]:
+    """Yield the rows of a ``values_list`` queryset as plain tuples, a chunk at a time.
+
+    Runs the queryset's SQL on Django's chunked cursor (a server-side cursor on
+    PostgreSQL) inside a transaction, so the rows come from one snapshot as they are
+    read (no ``WITH HOLD`` copy of the whole result) and, on PostgreSQL, without JIT
+    compilation (which costs more than it saves on this plain sorted join). Skips the
+    ORM's per-row machinery, which costs more than the query itself on a million rows:
+    only for fields the database returns as Python needs them (text, numbers).
+    """
+    sql, params = queryset.query.sql_with_params()
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as settings:
+                settings.execute("SET LOCAL jit = off")
+        with connection.chunked_cursor() as cursor:
+            cursor.execute(sql, params)
+            while rows := cursor.fetchmany(CHUNK_SIZE):
+                yield from rows
+
+
+def live_rows(*, collection: Collection, spec: ExportSpec) -> Iterator[fmt.LiveRow]:
+    """Yield the selected pairs of the live judgment list, sorted by qid then docno."""
+    fields = ["query__external_id", "document__external_id", "grade", "human_count", "llm_count"]
+    if spec.format == "csv":
+        fields.append("query__text")
+    queryset = _ordered(
+        _live_queryset(collection, spec), "query__external_id", "document__external_id"
+    ).values_list(*fields)
+    return _tuples(queryset)  # tuples in LiveRow's field order
+
+
+def _labels_queryset(collection: Collection, spec: ExportSpec) -> QuerySet[Judgment]:
+    """Return the judgments selected by ``spec``'s filters."""
+    queryset = Judgment.objects.filter(collection=collection)
+    if spec.query is not None:
+        queryset = queryset.filter(query__external_id=spec.query)
+    if spec.judge is not None:
+        queryset = queryset.filter(judge_id=spec.judge)
+    if spec.kind is not None:
+        queryset = queryset.filter(judge__kind=spec.kind)
+    if spec.since_version is not None or spec.min_judges is not None:
+        live = LiveGrade.objects.filter(
+            query_id=OuterRef("query_id"), document_id=OuterRef("document_id")
+        )
+        if spec.since_version is not None:
+            live = live.filter(version__gt=spec.since_version)
+        if spec.min_judges is not None:
+            live = live.filter(human_count__gte=spec.min_judges - F("llm_count"))
+        queryset = queryset.filter(Exists(live))
+    return queryset
+
+
+def label_rows(*, collection: Collection, spec: ExportSpec) -> Iterator[fmt.LabelRow]:
+    """Yield every selected judge's current label, sorted by qid, docno, then judge id."""
+    queryset = _ordered(
+        _labels_queryset(collection, spec), "query__external_id", "document__external_id"
+    )
+    queryset = queryset.order_by(*queryset.query.order_by, "judge_id").values_list(
+        "query__external_id",
+        "document__external_id",
+        "judge_id",
+        "judge__name",
+        "judge__kind",
+        "status",
+        "grade",
+        "note",
+        "seconds",
+        "updated_at",
+        "query__text",
+    )
+    for *label, updated, text in queryset.iterator(chunk_size=CHUNK_SIZE):
+        # qid, docno, judge id, name, kind, status, grade, note, seconds as selected above
+        yield fmt.LabelRow(*label, updated.isoformat().replace("+00:00", "Z"), text)
+
+
+def qid_numbers(*, collection: Collection) -> dict[str, int]:
+    """Return the RankLib number of every query of the collection (see the formats doc)."""
+    pairs = Query.objects.filter(collection=collection).values_list("external_id", "pk")
+    return fmt.ranklib_numbers(pairs.iterator(chunk_size=CHUNK_SIZE))
+
+
+def export_lines(*, collection: Collection, spec: ExportSpec) -> Iterator[str]:
+    """Yield the text lines of the export ``spec`` describes."""
+    if spec.raw:
+        yield from fmt.write_labels(spec.format, label_rows(collection=collection, spec=spec))
+        return
+    numbers = qid_numbers(collection=collection) if spec.format == "ranklib" else None
+    yield from fmt.write_live(
+        spec.format, live_rows(collection=collection, spec=spec), qid_numbers=numbers
+    )
+
+
+def export_filename(*, collection: Collection, spec: ExportSpec, version: int) -> str:
+    """Return ``<slug>-v<version>[-raw].<ext>``."""
+    raw = "-raw" if spec.raw else ""
+    return f"{collection.slug}-v{version}{raw}.{fmt.EXTENSIONS[spec.format]}"
+
+
+def export_etag(*, collection: Collection, spec: ExportSpec, version: int) -> str:
+    """Return the (weak) ETag of an export at a judgment-list version."""
+    return f'W/"{collection.pk}-v{version}-{spec.key()}"'

@@ -1,0 +1,589 @@
+"""Judgment lists as text: writers and readers of qrels, csv, jsonl, json and ranklib.
+
+Writers are generators of text lines over rows the caller streams (sorted by qid, then
+docno); readers are generators of :class:`JudgmentIn` or :class:`Problem` over
+``(line number, text)`` pairs (see :func:`judging.lists.formats.iter_lines`).
+
+Formats (aggregated live list):
+
+``qrels``    ``qid 0 docno grade`` (TREC).
+``csv``      header ``query,docid,rating`` (Quepid, OpenSearch LTR); ``query`` is the query
+             text, quoted as RFC 4180 says when it holds commas, quotes or line breaks.
+``jsonl``    ``{"query": qid, "document": docno, "grade": g, "humans": n, "llms": n}``.
+``json``     one array of ``{"qid", "docno", "grade", "humans", "llms"}`` objects.
+``ranklib``  ``grade qid:N # docno``; RankLib needs numeric query ids, so the file starts
+             with one ``# qid:N = <qid>`` comment per query giving the mapping. ``N`` is
+             the qid itself when every qid of the collection is a whole number (TREC
+             style), else the query's permanent number in Graded (its database id), so the
+             same query keeps the same ``N`` in every export.
+
+Grades are written as integers when whole, else with up to six decimals.
+
+CSV output is safe to open in a spreadsheet (OWASP, "CSV Injection"): a text cell — query
+text or id, docno, judge name, note — whose first character (after any spaces) is ``=``,
+``+``, ``-``, ``@``, a tab or a carriage return gets a leading ``'`` and is quoted, so no
+spreadsheet reads it as a formula. Numbers Graded writes (grades, seconds, ids of judges)
+are never changed. The csv reader removes that one ``'`` again, so an exported file imports
+back unchanged. qrels, jsonl, json and ranklib are written byte for byte.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from judging.lists.formats.common import FormatError, Problem, ident, json_value, text
+from judging.textpolicy import MAX_NAME_LENGTH, MAX_NOTE_LENGTH, echo
+
+FORMATS = ("qrels", "csv", "jsonl", "json", "ranklib")
+RAW_FORMATS = ("csv", "jsonl")
+IMPORT_FORMATS = ("qrels", "csv", "jsonl", "json", "ranklib")
+CONTENT_TYPES = {
+    "qrels": "text/plain",
+    "csv": "text/csv",
+    "jsonl": "application/jsonl",
+    "json": "application/json",
+    "ranklib": "text/plain",
+}
+EXTENSIONS = {
+    "qrels": "qrels",
+    "csv": "csv",
+    "jsonl": "jsonl",
+    "json": "json",
+    "ranklib": "ranklib.txt",
+}
+CSV_HEADER = ("query", "docid", "rating")
+RAW_CSV_HEADER = (
+    "qid",
+    "query",
+    "docid",
+    "judge_id",
+    "judge_name",
+    "judge_kind",
+    "status",
+    "rating",
+    "note",
+    "seconds",
+    "updated_at",
+)
+GRADE_MIN, GRADE_MAX = 0, 4
+_WHOLE = re.compile(r"[+-]?[0-9]{1,9}")
+_RANKLIB_MAP = re.compile(r"#\s*qid:(\d+)\s*=\s*(\S+)\s*$")
+_RANKLIB_QID = re.compile(r"qid:(\d+)")
+
+
+class LiveRow(NamedTuple):
+    """One pair of the aggregated live list (plain tuples in this order work too)."""
+
+    qid: str
+    docno: str
+    grade: float
+    humans: int = 0
+    llms: int = 0
+    query_text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class LabelRow:
+    """One judge's current label of one pair (a raw export row)."""
+
+    qid: str
+    docno: str
+    judge_id: int
+    judge_name: str
+    judge_kind: str
+    status: str
+    grade: int | None
+    note: str
+    seconds: float | None
+    updated_at: str
+    query_text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class JudgmentIn:
+    """One judgment read from a file: the query (id or text), document, grade as written."""
+
+    line: int
+    query: str
+    document: str
+    grade: int | None
+    status: str = "graded"
+    note: str = ""
+
+
+def format_grade(grade: float) -> str:
+    """Return a grade as an integer when whole, else with up to six decimals."""
+    value = float(grade)
+    if value.is_integer():
+        return str(int(value))
+    return f"{value:.6f}".rstrip("0").rstrip(".")
+
+
+_GRADE_TEXT: dict[float, str] = {}
+
+
+def _grade_text(grade: float) -> str:
+    """Return :func:`format_grade` of ``grade``, memoised (a list has few distinct grades)."""
+    try:
+        return _GRADE_TEXT[grade]
+    except KeyError:
+        text = format_grade(grade)
+        if len(_GRADE_TEXT) < 10_000:
+            _GRADE_TEXT[grade] = text
+        return text
+
+
+def _number(grade: float) -> int | float:
+    """Return a grade as a JSON number: an integer when whole, else rounded to 6 places."""
+    value = float(grade)
+    return int(value) if value.is_integer() else round(value, 6)
+
+
+def _json(obj: Any) -> str:
+    """Return compact-ish JSON (``", "`` and ``": "`` separators), non-ASCII kept."""
+    return json.dumps(obj, ensure_ascii=False)
+
+
+def _json_string(value: str) -> str:
+    """Return ``value`` as a JSON string, as ``json.dumps(value, ensure_ascii=False)``."""
+    if value.isascii() and value.isprintable() and '"' not in value and "\\" not in value:
+        return f'"{value}"'
+    return json.dumps(value, ensure_ascii=False)
+
+
+#: First characters that make a spreadsheet read a cell as a formula (OWASP).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _is_formula(text: str) -> bool:
+    """Return whether a spreadsheet could take ``text`` for a formula."""
+    return text.lstrip(" ").startswith(FORMULA_STARTS)
+
+
+def _csv_field(value: Any) -> str:
+    """Return one csv field, quoted as RFC 4180 (and Python's csv module) when needed.
+
+    Text (``str``) that a spreadsheet would read as a formula gets a leading ``'`` and is
+    quoted; numbers are written as they are.
+    """
+    if isinstance(value, str) and _is_formula(value):
+        return "\"'" + value.replace('"', '""') + '"'
+    value = str(value)
+    if "," in value or '"' in value or "\n" in value or "\r" in value:
+        return '"' + value.replace('"', '""') + '"'
+    return value
+
+
+def csv_cell_text(cell: str) -> str:
+    """Return a csv cell's text with the formula guard of :func:`_csv_field` removed."""
+    if cell.startswith("'") and _is_formula(cell[1:]):
+        return cell[1:]
+    return cell
+
+
+def _csv_line(values: Iterable[Any]) -> str:
+    """Return one RFC 4180 csv record ending in a line feed."""
+    return ",".join(_csv_field(v) for v in values) + "\n"
+
+
+def ranklib_numbers(qids: Iterable[tuple[str, int]]) -> dict[str, int]:
+    """Return the RankLib number of each qid, from ``(qid, permanent id)`` pairs.
+
+    The qid itself when every qid is a whole number, else the permanent id.
+    """
+    pairs = list(qids)
+    if pairs and all(q.isascii() and q.isdigit() for q, _ in pairs):
+        return {q: int(q) for q, _ in pairs}
+    return dict(pairs)
+
+
+def write_live(
+    fmt: str, rows: Iterable[LiveRow], *, qid_numbers: Mapping[str, int] | None = None
+) -> Iterator[str]:
+    """Yield the lines of the live list ``rows`` in format ``fmt`` (see the module doc)."""
+    if fmt == "qrels":
+        for qid, docno, grade, *_ in rows:
+            yield f"{qid} 0 {docno} {_grade_text(grade)}\n"
+    elif fmt == "csv":
+        yield _csv_line(CSV_HEADER)
+        last_text, quoted = None, ""
+        for _, docno, grade, _, _, query_text in rows:
+            if query_text is not last_text:  # rows come grouped by query
+                last_text, quoted = query_text, _csv_field(query_text)
+            yield f"{quoted},{_csv_field(docno)},{_grade_text(grade)}\n"
+    elif fmt == "jsonl":
+        last_qid, quoted = None, ""
+        for qid, docno, grade, humans, llms, *_ in rows:
+            if qid is not last_qid:  # rows come grouped by query
+                last_qid, quoted = qid, _json_string(qid)
+            yield (
+                f'{{"query": {quoted}, "document": {_json_string(docno)}, '
+                f'"grade": {_grade_text(grade)}, "humans": {humans}, "llms": {llms}}}\n'
+            )
+    elif fmt == "json":
+        yield "["
+        first = True
+        for qid, docno, grade, humans, llms, *_ in rows:
+            item = {
+                "qid": qid,
+                "docno": docno,
+                "grade": _number(grade),
+                "humans": humans,
+                "llms": llms,
+            }
+            yield ("\n" if first else ",\n") + _json(item)
+            first = False
+        yield "]\n" if first else "\n]\n"
+    elif fmt == "ranklib":
+        numbers = dict(qid_numbers or {})
+        for qid, number in sorted(numbers.items(), key=lambda item: item[1]):
+            yield f"# qid:{number} = {qid}\n"
+        for qid, docno, grade, *_ in rows:
+            yield f"{_grade_text(grade)} qid:{numbers[qid]} # {docno}\n"
+    else:
+        raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+
+
+def write_labels(fmt: str, rows: Iterable[LabelRow]) -> Iterator[str]:
+    """Yield the lines of raw per-judge labels in ``csv`` or ``jsonl``."""
+    if fmt == "csv":
+        yield _csv_line(RAW_CSV_HEADER)
+        for r in rows:
+            yield _csv_line(
+                (
+                    r.qid,
+                    r.query_text,
+                    r.docno,
+                    r.judge_id,
+                    r.judge_name,
+                    r.judge_kind,
+                    r.status,
+                    "" if r.grade is None else r.grade,
+                    r.note,
+                    "" if r.seconds is None else repr(float(r.seconds)),
+                    r.updated_at,
+                )
+            )
+    elif fmt == "jsonl":
+        for r in rows:
+            yield (
+                _json(
+                    {
+                        "query": r.qid,
+                        "document": r.docno,
+                        "judge_id": r.judge_id,
+                        "judge_name": r.judge_name,
+                        "judge_kind": r.judge_kind,
+                        "status": r.status,
+                        "grade": r.grade,
+                        "note": r.note,
+                        "seconds": r.seconds,
+                        "updated_at": r.updated_at,
+                    }
+                )
+                + "\n"
+            )
+    else:
+        raise ValueError(f"raw labels come as {' or '.join(RAW_FORMATS)}, not {fmt!r}")
+
+
+# --- reading -----------------------------------------------------------------------------
+
+
+def _grade(value: Any, line: int, field: str = "grade") -> int:
+    """Return a whole-number grade as written (before any scale mapping)."""
+    if isinstance(value, bool):
+        raise FormatError(line, f"must be a whole number, not {value!r}", field)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e9:
+        return int(value)
+    if isinstance(value, int) and abs(value) < 1e9:
+        return value
+    if isinstance(value, str) and _WHOLE.fullmatch(value.strip()):
+        return int(value.strip())
+    raise FormatError(line, f"must be a whole number, not {echo(value)}", field)
+
+
+def _id(value: Any, line: int, field: str) -> str:
+    """Return a non-empty id or query text given as a string or a whole number.
+
+    Under :func:`judging.textpolicy.id_problem`: no NUL or surrogate, at most
+    :data:`judging.textpolicy.MAX_ID_LENGTH` characters.
+    """
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise FormatError(line, "a string is required", field)
+    return ident(str(value), line, field)
+
+
+def read_qrels(lines: Iterable[tuple[int, str]]) -> Iterator[JudgmentIn | Problem]:
+    """Read TREC qrels ``qid iter docno grade``; blank and ``#`` lines are skipped."""
+    for number, line in lines:
+        parts = line.split()
+        if not parts or parts[0].startswith("#"):
+            continue
+        if len(parts) != 4:
+            yield Problem(number, f"expected 4 columns (qid iter docno grade), found {len(parts)}")
+            continue
+        qid, _, docno, grade = parts
+        try:
+            yield JudgmentIn(
+                number,
+                _id(qid, number, "query"),
+                _id(docno, number, "document"),
+                _grade(grade, number),
+            )
+        except FormatError as exc:
+            yield exc.problem
+
+
+_CSV_ALIASES = {
+    "query": "query",
+    "qid": "query",
+    "docid": "docid",
+    "docno": "docid",
+    "document": "docid",
+    "rating": "rating",
+    "grade": "rating",
+    "note": "note",
+}
+
+
+def read_csv(lines: Iterable[tuple[int, str]]) -> Iterator[JudgmentIn | Problem]:
+    """Read csv with a header naming ``query``, ``docid`` and ``rating`` (any order).
+
+    ``qid``/``docno``/``document``/``grade`` are accepted as column names, and ``note``
+    as an optional column. ``query`` may hold the query id or its text.
+    """
+    numbers: list[int] = []
+
+    def physical() -> Iterator[str]:
+        for number, line in lines:
+            numbers.append(number)
+            yield line + "\n"
+
+    reader = csv.reader(physical(), strict=True)
+    columns: dict[str, int] | None = None
+    while True:
+        start = len(numbers) + 1
+        try:
+            record = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            yield Problem(numbers[-1] if numbers else start, f"not valid csv: {exc}")
+            return
+        line = numbers[start - 1] if start - 1 < len(numbers) else start
+        if not record or all(not v.strip() for v in record):
+            continue
+        if columns is None:
+            names = [_CSV_ALIASES.get(v.strip().lower()) for v in record]
+            unknown = [v for v, n in zip(record, names, strict=True) if n is None]
+            if unknown:
+                yield Problem(line, f"unknown column(s): {', '.join(echo(v) for v in unknown[:5])}")
+                return
+            columns = {name: i for i, name in enumerate(names) if name}
+            missing = [n for n in ("query", "docid", "rating") if n not in columns]
+            if missing:
+                yield Problem(line, f"the header needs query, docid and rating; missing {missing}")
+                return
+            continue
+        if len(record) != len(names):
+            yield Problem(line, f"expected {len(names)} columns, found {len(record)}")
+            continue
+
+        try:
+            yield JudgmentIn(
+                line,
+                _id(csv_cell_text(record[columns["query"]]), line, "query"),
+                _id(csv_cell_text(record[columns["docid"]]), line, "docid"),
+                _grade(record[columns["rating"]], line, "rating"),
+                note=text(
+                    csv_cell_text(record[columns["note"]]) if "note" in columns else "",
+                    line,
+                    "note",
+                    MAX_NOTE_LENGTH,
+                ),
+            )
+        except FormatError as exc:
+            yield exc.problem
+    if columns is None:
+        yield Problem(1, "no header line (query,docid,rating)")
+
+
+_ITEM_KEYS = {
+    "query": "query",
+    "qid": "query",
+    "document": "document",
+    "docno": "document",
+    "docid": "document",
+    "grade": "grade",
+    "rating": "grade",
+    "status": "status",
+    "note": "note",
+}
+_IGNORED_KEYS = {"humans", "llms"}
+
+
+def _from_object(line: int, item: Any) -> JudgmentIn:
+    """Read one judgment object of a json or jsonl file."""
+    if not isinstance(item, dict):
+        raise FormatError(line, "each judgment must be a JSON object")
+    fields: dict[str, Any] = {}
+    for key, value in item.items():
+        name = _ITEM_KEYS.get(key)
+        if name is None:
+            if key in _IGNORED_KEYS:
+                continue
+            raise FormatError(line, f"unknown field {echo(key)}")
+        fields[name] = value
+    for name in ("query", "document"):
+        if name not in fields:
+            raise FormatError(line, "is required", name)
+    status = fields.get("status", "graded")
+    if not isinstance(status, str):
+        raise FormatError(line, "must be a string", "status")
+    grade = fields.get("grade")
+    note = fields.get("note") or ""
+    if not isinstance(note, str):
+        raise FormatError(line, "must be a string", "note")
+    return JudgmentIn(
+        line,
+        _id(fields["query"], line, "query"),
+        _id(fields["document"], line, "document"),
+        None if grade is None else _grade(grade, line),
+        status=text(status, line, "status", MAX_NAME_LENGTH),
+        note=text(note, line, "note", MAX_NOTE_LENGTH),
+    )
+
+
+def read_jsonl(lines: Iterable[tuple[int, str]]) -> Iterator[JudgmentIn | Problem]:
+    """Read one judgment object per non-blank line."""
+    for number, line in lines:
+        if not line.strip():
+            continue
+        try:
+            yield _from_object(number, json_value(number, line))
+        except FormatError as exc:
+            yield exc.problem
+
+
+def read_json(lines: Iterable[tuple[int, str]]) -> Iterator[JudgmentIn | Problem]:
+    """Read one JSON array of judgment objects; ``line`` is the 1-based item number."""
+    data = "\n".join(line for _, line in lines)
+    try:
+        items = json_value(None, data)
+    except FormatError as exc:
+        yield Problem(exc.problem.line or 1, exc.problem.message, exc.problem.field)
+        return
+    if not isinstance(items, list):
+        yield Problem(1, "expected a JSON array of judgment objects")
+        return
+    for number, item in enumerate(items, start=1):
+        try:
+            yield _from_object(number, item)
+        except FormatError as exc:
+            yield exc.problem
+
+
+def read_ranklib(lines: Iterable[tuple[int, str]]) -> Iterator[JudgmentIn | Problem]:
+    """Read ``grade qid:N [features] # docno`` lines, mapping N back through the header.
+
+    ``# qid:N = <qid>`` comment lines give the mapping; without one, ``N`` is the qid.
+    """
+    mapping: dict[str, str] = {}
+    for number, line in lines:
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if stripped.startswith("#"):
+            match = _RANKLIB_MAP.match(stripped)
+            if match:
+                mapping[match.group(1)] = match.group(2)
+            continue
+        data, hash_, comment = stripped.partition("#")
+        parts = data.split()
+        docno = comment.split()[0] if comment.split() else ""
+        qid_match = _RANKLIB_QID.fullmatch(parts[1]) if len(parts) > 1 else None
+        if not hash_ or not docno or qid_match is None:
+            yield Problem(number, "expected 'grade qid:N ... # docno'")
+            continue
+        qid = mapping.get(qid_match.group(1), qid_match.group(1))
+        try:
+            yield JudgmentIn(
+                number,
+                _id(qid, number, "query"),
+                _id(docno, number, "document"),
+                _grade(parts[0], number),
+            )
+        except FormatError as exc:
+            yield exc.problem
+
+
+READERS: dict[str, Callable[[Iterable[tuple[int, str]]], Iterator[JudgmentIn | Problem]]] = {
+    "qrels": read_qrels,
+    "csv": read_csv,
+    "jsonl": read_jsonl,
+    "json": read_json,
+    "ranklib": read_ranklib,
+}
+
+
+def guess_format(name: str) -> str:
+    """Return the format a file name suggests (qrels when nothing else fits)."""
+    lower = name.lower()
+    for fmt, ext in (("jsonl", ".jsonl"), ("json", ".json"), ("csv", ".csv")):
+        if lower.endswith((ext, ext + ".gz")):
+            return fmt
+    if "ranklib" in lower or lower.endswith(".svmlight"):
+        return "ranklib"
+    return "qrels"
+
+
+# --- grade scales ------------------------------------------------------------------------
+
+_RANGE = re.compile(r"\s*([+-]?\d{1,6})\s*(?:-|–|\.\.)\s*([+-]?\d{1,6})\s*")
+_PAIR = re.compile(r"\s*([+-]?\d{1,6})\s*[=:]\s*([0-4])\s*")
+
+
+def parse_scale(spec: str | None) -> Callable[[int], int]:
+    """Return the function mapping a grade as written to Graded's 0–4.
+
+    ``None``/``""``/``"0-4"``: grades must already be 0–4. ``"LO-HI"`` (e.g. ``0-3``,
+    ``1-5``, ``0-1``): linear, ``round((g - LO) * 4 / (HI - LO))`` with halves rounded
+    up, so TREC DL's 0–3 becomes 0, 1, 3, 4 and 1–5 becomes 0–4. ``"a=b,c=d"``: an
+    explicit table (e.g. ``-2=0,0=0,1=2,2=4``). A grade outside the scale raises
+    ``ValueError`` with a message for the line.
+    """
+    if spec is None or not spec.strip():
+        spec = "0-4"
+    range_match = _RANGE.fullmatch(spec)
+    if range_match:
+        low, high = int(range_match.group(1)), int(range_match.group(2))
+        if high <= low:
+            raise ValueError(f"scale {spec!r}: the top must be above the bottom")
+
+        def linear(grade: int) -> int:
+            if not low <= grade <= high:
+                raise ValueError(f"grade {grade} is outside the scale {low}–{high}")
+            return ((grade - low) * 8 + (high - low)) // (2 * (high - low))
+
+        return linear
+    table: dict[int, int] = {}
+    for part in spec.split(","):
+        match = _PAIR.fullmatch(part)
+        if not match:
+            raise ValueError(
+                f"scale {spec!r}: give a range such as 0-3, or a table such as 0=0,1=2,2=4"
+            )
+        table[int(match.group(1))] = int(match.group(2))
+
+    def mapped(grade: int) -> int:
+        if grade not in table:
+            raise ValueError(f"grade {grade} is not in the scale table {spec!r}")
+        return table[grade]
+
+    return mapped

@@ -1,0 +1,482 @@
+"""Write side of file imports: judgment lists, topics and documents, all or nothing.
+
+Readers in :mod:`judging.lists.formats` turn files into records; these services resolve ids,
+map grade scales and write through :mod:`judging.services`. Every problem is reported
+with its line (capped at :data:`judging.lists.formats.MAX_REPORTED`, the rest counted), and
+nothing is written unless there are none. Documents are read and written in batches, so
+a file of millions of documents never sits in memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from array import array
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import IO, Any
+
+import numpy as np
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.utils.text import slugify
+
+from judging import services
+from judging.lists.formats import MAX_REPORTED, FormatError, Problem, Problems, iter_lines
+from judging.lists.formats import collections as collection_formats
+from judging.lists.formats import judgments as judgment_formats
+from judging.models import Collection, Document, Judge, JudgmentEvent, Membership
+from judging.services import DocumentRow, ImportSummary, JudgmentRow, QueryRow, UpsertSummary
+from judging.textpolicy import echo
+
+Source = IO[bytes] | bytes | str
+DOCUMENT_BATCH = 2000
+IMPORTED_USER_PREFIX = "imported-"
+
+
+class ImportRefused(Exception):
+    """An import with problems; nothing was written. ``problems`` lists them by line."""
+
+    def __init__(self, problems: Problems) -> None:
+        """Keep the problems."""
+        self.problems = problems
+        super().__init__("\n".join(problems.messages()))
+
+
+class _Rollback(Exception):
+    """Raised inside a savepoint to undo a dry run."""
+
+
+def _refuse_if(problems: Problems) -> None:
+    """Raise :class:`ImportRefused` when there are problems."""
+    if problems:
+        raise ImportRefused(problems)
+
+
+def _service_problems(exc: ValidationError, problems: Problems) -> None:
+    """Add a service's ``line N: ...`` messages to ``problems`` (and count those it capped)."""
+    problems.total += max(getattr(exc, "total", 0) - len(exc.messages), 0)
+    for message in exc.messages:
+        head, sep, rest = message.partition(": ")
+        if sep and head.startswith("line ") and head[5:].isdigit():
+            problems.add(Problem(int(head[5:]), rest))
+        else:
+            problems.add(Problem(None, message))
+
+
+def _records(reader: Iterable[Any], problems: Problems) -> Iterable[Any]:
+    """Yield a reader's records, moving its problems (and a decoding failure) aside."""
+    try:
+        for item in reader:
+            if isinstance(item, Problem):
+                problems.add(item)
+                if problems.full:  # the cap of the text policy: stop reading
+                    problems.stopped = True
+                    return
+            else:
+                yield item
+    except FormatError as exc:
+        problems.add(exc.problem)
+
+
+# --- judges ------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def judge_for_import(*, name: str, kind: str = Judge.Kind.HUMAN) -> Judge:
+    """Return the "imported" judge called ``name``, creating it on first use.
+
+    A human one stands for people outside Graded (e.g. TREC assessors): it is backed by
+    an inactive user ``imported-<name>`` without a usable password, so it can never log
+    in, and counts as human in the live list. An LLM one gets ``model`` = ``name`` and
+    provider ``import``.
+    """
+    name = name.strip()
+    if not name or len(name) > 100:
+        raise ValidationError({"judge_name": "Give a judge name of 1 to 100 characters."})
+    if kind == Judge.Kind.LLM:
+        judge, _ = Judge.objects.get_or_create(
+            kind=Judge.Kind.LLM, name=name, provider="import", defaults={"model": name}
+        )
+        return judge
+    if kind != Judge.Kind.HUMAN:
+        raise ValidationError({"judge_kind": "Use human or llm."})
+    username = IMPORTED_USER_PREFIX + (slugify(name) or "judge")[:100]
+    user, created = get_user_model().objects.get_or_create(
+        username=username, defaults={"is_active": False}
+    )
+    if created:
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    judge, _ = Judge.objects.get_or_create(
+        user=user, defaults={"kind": Judge.Kind.HUMAN, "name": name}
+    )
+    return judge
+
+
+def is_imported_judge(judge: Judge) -> bool:
+    """Return whether ``judge`` was created by :func:`judge_for_import`."""
+    if judge.kind == Judge.Kind.LLM:
+        return judge.provider == "import"
+    return judge.user is not None and judge.user.username.startswith(IMPORTED_USER_PREFIX)
+
+
+# --- judgment lists ----------------------------------------------------------------------
+
+
+def _query_resolver(collection: Collection) -> Any:
+    """Return a function turning a query id or query text into the query's id."""
+    by_id: dict[str, str] = {}
+    by_text: dict[str, list[str]] = {}
+    for external_id, query_text in collection.queries.values_list("external_id", "text"):
+        by_id[external_id] = external_id
+        by_text.setdefault(query_text.strip(), []).append(external_id)
+
+    def resolve(value: str, line: int) -> str:
+        if value in by_id:
+            return value
+        matches = by_text.get(value.strip(), [])
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            raise FormatError(
+                line,
+                f"query text {echo(value)} matches {len(matches)} queries "
+                f"({', '.join(sorted(matches)[:5])}); give the query id",
+                "query",
+            )
+        return value  # unknown: the import service names it
+
+    return resolve
+
+
+def judgment_list_import(
+    *,
+    collection: Collection,
+    judge: Judge,
+    source: Source,
+    format: str,
+    scale: str | None = None,
+    dry_run: bool = False,
+    actor: AbstractBaseUser | None = None,
+    channel: str = JudgmentEvent.Channel.IMPORT,
+) -> ImportSummary:
+    """Import a judgment file (qrels, csv, jsonl, json or ranklib) as ``judge``'s labels.
+
+    ``scale`` maps grades from another scale (see
+    :func:`judging.lists.formats.judgments.parse_scale`). In csv the query may be given by id
+    or by its text. All or nothing: raises :class:`ImportRefused` listing every problem
+    by line. With ``dry_run`` everything is checked and counted, and nothing is kept.
+    """
+    if format not in judgment_formats.READERS:
+        raise ValidationError({"format": f"Use one of {', '.join(judgment_formats.READERS)}."})
+    try:
+        to_scale = judgment_formats.parse_scale(scale)
+    except ValueError as exc:
+        raise ValidationError({"scale": str(exc)}) from None
+    problems = Problems()
+    resolve = _query_resolver(collection)
+    seen = 0
+
+    def rows() -> Iterator[JudgmentRow]:
+        """Yield the file's rows as they are read (never all at once), noting problems."""
+        nonlocal seen
+        reader = judgment_formats.READERS[format](iter_lines(source))
+        for item in _records(reader, problems):
+            try:
+                query = resolve(item.query, item.line)
+                grade = None
+                if item.grade is not None:
+                    try:
+                        grade = to_scale(item.grade)
+                    except ValueError as exc:
+                        raise FormatError(item.line, str(exc), "grade") from None
+            except FormatError as exc:
+                problems.add(exc.problem)
+                if problems.full:
+                    problems.stopped = True
+                    return
+                continue
+            seen += 1
+            yield JudgmentRow(item.line, query, item.document, grade, item.status, item.note)
+
+    summary = None
+    try:
+        with transaction.atomic():
+            summary = services.judgments_import(
+                collection=collection, judge=judge, rows=rows(), channel=channel, actor=actor
+            )
+            if dry_run or problems or not seen:
+                raise _Rollback
+    except ValidationError as exc:
+        _service_problems(exc, problems)
+    except _Rollback:
+        pass
+    if not seen and not problems:
+        problems.add(Problem(None, "No judgments in the file."))
+    _refuse_if(problems)
+    assert summary is not None
+    return summary
+
+
+# --- topics and documents ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ContentSummary:
+    """What a topics or documents import did (or, in a dry run, would do)."""
+
+    created: int
+    updated: int
+    dry_run: bool = False
+
+
+def _query_row(topic: collection_formats.TopicIn) -> QueryRow:
+    """Return the service row of a topic."""
+    return QueryRow(topic.line, topic.qid, topic.text, topic.description, topic.narrative)
+
+
+def _document_row(document: collection_formats.DocumentIn) -> DocumentRow:
+    """Return the service row of a document."""
+    return DocumentRow(
+        document.line,
+        document.docno,
+        document.title,
+        document.body,
+        document.url,
+        document.extra,
+    )
+
+
+def _upsert(call: Any, problems: Problems, **kwargs: Any) -> tuple[int, int]:
+    """Run a service in a savepoint; return (created, updated), its errors into ``problems``."""
+    try:
+        summary: UpsertSummary = call(**kwargs)
+    except ValidationError as exc:
+        _service_problems(exc, problems)
+        return 0, 0
+    return summary.created, summary.updated
+
+
+@transaction.atomic
+def topics_import(
+    *,
+    collection: Collection,
+    source: Source | None = None,
+    format: str = "trec",
+    topics: Iterable[collection_formats.TopicIn | Problem] | None = None,
+    dry_run: bool = False,
+    batch_size: int = DOCUMENT_BATCH,
+) -> ContentSummary:
+    """Create or update queries from a topic file (trec, jsonl, tsv) in batches, all or nothing.
+
+    Give a file (``source`` and ``format``) or already-read ``topics`` (e.g. a JSON
+    batch). Memory holds one batch plus 16 bytes per topic. Raises
+    :class:`ImportRefused` listing every problem by line.
+    """
+    if topics is None:
+        topics = collection_formats.read_topics(format, iter_lines(source or b""))
+    problems = Problems()
+
+    created, updated = _in_batches(
+        ((t.qid, _query_row(t)) for t in _records(topics, problems)),
+        problems,
+        lambda batch: _upsert(services.queries_import, problems, collection=collection, rows=batch),
+        batch_size=batch_size,
+        what="topics",
+        noun="query id",
+    )
+    if dry_run:
+        transaction.set_rollback(True)
+    return ContentSummary(created, updated, dry_run)
+
+
+def _id_hash(external_id: str) -> int:
+    """Return a 64-bit hash of an id (for finding ids repeated across batches)."""
+    digest = hashlib.blake2b(external_id.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "little", signed=True)
+
+
+def _repeated(hashes: array, lines: array, problems: Problems, *, noun: str) -> None:
+    """Report ids repeated anywhere in the file (by their 64-bit hashes)."""
+    if len(hashes) < 2:
+        return
+    keys = np.frombuffer(hashes, dtype=np.int64)
+    numbers = np.frombuffer(lines, dtype=np.int64)
+    order = np.argsort(keys, kind="stable")
+    same = np.flatnonzero(keys[order][1:] == keys[order][:-1])
+    known = {p.line for p in problems.items}  # repeats within a batch, named by the service
+    fresh = 0
+    for i in same:
+        first, again = sorted((int(numbers[order[i]]), int(numbers[order[i + 1]])))
+        if again in known:
+            continue
+        fresh += 1
+        if fresh > MAX_REPORTED:
+            problems.total += 1
+            continue
+        problems.add(Problem(again, f"{noun} repeated (first on line {first})"))
+
+
+def _insert_new(collection: Collection, rows: list[DocumentRow], problems: Problems) -> bool:
+    """Insert documents known to be new; return False if an id turned out to repeat.
+
+    Empty ids and ids with white space are problems; an id repeated in the file makes the
+    insert fail, and the caller's check of the whole file names the lines.
+    """
+    for row in rows:
+        if not row.external_id:
+            problems.add(Problem(row.line, "document id is empty"))
+        elif any(c.isspace() for c in row.external_id):
+            problems.add(
+                Problem(row.line, f"document id {echo(row.external_id)} contains white space")
+            )
+    if problems:
+        return True
+    try:
+        with transaction.atomic():
+            Document.objects.bulk_create(
+                [
+                    Document(
+                        collection=collection,
+                        external_id=row.external_id,
+                        title=row.title,
+                        body=row.body,
+                        url=row.url,
+                        extra=row.extra or {},
+                    )
+                    for row in rows
+                ],
+                batch_size=len(rows),
+            )
+    except IntegrityError:
+        return False
+    return True
+
+
+def _in_batches(
+    items: Iterable[tuple[str, Any]],
+    problems: Problems,
+    write: Callable[[list[Any]], tuple[int, int] | None],
+    *,
+    batch_size: int,
+    what: str,
+    noun: str,
+) -> tuple[int, int]:
+    """Write ``(id, row)`` items with ``write`` one batch at a time; return (created, updated).
+
+    ``what`` names the items in messages ("topics"), ``noun`` their ids ("query id").
+
+    Writing stops at the first problem (reading goes on, to report every bad line); ids
+    repeated anywhere in the input are found by their 64-bit hashes (16 bytes per item).
+    ``write`` may return ``None`` for "an id turned out to exist already" (a concurrent
+    import). Raises :class:`ImportRefused` when there are problems; the caller's
+    transaction is then rolled back.
+    """
+    hashes, lines = array("q"), array("q")
+    created = updated = 0
+    batch: list[Any] = []
+    raced = False
+
+    def flush() -> None:
+        nonlocal created, updated, raced
+        if batch and not problems and not raced:
+            counts = write(batch)
+            if counts is None:
+                raced = True
+            else:
+                created, updated = created + counts[0], updated + counts[1]
+        batch.clear()
+
+    for external_id, row in items:
+        hashes.append(_id_hash(external_id))
+        lines.append(row.line)
+        batch.append(row)
+        if len(batch) >= batch_size:
+            flush()
+    flush()
+    if not len(hashes) and not problems:
+        problems.add(Problem(None, f"No {what} given."))
+    _repeated(hashes, lines, problems, noun=noun)
+    if raced and not problems:  # an id repeated, but not in the file: a concurrent import
+        problems.add(Problem(None, f"{what.capitalize()} were added meanwhile; import again."))
+    _refuse_if(problems)
+    return created, updated
+
+
+@transaction.atomic
+def documents_import(
+    *,
+    collection: Collection,
+    source: Source | None = None,
+    format: str = "jsonl",
+    documents: Iterable[collection_formats.DocumentIn | Problem] | None = None,
+    dry_run: bool = False,
+    batch_size: int = DOCUMENT_BATCH,
+) -> ContentSummary:
+    """Create or update documents from a file (jsonl, tsv) in batches, all or nothing.
+
+    Memory holds one batch plus 16 bytes per document (to find ids repeated across
+    batches). Raises :class:`ImportRefused` listing every problem by line; the
+    transaction is then rolled back, so nothing is written.
+    """
+    problems = Problems()
+    if documents is None:
+        documents = collection_formats.read_documents(format, iter_lines(source or b""))
+    # Into a collection without documents every row is new: insert without looking each
+    # batch up (on a table growing inside one transaction, the lookups slow down).
+    fresh = not collection.documents.exists()
+
+    def write(batch: list[DocumentRow]) -> tuple[int, int] | None:
+        if fresh:
+            return (len(batch), 0) if _insert_new(collection, batch, problems) else None
+        return _upsert(services.documents_import, problems, collection=collection, rows=batch)
+
+    created, updated = _in_batches(
+        ((d.docno, _document_row(d)) for d in _records(documents, problems)),
+        problems,
+        write,
+        batch_size=batch_size,
+        what="documents",
+        noun="document id",
+    )
+    if dry_run:
+        transaction.set_rollback(True)
+    return ContentSummary(created, updated, dry_run)
+
+
+@transaction.atomic
+def collection_create(
+    *,
+    slug: str,
+    name: str,
+    creator: AbstractBaseUser,
+    guidelines: str = "",
+    judges_per_pair: int = 1,
+) -> Collection:
+    """Create a collection and make ``creator`` its coordinator."""
+    if Collection.objects.filter(slug=slug).exists():
+        raise ValidationError({"slug": f"A collection {slug!r} exists already."})
+    collection = Collection(
+        slug=slug, name=name, guidelines=guidelines, judges_per_pair=judges_per_pair
+    )
+    collection.full_clean()
+    collection.save()
+    services.membership_grant(collection=collection, user=creator, role=Membership.Role.COORDINATOR)
+    return collection
+
+
+@transaction.atomic
+def collection_get_or_create(*, slug: str, name: str) -> tuple[Collection, bool]:
+    """Return the collection ``slug`` and whether it was created (named ``name``) now.
+
+    A new collection is checked like any other; raises ``ValidationError`` naming the field.
+    """
+    existing = Collection.objects.filter(slug=slug).first()
+    if existing is not None:
+        return existing, False
+    collection = Collection(slug=slug, name=name)
+    collection.full_clean()
+    collection.save()
+    return collection, True

@@ -1,0 +1,141 @@
+"""Pages to create a collection, fill it from files, and download its judgment list.
+
+Thin: validate with a form, call :mod:`judging.lists.services` or the export helpers,
+render. The download shares :func:`judging.lists.downloads.export_response` with the REST API.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
+
+from config.http import see_other
+from judging import selectors
+from judging.api.selectors import is_coordinator_anywhere
+from judging.forms import add_service_errors
+from judging.imports import services as services_files
+from judging.lists import downloads, exports
+from judging.lists import services as services_lists
+from judging.lists.forms import CollectionCreateForm, CollectionImportForm
+from judging.models import Membership
+
+Role = Membership.Role
+
+
+@login_required
+@require_GET
+def judgment_list_download(request: HttpRequest, slug: str) -> HttpResponse:
+    """Download the judgment list (same parameters and rules as the REST export)."""
+    collection = selectors.collection_for_member(user=request.user, slug=slug)
+    roles = selectors.user_roles(user=request.user, collection=collection)
+    try:
+        spec = exports.export_spec(request.GET)
+    except ValidationError as error:
+        return HttpResponse("; ".join(error.messages), status=400, content_type="text/plain")
+    reason = exports.may_export(collection=collection, roles=roles, raw=spec.raw)
+    if reason:
+        raise PermissionDenied(reason)
+    return downloads.export_response(request, collection=collection, spec=spec)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def collection_create(request: HttpRequest) -> HttpResponse:
+    """Let staff and coordinators create a collection (they become its coordinator)."""
+    if not (request.user.is_staff or is_coordinator_anywhere(user=request.user)):
+        raise PermissionDenied("Creating collections needs the coordinator role somewhere.")
+    form = CollectionCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            collection = services_lists.collection_create(creator=request.user, **form.cleaned_data)
+        except ValidationError as error:
+            add_service_errors(form, error)
+        else:
+            messages.success(request, "Collection created; now import its topics and documents.")
+            return see_other(reverse("judging:collection_import", args=[collection.slug]))
+    return render(
+        request,
+        "judging/collection_create.html",
+        {"form": form},
+        status=400 if request.method == "POST" else 200,
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def collection_import(request: HttpRequest, slug: str) -> HttpResponse:
+    """Import topics, documents and judgments from files, all in one transaction."""
+    collection = selectors.collection_for_member(
+        user=request.user, slug=slug, roles=(Role.COORDINATOR,)
+    )
+    form = CollectionImportForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        uploads = {role: data.get(role) for role in ("topics", "documents", "judgments")}
+        if services_files.runs_in_background(uploads):
+            options = {
+                name: data[name]
+                for name in (
+                    "topics_format",
+                    "documents_format",
+                    "judgments_format",
+                    "judge_name",
+                    "judge_kind",
+                    "scale",
+                    "dry_run",
+                )
+            }
+            job = services_files.file_import_start(
+                collection=collection, uploads=uploads, options=options, actor=request.user
+            )
+            return see_other(reverse("judging:file_import_detail", args=[collection.slug, job.pk]))
+        files = services_files.CollectionFiles(
+            topics=data["topics"],
+            topics_format=data["topics_format"],
+            documents=data["documents"],
+            documents_format=data["documents_format"],
+            judgments=data["judgments"],
+            judgments_format=data["judgments_format"],
+            judge_name=data["judge_name"],
+            judge_kind=data["judge_kind"],
+            scale=data["scale"],
+        )
+        try:
+            done = services_files.collection_files_import(
+                collection=collection, files=files, actor=request.user, dry_run=data["dry_run"]
+            )
+        except services_lists.ImportRefused as refused:
+            for message in refused.problems.messages():
+                form.add_error(None, message)
+        except ValidationError as error:
+            add_service_errors(form, error)
+        else:
+            prefix = "Dry run, nothing written — would import " if data["dry_run"] else "Imported "
+            messages.success(request, prefix + "; ".join(services_files.files_report(done)) + ".")
+            return see_other(reverse("judging:collection_import", args=[collection.slug]))
+    return render(
+        request,
+        "judging/collection_import.html",
+        {"collection": collection, "form": form},
+        status=400 if request.method == "POST" else 200,
+    )
+
+
+@login_required
+@require_http_methods(["GET"])
+def file_import_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Show a background import's progress (refreshing while it runs) or its outcome."""
+    collection = selectors.collection_for_member(
+        user=request.user, slug=slug, roles=(Role.COORDINATOR,)
+    )
+    job, bytes_read = selectors.file_import_with_progress(collection=collection, import_id=pk)
+    return render(
+        request,
+        "judging/fileimport_detail.html",
+        {"collection": collection, "job": job, "bytes_read": bytes_read},
+    )

@@ -1,0 +1,57 @@
+"""Admin of LLM judging: providers (superusers only) and runs (read-only: services write them)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest
+
+from judging.admin_base import ReadOnlyAdmin
+from judging.llm.models import LLMFailure, LLMJob, LLMOutput, LLMProvider
+
+
+@admin.register(LLMProvider)
+class LLMProviderAdmin(admin.ModelAdmin):
+    """Where LLM judges may send requests, with which key: the operator's, superusers only.
+
+    No permission granted to staff opens this page: a provider decides what the server
+    connects to and which secret it sends, so only superusers see or change providers.
+    """
+
+    list_display = ["name", "base_url", "api_key_env", "allowed_models", "allowed_private_hosts"]
+    search_fields = ["name", "base_url"]
+
+    def _superuser(self, request: HttpRequest, obj: Any = None) -> bool:
+        return bool(request.user.is_active and request.user.is_superuser)
+
+    has_module_permission = _superuser  # type: ignore[assignment]
+    has_view_permission = _superuser  # type: ignore[assignment]
+    has_add_permission = _superuser  # type: ignore[assignment]
+    has_change_permission = _superuser  # type: ignore[assignment]
+    has_delete_permission = _superuser  # type: ignore[assignment]
+
+
+@admin.register(LLMJob)
+class LLMJobAdmin(ReadOnlyAdmin):
+    """LLM judge jobs and their counts."""
+
+    list_display = ["id", "collection", "judge", "status", "total", "done", "failed", "skipped"]
+    list_filter = ["status", "collection"]
+    list_select_related = ["collection", "judge"]
+
+
+@admin.register(LLMFailure)
+class LLMFailureAdmin(ReadOnlyAdmin):
+    """Pairs an LLM job could not grade."""
+
+    list_display = ["job", "query", "document", "reason", "attempts", "at"]
+    list_select_related = ["job", "query", "document"]
+
+
+@admin.register(LLMOutput)
+class LLMOutputAdmin(ReadOnlyAdmin):
+    """What an LLM judge was asked and answered, per judgment."""
+
+    list_display = ["judgment", "native_label", "model_reported", "latency_ms", "updated_at"]
+    list_select_related = ["judgment"]

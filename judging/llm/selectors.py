@@ -1,0 +1,51 @@
+"""Read side of LLM judge jobs."""
+
+from __future__ import annotations
+
+from django.db.models import Prefetch, QuerySet
+
+from judging.llm.models import LLMFailure, LLMJob
+from judging.models import Collection, Judge
+
+
+def jobs_of(*, collection: Collection, with_failures: bool = False) -> QuerySet[LLMJob]:
+    """Return the collection's LLM jobs, newest first (with failures prefetched if asked).
+
+    Failures are listed by query and document id: requests run concurrently, so the
+    order in which they failed says nothing.
+    """
+    jobs = LLMJob.objects.filter(collection=collection).select_related("judge")
+    if with_failures:
+        jobs = jobs.prefetch_related(
+            Prefetch(
+                "failures",
+                queryset=LLMFailure.objects.select_related("query", "document").order_by(
+                    "query__external_id", "document__external_id", "id"
+                ),
+            )
+        )
+    return jobs
+
+
+def job_in(*, collection: Collection, job_id: int) -> LLMJob | None:
+    """Return one job of the collection with its failures, or None."""
+    return jobs_of(collection=collection, with_failures=True).filter(pk=job_id).first()
+
+
+def runnable_llm_judges(*, collection: Collection) -> QuerySet[Judge]:
+    """Return the LLM judges Graded can run in ``collection`` (assigned, with a provider)."""
+    return (
+        Judge.objects.filter(kind=Judge.Kind.LLM, collections=collection)
+        .filter(llm_provider__isnull=False)
+        .select_related("llm_provider")
+        .order_by("name")
+    )
+
+
+def llm_judges(*, collection: Collection) -> QuerySet[Judge]:
+    """Return every LLM judge assigned to ``collection``, runnable or not (to configure)."""
+    return (
+        Judge.objects.filter(kind=Judge.Kind.LLM, collections=collection)
+        .select_related("llm_provider")
+        .order_by("name")
+    )

@@ -1,0 +1,352 @@
+"""Write side of LLM judging: record a batch of LLM grades and failures, start jobs.
+
+LLM grades go through :func:`judging.services.judgments_import` (history, pool counters,
+live list and one bulk ``judgments_changed`` per batch), and their provenance is kept in
+:class:`~judging.llm.models.LLMOutput` beside the judgment, in the same transaction.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from judging import services
+from judging.llm.egress import EgressRefused, check_base_url
+from judging.llm.models import KEY_ENV_MESSAGE, KEY_ENV_PATTERN, LLMFailure, LLMJob, LLMOutput
+from judging.models import Collection, Judge, Judgment, JudgmentEvent
+from judging.services import ImportSummary, JudgmentRow
+
+_OUTPUT_FIELDS = [
+    "job",
+    "native_label",
+    "raw_output",
+    "prompt_hash",
+    "template_version",
+    "model_reported",
+    "prompt_tokens",
+    "completion_tokens",
+    "latency_ms",
+    "attempts",
+]
+
+
+@dataclass(frozen=True)
+class LLMGrade:
+    """One graded pair with its provenance (mapped grade beside the native label)."""
+
+    query_external_id: str
+    document_external_id: str
+    grade: int
+    native_label: str = ""
+    raw_output: str = ""
+    prompt_hash: str = ""
+    template_version: str = ""
+    model_reported: str = ""
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_ms: float | None = None
+    attempts: int | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class LLMPairFailure:
+    """One pair that could not be graded."""
+
+    query_id: int
+    document_id: int
+    reason: str
+    raw_answer: str = ""
+    attempts: int = 1
+
+
+def api_key_for(judge: Judge) -> str:
+    """Return the API key of the judge's provider, from the operator's environment.
+
+    Raises ``ValidationError`` on ``llm_provider`` when the provider names a variable that is
+    unset or empty, or (re-checked at every call, whatever the database holds) one without
+    the ``GRADED_LLM_KEY_`` prefix. The key itself never appears in a message. A provider
+    naming no variable needs no key and gets an empty string.
+    """
+    provider = judge.llm_provider
+    if provider is None or not provider.api_key_env:
+        return ""
+    if not re.match(KEY_ENV_PATTERN, provider.api_key_env):
+        raise ValidationError({"llm_provider": f"The provider {provider.name}: {KEY_ENV_MESSAGE}"})
+    key = os.environ.get(provider.api_key_env, "")
+    if not key:
+        raise ValidationError(
+            {
+                "llm_provider": f"The provider {provider.name} has no key: the operator must "
+                f"set {provider.api_key_env} where Graded runs."
+            }
+        )
+    return key
+
+
+def check_runnable(judge: Judge) -> None:
+    """Raise ``ValidationError`` naming the field if ``judge`` cannot be run by Graded.
+
+    Checks the provider's base URL and model as the operator registered them now (a
+    provider may have changed since the judge was configured).
+    """
+    if judge.kind != Judge.Kind.LLM:
+        raise ValidationError({"judge": "Only an LLM judge can be run."})
+    provider = judge.llm_provider
+    if provider is None:
+        raise ValidationError({"llm_provider": "Choose a provider for the judge."})
+    try:
+        check_base_url(provider.base_url)
+    except EgressRefused as exc:
+        raise ValidationError({"llm_provider": f"The provider {provider.name}: {exc}"}) from None
+    if not provider.allows_model(judge.model):
+        raise ValidationError(
+            {"model": f"The provider {provider.name} does not allow the model {judge.model}."}
+        )
+    api_key_for(judge)
+
+
+def outputs_store(
+    *,
+    judge: Judge,
+    collection: Collection,
+    grades: Sequence[LLMGrade],
+    job: LLMJob | None = None,
+) -> None:
+    """Create or replace the provenance of the judge's judgments of ``grades``' pairs."""
+    if not grades:
+        return
+    by_key = {(g.query_external_id, g.document_external_id): g for g in grades}
+    qids = {k[0] for k in by_key}
+    judgments = Judgment.objects.filter(
+        judge=judge, collection=collection, query__external_id__in=qids
+    ).values_list("pk", "query__external_id", "document__external_id")
+    rows = []
+    for pk, qid, docno in judgments:
+        grade = by_key.get((qid, docno))
+        if grade is None:
+            continue
+        rows.append(
+            LLMOutput(
+                judgment_id=pk,
+                job=job,
+                native_label=grade.native_label[:100],
+                raw_output=grade.raw_output,
+                prompt_hash=grade.prompt_hash,
+                template_version=grade.template_version[:100],
+                model_reported=grade.model_reported[:200],
+                prompt_tokens=grade.prompt_tokens,
+                completion_tokens=grade.completion_tokens,
+                latency_ms=grade.latency_ms,
+                attempts=grade.attempts,
+                updated_at=timezone.now(),
+            )
+        )
+    LLMOutput.objects.bulk_create(
+        rows,
+        batch_size=500,
+        update_conflicts=True,
+        unique_fields=["judgment"],
+        update_fields=[*_OUTPUT_FIELDS, "updated_at"],
+    )
+
+
+@transaction.atomic
+def llm_grades_import(
+    *,
+    collection: Collection,
+    judge: Judge,
+    grades: Sequence[LLMGrade],
+    channel: str = JudgmentEvent.Channel.LLM,
+    actor: AbstractBaseUser | None = None,
+    job: LLMJob | None = None,
+) -> ImportSummary:
+    """Record LLM grades and their provenance at once, all or nothing.
+
+    The judgments go through :func:`judging.services.judgments_import`, so history, pool
+    counters and the live list are updated once for the whole batch.
+    """
+    rows = [
+        JudgmentRow(
+            line=i,
+            query_external_id=g.query_external_id,
+            document_external_id=g.document_external_id,
+            grade=g.grade,
+            note=g.note,
+        )
+        for i, g in enumerate(grades, start=1)
+    ]
+    summary = services.judgments_import(
+        collection=collection, judge=judge, rows=rows, channel=channel, actor=actor
+    )
+    outputs_store(judge=judge, collection=collection, grades=grades, job=job)
+    return summary
+
+
+@transaction.atomic
+def llm_batch_record(
+    *,
+    job: LLMJob,
+    grades: Sequence[LLMGrade],
+    failures: Sequence[LLMPairFailure],
+) -> None:
+    """Record one batch of a job: its grades, its failures and the job's counters."""
+    if grades:
+        llm_grades_import(
+            collection=job.collection,
+            judge=job.judge,
+            grades=grades,
+            channel=JudgmentEvent.Channel.LLM,
+            job=job,
+        )
+    if failures:
+        LLMFailure.objects.bulk_create(
+            [
+                LLMFailure(
+                    job=job,
+                    query_id=f.query_id,
+                    document_id=f.document_id,
+                    reason=f.reason,
+                    raw_answer=f.raw_answer,
+                    attempts=f.attempts,
+                )
+                for f in failures
+            ],
+            batch_size=500,
+            update_conflicts=True,
+            unique_fields=["job", "query", "document"],
+            update_fields=["reason", "raw_answer", "attempts"],
+        )
+    LLMJob.objects.filter(pk=job.pk).update(
+        done=F("done") + len(grades),
+        failed=F("failed") + len(failures),
+        prompt_tokens=F("prompt_tokens") + sum(g.prompt_tokens or 0 for g in grades),
+        completion_tokens=F("completion_tokens") + sum(g.completion_tokens or 0 for g in grades),
+    )
+
+
+@transaction.atomic
+def llm_job_create(
+    *,
+    collection: Collection,
+    judge: Judge,
+    concurrency: int = 4,
+    limit: int | None = None,
+    queries: Sequence[str] = (),
+    actor: AbstractBaseUser | None = None,
+) -> LLMJob:
+    """Create a queued job after checking the judge can run and the options make sense.
+
+    Raises ``ValidationError`` naming the field; no request is made.
+    """
+    check_runnable(judge)
+    if not judge.collections.filter(pk=collection.pk).exists():
+        raise ValidationError(
+            {"judge": f"LLM judge {judge.pk} is not assigned to this collection."}
+        )
+    if not 1 <= concurrency <= 256:
+        raise ValidationError({"concurrency": "Use a concurrency from 1 to 256."})
+    if limit is not None and limit < 1:
+        raise ValidationError({"limit": "Use a positive limit, or none."})
+    wanted = [q.strip() for q in queries if q.strip()]
+    if wanted:
+        known = set(
+            collection.queries.filter(external_id__in=wanted).values_list("external_id", flat=True)
+        )
+        unknown = [q for q in wanted if q not in known]
+        if unknown:
+            raise ValidationError({"queries": f"Unknown query id(s): {', '.join(unknown)}."})
+    return LLMJob.objects.create(
+        collection=collection,
+        judge=judge,
+        created_by=actor,
+        options={"concurrency": concurrency, "limit": limit, "queries": wanted},
+    )
+
+
+def llm_job_set_status(
+    *,
+    job: LLMJob,
+    status: str,
+    error: str = "",
+    total: int | None = None,
+    skipped: int | None = None,
+) -> None:
+    """Move a job to ``status`` (stamping start or end times), with its pair counts if given."""
+    fields: dict = {"status": status}
+    if total is not None:
+        fields["total"] = total
+    if skipped is not None:
+        fields["skipped"] = skipped
+    if status == LLMJob.Status.RUNNING:
+        fields["started_at"] = timezone.now()
+    if status in (LLMJob.Status.DONE, LLMJob.Status.FAILED):
+        fields["finished_at"] = timezone.now()
+    if error:
+        fields["error"] = error
+    LLMJob.objects.filter(pk=job.pk).update(**fields)
+    for name, value in fields.items():
+        setattr(job, name, value)
+
+
+def llm_job_start(*, job: LLMJob) -> None:
+    """Run ``job`` in the background once the current transaction commits.
+
+    With a Celery broker the job is a task; without one it runs inline when Celery is
+    eager in tests (``GRADED_LLM_JOBS_INLINE``), else in a thread of this process.
+    """
+    from django.conf import settings
+
+    from judging import background
+
+    run_llm_job = background.task("judging.run_llm_job")
+
+    def start() -> None:
+        if settings.CELERY_BROKER_URL or getattr(settings, "GRADED_LLM_JOBS_INLINE", False):
+            run_llm_job.delay(job.pk)
+            return
+        import threading
+
+        from django.db import connection
+
+        def target() -> None:
+            try:
+                run_llm_job(job.pk)
+            finally:
+                connection.close()
+
+        threading.Thread(target=target, name=f"llm-job-{job.pk}", daemon=True).start()
+
+    transaction.on_commit(start)
+
+
+def maps_labels(judge: Judge) -> bool:
+    """Return whether grades posted for ``judge`` are native labels to map onto 0–4."""
+    return judge.kind == Judge.Kind.LLM and bool(judge.native_scale or judge.scale_mapping)
+
+
+def native_to_grade(judge: Judge, value: object) -> tuple[str, int]:
+    """Return ``(native label, grade 0–4)`` of a label posted for ``judge``.
+
+    Raises ``ValidationError`` on ``grade`` for a label off the judge's native scale (never
+    rounded or clamped).
+    """
+    from judging.llm import parse
+
+    label = parse.label_of(value)
+    if label is None:
+        raise ValidationError({"grade": f"{value!r} is not a label of this judge's scale."})
+    try:
+        return parse.parse_label(
+            label, native_scale=judge.native_scale or [], mapping=judge.scale_mapping or {}
+        )
+    except parse.AnswerError as exc:
+        raise ValidationError({"grade": str(exc)}) from None

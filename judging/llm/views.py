@@ -1,0 +1,102 @@
+"""LLM judge pages for coordinators: start a job, follow it live, configure the judge."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.forms.models import model_to_dict
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
+
+from config.http import see_other
+from judging import selectors
+from judging.forms import add_service_errors
+from judging.llm import judges as services_judges
+from judging.llm import selectors as selectors_llm
+from judging.llm import services as services_llm
+from judging.llm.forms import LLMJobForm, LLMJudgeForm
+from judging.models import Judge, Membership
+
+COORDINATOR = (Membership.Role.COORDINATOR,)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def llm_job_create(request: HttpRequest, slug: str) -> HttpResponse:
+    """Let a coordinator run an LLM judge over the pairs it has not graded yet."""
+    collection = selectors.collection_for_member(user=request.user, slug=slug, roles=COORDINATOR)
+    judges = selectors_llm.runnable_llm_judges(collection=collection)
+    form = LLMJobForm(request.POST or None, judges=judges)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            job = services_llm.llm_job_create(
+                collection=collection,
+                judge=data["judge"],
+                concurrency=data["concurrency"],
+                limit=data["limit"],
+                queries=data["queries"],
+                actor=request.user,
+            )
+        except ValidationError as error:
+            add_service_errors(form, error)
+        else:
+            services_llm.llm_job_start(job=job)
+            return see_other(reverse("judging:llmjob_detail", args=[collection.slug, job.pk]))
+    return render(
+        request,
+        "judging/llmjob_create.html",
+        {
+            "collection": collection,
+            "form": form,
+            "judges": judges,
+            "llm_judges": selectors_llm.llm_judges(collection=collection),
+            "jobs": selectors_llm.jobs_of(collection=collection)[:20],
+        },
+        status=400 if request.method == "POST" else 200,
+    )
+
+
+@login_required
+@require_GET
+def llm_job_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Show a job's live progress and its failures (htmx polls the progress part)."""
+    collection = selectors.collection_for_member(user=request.user, slug=slug, roles=COORDINATOR)
+    job = selectors_llm.job_in(collection=collection, job_id=pk)
+    if job is None:
+        raise Http404("No such LLM job.")
+    template = (
+        "judging/llmjob_progress.html"
+        if request.headers.get("HX-Request") and request.GET.get("part") == "progress"
+        else "judging/llmjob_detail.html"
+    )
+    return render(request, template, {"collection": collection, "job": job})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def llm_judge_update(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Let a coordinator configure how Graded calls an LLM judge."""
+    collection = selectors.collection_for_member(user=request.user, slug=slug, roles=COORDINATOR)
+    judge = get_object_or_404(Judge, pk=pk, kind=Judge.Kind.LLM, collections=collection)
+    form = LLMJudgeForm(
+        request.POST or None, initial=model_to_dict(judge, LLMJudgeForm.Meta.fields)
+    )
+    if request.method == "POST" and form.is_valid():
+        config = services_judges.LLMJudgeConfig.of(judge).with_changes(form.cleaned_data)
+        try:
+            services_judges.llm_judge_update(judge=judge, config=config)
+        except ValidationError as error:
+            add_service_errors(form, error)
+        else:
+            messages.success(request, f"Saved the LLM judge {judge.name}.")
+            return see_other(reverse("judging:llmjob_create", args=[collection.slug]))
+    return render(
+        request,
+        "judging/judge_update.html",
+        {"collection": collection, "form": form, "judge": judge},
+        status=400 if request.method == "POST" else 200,
+    )

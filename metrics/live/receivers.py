@@ -1,0 +1,39 @@
+"""React to judging's signals: rescore the runs a judgment change affects."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from judging.signals import judgments_changed, judgments_changing
+from metrics import services
+from metrics.live import tasks
+
+
+def rescore_in_transaction(*, collection_id: int, query_ids: frozenset[int], **_: Any) -> None:
+    """Rescore every run for the changed queries inside the judgment's own transaction.
+
+    The judgment and the scores derived from it commit together (or not at all), and the
+    request that recorded the judgment returns with every run's scores current.
+    """
+    services.runs_rescore_after_change(collection_id=collection_id, query_ids=query_ids)
+
+
+def rescore_bulk_after_commit(
+    *, collection_id: int, query_ids: frozenset[int], bulk: bool, **_: Any
+) -> None:
+    """Rescore the queries of a bulk change in the background once it has committed.
+
+    Changes that are not bulk were already rescored by :func:`rescore_in_transaction`.
+    """
+    if bulk:
+        tasks.rescore_queries.delay(collection_id, sorted(query_ids))
+
+
+def connect() -> None:
+    """Connect the receivers (called once from the app config)."""
+    judgments_changing.connect(
+        rescore_in_transaction, dispatch_uid="metrics.rescore_in_transaction"
+    )
+    judgments_changed.connect(
+        rescore_bulk_after_commit, dispatch_uid="metrics.rescore_on_judgments_changed"
+    )

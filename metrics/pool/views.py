@@ -1,0 +1,39 @@
+"""The coordinators' pool page: every pooled pair, filtered and paged."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from judging.models import Membership
+from judging.selectors import collection_for_member
+from metrics.models import Run
+from metrics.pool.forms import PoolFilterForm
+from metrics.pool.selectors import pool_entries
+from metrics.selectors import viewer
+
+POOL_PAGE_SIZE = 50
+
+
+@login_required
+@require_GET
+def pool_list(request: HttpRequest, slug: str) -> HttpResponse:
+    """List the judging pool for coordinators, with filters and pages."""
+    collection = collection_for_member(
+        user=request.user, slug=slug, roles=(Membership.Role.COORDINATOR,)
+    )
+    runs = Run.objects.filter(collection=collection).select_related("team").order_by("tag")
+    form = PoolFilterForm(request.GET or None, runs=runs)
+    entries = pool_entries(collection=collection, **form.filters())
+    page = Paginator(entries, POOL_PAGE_SIZE).get_page(request.GET.get("page"))
+    context = {
+        "collection": collection,
+        "who": viewer(user=request.user, collection=collection),
+        "active": "pool",
+        "form": form,
+        "page": page,
+    }
+    return render(request, "metrics/poolentry_list.html", context)
