@@ -21,7 +21,7 @@ os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.test"
 import django
 django.setup()
 import numpy as np
-from metrics import scoring
+from metrics.live import scoring
 from metrics.live.docno_index import DocnoIndex
 from metrics.engine import _strings
 
