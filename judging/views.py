@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from config.http import see_other
 from judging import selectors, selectors_card, selectors_pictures, services, services_undo
 from judging.agreement import selectors as selectors_agreement
-from judging.agreement import selectors_judges as selectors_agreement_judges
+from judging.agreement import selectors as selectors_agreement_judges
 from judging.forms import (
     DocumentImportForm,
     JudgmentFilterForm,

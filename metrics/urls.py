@@ -3,8 +3,7 @@
 from django.urls import path
 
 from metrics import views
-from metrics.analysis import views as views_query
-from metrics.analysis import views_llm_agreement
+from metrics.analysis import views as analysis_views
 from metrics.pool import views as views_pool
 
 app_name = "metrics"
@@ -14,7 +13,7 @@ urlpatterns = [
     path("c/<slug:slug>/runs/<int:pk>/", views.run_detail, name="run_detail"),
     path(
         "c/<slug:slug>/runs/<int:pk>/queries/<int:query_pk>/",
-        views_query.run_query,
+        analysis_views.run_query,
         name="run_query",
     ),
     path("c/<slug:slug>/runs/<int:pk>/file/", views.run_file, name="run_file"),
@@ -24,7 +23,7 @@ urlpatterns = [
     path("c/<slug:slug>/settings/", views.collection_update, name="collection_update"),
     path(
         "c/<slug:slug>/agreement/llm/",
-        views_llm_agreement.judge_compare,
+        analysis_views.judge_compare,
         name="llm_agreement",
     ),
 ]

@@ -24,7 +24,7 @@ from judging import aggregation
 from judging.adjudication import selectors as selectors_disagreement
 from judging.adjudication import services
 from judging.adjudication.selectors import PairView
-from judging.agreement import selectors_judges as selectors_agreement_judges
+from judging.agreement import selectors as selectors_agreement_judges
 from judging.agreement.api import JudgeRefSerializer
 from judging.api.permissions import COORDINATORS
 from judging.api.views import SLUG, CollectionScopedView

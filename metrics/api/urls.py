@@ -2,8 +2,7 @@
 
 from django.urls import path
 
-from metrics.analysis import api as views_analysis
-from metrics.analysis import api_llm_agreement as views_llm_agreement
+from metrics.analysis import api as analysis_api
 from metrics.api import views
 
 app_name = "metrics-api"
@@ -21,12 +20,12 @@ urlpatterns = [
     ),
     path(
         "collections/<slug:slug>/runs/<int:pk>/queries/<str:qid>/",
-        views_analysis.RunQueryView.as_view(),
+        analysis_api.RunQueryView.as_view(),
         name="run-query",
     ),
     path(
         "collections/<slug:slug>/compare/",
-        views_analysis.RunCompareView.as_view(),
+        analysis_api.RunCompareView.as_view(),
         name="compare",
     ),
     path(
@@ -37,7 +36,7 @@ urlpatterns = [
     path("collections/<slug:slug>/teams/", views.TeamListCreateView.as_view(), name="team-list"),
     path(
         "collections/<slug:slug>/agreement/llm/",
-        views_llm_agreement.LlmAgreementView.as_view(),
+        analysis_api.LlmAgreementView.as_view(),
         name="llm-agreement",
     ),
 ]

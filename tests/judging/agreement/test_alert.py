@@ -10,7 +10,7 @@ from sklearn.metrics import cohen_kappa_score
 from judging import services
 from judging.adjudication import services as adj
 from judging.agreement import selectors as selectors_agreement
-from judging.agreement.selectors_judges import actionable_agreement
+from judging.agreement.selectors import actionable_agreement
 from judging.models import Membership
 from tests import factories
 
