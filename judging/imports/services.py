@@ -23,7 +23,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
 
-from judging import services, textpolicy
+from judging import background, services, textpolicy
 from judging.lists import importers
 from judging.lists import services as services_lists
 from judging.lists.formats import collections as collection_formats
@@ -172,8 +172,6 @@ def file_import_start(
     ``uploads`` maps roles (:data:`ROLES`) to files; ``options`` holds the form's formats,
     judge name and kind, scale and dry run. Return the queued :class:`FileImport`.
     """
-    from judging import background
-
     given = {role: upload for role, upload in uploads.items() if upload is not None}
     if not given or set(given) - set(ROLES):
         raise ValidationError({"files": f"Give files for some of: {', '.join(ROLES)}."})

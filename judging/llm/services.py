@@ -18,7 +18,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from judging import services
+from judging import background, services
 from judging.llm.egress import EgressRefused, check_base_url
 from judging.llm.models import KEY_ENV_MESSAGE, KEY_ENV_PATTERN, LLMFailure, LLMJob, LLMOutput
 from judging.models import Collection, Judge, Judgment, JudgmentEvent
@@ -304,8 +304,6 @@ def llm_job_start(*, job: LLMJob) -> None:
     eager in tests (``GRADED_LLM_JOBS_INLINE``), else in a thread of this process.
     """
     from django.conf import settings
-
-    from judging import background
 
     run_llm_job = background.task("judging.run_llm_job")
 

@@ -43,27 +43,25 @@ def _single_column_indexes(schema_editor, table: str, column: str) -> list[str]:
     ]
 
 
-def forwards(apps, schema_editor):
+def _columns(apps):
+    """Yield the (table, column) of every field in :data:`DROPPED`."""
     for model_name, field_name in DROPPED:
         model = apps.get_model("judging", model_name)
-        field = model._meta.get_field(field_name)
-        table = model._meta.db_table
-        for name in _single_column_indexes(schema_editor, table, field.column):
+        yield model._meta.db_table, model._meta.get_field(field_name).column
+
+
+def forwards(apps, schema_editor):
+    for table, column in _columns(apps):
+        for name in _single_column_indexes(schema_editor, table, column):
             schema_editor.execute(f"DROP INDEX {schema_editor.quote_name(name)}")
 
 
 def backwards(apps, schema_editor):
-    for model_name, field_name in DROPPED:
-        model = apps.get_model("judging", model_name)
-        field = model._meta.get_field(field_name)
-        table = model._meta.db_table
-        if _single_column_indexes(schema_editor, table, field.column):
-            continue
-        name = schema_editor.quote_name(f"{table}_{field.column}_idx")
-        column = schema_editor.quote_name(field.column)
-        schema_editor.execute(
-            f"CREATE INDEX {name} ON {schema_editor.quote_name(table)} ({column})"
-        )
+    quote = schema_editor.quote_name
+    for table, column in _columns(apps):
+        if not _single_column_indexes(schema_editor, table, column):
+            name = quote(f"{table}_{column}_idx")
+            schema_editor.execute(f"CREATE INDEX {name} ON {quote(table)} ({quote(column)})")
 
 
 class Migration(migrations.Migration):
