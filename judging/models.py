@@ -388,17 +388,29 @@ class Judgment(models.Model):
 
     # judge and collection lead composite indexes (judgment_unique_current, judgment_pair),
     # which serve their lookups; an index of their own would only slow every write.
+    # db_constraint=False: on PostgreSQL these references are checked once per statement
+    # (migration 0015), not by a row-level foreign-key trigger per written row; SQLite
+    # keeps its foreign keys. See docs/architecture.md, "Integrity at bulk scale".
     judge = models.ForeignKey(
-        Judge, on_delete=models.PROTECT, related_name="judgments", db_index=False
+        Judge,
+        on_delete=models.PROTECT,
+        related_name="judgments",
+        db_index=False,
+        db_constraint=False,
     )
-    query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="judgments")
-    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="judgments")
+    query = models.ForeignKey(
+        Query, on_delete=models.CASCADE, related_name="judgments", db_constraint=False
+    )
+    document = models.ForeignKey(
+        Document, on_delete=models.CASCADE, related_name="judgments", db_constraint=False
+    )
     collection = models.ForeignKey(
         Collection,
         on_delete=models.CASCADE,
         related_name="judgments",
         db_index=False,
         help_text="Denormalised from the query; the database checks it matches both sides.",
+        db_constraint=False,
     )
     grade = models.SmallIntegerField(
         null=True, blank=True, help_text="0 not relevant … 4 perfect; empty unless graded."
@@ -492,10 +504,17 @@ class JudgmentEvent(models.Model):
         on_delete=models.SET_NULL,
         related_name="events",
         help_text="Empty once the judgment itself is deleted; the event stays.",
+        db_constraint=False,
     )
     # collection and judge lead event_pair and event_judge_time, which serve their lookups.
+    # db_constraint=False on every reference: checked per statement on PostgreSQL, like
+    # Judgment's (migration 0015).
     collection = models.ForeignKey(
-        Collection, on_delete=models.CASCADE, related_name="events", db_index=False
+        Collection,
+        on_delete=models.CASCADE,
+        related_name="events",
+        db_index=False,
+        db_constraint=False,
     )
     judge = models.ForeignKey(
         Judge,
@@ -505,9 +524,14 @@ class JudgmentEvent(models.Model):
         related_name="events",
         db_index=False,
         help_text="Whose label changed; empty for an adjudication (the pair's, not a judge's).",
+        db_constraint=False,
     )
-    query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="events")
-    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="events")
+    query = models.ForeignKey(
+        Query, on_delete=models.CASCADE, related_name="events", db_constraint=False
+    )
+    document = models.ForeignKey(
+        Document, on_delete=models.CASCADE, related_name="events", db_constraint=False
+    )
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -515,6 +539,7 @@ class JudgmentEvent(models.Model):
         on_delete=models.SET_NULL,
         related_name="judgment_events",
         help_text="The user who made the change (empty for system changes).",
+        db_constraint=False,
     )
     action = models.CharField(max_length=10, choices=Action.choices)
     channel = models.CharField(max_length=20, choices=Channel.choices)
@@ -551,13 +576,24 @@ class LiveGrade(models.Model):
     """
 
     # collection and query lead live_grade_query and live_grade_unique_pair.
+    # db_constraint=False: checked per statement on PostgreSQL, like Judgment's (0015).
     collection = models.ForeignKey(
-        Collection, on_delete=models.CASCADE, related_name="live_grades", db_index=False
+        Collection,
+        on_delete=models.CASCADE,
+        related_name="live_grades",
+        db_index=False,
+        db_constraint=False,
     )
     query = models.ForeignKey(
-        Query, on_delete=models.CASCADE, related_name="live_grades", db_index=False
+        Query,
+        on_delete=models.CASCADE,
+        related_name="live_grades",
+        db_index=False,
+        db_constraint=False,
     )
-    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="live_grades")
+    document = models.ForeignKey(
+        Document, on_delete=models.CASCADE, related_name="live_grades", db_constraint=False
+    )
     grade = models.FloatField(help_text="Aggregated grade, 0–4.")
     human_count = models.PositiveIntegerField(
         default=0, help_text="Human grades behind this pair's live grade."
