@@ -7,6 +7,9 @@ Targets:
 - ``manage.py import_judgments`` of 200,000 lines: at most 10 s;
 - 200,000 documents (JSON Lines, ~450 bytes of text each): at most 200 MiB above.
 
+On PostgreSQL a last row, without a target, measures the floor under the qrels row: the
+same file's judgment rows written by SQL alone (:func:`_floor`).
+
 ``python -m benchmarks.imports [--database-url URL] [--qrels-lines N] [--judgments N]
 [--documents N] [--topics N]``
 
@@ -43,6 +46,7 @@ TARGETS = {
     "judgments": ("manage.py import_judgments, 200k lines", None, 10.0),
     "documents": ("200k documents (JSON Lines)", 200, None),
     "topics": ("topics (TSV), dry run", None, None),
+    "floor": ("PostgreSQL alone: the qrels' judgment rows, COPY + INSERT", None, None),
 }
 
 
@@ -99,6 +103,7 @@ def write_topics(path: Path, *, count: int) -> None:
 
 def child(kind: str, slug: str, path: str) -> dict[str, Any]:
     """Run one import in this (fresh) process; return its time and memory."""
+    from django.contrib.auth import get_user_model
     from django.core.management import call_command
     from django.db import connection
 
@@ -111,9 +116,10 @@ def child(kind: str, slug: str, path: str) -> dict[str, Any]:
     started = time.perf_counter()
     if kind == "qrels":
         judge = services_lists.judge_for_import(name="bench-qrels")
-        with open(path, "rb") as source:
+        coordinator = get_user_model().objects.create_user("bench-coordinator")
+        with open(path, "rb") as source:  # as the API calls it: the coordinator is the actor
             summary = services_lists.judgment_list_import(
-                collection=collection, judge=judge, source=source, format="qrels"
+                collection=collection, judge=judge, source=source, format="qrels", actor=coordinator
             )
         done = f"{summary.created:,} created"
     elif kind == "judgments":
@@ -132,10 +138,49 @@ def child(kind: str, slug: str, path: str) -> dict[str, Any]:
                 collection=collection, source=source, format="tsv", dry_run=True
             )
         done = f"{summary.created:,} would be created"
+    elif kind == "floor":
+        done = f"{_floor(collection.pk, path):,} rows"
     else:
         raise SystemExit(f"unknown import {kind!r}")
     seconds = time.perf_counter() - started
     return {"seconds": seconds, "before": before, "peak": _rss_peak(), "done": done}
+
+
+def _floor(collection_id: int, path: str) -> int:
+    """Write the qrels file's judgment rows with SQL alone; return how many.
+
+    The least any import storing one row per label pays on this database: the file is
+    copied as it is into a temporary table, and one ``INSERT ... SELECT`` writes the
+    judgment rows (with the table's indexes and migration 0015's check), joined to their
+    queries and documents, then commits. No Python per line, no checks of the lines, no
+    history events, no live grades.
+    """
+    from django.db import connection, transaction
+
+    from judging.models import Judge
+
+    judge = Judge.objects.create(kind=Judge.Kind.LLM, name="bench-floor", model="floor")
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE TEMPORARY TABLE floor (qid TEXT, iter TEXT, docno TEXT, grade SMALLINT)"
+            " ON COMMIT DROP"
+        )
+        with (
+            open(path, "rb") as source,
+            cursor.cursor.copy("COPY floor FROM STDIN (DELIMITER ' ')") as copy,
+        ):
+            while block := source.read(1 << 20):
+                copy.write(block)
+        cursor.execute(
+            "INSERT INTO judging_judgment (judge_id, query_id, document_id, collection_id,"
+            " grade, status, note, created_at, updated_at)"
+            " SELECT %s, q.id, d.id, %s, f.grade, 'graded', '', now(), now() FROM floor f"
+            " JOIN judging_query q ON q.collection_id = %s AND q.external_id = f.qid"
+            " JOIN judging_document d ON d.collection_id = %s AND d.external_id = f.docno"
+            " ORDER BY q.id, d.id",
+            [judge.pk, collection_id, collection_id, collection_id],
+        )
+        return cursor.rowcount
 
 
 def _run_child(url: str, kind: str, slug: str, path: Path) -> dict[str, Any]:
@@ -185,6 +230,7 @@ def run(args: argparse.Namespace) -> str:
         work = Path(tmp)
         plan = [
             ("qrels", args.qrels_lines, "qrels.txt"),
+            ("floor", args.qrels_lines if connection.vendor == "postgresql" else 0, "qrels.txt"),
             ("judgments", args.judgments, "judgments.qrels"),
             ("documents", args.documents, "documents.jsonl"),
             ("topics", args.topics, "topics.tsv"),
@@ -198,6 +244,8 @@ def run(args: argparse.Namespace) -> str:
             if kind == "qrels":
                 _collection(slug, queries=queries, documents=documents)
                 write_qrels(path, lines=size, queries=queries, documents=documents, seed=1)
+            elif kind == "floor":  # the same file, into a collection of its own
+                _collection(slug, queries=queries, documents=documents)
             elif kind == "judgments":
                 _collection(slug, queries=queries, documents=documents)
                 write_qrels(path, lines=size, queries=queries, documents=documents, seed=2)

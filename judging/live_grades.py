@@ -7,6 +7,7 @@ adjudication in force set it, and the judges whose grades the policy used.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable
 
@@ -22,7 +23,7 @@ from judging.signals import judgments_changed
 
 Status = Judgment.Status
 #: Queries whose live grades are recomputed together (bounds memory in bulk imports).
-QUERY_CHUNK = 25
+QUERY_CHUNK = 100
 #: The columns of a new live grade, in the order :func:`_refresh` builds its rows.
 CREATED_FIELDS = (
     "collection",
@@ -52,6 +53,12 @@ CURRENT_FIELDS = (
 )
 #: What it writes of a changed one: the same, then ``updated_at`` (the row's id last).
 CHANGED_FIELDS = (*CURRENT_FIELDS[1:], "updated_at")
+
+
+@functools.lru_cache(maxsize=4096)
+def _json_ids(judge_ids: tuple[int, ...]) -> str:
+    """Return the JSON of a pair's judge ids (a bulk import repeats a few lists many times)."""
+    return json.dumps(list(judge_ids))
 
 
 def refresh(
@@ -138,15 +145,17 @@ def _refresh(
     contributors: dict[int, list[int]] = {}
     for i, judge_id in zip(pair_index[used].tolist(), judges[used].tolist(), strict=True):
         contributors.setdefault(i, []).append(judge_id)
+    humans_list, llms_list = humans.astype(int).tolist(), (totals - humans).astype(int).tolist()
+    abstain_list = [None if a != a else a for a in abstain.tolist()]  # NaN: none recorded
     for i, value in zip(pair_ids.tolist(), live.tolist(), strict=True):
         key = keys[i]
         new[key] = (
             float(value),
-            int(humans[i]),
-            int(totals[i] - humans[i]),
+            humans_list[i],
+            llms_list[i],
             key in adjudicated,
-            sorted(contributors.get(i, [])),
-            None if np.isnan(abstain[i]) else float(abstain[i]),
+            sorted(contributors.get(i, ())),
+            abstain_list[i],
         )
     changed_queries: set[int] = set()
     gone = [key for key in current if key not in new]
@@ -169,7 +178,7 @@ def _refresh(
                     version,
                     policy.name,
                     is_adjudicated,
-                    json.dumps(judge_ids),
+                    _json_ids(tuple(judge_ids)),
                     abstain_p,
                     now,
                 )
@@ -191,7 +200,7 @@ def _refresh(
                     n_llms,
                     policy.name,
                     is_adjudicated,
-                    json.dumps(judge_ids),
+                    _json_ids(tuple(judge_ids)),
                     now,
                     pk,
                 )

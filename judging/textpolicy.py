@@ -46,7 +46,8 @@ MAX_ERRORS = 100
 MAX_ECHO = 80
 """Longest user value echoed back in an error message, in characters."""
 
-_FORBIDDEN = re.compile("[\x00\ud800-\udfff]")
+FORBIDDEN = re.compile("[\x00\ud800-\udfff]")
+"""Characters refused in every text: NUL and the surrogate code points."""
 
 
 class TextRefused(ValueError):
@@ -72,7 +73,7 @@ def echo(value: Any, limit: int = MAX_ECHO) -> str:
 
 def text_problem(value: str, *, max_length: int | None = None, what: str = "text") -> str | None:
     """Return why ``value`` is refused (NUL, a surrogate, too long), or ``None`` if it is fine."""
-    found = _FORBIDDEN.search(value)
+    found = FORBIDDEN.search(value)
     if found:
         char = found.group()
         kind = "a NUL character" if char == "\x00" else f"a lone surrogate ({char!a})"

@@ -9,7 +9,6 @@ stored beside the judgment (:class:`judging.llm.models.LLMOutput`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -74,7 +73,7 @@ def mapped_rows(
             errors.append({"line": row.line, "message": f"grade: {exc.message_dict['grade'][0]}"})
             continue
         natives[row.line] = label
-        out.append(replace(row, grade=grade))
+        out.append(row._replace(grade=grade))
     return out, natives, errors
 
 
