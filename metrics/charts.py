@@ -17,7 +17,15 @@ from html import escape
 
 import numpy as np
 
-__all__ = ["BoxGroup", "bar_chart", "box_plot", "box_stats", "delta_chart", "nice_ticks"]
+__all__ = [
+    "BoxGroup",
+    "bar_chart",
+    "box_plot",
+    "box_stats",
+    "delta_chart",
+    "line_chart",
+    "nice_ticks",
+]
 
 _FONT = 12
 _PAD_LEFT = 52
@@ -421,4 +429,66 @@ def box_plot(
             )
         parts.append("</g>")
     parts.append("</g></svg>")
+    return "".join(parts)
+
+
+def line_chart(
+    series: Sequence[tuple[str, Sequence[tuple[float, float]]]],
+    *,
+    title: str,
+    x_label: str,
+    y_label: str,
+    width: int = 640,
+    height: int = 320,
+) -> str:
+    """Return an SVG of one line per named series of ``(x, y)`` points, with a legend.
+
+    Points with a non-finite ``y`` are left out. Line colours come from CSS classes
+    ``chart-line-0`` … ``chart-line-5`` (with stroke attributes as fall-backs).
+    """
+    palette = ("#1f5fbf", "#c2410c", "#15803d", "#7e22ce", "#b91c1c", "#0e7490")
+    points = [
+        (name, [(x, y) for x, y in pts if math.isfinite(x) and math.isfinite(y)])
+        for name, pts in series
+    ]
+    xs = [x for _, pts in points for x, _ in pts] or [0.0, 1.0]
+    ys = [y for _, pts in points for _, y in pts] or [0.0, 1.0]
+    y_ticks = nice_ticks(min(0.0, min(ys)), max(1.0, max(ys)))
+    x_ticks = nice_ticks(min(0.0, min(xs)), max(xs))
+    legend = 18 * len(points)
+    left, right = _PAD_LEFT, width - _PAD_RIGHT
+    top, bottom = _PAD_TOP, height - _PAD_BOTTOM - legend
+
+    def x(value: float) -> float:
+        return left + (value - x_ticks[0]) / ((x_ticks[-1] - x_ticks[0]) or 1) * (right - left)
+
+    def y(value: float) -> float:
+        return bottom - (value - y_ticks[0]) / ((y_ticks[-1] - y_ticks[0]) or 1) * (bottom - top)
+
+    parts = _svg_open(width, height, title, "chart-lines", f"{y_label} against {x_label}")
+    parts += _y_axis(y_ticks, y, left, right, y_label)
+    parts.append('<g class="chart-ticks">')
+    for tick in x_ticks:
+        parts.append(
+            f'<text x="{_n(x(tick))}" y="{_n(bottom + 16)}" text-anchor="middle" '
+            f'class="chart-tick" fill="#6b7385">{_e(_tick_label(tick))}</text>'
+        )
+    parts.append(
+        f'<text x="{_n((left + right) / 2)}" y="{_n(bottom + 30)}" text-anchor="middle" '
+        f'class="chart-axis-label" fill="#4a5366">{_e(x_label)}</text></g>'
+    )
+    for i, (name, pts) in enumerate(points):
+        colour = palette[i % len(palette)]
+        path = " ".join(f"{_n(x(px))},{_n(y(py))}" for px, py in pts)
+        parts.append(
+            f'<polyline class="chart-line-{i % len(palette)}" fill="none" stroke="{colour}" '
+            f'stroke-width="2" points="{path}"><title>{_e(name)}</title></polyline>'
+        )
+        ly = height - legend + 18 * i + 4
+        parts.append(
+            f'<line x1="{_n(left)}" x2="{_n(left + 24)}" y1="{_n(ly)}" y2="{_n(ly)}" '
+            f'stroke="{colour}" stroke-width="3"/>'
+            f'<text x="{_n(left + 30)}" y="{_n(ly + 4)}" fill="#1f2430">{_e(name)}</text>'
+        )
+    parts.append("</svg>")
     return "".join(parts)

@@ -1,0 +1,172 @@
+"""Replay judging in a strategy's order with known grades as the oracle (pure; no Django).
+
+:func:`simulate` asks a strategy (:mod:`metrics.pool.strategies`) for pairs, answers
+each with the campaign's full qrels, and every ``step`` judgments scores all runs with
+the grades found so far. The runs are then ranked by their mean score and compared with
+their ranking under the full qrels (Kendall's τ-b and τ_AP,
+:mod:`metrics.engine.rankcorr`). This is how the literature compares pooling strategies
+(Losada et al. 2017): judgments spent against relevant documents found and against the
+fidelity of the system ranking.
+
+Edge cases: a pair the qrels do not grade counts as judged not relevant (grade 0), as a
+pooled document missing from TREC qrels would. The reference ranking uses every qrels
+grade, also of documents no run retrieved (they count in the ideal ranking). With fewer
+than two runs, or all runs tied, τ is undefined (NaN).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from metrics.engine import JudgedPool, evaluate_ranked, read_qrels, read_run
+from metrics.engine.rankcorr import RankCorrelationUndefinedWarning, kendall_tau_b, tau_ap
+from metrics.pool.strategies import Campaign, Scorer, Strategy
+
+F64 = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Step:
+    """The state after ``judged`` judgments."""
+
+    judged: int
+    relevant: int
+    tau: float
+    tau_ap: float
+
+
+def oracle(campaign: Campaign, qrels: Mapping[str, Mapping[str, float]]) -> list[F64]:
+    """Return each query's grade per document code (0 where the qrels give none)."""
+    out = []
+    for q, names in zip(campaign.queries, campaign.docnos, strict=True):
+        graded = qrels.get(q, {})
+        out.append(np.array([float(graded.get(d, 0.0)) for d in names]))
+    return out
+
+
+def make_scorer(
+    campaign: Campaign, measure: str = "ndcg_cut.10", extra: list[F64] | None = None
+) -> Scorer:
+    """Return a function scoring every run on every query from labels per document code.
+
+    The labels are one float array per query, NaN where not judged. ``extra`` adds, per
+    query, judged labels of documents outside the campaign's rankings (for the ideal).
+    """
+    n_runs, n_queries = len(campaign.runs), len(campaign.queries)
+    width = max(m.shape[1] for m in campaign.rankings)
+    offsets = np.concatenate(([0], np.cumsum(campaign.n_docs)))
+    hole = int(offsets[-1])  # index of a NaN cell after every query's labels
+    codes = np.full((n_runs, n_queries, width), hole, dtype=np.int64)
+    for q, matrix in enumerate(campaign.rankings):
+        present = matrix >= 0
+        block = np.where(present, matrix + offsets[q], hole)
+        codes[:, q, : matrix.shape[1]] = block
+    codes = codes.reshape(n_runs * n_queries, width)
+    n_ret = (codes != hole).sum(axis=1)
+    row_query = np.tile(np.arange(n_queries), n_runs)
+
+    def scores(labels: list[F64]) -> F64:
+        flat = np.concatenate([*labels, [np.nan]])
+        ranked = flat[codes]
+        judged = [lab[~np.isnan(lab)] for lab in labels]
+        if extra is not None:
+            judged = [np.concatenate((a, b)) for a, b in zip(judged, extra, strict=True)]
+        pool = JudgedPool.from_sequences(judged).take(row_query)
+        values = evaluate_ranked(ranked, n_ret, pool, [measure])
+        (column,) = values.values()
+        return np.nan_to_num(column).reshape(n_runs, n_queries)
+
+    return scores
+
+
+def _correlations(estimated: F64, reference: F64) -> tuple[float, float]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RankCorrelationUndefinedWarning)
+        return kendall_tau_b(estimated, reference), tau_ap(estimated, reference)
+
+
+def simulate(
+    campaign: Campaign,
+    grades: list[F64],
+    strategy: Strategy,
+    *,
+    budget: int,
+    step: int,
+    scores: Scorer,
+    reference: F64,
+    rel_level: float = 1.0,
+) -> list[Step]:
+    """Judge up to ``budget`` pairs in ``strategy``'s order; report every ``step`` of them.
+
+    ``grades`` answers each pair (:func:`oracle`); ``reference`` is each run's mean score
+    under the full qrels. The last row is the state when the budget or the pool ran out.
+    """
+    if budget < 1 or step < 1:
+        raise ValueError("budget and step must be positive")
+    labels = [np.full(len(g), np.nan) for g in grades]
+    rows: list[Step] = []
+    judged = relevant = 0
+
+    def report() -> None:
+        tau, tap = _correlations(scores(labels).mean(axis=1), reference)
+        rows.append(Step(judged, relevant, tau, tap))
+
+    report()
+    while judged < budget:
+        pair = strategy.next_pair()
+        if pair is None:
+            break
+        q, d = pair
+        grade = float(grades[q][d])
+        labels[q][d] = grade
+        strategy.observe(q, d, grade)
+        judged += 1
+        relevant += grade >= rel_level
+        if judged % step == 0:
+            report()
+    if rows[-1].judged != judged:
+        report()
+    return rows
+
+
+def judgments_to_reach(rows: list[Step], tau: float = 0.9) -> int | None:
+    """Return the judgments after which τ first reached ``tau`` and stayed, or ``None``."""
+    reached = None
+    for row in rows:
+        below = not row.tau >= tau  # NaN counts as below
+        reached = None if below else (row.judged if reached is None else reached)
+    return reached
+
+
+def load_files(
+    qrels_path: str, run_paths: list[str], depth: int | None = None
+) -> tuple[Campaign, dict[str, dict[str, float]]]:
+    """Read TREC (or JSON) qrels and runs with the engine; return the campaign and qrels.
+
+    Each run keeps its top ``depth`` per query; it is named by its run tag (the file name
+    when two runs share one). Raises the engine's :class:`EngineInputError` on bad input.
+    """
+    judged = read_qrels(qrels_path)
+    qrels: dict[str, dict[str, float]] = {}
+    names = [b.decode("utf-8") for b in judged.docnos.to_pylist()]
+    for code, docno, label in zip(
+        judged.qcode.tolist(), names, judged.labels.tolist(), strict=True
+    ):
+        qrels.setdefault(judged.qids[code], {})[docno] = label
+    rankings: dict[str, dict[str, list[str]]] = {}
+    for path in run_paths:
+        run = read_run(path)
+        order, start, count = run.ranking()
+        docnos = [b.decode("utf-8") for b in run.docnos.to_pylist()]
+        per_query = {}
+        for code, qid in enumerate(run.qids):
+            rows = order[start[code] : start[code] + count[code]][:depth]
+            per_query[qid] = [docnos[i] for i in rows.tolist()]
+        tag = run.tag if run.tag not in rankings else path
+        rankings[tag] = per_query
+    return Campaign.from_rankings(rankings, depth), qrels

@@ -1,0 +1,411 @@
+"""Orders in which to judge a campaign's pooled pairs (pure numpy; no Django).
+
+A *campaign* is the runs' rankings of each query, integer-coded (:class:`Campaign`). A
+*strategy* picks the next (query, document) pair to judge and learns from each grade
+(:meth:`Strategy.observe`), so the order adapts as judging goes. The strategies:
+
+``depth``
+    Depth-k pooling, the order Graded used so far: every document in some run's top
+    ``k``, shallowest first (by its best rank over the runs, then its code).
+``mtf``
+    Move-to-front (Cormack, Palmer and Clarke, SIGIR 1998). Each run has a priority,
+    all equal at first. Judging takes the next unjudged document of a run with the
+    highest priority. After a relevant document it stays with that run (while the run
+    has the highest priority); a non-relevant one lowers the run's priority by one and
+    moves on to the next run with the highest priority, in cyclic order. So a run keeps
+    the judge while it finds relevant documents and loses the judge at its first miss.
+``mm-ns`` and ``thompson``
+    Bandits (Losada, Parapar and Barreiro, SAC 2016 and IP&M 2017): the runs of a query
+    are the arms; pulling an arm judges the run's next unjudged document, and the reward
+    is 1 if it is relevant, else 0. ``thompson`` draws each arm's relevance rate from its
+    Beta(1 + hits, 1 + misses) posterior and pulls the largest draw. ``mm-ns`` pulls the
+    arm with the largest posterior mean (1 + hits) / (2 + hits + misses), with hits and
+    misses discounted by ``decay`` at each pull of that arm: deeper documents are less
+    often relevant, so a run's recent rewards say more than its early ones (our reading
+    of the papers' non-stationary variant; see docs/pooling.md).
+``swap``
+    Graded's own: judge first the pair whose grade could most change the order of runs
+    that are close on the current leaderboard. A pair's weight is its estimated chance of
+    being relevant times the sum, over the pairs of runs next to each other on the
+    leaderboard, of how differently the two runs' measure would move if it were relevant
+    (the difference of their rank discounts at that document, 0 below the cut-off),
+    divided by the gap between the two runs' current scores. Recomputed every
+    ``refresh`` picks from the measure so far.
+
+The per-query strategies (``depth``, ``mtf``, bandits) share the budget between queries
+round-robin: each pick goes to the next query that still has an unjudged pooled
+document, so every query gets the same number of judgments while it has documents.
+``swap`` picks over all queries at once.
+
+Relevant means a grade of at least ``rel_level`` (1: any grade above "not relevant").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = [
+    "STRATEGIES",
+    "Bandit",
+    "Campaign",
+    "DepthK",
+    "MoveToFront",
+    "Strategy",
+    "Swap",
+    "make_strategy",
+]
+
+I64 = NDArray[np.int64]
+F64 = NDArray[np.float64]
+Pair = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Campaign:
+    """Runs over queries, integer-coded.
+
+    ``rankings[q]`` is an int64 array ``(n_runs, depth)``: the code of the document each
+    run ranks at each rank for query ``q``, ``-1`` past the end of a run's list. Codes
+    of query ``q`` are ``0 .. n_docs[q] - 1``; ``docnos[q][code]`` names them.
+    """
+
+    queries: tuple[str, ...]
+    runs: tuple[str, ...]
+    rankings: tuple[I64, ...]
+    docnos: tuple[tuple[str, ...], ...]
+
+    @property
+    def n_docs(self) -> list[int]:
+        """Return the number of distinct documents of each query."""
+        return [len(names) for names in self.docnos]
+
+    @classmethod
+    def from_rankings(
+        cls, rankings: Mapping[str, Mapping[str, Sequence[str]]], depth: int | None = None
+    ) -> Campaign:
+        """Build a campaign from ``{run: {query: [docno, ... best first]}}``.
+
+        ``depth`` keeps each run's top ``depth`` only. Queries are sorted; runs keep
+        their order. A query no run ranks anything for is left out.
+        """
+        runs = tuple(rankings)
+        queries = sorted({q for ranked in rankings.values() for q, docs in ranked.items() if docs})
+        all_rankings, all_docnos = [], []
+        for q in queries:
+            codes: dict[str, int] = {}
+            lists = [list(rankings[r].get(q, ()))[:depth] for r in runs]
+            width = max(len(docs) for docs in lists)
+            matrix = np.full((len(runs), width), -1, dtype=np.int64)
+            for i, docs in enumerate(lists):
+                matrix[i, : len(docs)] = [codes.setdefault(d, len(codes)) for d in docs]
+            all_rankings.append(matrix)
+            all_docnos.append(tuple(codes))
+        return cls(tuple(queries), runs, tuple(all_rankings), tuple(all_docnos))
+
+    def best_rank(self, q: int) -> I64:
+        """Return each document's best (smallest, 0-based) rank over the runs of query ``q``."""
+        matrix = self.rankings[q]
+        best = np.full(len(self.docnos[q]), np.iinfo(np.int64).max, dtype=np.int64)
+        ranks = np.broadcast_to(np.arange(matrix.shape[1]), matrix.shape)
+        present = matrix >= 0
+        np.minimum.at(best, matrix[present], ranks[present])
+        return best
+
+
+class Strategy:
+    """Pick pairs to judge one at a time; learn from each grade."""
+
+    name = ""
+
+    def __init__(self, campaign: Campaign, *, rel_level: float = 1.0) -> None:
+        """Start with nothing judged."""
+        self.campaign = campaign
+        self.rel_level = rel_level
+        self.judged = [np.zeros(n, dtype=bool) for n in campaign.n_docs]
+
+    def next_pair(self) -> Pair | None:
+        """Return the next (query, document code) to judge, or ``None`` when none is left."""
+        raise NotImplementedError
+
+    def observe(self, q: int, d: int, grade: float) -> None:
+        """Record the grade of a pair (judged by anyone: the strategy's pick or not)."""
+        self.judged[q][d] = True
+
+
+class _PerQuery(Strategy):
+    """A strategy that orders each query's documents on its own, queries in turn."""
+
+    def __init__(self, campaign: Campaign, *, rel_level: float = 1.0) -> None:
+        """Start the round-robin at the first query."""
+        super().__init__(campaign, rel_level=rel_level)
+        self._turn = 0
+
+    def pick(self, q: int) -> int | None:
+        """Return query ``q``'s next document to judge, or ``None`` if it has none left."""
+        raise NotImplementedError
+
+    def next_pair(self) -> Pair | None:
+        """Return the next query's pick, skipping queries with nothing left to judge."""
+        n = len(self.campaign.queries)
+        for step in range(n):
+            q = (self._turn + step) % n
+            d = self.pick(q)
+            if d is not None:
+                self._turn = (q + 1) % n
+                return q, d
+        return None
+
+
+class DepthK(_PerQuery):
+    """Depth-k pooling: the documents in some run's top ``k``, shallowest first."""
+
+    name = "depth"
+
+    def __init__(self, campaign: Campaign, *, k: int = 100, rel_level: float = 1.0) -> None:
+        """Order each query's pool by best rank over the runs, then by document code."""
+        super().__init__(campaign, rel_level=rel_level)
+        self._order = []
+        for q in range(len(campaign.queries)):
+            best = campaign.best_rank(q)
+            pooled = np.flatnonzero(best < k)
+            self._order.append(pooled[np.lexsort((pooled, best[pooled]))])
+        self._next = [0] * len(campaign.queries)
+
+    def pick(self, q: int) -> int | None:
+        """Return the shallowest pooled document of ``q`` not judged yet."""
+        order, judged = self._order[q], self.judged[q]
+        i = self._next[q]
+        while i < len(order) and judged[order[i]]:
+            i += 1
+        self._next[q] = i
+        return int(order[i]) if i < len(order) else None
+
+
+class _RunPointers(_PerQuery):
+    """Per query and run: the rank of the run's next document that is not judged yet."""
+
+    def __init__(self, campaign: Campaign, *, rel_level: float = 1.0) -> None:
+        """Point every run at its first document."""
+        super().__init__(campaign, rel_level=rel_level)
+        self._pointer = [np.zeros(len(campaign.runs), dtype=np.int64) for _ in campaign.queries]
+        self._pulled: dict[Pair, int] = {}  # pair picked -> the run it was picked from
+
+    def _next_document(self, q: int, r: int) -> int | None:
+        """Return run ``r``'s next unjudged document of ``q`` (advancing past judged ones)."""
+        row, judged, pointer = self.campaign.rankings[q][r], self.judged[q], self._pointer[q]
+        i = int(pointer[r])
+        while i < len(row) and row[i] >= 0 and judged[row[i]]:
+            i += 1
+        pointer[r] = i
+        return int(row[i]) if i < len(row) and row[i] >= 0 else None
+
+    def _live_runs(self, q: int) -> list[int]:
+        """Return the runs of ``q`` that still have an unjudged document."""
+        return [r for r in range(len(self.campaign.runs)) if self._next_document(q, r) is not None]
+
+    def choose_run(self, q: int, live: list[int]) -> int:
+        """Return the run to take ``q``'s next document from (``live`` is not empty)."""
+        raise NotImplementedError
+
+    def pick(self, q: int) -> int | None:
+        """Take the next unjudged document of the run :meth:`choose_run` names."""
+        live = self._live_runs(q)
+        if not live:
+            return None
+        r = self.choose_run(q, live)
+        d = self._next_document(q, r)
+        assert d is not None
+        self._pulled[(q, d)] = r
+        return d
+
+    def observe(self, q: int, d: int, grade: float) -> None:
+        """Record the grade, and reward the run the pair was picked from."""
+        super().observe(q, d, grade)
+        r = self._pulled.pop((q, d), None)
+        if r is not None:
+            self.reward(q, r, grade >= self.rel_level)
+
+    def reward(self, q: int, r: int, relevant: bool) -> None:
+        """Learn from the outcome of judging run ``r``'s document of query ``q``."""
+        raise NotImplementedError
+
+
+class MoveToFront(_RunPointers):
+    """Move-to-front pooling (Cormack, Palmer and Clarke, 1998)."""
+
+    name = "mtf"
+
+    def __init__(self, campaign: Campaign, *, rel_level: float = 1.0) -> None:
+        """Give every run of every query the same priority; start before the first run."""
+        super().__init__(campaign, rel_level=rel_level)
+        self.priority = [np.zeros(len(campaign.runs), dtype=np.int64) for _ in campaign.queries]
+        self._current = [len(campaign.runs) - 1] * len(campaign.queries)
+        self._stay = [False] * len(campaign.queries)
+
+    def choose_run(self, q: int, live: list[int]) -> int:
+        """Return the run to judge from next.
+
+        Stay with the run that just found a relevant document while it has the top
+        priority; otherwise take the next run with the top priority in cyclic order.
+        """
+        priority, current = self.priority[q], self._current[q]
+        top = max(int(priority[r]) for r in live)
+        if self._stay[q] and current in live and priority[current] == top:
+            return current
+        n = len(self.campaign.runs)
+        for step in range(1, n + 1):  # the runs after the current one, the current one last
+            r = (current + step) % n
+            if r in live and priority[r] == top:
+                self._current[q] = r
+                return r
+        raise AssertionError("a live run has the top priority")
+
+    def reward(self, q: int, r: int, relevant: bool) -> None:
+        """Keep the run after a relevant document; lower its priority by one after a miss."""
+        self._stay[q] = relevant
+        if not relevant:
+            self.priority[q][r] -= 1
+
+
+class Bandit(_RunPointers):
+    """Runs as the arms of a Bernoulli bandit per query (Losada, Parapar and Barreiro)."""
+
+    def __init__(
+        self,
+        campaign: Campaign,
+        *,
+        rule: str = "mm-ns",
+        decay: float = 0.9,
+        seed: int = 0,
+        rel_level: float = 1.0,
+    ) -> None:
+        """Start every arm at Beta(1, 1): no hits, no misses."""
+        if rule not in ("mm-ns", "mm", "thompson"):
+            raise ValueError(f"unknown bandit rule {rule!r}; use mm-ns, mm or thompson")
+        if not 0 < decay <= 1:
+            raise ValueError("decay must be in (0, 1]")
+        super().__init__(campaign, rel_level=rel_level)
+        self.name = rule
+        self.decay = decay if rule == "mm-ns" else 1.0
+        self.hits = [np.zeros(len(campaign.runs)) for _ in campaign.queries]
+        self.misses = [np.zeros(len(campaign.runs)) for _ in campaign.queries]
+        self._rng = np.random.default_rng(seed)
+
+    def choose_run(self, q: int, live: list[int]) -> int:
+        """Pull the live arm with the largest posterior mean (or Thompson draw); ties: first."""
+        arms = np.asarray(live)
+        alpha, beta = 1.0 + self.hits[q][arms], 1.0 + self.misses[q][arms]
+        thompson = self.name == "thompson"
+        score = self._rng.beta(alpha, beta) if thompson else alpha / (alpha + beta)
+        return int(arms[int(np.argmax(score))])
+
+    def reward(self, q: int, r: int, relevant: bool) -> None:
+        """Add the reward (1 relevant, else 0) to the arm, after discounting its past."""
+        self.hits[q][r] = self.decay * self.hits[q][r] + (1.0 if relevant else 0.0)
+        self.misses[q][r] = self.decay * self.misses[q][r] + (0.0 if relevant else 1.0)
+
+
+#: ``scores(labels)`` -> ``(n_runs, n_queries)`` measure values from the labels so far
+#: (a list of one float array per query, NaN where not judged).
+Scorer = Callable[[list[F64]], F64]
+
+
+class Swap(Strategy):
+    """Judge first the pairs whose grade can most change close runs' order (see module)."""
+
+    name = "swap"
+
+    def __init__(
+        self,
+        campaign: Campaign,
+        *,
+        scores: Scorer,
+        cutoff: int = 10,
+        refresh: int = 20,
+        rel_level: float = 1.0,
+    ) -> None:
+        """Keep the scorer; weigh pairs every ``refresh`` picks."""
+        super().__init__(campaign, rel_level=rel_level)
+        self.scores = scores
+        self.cutoff = cutoff
+        self.refresh = max(1, refresh)
+        self.labels = [np.full(n, np.nan) for n in campaign.n_docs]
+        self._queue: list[Pair] = []
+        self._fallback = DepthK(campaign, k=max(m.shape[1] for m in campaign.rankings))
+        # each run's rank discount at each document of each query, within the cut-off
+        self._discount = []
+        for matrix in campaign.rankings:
+            table = np.zeros((len(campaign.runs), int(matrix.max(initial=-1)) + 1))
+            top = matrix[:, : self.cutoff]
+            runs, ranks = np.nonzero(top >= 0)
+            table[runs, top[runs, ranks]] = 1.0 / np.log2(ranks + 2.0)
+            self._discount.append(table)
+
+    def observe(self, q: int, d: int, grade: float) -> None:
+        """Record the grade (the next weighing uses it)."""
+        super().observe(q, d, grade)
+        self.labels[q][d] = grade
+        self._fallback.observe(q, d, grade)
+
+    def weights(self) -> list[F64]:
+        """Return each query's weight per document (0 for judged ones)."""
+        per_run = self.scores(self.labels).mean(axis=1)
+        order = np.argsort(-per_run, kind="stable")
+        upper, lower = order[:-1], order[1:]
+        gap = per_run[upper] - per_run[lower]
+        closeness = 1.0 / (gap + 1e-3)
+        out = []
+        for q, table in enumerate(self._discount):
+            judged = self.judged[q]
+            hits = np.nansum(self.labels[q] >= self.rel_level)
+            chance = (1.0 + hits) / (2.0 + judged.sum())
+            moves = np.abs(table[upper] - table[lower]) * closeness[:, None]
+            weight = chance * moves.sum(axis=0)
+            weight[judged[: len(weight)]] = 0.0
+            out.append(weight)
+        return out
+
+    def next_pair(self) -> Pair | None:
+        """Return the heaviest pair of the last weighing not judged since, or fall back."""
+        while self._queue:
+            q, d = self._queue.pop()
+            if not self.judged[q][d]:
+                return q, d
+        flat = [(w, q, d) for q, weight in enumerate(self.weights()) for d, w in enumerate(weight)]
+        best = sorted((item for item in flat if item[0] > 0), reverse=True)[: self.refresh]
+        self._queue = [(q, d) for _w, q, d in reversed(best)]
+        if self._queue:
+            return self._queue.pop()
+        return self._fallback.next_pair()  # nothing above the cut-off left: depth order
+
+
+STRATEGIES = ("depth", "mtf", "mm-ns", "thompson", "swap")
+
+
+def make_strategy(
+    name: str,
+    campaign: Campaign,
+    *,
+    scores: Scorer | None = None,
+    depth: int = 100,
+    cutoff: int = 10,
+    refresh: int = 20,
+    seed: int = 0,
+    rel_level: float = 1.0,
+) -> Strategy:
+    """Return strategy ``name`` (one of :data:`STRATEGIES`) over ``campaign``."""
+    if name == "depth":
+        return DepthK(campaign, k=depth, rel_level=rel_level)
+    if name == "mtf":
+        return MoveToFront(campaign, rel_level=rel_level)
+    if name in ("mm-ns", "thompson"):
+        return Bandit(campaign, rule=name, seed=seed, rel_level=rel_level)
+    if name == "swap":
+        if scores is None:
+            raise ValueError("the swap strategy needs a scorer")
+        return Swap(campaign, scores=scores, cutoff=cutoff, refresh=refresh, rel_level=rel_level)
+    raise ValueError(f"unknown strategy {name!r}; use one of {', '.join(STRATEGIES)}")
