@@ -64,11 +64,7 @@ def demo() -> tuple[Campaign, dict[str, dict[str, float]]]:
 def compare(campaign: Campaign, qrels: dict[str, dict[str, float]], step: int) -> list[str]:
     """Simulate every strategy; return Markdown table rows."""
     grades = simulation.oracle(campaign, qrels)
-    outside = []
-    for q, names in zip(campaign.queries, campaign.docnos, strict=True):
-        pooled = set(names)
-        outside.append(np.array([g for d, g in qrels.get(q, {}).items() if d not in pooled]))
-    reference = simulation.make_scorer(campaign, MEASURE, extra=outside)(grades).mean(axis=1)
+    reference = simulation.reference_scores(campaign, qrels, MEASURE)
     scorer = simulation.make_scorer(campaign, MEASURE)
     pool = sum(campaign.n_docs)
     results = {}

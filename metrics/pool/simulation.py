@@ -84,6 +84,22 @@ def make_scorer(
     return scores
 
 
+def reference_scores(
+    campaign: Campaign, qrels: Mapping[str, Mapping[str, float]], measure: str = "ndcg_cut.10"
+) -> F64:
+    """Return each run's mean score under the full qrels (the ranking to reproduce).
+
+    Graded documents that no run pooled count too: they are part of the ideal ranking.
+    """
+    outside = []
+    for q, names in zip(campaign.queries, campaign.docnos, strict=True):
+        pooled = set(names)
+        graded = qrels.get(q, {})
+        outside.append(np.array([g for d, g in graded.items() if d not in pooled], dtype=float))
+    scores = make_scorer(campaign, measure, extra=outside)
+    return scores(oracle(campaign, qrels)).mean(axis=1)
+
+
 def _correlations(estimated: F64, reference: F64) -> tuple[float, float]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RankCorrelationUndefinedWarning)

@@ -375,9 +375,14 @@ class Swap(Strategy):
             q, d = self._queue.pop()
             if not self.judged[q][d]:
                 return q, d
-        flat = [(w, q, d) for q, weight in enumerate(self.weights()) for d, w in enumerate(weight)]
-        best = sorted((item for item in flat if item[0] > 0), reverse=True)[: self.refresh]
-        self._queue = [(q, d) for _w, q, d in reversed(best)]
+        weights = self.weights()
+        flat = np.concatenate(weights)
+        top = np.argsort(-flat, kind="stable")[: self.refresh]
+        top = top[flat[top] > 0]
+        starts = np.cumsum([0, *(len(w) for w in weights)])
+        queries = np.searchsorted(starts, top, side="right") - 1
+        picks = list(zip(queries.tolist(), (top - starts[queries]).tolist(), strict=True))
+        self._queue = picks[::-1]  # popped from the end: heaviest first
         if self._queue:
             return self._queue.pop()
         return self._fallback.next_pair()  # nothing above the cut-off left: depth order

@@ -19,7 +19,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from metrics.charts import line_chart
@@ -82,13 +81,7 @@ class Command(BaseCommand):
         if not campaign.queries:
             raise CommandError("the runs rank no documents")
         grades = simulation.oracle(campaign, qrels)
-        outside = []  # graded documents no run pooled: they count in the ideal ranking
-        for q, names in zip(campaign.queries, campaign.docnos, strict=True):
-            pooled = set(names)
-            graded = qrels.get(q, {})
-            outside.append(np.array([g for d, g in graded.items() if d not in pooled], float))
-        reference_scores = simulation.make_scorer(campaign, opts["measure"], extra=outside)
-        reference = reference_scores(grades).mean(axis=1)
+        reference = simulation.reference_scores(campaign, qrels, opts["measure"])
         scorer = simulation.make_scorer(campaign, opts["measure"])
         names = opts["strategy"] or ["all"]
         names = list(STRATEGIES) if "all" in names else list(dict.fromkeys(names))
