@@ -114,6 +114,38 @@ def test_readers_name_the_line_of_every_problem():
     assert _read(jf.read_json, '{"a": 1}')[0].message.startswith("expected a JSON array")
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "q1 0 d1 3",
+        "q1 0 d1 -1",
+        "q1 0 d1 99",
+        "q1 0 d1 100",
+        "q1 0 d1 04",
+        "q1 0 d1 +2",
+        "q1 0 d1 2.0",
+        "q1 0 d1 1e3",
+        "q1 0 d1 two",
+        f"{'q' * 500} 0 {'d' * 500} 1",
+        f"{'q' * 501} 0 d1 1",
+        f"q1 0 {'d' * 501} 1",
+        "q1 0 d\ud800 1",
+        "q\x00 0 d1 1",
+    ],
+)
+def test_the_qrels_fast_path_reads_a_line_as_the_general_checks_do(line):
+    """read_qrels takes usual lines without calling _id and _grade; the outcome is theirs."""
+    (got,) = jf.read_qrels([(1, line)])  # as text, so a lone surrogate can reach it
+    qid, _, docno, grade = line.split()
+    try:
+        expected = jf.JudgmentIn(
+            1, jf._id(qid, 1, "query"), jf._id(docno, 1, "document"), jf._grade(grade, 1)
+        )
+    except FormatError as exc:
+        expected = exc.problem
+    assert got == expected
+
+
 def test_text_policy_refuses_nul_and_lone_surrogates_with_the_line():
     assert text("ok", 1, "f") == "ok"
     with pytest.raises(FormatError) as nul:
