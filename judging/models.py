@@ -359,6 +359,13 @@ class PoolEntry(models.Model):
         help_text="Whether the pair still needs grades (kept by the services with the "
         "progress counters; see judging.progress.models).",
     )
+    priority = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Wave of the collection's pooling plan, lower first; null when the pair "
+        "is not planned (judged after every planned pair, in the default order). Kept by "
+        "the pooling strategy (metrics.pool); null for every pair under depth-k.",
+    )
     added_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -371,6 +378,11 @@ class PoolEntry(models.Model):
             models.Index(
                 fields=["collection", "graded_count", "shuffle_key"], name="pool_next"
             ),  # next_pair: first rows of a (grade count, rotated shuffle) range
+            models.Index(
+                fields=["collection", "priority"],
+                name="pool_planned",
+                condition=Q(priority__isnull=False),
+            ),  # next_pair's planned arm and the plan listing: the few planned pairs only
         ]
 
     def __str__(self) -> str:

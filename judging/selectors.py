@@ -44,6 +44,7 @@ from judging.models import (
 FINAL_STATUSES = (Judgment.Status.GRADED, Judgment.Status.CANNOT_JUDGE)
 _MIX_MULTIPLIER = 2654435761  # Knuth's multiplicative hash constant
 _MIX_MODULUS = 2147483647
+_UNPLANNED = 2147483647  # next_pair's sort key for pairs outside the pooling plan (waves are small)
 
 
 def collection_for_member(
@@ -240,6 +241,12 @@ def next_pair(
     single query reads the open pairs from the maintained ``PoolEntry.is_open`` (see
     :mod:`judging.progress.models`), which here is "has content and fewer than
     ``judges_per_pair`` grades", without joining the documents.
+
+    A pooling strategy other than depth-k (:mod:`metrics.pool`) plans the next pairs in
+    waves (``PoolEntry.priority``): planned pairs come before every unplanned one, the
+    lower wave first; within a wave the order above holds (current query, fewest grades,
+    the judge's shuffle), so judges working at once spread over a wave's pairs. Pairs
+    deferred with "later" stay last. With no plan (depth-k) the order is the one above.
     """
     if _quota_reached(judge=judge, collection=collection):
         return None
@@ -279,7 +286,14 @@ def _next_split_pair(
             mix=mix,
         )
         .select_related("query", "document")
-        .order_by("deferred", "other_query", "graded_count", "mix", "pk")
+        .order_by(
+            "deferred",
+            F("priority").asc(nulls_last=True),
+            "other_query",
+            "graded_count",
+            "mix",
+            "pk",
+        )
         .first()
     )
 
@@ -292,10 +306,11 @@ def _next_pair_sql(
     pe, jd = quote(PoolEntry._meta.db_table), quote(Judgment._meta.db_table)
     start = _MIX_MODULUS - (judge.pk * _MIX_MULTIPLIER) % _MIX_MODULUS
     columns = (
-        "SELECT pe.id AS id, {cls} AS cls, pe.graded_count AS g, "
+        "SELECT pe.id AS id, {p} AS p, {cls} AS cls, pe.graded_count AS g, "
         f"CASE WHEN pe.shuffle_key >= {int(start)} THEN 0 ELSE 1 END AS rot, "
         "pe.shuffle_key AS k"
     )
+    unplanned = str(_UNPLANNED)
     # Without disagreements a pair is open exactly while its document has content and it
     # has fewer than judges_per_pair grades: the maintained ``is_open`` (no document join).
     base = f" FROM {pe} pe WHERE pe.collection_id = %s AND pe.is_open"
@@ -306,9 +321,20 @@ def _next_pair_sql(
     arms: list[str] = []
     params: list[object] = []
     open_count = max(0, int(collection.judges_per_pair))
+    # the pooling plan's pairs (few; index pool_planned), wave by wave, before the rest
+    current = "CASE WHEN pe.query_id = %s THEN 0 ELSE 1 END"
+    arms.append(
+        columns.format(p="pe.priority", cls=current if current_query_id is not None else "1")
+        + base
+        + f" AND pe.priority IS NOT NULL AND NOT EXISTS ({mine})"
+        + " ORDER BY p, cls, g, rot, k, id LIMIT 1"
+    )
+    if current_query_id is not None:
+        params.append(current_query_id)
+    params += [collection.pk, judge.pk]
     if current_query_id is not None:  # class 0: the current query (one query's pairs)
         arms.append(
-            columns.format(cls=0)
+            columns.format(p=unplanned, cls=0)
             + base
             + f" AND pe.query_id = %s AND NOT EXISTS ({mine})"
             + " ORDER BY g, rot, k, id LIMIT 1"
@@ -317,7 +343,7 @@ def _next_pair_sql(
     for g in range(open_count):  # class 1: the rest, per grade count, in rotated order
         for above in (True, False):
             arms.append(
-                columns.format(cls=1)
+                columns.format(p=unplanned, cls=1)
                 + base
                 + " AND pe.graded_count = %s AND pe.shuffle_key "
                 + (">=" if above else "<")
@@ -327,9 +353,10 @@ def _next_pair_sql(
     # class 2/3: pairs this judge deferred with "later" (of the current query first).
     arms.append(
         columns.format(
+            p=unplanned,
             cls="CASE WHEN pe.query_id = %s THEN 2 ELSE 3 END"
             if current_query_id is not None
-            else "3"
+            else "3",
         )
         + base
         + f" AND EXISTS ({mine} AND j.status = %s)"
@@ -339,7 +366,7 @@ def _next_pair_sql(
         params.append(current_query_id)
     params += [collection.pk, judge.pk, Judgment.Status.LATER]
     union = " UNION ALL ".join(f"SELECT * FROM ({arm}) a{i}" for i, arm in enumerate(arms))
-    sql = f"SELECT c.id FROM ({union}) c ORDER BY c.cls, c.g, c.rot, c.k, c.id LIMIT 1"
+    sql = f"SELECT c.id FROM ({union}) c ORDER BY c.p, c.cls, c.g, c.rot, c.k, c.id LIMIT 1"
     return sql, params
 
 

@@ -7,7 +7,7 @@ and makes the history append and the pool counters race-free on PostgreSQL as on
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -20,7 +20,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from judging import live_grades, selectors, staging, textpolicy
-from judging.db import update_rows
+from judging.db import update_rows, update_values
 from judging.models import (
     GRADE_MAX,
     GRADE_MIN,
@@ -455,6 +455,36 @@ def pool_add_ids(*, collection: Collection, pairs: Iterable[tuple[int, int]], so
 
 
 _ID_CHUNK = 10_000  # ids per IN list
+_PLAN_CHUNK = 500  # planned pairs per look-up of their pool entries
+
+
+@transaction.atomic
+def pool_plan_set(*, collection: Collection, waves: Mapping[tuple[int, int], int]) -> int:
+    """Make ``waves`` (query pk, document pk) -> wave the collection's pooling plan.
+
+    Every other pair of the collection becomes unplanned (``priority`` null); pairs of
+    ``waves`` that are not pooled in the collection are ignored. Return how many pool
+    entries are planned now. ``next_pair`` serves planned pairs first, the lowest wave
+    first. An empty ``waves`` clears the plan (the default order).
+    """
+    if any(wave < 0 for wave in waves.values()):
+        raise ValueError("waves are non-negative")
+    PoolEntry.objects.filter(collection=collection, priority__isnull=False).update(priority=None)
+    if not waves:
+        return 0
+    wanted = {pair: int(wave) for pair, wave in waves.items()}
+    rows = []
+    pairs = sorted(wanted)
+    for start in range(0, len(pairs), _PLAN_CHUNK):  # a plan is a few hundred pairs
+        chunk = pairs[start : start + _PLAN_CHUNK]
+        entries = PoolEntry.objects.filter(
+            collection=collection,
+            query_id__in={q for q, _ in chunk},
+            document_id__in={d for _, d in chunk},
+        ).values_list("pk", "query_id", "document_id")
+        rows += [[wanted[(q, d)], pk] for pk, q, d in entries if (q, d) in wanted]
+    update_values(PoolEntry, ["priority"], rows)
+    return len(rows)
 
 
 def _recount_pool(collection_id: int, query_ids: Iterable[int]) -> None:

@@ -150,3 +150,6 @@ class DocnoIndexToken(models.Model):
     def __str__(self) -> str:
         """Return ``collection: token``."""
         return f"{self.collection_id}: {self.token:x}"
+
+
+from metrics.pool.models import PoolingPolicy  # noqa: E402, F401  (pooling policy versions)

@@ -29,6 +29,7 @@ from metrics.live import docno_index, scoring
 from metrics.live import rescore as live_rescore
 from metrics.live.sqlrows import as_dict, dumps, fetch, live_grade_columns, write_rows, write_scores
 from metrics.models import RANKING_DTYPE, Run, RunQuery, Team
+from metrics.pool.tasks import pool_replan_soon
 
 
 @dataclass
@@ -208,6 +209,7 @@ def run_submit(
     except BaseException:
         run.source_file.storage.delete(stored)  # the database rolls back; so does the file
         raise
+    pool_replan_soon(collection_id=collection.pk)
     run.refresh_from_db()
     run.pairs_pooled = pooled  # not stored: what this submission added to the judges' pool
     return run
@@ -570,9 +572,11 @@ def run_delete(*, run: Run) -> None:
     """Delete a run, its stored rankings and its kept file; pooled pairs stay in the pool."""
     stored = run.source_file.name
     storage = run.source_file.storage
+    collection_id = run.collection_id
     run.delete()
     if stored:
         transaction.on_commit(lambda: storage.delete(stored))
+    pool_replan_soon(collection_id=collection_id)
 
 
 @transaction.atomic
@@ -629,7 +633,9 @@ def runs_repool(*, collection: Collection, depth: int) -> int:
         raise ValidationError({"depth": "Pool depth must be at least 1."})
     collection.pool_depth = depth
     collection.save(update_fields=["pool_depth"])
-    return sum(
+    added = sum(
         pool_from_run(run=run, depth=depth)
         for run in Run.objects.filter(collection=collection).select_related("collection")
     )
+    pool_replan_soon(collection_id=collection.pk, force=True)
+    return added

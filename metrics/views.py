@@ -49,6 +49,9 @@ from metrics.forms import (
 )
 from metrics.live.scoring import MeasureLabel, measure_labels
 from metrics.models import Run, Team
+from metrics.pool.forms import PoolingPolicyForm
+from metrics.pool.selectors import pooling_history, pooling_policy
+from metrics.pool.services import DEFAULTS, PARAMETERS, pooling_policy_set
 from metrics.selectors import (
     Viewer,
     leaderboard,
@@ -471,6 +474,14 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
         policies=[(p.name, f"{p.name} — {p.description}") for p in POLICIES.values()],
         initial={name: getattr(collection, name) for name in AGGREGATION_FIELDS},
     )
+    pooling = pooling_policy(collection=collection)
+    pooling_form = PoolingPolicyForm(
+        request.POST if action == "pooling" else None,
+        initial={
+            "strategy": pooling.strategy if pooling else "depth",
+            **{name: getattr(pooling, name) if pooling else DEFAULTS[name] for name in PARAMETERS},
+        },
+    )
     judge_memberships = list(
         Membership.objects.filter(collection=collection, role=Role.JUDGE)
         .select_related("user")
@@ -503,6 +514,18 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
             )
             messages.success(request, "Settings saved; every run was rescored.")
             return see_other(reverse("metrics:leaderboard", args=[collection.slug]))
+        if action == "pooling" and pooling_form.is_valid():
+            policy = pooling_policy_set(
+                collection=collection, actor=request.user, **pooling_form.cleaned_data
+            )
+            messages.success(
+                request,
+                f"Pooling policy version {policy.version}: {policy.strategy}, "
+                f"{policy.planned_pairs} pairs planned."
+                if policy
+                else "The pooling policy is unchanged.",
+            )
+            return see_other(reverse("metrics:collection_update", args=[collection.slug]))
         if action == "repool" and repool_form.is_valid():
             added = runs_repool(collection=collection, depth=repool_form.cleaned_data["depth"])
             messages.success(
@@ -513,7 +536,11 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
         if action == "quota":
             messages.error(request, " ".join(error.messages))
             return see_other(reverse("metrics:collection_update", args=[collection.slug]))
-        form = {"settings": settings_form, "aggregation": aggregation_form}.get(action, repool_form)
+        form = {
+            "settings": settings_form,
+            "aggregation": aggregation_form,
+            "pooling": pooling_form,
+        }.get(action, repool_form)
         for field, problems in error.message_dict.items():
             form.add_error(field if field in form.fields else None, problems)
     return render(
@@ -525,6 +552,9 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
             ),
             "settings_form": settings_form,
             "repool_form": repool_form,
+            "pooling_form": pooling_form,
+            "pooling": pooling,
+            "pooling_history": pooling_history(collection=collection)[:10],
             "aggregation_form": aggregation_form,
             "policy_changes": PolicyChange.objects.filter(collection=collection)
             .select_related("actor")

@@ -4,6 +4,7 @@ from django.urls import path
 
 from metrics.analysis import api as analysis_api
 from metrics.api import views
+from metrics.pool import api as pool_api
 
 app_name = "metrics-api"
 urlpatterns = [
@@ -34,6 +35,16 @@ urlpatterns = [
         name="leaderboard",
     ),
     path("collections/<slug:slug>/teams/", views.TeamListCreateView.as_view(), name="team-list"),
+    path(
+        "collections/<slug:slug>/pooling/",
+        pool_api.PoolingSettingsView.as_view(),
+        name="pooling",
+    ),
+    path(
+        "collections/<slug:slug>/pooling/plan/",
+        pool_api.PoolPlanView.as_view(),
+        name="pooling-plan",
+    ),
     path(
         "collections/<slug:slug>/agreement/llm/",
         analysis_api.LlmAgreementView.as_view(),

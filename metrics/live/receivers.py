@@ -7,6 +7,7 @@ from typing import Any
 from judging.signals import judgments_changed, judgments_changing
 from metrics import services
 from metrics.live import tasks
+from metrics.pool.tasks import pool_replan_soon
 
 
 def rescore_in_transaction(*, collection_id: int, query_ids: frozenset[int], **_: Any) -> None:
@@ -29,6 +30,11 @@ def rescore_bulk_after_commit(
         tasks.rescore_queries.delay(collection_id, sorted(query_ids))
 
 
+def replan_after_commit(*, collection_id: int, **_: Any) -> None:
+    """Replan the judging queue of a collection whose pooling strategy plans, in the background."""
+    pool_replan_soon(collection_id=collection_id)
+
+
 def connect() -> None:
     """Connect the receivers (called once from the app config)."""
     judgments_changing.connect(
@@ -37,3 +43,4 @@ def connect() -> None:
     judgments_changed.connect(
         rescore_bulk_after_commit, dispatch_uid="metrics.rescore_on_judgments_changed"
     )
+    judgments_changed.connect(replan_after_commit, dispatch_uid="metrics.pool_replan")

@@ -9,6 +9,7 @@ from django.db.models import QuerySet
 
 from metrics.forms import RunChoiceField
 from metrics.models import Run
+from metrics.pool.models import STRATEGY_CHOICES
 
 
 class PoolFilterForm(forms.Form):
@@ -45,3 +46,33 @@ class PoolFilterForm(forms.Form):
             "run": data.get("run"),
             "unjudged_only": bool(data.get("unjudged")),
         }
+
+
+class PoolingPolicyForm(forms.Form):
+    """Which strategy orders the judges' queue, and its parameters."""
+
+    strategy = forms.ChoiceField(
+        choices=STRATEGY_CHOICES,
+        label="Pooling strategy",
+        help_text="Depth-k gives judges every pooled pair, fewest grades first. The others "
+        "plan the next pairs from the runs and the grades so far, and replan as grades "
+        "arrive. Every change is kept as a new version.",
+    )
+    wave_size = forms.IntegerField(
+        min_value=1,
+        max_value=1000,
+        label="Wave size",
+        help_text="Planned pairs judges share before the next wave (each in their own order).",
+    )
+    horizon = forms.IntegerField(
+        min_value=1, max_value=100_000, label="Plan ahead", help_text="Unjudged pairs planned."
+    )
+    rel_level = forms.IntegerField(
+        min_value=1, max_value=4, label="Relevant from grade", help_text="What counts as a hit."
+    )
+    cutoff = forms.IntegerField(
+        min_value=1, max_value=1000, label="Swap cut-off", help_text="Ranks swap weighs."
+    )
+    seed = forms.IntegerField(
+        min_value=0, max_value=2**31 - 1, label="Seed", help_text="Thompson sampling's seed."
+    )

@@ -57,6 +57,7 @@ __all__ = [
     "Strategy",
     "Swap",
     "make_strategy",
+    "plan",
 ]
 
 I64 = NDArray[np.int64]
@@ -131,8 +132,16 @@ class Strategy:
         """Return the next (query, document code) to judge, or ``None`` when none is left."""
         raise NotImplementedError
 
+    #: Whether the strategy weighs every known grade at once (``swap``): :func:`plan` then
+    #: tells it all of them before asking for picks.
+    global_view = False
+
     def observe(self, q: int, d: int, grade: float) -> None:
         """Record the grade of a pair (judged by anyone: the strategy's pick or not)."""
+        self.judged[q][d] = True
+
+    def pend(self, q: int, d: int) -> None:
+        """Take a picked pair whose grade is not known yet: never pick it again, learn nothing."""
         self.judged[q][d] = True
 
 
@@ -229,6 +238,11 @@ class _RunPointers(_PerQuery):
         if r is not None:
             self.reward(q, r, grade >= self.rel_level)
 
+    def pend(self, q: int, d: int) -> None:
+        """Take the pick without a reward: the run keeps its state (see :func:`plan`)."""
+        super().pend(q, d)
+        self._pulled.pop((q, d), None)
+
     def reward(self, q: int, r: int, relevant: bool) -> None:
         """Learn from the outcome of judging run ``r``'s document of query ``q``."""
         raise NotImplementedError
@@ -318,6 +332,7 @@ class Swap(Strategy):
     """Judge first the pairs whose grade can most change close runs' order (see module)."""
 
     name = "swap"
+    global_view = True
 
     def __init__(
         self,
@@ -350,6 +365,11 @@ class Swap(Strategy):
         super().observe(q, d, grade)
         self.labels[q][d] = grade
         self._fallback.observe(q, d, grade)
+
+    def pend(self, q: int, d: int) -> None:
+        """Take the pick without a grade (the fallback order skips it too)."""
+        super().pend(q, d)
+        self._fallback.pend(q, d)
 
     def weights(self) -> list[F64]:
         """Return each query's weight per document (0 for judged ones)."""
@@ -386,6 +406,50 @@ class Swap(Strategy):
         if self._queue:
             return self._queue.pop()
         return self._fallback.next_pair()  # nothing above the cut-off left: depth order
+
+
+def plan(
+    strategy: Strategy,
+    known: Sequence[F64],
+    n: int,
+    *,
+    eligible: Sequence[NDArray[np.bool_]] | None = None,
+) -> list[Pair]:
+    """Return the next ``n`` pairs ``strategy`` would have judged, given the grades known.
+
+    ``known[q]`` holds query ``q``'s grade per document code, NaN where no grade is known
+    yet. The strategy is replayed from its start: a pick whose grade is known is told that
+    grade for free (as if it had just been judged) and judging goes on; a pick whose grade
+    is unknown is the next pair of the plan, taken without a grade (:meth:`Strategy.pend`:
+    move-to-front and the bandits keep the run's state, so the plan goes on as the
+    strategy would before that grade arrives). So the plan is the strategy's own order
+    over the pairs nobody has judged, and it follows every grade that arrives: replanned
+    after a grade, it is the order the strategy takes after that outcome. Strategies that
+    weigh all grades at once (``global_view``) are told them first. A pick that is not
+    ``eligible`` (not open for judging) is passed over without a grade.
+
+    Edge cases: ``n <= 0`` gives ``[]``; fewer than ``n`` unjudged pairs give them all.
+    """
+    out: list[Pair] = []
+    if n <= 0:
+        return out
+    if strategy.global_view:
+        for q, grades in enumerate(known):
+            for d in np.flatnonzero(~np.isnan(grades)).tolist():
+                strategy.observe(q, d, float(grades[d]))
+    while len(out) < n:
+        pick = strategy.next_pair()
+        if pick is None:
+            break
+        q, d = pick
+        grade = known[q][d]
+        if not np.isnan(grade):
+            strategy.observe(q, d, float(grade))
+            continue
+        strategy.pend(q, d)
+        if eligible is None or eligible[q][d]:
+            out.append(pick)
+    return out
 
 
 STRATEGIES = ("depth", "mtf", "mm-ns", "thompson", "swap")

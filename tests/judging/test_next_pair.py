@@ -1,7 +1,8 @@
 """next_pair (one SQL query over index ranges) picks exactly what the plain ordering picks.
 
 The reference is the straightforward ORM ordering over every open pair (the previous
-implementation): deferred last, current query first, fewest grades, per-judge shuffle, pk.
+implementation): deferred last, the pooling plan's pairs first by wave (priority; none
+planned under depth-k), current query first, fewest grades, per-judge shuffle, pk.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ pytestmark = pytest.mark.django_db
 Status = Judgment.Status
 
 
-def reference_next(judge, collection, current_query_id):
+def reference_next(judge, collection, current_query_id, *, plan=True):
     mine = Judgment.objects.filter(
         judge_id=judge.pk,
         query_id=OuterRef("query_id"),
@@ -64,15 +65,25 @@ def reference_next(judge, collection, current_query_id):
             ),
             mix=mix,
         )
-        .order_by("deferred", "other_query", "graded_count", "mix", "pk")
+        .order_by(
+            "deferred",
+            F("priority").asc(nulls_last=True) if plan else "deferred",
+            "other_query",
+            "graded_count",
+            "mix",
+            "pk",
+        )
         .first()
     )
 
 
+@pytest.mark.parametrize("planned", [False, True], ids=["depth-k", "planned"])
 @pytest.mark.parametrize("judges_per_pair", [1, 2, 3])
-def test_next_pair_equals_the_reference_ordering_as_judging_goes_on(judges_per_pair):
+def test_next_pair_equals_the_reference_ordering_as_judging_goes_on(judges_per_pair, planned):
     rng = random.Random(judges_per_pair)
-    coll = factories.collection(f"np{judges_per_pair}", judges_per_pair=judges_per_pair)
+    coll = factories.collection(
+        f"np{judges_per_pair}{'p' if planned else ''}", judges_per_pair=judges_per_pair
+    )
     queries = [factories.query(coll) for _ in range(4)]
     docs = [factories.document(coll) for _ in range(12)]
     Document.objects.filter(pk__in=[d.pk for d in docs[:2]]).update(has_content=False)
@@ -87,17 +98,20 @@ def test_next_pair_equals_the_reference_ordering_as_judging_goes_on(judges_per_p
                     document=d,
                     shuffle_key=key,
                     graded_count=rng.randrange(judges_per_pair + 1),
+                    priority=rng.choice([None, None, 0, 1, 2]) if planned else None,
                 )
             )
     PoolEntry.objects.bulk_create(entries)
     services_progress.progress_rebuild(collection=coll)  # rows written around the services
     judges = [factories.human_judge(factories.user()) for _ in range(3)]
-    steps = 0
+    steps = reordered = 0
     for judge in judges * 8:
         for current in [None, *(q.pk for q in queries)]:
             expected = reference_next(judge, coll, current)
             got = selectors.next_pair(judge=judge, collection=coll, current_query_id=current)
             assert (got and got.pk) == (expected and expected.pk), (judge.pk, current)
+            unplanned = reference_next(judge, coll, current, plan=False)
+            reordered += (got and got.pk) != (unplanned and unplanned.pk)
         entry = reference_next(judge, coll, rng.choice([None, queries[0].pk]))
         if entry is None:
             continue
@@ -117,3 +131,5 @@ def test_next_pair_equals_the_reference_ordering_as_judging_goes_on(judges_per_p
         services_progress.progress_rebuild(collection=coll)
         steps += 1
     assert steps > 10  # the loop really judged, deferred and moved on
+    # the plan decides picks when there is one, and only then
+    assert (reordered > 0) == planned

@@ -78,6 +78,9 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("DELETE", S + "adjudications/<int:pk>/"):    (401, 404, 403, 403, 403, 403, 404, 204),
     ("GET", S + "aggregation/"):                  (401, 404, 403, 403, 403, 403, 404, 200),
     ("PATCH", S + "aggregation/"):                (401, 404, 403, 403, 403, 403, 404, 200),
+    ("GET", S + "pooling/"):                      (401, 404, 403, 403, 403, 403, 404, 200),
+    ("PATCH", S + "pooling/"):                    (401, 404, 403, 403, 403, 403, 404, 200),
+    ("GET", S + "pooling/plan/"):                 (401, 404, 403, 403, 403, 403, 404, 200),
     ("GET", S + "agreement/judges/"):             (401, 404, 403, 403, 403, 403, 404, 200),
     ("DELETE", S + "judges/<int:judge_id>/judgments/"): (401, 404, 403, 403, 403, 403, 404, 200),
     ("PUT", S + "judges/<int:judge_id>/quota/"):  (401, 404, 403, 403, 403, 403, 404, 200),
@@ -117,6 +120,7 @@ BODIES: dict[tuple[str, str], Callable[[Arena], tuple[Any, str]]] = {
         "json",
     ),
     ("PATCH", S + "aggregation/"): lambda a: ({"judges_per_pair": 2}, "json"),
+    ("PATCH", S + "pooling/"): lambda a: ({"strategy": "mtf"}, "json"),
     ("PUT", S + "judges/<int:judge_id>/quota/"): lambda a: ({"quota": 5}, "json"),
 }
 SECRETS = ("judy", "jim", "q1 need", "bm25.txt")
@@ -246,6 +250,9 @@ ADJUDICATOR: dict[tuple[str, str], int] = {
     ("DELETE", S + "adjudications/<int:pk>/"): 204,
     ("GET", S + "aggregation/"): 403,
     ("PATCH", S + "aggregation/"): 403,
+    ("GET", S + "pooling/"): 403,
+    ("PATCH", S + "pooling/"): 403,
+    ("GET", S + "pooling/plan/"): 403,
     ("GET", S + "agreement/judges/"): 403,
     ("GET", S + "agreement/llm/"): 403,
     ("GET", S + "llm-jobs/"): 403,

@@ -1,0 +1,158 @@
+"""REST for adaptive pooling: a collection's pooling policy (versioned) and its plan."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from drf_spectacular.utils import extend_schema, extend_schema_view
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from config.api import error_responses
+from judging.api.permissions import COORDINATORS
+from judging.api.views import SLUG, CollectionScopedView
+from metrics.pool import selectors, services
+from metrics.pool.models import STRATEGY_CHOICES, PoolingPolicy
+
+
+class StrategySerializer(serializers.Serializer):
+    """A pooling strategy one may choose."""
+
+    name = serializers.CharField()
+    description = serializers.CharField()
+
+
+class PoolingVersionSerializer(serializers.ModelSerializer):
+    """One version of the pooling policy."""
+
+    actor = serializers.CharField(source="actor.get_username", allow_null=True, default=None)
+
+    class Meta:
+        model = PoolingPolicy
+        fields = (
+            "version",
+            "strategy",
+            "wave_size",
+            "horizon",
+            "rel_level",
+            "cutoff",
+            "seed",
+            "actor",
+            "at",
+        )
+
+
+class PoolingSettingsSerializer(serializers.Serializer):
+    """The pooling policy in force, its plan's state, the strategies and the history."""
+
+    strategy = serializers.ChoiceField(choices=[name for name, _ in STRATEGY_CHOICES])
+    wave_size = serializers.IntegerField(
+        min_value=1, max_value=1000, help_text="Planned pairs per wave."
+    )
+    horizon = serializers.IntegerField(
+        min_value=1, max_value=100_000, help_text="Unjudged pairs the plan orders ahead."
+    )
+    rel_level = serializers.IntegerField(
+        min_value=1, max_value=4, help_text="Lowest grade the strategy counts as relevant."
+    )
+    cutoff = serializers.IntegerField(
+        min_value=1, max_value=1000, help_text="Swap: rank cut-off it weighs."
+    )
+    seed = serializers.IntegerField(
+        min_value=0, max_value=2**31 - 1, help_text="Thompson sampling's seed."
+    )
+    version = serializers.IntegerField(read_only=True, help_text="0: never set (depth-k).")
+    planned_pairs = serializers.IntegerField(read_only=True)
+    planned_version = serializers.IntegerField(
+        read_only=True, allow_null=True, help_text="Judgment-list version of the plan."
+    )
+    planned_at = serializers.DateTimeField(read_only=True, allow_null=True)
+    strategies = StrategySerializer(many=True, read_only=True)
+    history = PoolingVersionSerializer(many=True, read_only=True)
+
+
+class PlannedPairSerializer(serializers.Serializer):
+    """A planned pair, in the order judges get it."""
+
+    query = serializers.CharField(source="query.external_id")
+    document = serializers.CharField(source="document.external_id")
+    wave = serializers.IntegerField(source="priority")
+    graded_count = serializers.IntegerField()
+    is_open = serializers.BooleanField()
+
+
+def _settings(collection: Any) -> dict[str, Any]:
+    """Return the settings body of ``collection``."""
+    policy = selectors.pooling_policy(collection=collection)
+    body: dict[str, Any] = {"strategy": "depth", **services.DEFAULTS}
+    body.update(version=0, planned_pairs=0, planned_version=None, planned_at=None)
+    if policy is not None:
+        for name in ("strategy", *services.PARAMETERS, "version", "planned_pairs"):
+            body[name] = getattr(policy, name)
+        body.update(planned_version=policy.planned_version, planned_at=policy.planned_at)
+    body["strategies"] = [{"name": n, "description": d} for n, d in STRATEGY_CHOICES]
+    body["history"] = selectors.pooling_history(collection=collection)
+    return body
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="Show the pooling policy, its plan's state, the strategies and the history",
+        parameters=[SLUG],
+        responses={200: PoolingSettingsSerializer, **error_responses(401, 403, 404)},
+    ),
+    patch=extend_schema(
+        summary="Change the pooling policy",
+        description="Coordinators. A change is a new version (the history keeps every "
+        "one) and replans the judges' queue at once; the plan then follows every grade.",
+        parameters=[SLUG],
+        request=PoolingSettingsSerializer(partial=True),
+        responses={200: PoolingSettingsSerializer, **error_responses(400, 401, 403, 404)},
+    ),
+)
+class PoolingSettingsView(CollectionScopedView):
+    """A collection's pooling policy."""
+
+    serializer_class = PoolingSettingsSerializer
+    pagination_class = None
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS, "PATCH": COORDINATORS}
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Return the policy in force."""
+        return Response(PoolingSettingsSerializer(_settings(self.collection)).data)
+
+    def patch(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Set a new version from the current one and the fields given."""
+        body = PoolingSettingsSerializer(data=request.data, partial=True)
+        body.is_valid(raise_exception=True)
+        current = _settings(self.collection)
+        values = {name: current[name] for name in ("strategy", *services.PARAMETERS)}
+        values.update(body.validated_data)
+        services.pooling_policy_set(collection=self.collection, actor=request.user, **values)
+        return Response(PoolingSettingsSerializer(_settings(self.collection)).data)
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="List the planned pairs in the order judges get them",
+        description="Coordinators. Wave by wave (lowest first); within a wave each judge "
+        "gets the pairs in their own shuffle. Empty under depth-k.",
+        parameters=[SLUG],
+        responses={200: PlannedPairSerializer(many=True), **error_responses(401, 403, 404)},
+    ),
+)
+class PoolPlanView(CollectionScopedView):
+    """The pooling plan of a collection."""
+
+    serializer_class = PlannedPairSerializer
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS}
+
+    def get_queryset(self) -> Any:
+        """Return the planned entries, in order."""
+        return selectors.pool_plan(collection=self.collection)
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Return a page of the plan."""
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(PlannedPairSerializer(page, many=True).data)

@@ -1,0 +1,94 @@
+"""A collection's pooling policy: which strategy orders its judging queue (versioned).
+
+Each change is a new row with the next ``version``; the latest row is in force, and the
+rows before it are the history. No row means depth-k, the default order of the judging
+queue (:func:`judging.selectors.next_pair`).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from judging.models import Collection
+
+STRATEGY_CHOICES = [
+    ("depth", "Depth-k: every pooled pair, fewest grades first, in each judge's shuffle"),
+    ("mtf", "Move-to-front (Cormack et al. 1998): stay with a run while it finds relevant"),
+    ("mm-ns", "Bandit MM-NS (Losada et al.): the run with the best recent hit rate"),
+    ("thompson", "Bandit, Thompson sampling (Losada et al.)"),
+    ("swap", "Swap: the pairs whose grade can most reorder close runs on the leaderboard"),
+]
+
+
+class PoolingPolicy(models.Model):
+    """One version of a collection's pooling strategy and its parameters."""
+
+    collection = models.ForeignKey(
+        Collection, on_delete=models.CASCADE, related_name="pooling_policies"
+    )
+    version = models.PositiveIntegerField(help_text="1 for the first policy, then one more.")
+    strategy = models.CharField(
+        max_length=20, choices=STRATEGY_CHOICES, help_text="Which pairs judges get first."
+    )
+    wave_size = models.PositiveSmallIntegerField(
+        default=10,
+        help_text="Planned pairs per wave: judges get a wave's pairs, each in their own "
+        "shuffle, before the next wave.",
+    )
+    horizon = models.PositiveIntegerField(
+        default=100,
+        help_text="How many unjudged pairs the plan orders ahead (replanned as grades arrive).",
+    )
+    rel_level = models.PositiveSmallIntegerField(
+        default=1, help_text="Lowest grade the strategy counts as a hit (relevant)."
+    )
+    cutoff = models.PositiveSmallIntegerField(
+        default=10, help_text="Swap: the rank cut-off of the leaderboard measure it weighs."
+    )
+    seed = models.PositiveIntegerField(default=0, help_text="Thompson sampling's random seed.")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Who set this version.",
+    )
+    at = models.DateTimeField(auto_now_add=True)
+    planned_version = models.PositiveBigIntegerField(
+        null=True,
+        blank=True,
+        help_text="The judgment-list version the current plan was made at (null: not yet).",
+    )
+    planned_runs = models.PositiveIntegerField(
+        default=0, help_text="How many runs the current plan was made from."
+    )
+    planned_pairs = models.PositiveIntegerField(
+        default=0, help_text="How many pairs the current plan holds."
+    )
+    planned_at = models.DateTimeField(null=True, blank=True, help_text="When it was made.")
+
+    class Meta:
+        ordering = ["-version"]
+        verbose_name_plural = "pooling policies"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["collection", "version"], name="pooling_policy_unique_version"
+            ),
+            models.CheckConstraint(
+                condition=Q(rel_level__gte=1) & Q(rel_level__lte=4),
+                name="pooling_policy_rel_level_1_4",
+            ),
+            models.CheckConstraint(
+                condition=Q(wave_size__gte=1), name="pooling_policy_wave_size_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(cutoff__gte=1), name="pooling_policy_cutoff_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        """Return ``collection v<version>: strategy``."""
+        return f"{self.collection_id} v{self.version}: {self.strategy}"

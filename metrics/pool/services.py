@@ -1,0 +1,166 @@
+"""Writes of adaptive pooling: set a collection's pooling policy, replan its judging queue.
+
+The plan is the next ``horizon`` unjudged pairs in the strategy's order
+(:func:`metrics.pool.strategies.plan` over the collection's runs and live grades), cut
+into waves of ``wave_size``; :func:`judging.services.pool_plan_set` stores it on the pool
+entries and the judges' queue serves it first. Pairs some judges graded but that still
+need more grades are wave 0: started pairs finish first, so every planned pair gets its
+``judges_per_pair`` grades. Replanning follows every change of the judgments (see
+:mod:`metrics.live.receivers`), the runs and the pool.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from judging.models import Collection, PoolEntry
+from judging.services import pool_plan_set
+from metrics.pool import selectors
+from metrics.pool.models import STRATEGY_CHOICES, PoolingPolicy
+from metrics.pool.simulation import make_scorer
+from metrics.pool.strategies import make_strategy, plan
+
+PARAMETERS = ("wave_size", "horizon", "rel_level", "cutoff", "seed")
+LIMITS = {
+    "wave_size": (1, 1000),
+    "horizon": (1, 100_000),
+    "rel_level": (1, 4),
+    "cutoff": (1, 1000),
+    "seed": (0, 2**31 - 1),
+}
+DEFAULTS = {"wave_size": 10, "horizon": 100, "rel_level": 1, "cutoff": 10, "seed": 0}
+
+
+@transaction.atomic
+def pooling_policy_set(
+    *,
+    collection: Collection,
+    actor: AbstractBaseUser | None,
+    strategy: str,
+    wave_size: int = 10,
+    horizon: int = 100,
+    rel_level: int = 1,
+    cutoff: int = 10,
+    seed: int = 0,
+) -> PoolingPolicy | None:
+    """Make a new version of the collection's pooling policy and replan; None if unchanged.
+
+    Raise ``ValidationError`` naming each bad field. Concurrent changes are serialised by
+    the collection's row lock, so versions are 1, 2, 3, ... without gaps or duplicates.
+    """
+    values = {
+        "wave_size": wave_size,
+        "horizon": horizon,
+        "rel_level": rel_level,
+        "cutoff": cutoff,
+        "seed": seed,
+    }
+    errors: dict[str, str] = {}
+    if strategy not in dict(STRATEGY_CHOICES):
+        names = ", ".join(name for name, _ in STRATEGY_CHOICES)
+        errors["strategy"] = f"unknown strategy {str(strategy)[:50]!r}; use one of {names}"
+    for name, value in values.items():
+        low, high = LIMITS[name]
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            errors[name] = f"must be a whole number from {low} to {high}"
+    if errors:
+        raise ValidationError(errors)
+    Collection.objects.select_for_update().filter(pk=collection.pk).values_list("pk").get()
+    current = selectors.pooling_policy(collection=collection)
+    before = (
+        (current.strategy, *(getattr(current, name) for name in PARAMETERS))
+        if current
+        else ("depth", *(DEFAULTS[name] for name in PARAMETERS))
+    )
+    if before == (strategy, *values.values()):
+        return None
+    policy = PoolingPolicy.objects.create(
+        collection=collection,
+        version=(current.version + 1) if current else 1,
+        strategy=strategy,
+        actor=actor,
+        **values,
+    )
+    pool_replan(collection_id=collection.pk, force=True)
+    policy.refresh_from_db()
+    return policy
+
+
+@transaction.atomic
+def pool_replan(*, collection_id: int, force: bool = False) -> int | None:
+    """Replan the collection's judging queue under its pooling policy; return planned pairs.
+
+    None when nothing was done: depth-k with no plan stored, or (unless ``force``) a plan
+    already made at the current judgment-list version from the same runs. Concurrent
+    replans of one collection take turns (row lock on the policy in force).
+    """
+    policy = (
+        PoolingPolicy.objects.select_for_update()
+        .filter(collection_id=collection_id)
+        .order_by("-version")
+        .first()
+    )
+    if policy is None:
+        return None
+    collection = Collection.objects.get(pk=collection_id)
+    run_count = collection.runs.count()
+    if policy.strategy == "depth":
+        if policy.planned_pairs == 0 and not force:
+            return None
+        waves: dict[tuple[int, int], int] = {}
+    elif (
+        not force
+        and policy.planned_version == collection.judgments_version
+        and policy.planned_runs == run_count
+    ):
+        return None
+    else:
+        waves = _waves(collection, policy)
+    planned = pool_plan_set(collection=collection, waves=waves)
+    PoolingPolicy.objects.filter(pk=policy.pk).update(
+        planned_version=collection.judgments_version,
+        planned_runs=run_count,
+        planned_pairs=planned,
+        planned_at=timezone.now(),
+    )
+    return planned
+
+
+def _waves(collection: Collection, policy: PoolingPolicy) -> dict[tuple[int, int], int]:
+    """Return the plan: started open pairs in wave 0, then the strategy's next pairs."""
+    waves = dict.fromkeys(
+        PoolEntry.objects.filter(
+            collection=collection, is_open=True, graded_count__gt=0
+        ).values_list("query_id", "document_id"),
+        0,
+    )
+    live = selectors.live_campaign(collection=collection, depth=collection.pool_depth)
+    if not live.query_ids or not live.campaign.runs:
+        return waves
+    scorer = None
+    if policy.strategy == "swap":  # the leaderboard's main measure, if the engine ranks by it
+        scorer = make_scorer(live.campaign, f"ndcg_cut.{policy.cutoff}", extra=list(live.extra))
+        for measure in collection.measures[:1]:
+            try:
+                candidate = make_scorer(live.campaign, measure, extra=list(live.extra))
+                candidate(list(live.known))
+            except (ValueError, KeyError):
+                continue
+            scorer = candidate
+    strategy = make_strategy(
+        policy.strategy,
+        live.campaign,
+        scores=scorer,
+        depth=collection.pool_depth,
+        cutoff=policy.cutoff,
+        seed=policy.seed,
+        rel_level=float(policy.rel_level),
+    )
+    picks = plan(strategy, live.known, policy.horizon, eligible=live.open)
+    for position, (q, d) in enumerate(picks):
+        pair = (live.query_ids[q], int(live.document_ids[q][d]))
+        waves.setdefault(pair, position // policy.wave_size)
+    return waves
