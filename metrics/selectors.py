@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+from dataclasses import dataclass, field
 
 import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.cache import cache
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 
 from judging.lists.exports import may_export
 from judging.models import Collection, Membership, Query
 from judging.selectors import user_roles
+from metrics.engine.uncertainty import PairUncertainty, leaderboard_uncertainty
 from metrics.models import Run, RunQuery, Team
 
 
@@ -77,12 +80,25 @@ def run_for_owner(*, collection: Collection, who: Viewer, run_id: int) -> Run:
 
 
 @dataclass(frozen=True)
+class Interval:
+    """A run's bootstrap interval of the sorted measure, and its gap to the run above."""
+
+    measure: str
+    queries: int
+    low: float
+    high: float
+    above: PairUncertainty | None = None
+    above_run: Run | None = None
+
+
+@dataclass(frozen=True)
 class LeaderboardRow:
     """One run on the leaderboard."""
 
     run: Run
     scores: dict[str, float | None]
     stale: bool
+    interval: Interval | None = field(default=None)
 
 
 @dataclass(frozen=True)
@@ -115,9 +131,84 @@ def leaderboard(
     key = sort if sort in measures else (measures[0] if measures else None)
     if key:
         rows.sort(key=lambda r: (r.scores.get(key) is None, -(r.scores.get(key) or 0.0)))
+        rows = _with_intervals(collection, rows, key)
     return Leaderboard(
         measures=measures, rows=rows, version=version, changed_at=collection.judgments_changed_at
     )
+
+
+#: Bootstrap resamples and confidence of the leaderboard's intervals; cache lifetime (s).
+BOOTSTRAP_RESAMPLES = 1000
+BOOTSTRAP_CONFIDENCE = 0.95
+_INTERVAL_TTL = 3600
+
+
+def _with_intervals(
+    collection: Collection, rows: list[LeaderboardRow], measure: str
+) -> list[LeaderboardRow]:
+    """Return ``rows`` with bootstrap intervals of ``measure`` for the runs it scored.
+
+    The runs with a mean on ``measure`` share one paired bootstrap over the queries every
+    one of them was scored on (:func:`metrics.engine.uncertainty.leaderboard_uncertainty`;
+    one SQL query). The figures are cached under the runs' ids, scored versions and times,
+    so live rescoring (which moves them) makes the next read current.
+    """
+    scored = [r for r in rows if r.scores.get(measure) is not None and r.run.status == "scored"]
+    if not scored:
+        return rows
+    runs = [r.run for r in scored]
+    stamp = ",".join(
+        f"{run.pk}:{run.scored_version}:{run.scored_at.isoformat() if run.scored_at else ''}"
+        for run in runs
+    )
+    digest = hashlib.sha256(f"{collection.pk}|{measure}|{stamp}".encode()).hexdigest()
+    cache_key = f"metrics:intervals:{digest}"
+    figures = cache.get(cache_key)
+    if figures is None:
+        matrix = _score_matrix(runs, measure)
+        if matrix.shape[1] == 0:  # no query scored for every run: nothing to resample
+            return rows
+        figures = (
+            matrix.shape[1],
+            leaderboard_uncertainty(
+                matrix,
+                np.arange(len(runs)),
+                confidence=BOOTSTRAP_CONFIDENCE,
+                resamples=BOOTSTRAP_RESAMPLES,
+                seed=collection.pk,
+            ),
+        )
+        cache.set(cache_key, figures, _INTERVAL_TTL)
+    n_queries, (intervals, pairs) = figures
+    with_interval = {}
+    for i, (row, interval) in enumerate(zip(scored, intervals, strict=True)):
+        above = pairs[i - 1] if i else None
+        with_interval[row.run.pk] = Interval(
+            measure=measure,
+            queries=n_queries,
+            low=interval.low,
+            high=interval.high,
+            above=above,
+            above_run=scored[i - 1].run if i else None,
+        )
+    return [LeaderboardRow(r.run, r.scores, r.stale, with_interval.get(r.run.pk)) for r in rows]
+
+
+def _score_matrix(runs: list[Run], measure: str) -> np.ndarray:
+    """Return (runs × queries) scores of ``measure`` over the queries all runs have finite."""
+    index = {run.pk: i for i, run in enumerate(runs)}
+    columns: dict[int, np.ndarray] = {}
+    rows = (
+        RunQuery.objects.filter(run__in=runs)
+        .exclude(scores={})
+        .values_list("run_id", "query_id", "scores")
+    )
+    for run_id, query_id, scores in rows:
+        value = scores.get(measure)
+        column = columns.setdefault(query_id, np.full(len(runs), np.nan))
+        column[index[run_id]] = np.nan if value is None else value
+    kept = [columns[q] for q in sorted(columns) if np.all(np.isfinite(columns[q]))]
+    return np.column_stack(kept) if kept else np.empty((len(runs), 0))
 
 
 @dataclass(frozen=True)

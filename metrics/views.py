@@ -53,6 +53,8 @@ from metrics.pool.forms import PoolingPolicyForm
 from metrics.pool.selectors import pooling_history, pooling_policy
 from metrics.pool.services import DEFAULTS, PARAMETERS, pooling_policy_set
 from metrics.selectors import (
+    BOOTSTRAP_CONFIDENCE,
+    Interval,
     Viewer,
     leaderboard,
     rescore_progress,
@@ -127,6 +129,7 @@ class LeaderboardLine:
     coverage: float | None
     low_coverage: bool
     cells: list[float | None]
+    interval: Interval | None = None
 
 
 @login_required
@@ -159,6 +162,7 @@ def run_leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
                 coverage=cov,
                 low_coverage=_is_low(cov, threshold),
                 cells=[row.scores.get(label.canonical) for label in columns],
+                interval=row.interval,
             )
         )
     context = _base_context(collection, who, "leaderboard") | {
@@ -170,6 +174,8 @@ def run_leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
         "unreadable": unreadable,
         "sort": sort,
         "threshold_percent": round(threshold * 100),
+        "confidence_percent": round(BOOTSTRAP_CONFIDENCE * 100),
+        "intervals": any(line.interval for line in lines),
     }
     return render(request, "metrics/run_leaderboard.html", context)
 
@@ -240,6 +246,7 @@ class QueryLine:
     coverage: float | None
     low_coverage: bool
     cells: list[float | None]
+    interval: Interval | None = None
 
 
 def _nan_to_none(value: float) -> float | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
@@ -9,7 +10,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from metrics.models import Run, Team
-from metrics.selectors import LeaderboardRow
+from metrics.selectors import BOOTSTRAP_CONFIDENCE, LeaderboardRow
 
 JUDGED_PREFIX = "Judged@"
 
@@ -167,6 +168,50 @@ class RunScoresSerializer(serializers.Serializer):
 # --- leaderboard -------------------------------------------------------------------------
 
 
+class GapSerializer(serializers.Serializer):
+    """A run against the run ranked just above it, paired over the same queries."""
+
+    run = serializers.CharField(source="above_run.tag", help_text="Tag of the run above.")
+    difference = serializers.FloatField(source="above.difference", help_text="Mean above − mean.")
+    low = serializers.FloatField(source="above.low", help_text="Bootstrap interval of the gap.")
+    high = serializers.FloatField(source="above.high")
+    swap_share = serializers.FloatField(
+        source="above.swap_share", help_text="Share of resamples in which this run is higher."
+    )
+    p_value = serializers.SerializerMethodField(
+        help_text="Paired t-test, two-sided; null with fewer than two queries."
+    )
+    may_swap = serializers.BooleanField(
+        source="above.uncertain", help_text="The gap's interval holds 0."
+    )
+
+    @extend_schema_field(serializers.FloatField(allow_null=True))
+    def get_p_value(self, interval: Any) -> float | None:
+        """Return the p-value, None where the test is undefined (NaN)."""
+        p = interval.above.p_value
+        return None if math.isnan(p) else p
+
+
+class IntervalSerializer(serializers.Serializer):
+    """A run's bootstrap percentile interval of the sorted measure."""
+
+    measure = serializers.CharField()
+    confidence = serializers.SerializerMethodField()
+    queries = serializers.IntegerField(help_text="Queries resampled (scored for every run).")
+    low = serializers.FloatField()
+    high = serializers.FloatField()
+    above = serializers.SerializerMethodField()
+
+    def get_confidence(self, interval: Any) -> float:
+        """Return the interval's confidence level."""
+        return BOOTSTRAP_CONFIDENCE
+
+    @extend_schema_field(GapSerializer(allow_null=True))
+    def get_above(self, interval: Any) -> dict[str, Any] | None:
+        """Return the gap to the run above (None for the first run)."""
+        return GapSerializer(interval).data if interval.above is not None else None
+
+
 class LeaderboardRowSerializer(serializers.Serializer):
     """One run on the leaderboard (rendered from a ``LeaderboardRow``)."""
 
@@ -178,6 +223,11 @@ class LeaderboardRowSerializer(serializers.Serializer):
         help_text="Judged@k coverage: share of the top k documents that are judged."
     )
     stale = serializers.BooleanField()
+    interval = IntervalSerializer(
+        allow_null=True,
+        help_text="Bootstrap interval of the sorted measure over queries and the gap to the "
+        "run above; null for runs without a score on it.",
+    )
 
     @extend_schema_field(serializers.DictField(child=_score()))
     def get_scores(self, row: LeaderboardRow) -> dict[str, float | None]:

@@ -26,6 +26,19 @@ def test_shape(world, api, runs):
     assert body["changed_at"] is not None
     assert body["coverage_threshold"] == world.coll.coverage_threshold
     first, second = body["rows"]
+    interval, gap = first.pop("interval"), second.pop("interval")
+    assert (interval["measure"], interval["confidence"], interval["above"]) == (NDCG, 0.95, None)
+    assert interval["low"] <= interval["high"]
+    assert gap["above"]["run"] == "alpha-bm25"
+    assert set(gap["above"]) == {
+        "run",
+        "difference",
+        "low",
+        "high",
+        "swap_share",
+        "p_value",
+        "may_swap",
+    }
     assert first == {
         "run": "alpha-bm25",
         "run_id": runs["alpha"].pk,

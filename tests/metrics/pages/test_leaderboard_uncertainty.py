@@ -1,0 +1,100 @@
+"""The leaderboard's bootstrap intervals, "may swap" marks and paired tests (page and API)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from django.core.cache import cache
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from judging.models import Membership
+from metrics.engine.uncertainty import leaderboard_uncertainty
+from metrics.models import Run, RunQuery
+from tests import factories
+from tests.api_client import client_for
+from tests.metrics import pages_factories as pf
+
+pytestmark = pytest.mark.django_db
+#: Per-query nDCG@10 of three runs over six queries: "top" is far ahead; "near" trails
+#: "mid" by one query only, so their order rests on that query.
+SCORES = {
+    "top": [0.9, 0.8, 0.9, 0.85, 0.95, 0.9],
+    "mid": [0.5, 0.4, 0.5, 0.45, 0.55, 0.6],
+    "near": [0.5, 0.4, 0.5, 0.45, 0.55, 0.3],
+}
+
+
+@pytest.fixture
+def board(db):
+    coll = factories.collection("unc", measures=["nDCG@10", "Judged@10"])
+    queries = [factories.query(coll, f"q{i}") for i in range(6)]
+    coord = factories.user("coord")
+    factories.member(coll, coord, role=Membership.Role.COORDINATOR)
+    team = pf.team(coll, "T")
+    runs = {
+        tag: pf.run(
+            coll,
+            team,
+            tag,
+            per_query={
+                q: {"nDCG@10": v, "Judged@10": 1.0} for q, v in zip(queries, values, strict=True)
+            },
+        )
+        for tag, values in SCORES.items()
+    }
+    cache.clear()
+    return coll, coord, runs
+
+
+def test_the_api_gives_the_engines_intervals_and_gaps(board):
+    coll, coord, _runs = board
+    body = client_for(coord).get(reverse("metrics-api:leaderboard", args=[coll.slug])).json()
+    assert [row["run"] for row in body["rows"]] == ["top", "mid", "near"]
+    runs_, pairs = leaderboard_uncertainty(
+        np.array(list(SCORES.values())), [0, 1, 2], resamples=1000, seed=coll.pk
+    )
+    for row, expected in zip(body["rows"], runs_, strict=True):
+        assert (row["interval"]["low"], row["interval"]["high"]) == pytest.approx(
+            (expected.low, expected.high), abs=1e-12
+        )
+        assert row["interval"]["queries"] == 6
+    top, mid, near = body["rows"]
+    assert top["interval"]["above"] is None
+    assert mid["interval"]["above"]["run"] == "top"
+    assert mid["interval"]["above"]["may_swap"] is False
+    assert mid["interval"]["above"]["p_value"] == pytest.approx(pairs[0].p_value)
+    assert near["interval"]["above"]["run"] == "mid"
+    assert near["interval"]["above"]["may_swap"] is True  # the gap comes from one query
+    assert near["interval"]["above"]["difference"] == pytest.approx(0.05)
+
+
+def test_the_page_marks_the_pair_that_may_swap(board):
+    coll, coord, _runs = board
+    client = Client()
+    client.force_login(coord)
+    html = client.get(reverse("metrics:leaderboard", args=[coll.slug])).content.decode()
+    assert "95% interval of nDCG@10" in html
+    rows = html.split('data-run="')[1:]
+    assert [r.split('"', 1)[0] for r in rows] == ["top", "mid", "near"]
+    assert "data-may-swap" not in rows[1]
+    assert "data-may-swap" in rows[2]
+
+
+def test_intervals_follow_rescoring(board):
+    coll, coord, runs = board
+    api = client_for(coord)
+    url = reverse("metrics-api:leaderboard", args=[coll.slug])
+    before = api.get(url).json()["rows"][2]["interval"]
+    # a rescore (as live rescoring writes it): the last query now favours "near" strongly
+    near = runs["near"]
+    row = RunQuery.objects.get(run=near, query__external_id="q5")
+    row.scores = {**row.scores, pf.NDCG10: 0.95}
+    row.save(update_fields=["scores"])
+    Run.objects.filter(pk=near.pk).update(
+        scored_version=near.scored_version + 1, scored_at=timezone.now()
+    )
+    rows = {r["run"]: r for r in api.get(url).json()["rows"]}
+    assert rows["near"]["interval"] != before
+    assert rows["near"]["interval"]["high"] > before["high"]
