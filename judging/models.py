@@ -28,10 +28,6 @@ DEFAULT_MEASURES = [
     "RR",
     "AP",
     "R@100",
-    # robust to incomplete judgments: NDCG over the condensed list (unjudged documents
-    # removed; Sakai 2007) and bpref (Buckley and Voorhees 2004)
-    "nDCG(judged_only=true)@10",
-    "Bpref",
     "Judged@10",
 ]
 
