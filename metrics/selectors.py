@@ -153,7 +153,9 @@ def _with_intervals(
     one SQL query). The figures are cached under the runs' ids, scored versions and times,
     so live rescoring (which moves them) makes the next read current.
     """
-    scored = [r for r in rows if r.scores.get(measure) is not None and r.run.status == "scored"]
+    scored = [
+        r for r in rows if r.scores.get(measure) is not None and r.run.status == Run.Status.SCORED
+    ]
     if not scored:
         return rows
     runs = [r.run for r in scored]
@@ -194,10 +196,15 @@ def _with_intervals(
     return [LeaderboardRow(r.run, r.scores, r.stale, with_interval.get(r.run.pk)) for r in rows]
 
 
-def _score_matrix(runs: list[Run], measure: str) -> np.ndarray:
-    """Return (runs × queries) scores of ``measure`` over the queries all runs have finite."""
+def _score_columns(runs: list[Run], measure: str) -> dict[int, np.ndarray]:
+    """Return, per query every run has a scored row for, its ``measure`` in ``runs`` order.
+
+    One SQL query. A missing value is NaN: :func:`paired_scores` keeps it, the
+    leaderboard's intervals leave such queries out.
+    """
     index = {run.pk: i for i, run in enumerate(runs)}
     columns: dict[int, np.ndarray] = {}
+    present: dict[int, int] = {}
     rows = (
         RunQuery.objects.filter(run__in=runs)
         .exclude(scores={})
@@ -207,6 +214,13 @@ def _score_matrix(runs: list[Run], measure: str) -> np.ndarray:
         value = scores.get(measure)
         column = columns.setdefault(query_id, np.full(len(runs), np.nan))
         column[index[run_id]] = np.nan if value is None else value
+        present[query_id] = present.get(query_id, 0) + 1
+    return {q: c for q, c in columns.items() if present[q] == len(runs)}
+
+
+def _score_matrix(runs: list[Run], measure: str) -> np.ndarray:
+    """Return (runs × queries) scores of ``measure`` over the queries all runs have finite."""
+    columns = _score_columns(runs, measure)
     kept = [columns[q] for q in sorted(columns) if np.all(np.isfinite(columns[q]))]
     return np.column_stack(kept) if kept else np.empty((len(runs), 0))
 
@@ -245,23 +259,11 @@ def paired_scores(*, runs: list[Run], measure: str) -> tuple[list[Query], np.nda
     Queries are those scored for every given run (the live list is shared, so normally all);
     the matrix is ready for paired significance tests.
     """
-    rows = (
-        RunQuery.objects.filter(run__in=runs)
-        .exclude(scores={})
-        .values_list("run_id", "query_id", "scores")
+    columns = _score_columns(runs, measure)
+    queries = list(Query.objects.filter(pk__in=list(columns)).order_by("external_id"))
+    matrix = np.array([columns[q.pk] for q in queries], dtype=float).T.reshape(
+        len(runs), len(queries)
     )
-    by_run: dict[int, dict[int, float | None]] = {run.pk: {} for run in runs}
-    for run_id, query_id, scores in rows:
-        by_run[run_id][query_id] = scores.get(measure)
-    common = set.intersection(*(set(v) for v in by_run.values())) if by_run else set()
-    queries = list(Query.objects.filter(pk__in=common).order_by("external_id"))
-    matrix = np.array(
-        [
-            [np.nan if by_run[run.pk][q.pk] is None else by_run[run.pk][q.pk] for q in queries]
-            for run in runs
-        ],
-        dtype=float,
-    ).reshape(len(runs), len(queries))
     return queries, matrix
 
 
