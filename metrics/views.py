@@ -50,8 +50,8 @@ from metrics.forms import (
 from metrics.live.scoring import MeasureLabel, measure_labels
 from metrics.models import Run, Team
 from metrics.pool.forms import PoolingPolicyForm
-from metrics.pool.selectors import pooling_history, pooling_policy
-from metrics.pool.services import DEFAULTS, PARAMETERS, pooling_policy_set
+from metrics.pool.selectors import pooling_history, pooling_policy, pooling_values
+from metrics.pool.services import pooling_policy_set
 from metrics.selectors import (
     BOOTSTRAP_CONFIDENCE,
     Interval,
@@ -484,10 +484,7 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
     pooling = pooling_policy(collection=collection)
     pooling_form = PoolingPolicyForm(
         request.POST if action == "pooling" else None,
-        initial={
-            "strategy": pooling.strategy if pooling else "depth",
-            **{name: getattr(pooling, name) if pooling else DEFAULTS[name] for name in PARAMETERS},
-        },
+        initial=pooling_values(collection=collection),
     )
     judge_memberships = list(
         Membership.objects.filter(collection=collection, role=Role.JUDGE)

@@ -13,7 +13,7 @@ from config.api import error_responses
 from judging.api.permissions import COORDINATORS
 from judging.api.views import SLUG, CollectionScopedView
 from metrics.pool import selectors, services
-from metrics.pool.models import STRATEGY_CHOICES, PoolingPolicy
+from metrics.pool.models import LIMITS, STRATEGY_CHOICES, PoolingPolicy
 
 
 class StrategySerializer(serializers.Serializer):
@@ -48,19 +48,29 @@ class PoolingSettingsSerializer(serializers.Serializer):
 
     strategy = serializers.ChoiceField(choices=[name for name, _ in STRATEGY_CHOICES])
     wave_size = serializers.IntegerField(
-        min_value=1, max_value=1000, help_text="Planned pairs per wave."
+        min_value=LIMITS["wave_size"][0],
+        max_value=LIMITS["wave_size"][1],
+        help_text="Planned pairs per wave.",
     )
     horizon = serializers.IntegerField(
-        min_value=1, max_value=100_000, help_text="Unjudged pairs the plan orders ahead."
+        min_value=LIMITS["horizon"][0],
+        max_value=LIMITS["horizon"][1],
+        help_text="Unjudged pairs the plan orders ahead.",
     )
     rel_level = serializers.IntegerField(
-        min_value=1, max_value=4, help_text="Lowest grade the strategy counts as relevant."
+        min_value=LIMITS["rel_level"][0],
+        max_value=LIMITS["rel_level"][1],
+        help_text="Lowest grade the strategy counts as relevant.",
     )
     cutoff = serializers.IntegerField(
-        min_value=1, max_value=1000, help_text="Swap: rank cut-off it weighs."
+        min_value=LIMITS["cutoff"][0],
+        max_value=LIMITS["cutoff"][1],
+        help_text="Swap: rank cut-off it weighs.",
     )
     seed = serializers.IntegerField(
-        min_value=0, max_value=2**31 - 1, help_text="Thompson sampling's seed."
+        min_value=LIMITS["seed"][0],
+        max_value=LIMITS["seed"][1],
+        help_text="Thompson sampling's seed.",
     )
     version = serializers.IntegerField(read_only=True, help_text="0: never set (depth-k).")
     planned_pairs = serializers.IntegerField(read_only=True)
@@ -85,15 +95,15 @@ class PlannedPairSerializer(serializers.Serializer):
 def _settings(collection: Any) -> dict[str, Any]:
     """Return the settings body of ``collection``."""
     policy = selectors.pooling_policy(collection=collection)
-    body: dict[str, Any] = {"strategy": "depth", **services.DEFAULTS}
-    body.update(version=0, planned_pairs=0, planned_version=None, planned_at=None)
-    if policy is not None:
-        for name in ("strategy", *services.PARAMETERS, "version", "planned_pairs"):
-            body[name] = getattr(policy, name)
-        body.update(planned_version=policy.planned_version, planned_at=policy.planned_at)
-    body["strategies"] = [{"name": n, "description": d} for n, d in STRATEGY_CHOICES]
-    body["history"] = selectors.pooling_history(collection=collection)
-    return body
+    return {
+        **selectors.pooling_values(collection=collection),
+        "version": policy.version if policy else 0,
+        "planned_pairs": policy.planned_pairs if policy else 0,
+        "planned_version": policy.planned_version if policy else None,
+        "planned_at": policy.planned_at if policy else None,
+        "strategies": [{"name": n, "description": d} for n, d in STRATEGY_CHOICES],
+        "history": selectors.pooling_history(collection=collection),
+    }
 
 
 @extend_schema_view(
@@ -126,8 +136,7 @@ class PoolingSettingsView(CollectionScopedView):
         """Set a new version from the current one and the fields given."""
         body = PoolingSettingsSerializer(data=request.data, partial=True)
         body.is_valid(raise_exception=True)
-        current = _settings(self.collection)
-        values = {name: current[name] for name in ("strategy", *services.PARAMETERS)}
+        values = selectors.pooling_values(collection=self.collection)
         values.update(body.validated_data)
         services.pooling_policy_set(collection=self.collection, actor=request.user, **values)
         return Response(PoolingSettingsSerializer(_settings(self.collection)).data)

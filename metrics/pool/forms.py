@@ -9,7 +9,7 @@ from django.db.models import QuerySet
 
 from metrics.forms import RunChoiceField
 from metrics.models import Run
-from metrics.pool.models import STRATEGY_CHOICES
+from metrics.pool.models import LIMITS, STRATEGY_CHOICES
 
 
 class PoolFilterForm(forms.Form):
@@ -59,20 +59,32 @@ class PoolingPolicyForm(forms.Form):
         "arrive. Every change is kept as a new version.",
     )
     wave_size = forms.IntegerField(
-        min_value=1,
-        max_value=1000,
+        min_value=LIMITS["wave_size"][0],
+        max_value=LIMITS["wave_size"][1],
         label="Wave size",
         help_text="Planned pairs judges share before the next wave (each in their own order).",
     )
     horizon = forms.IntegerField(
-        min_value=1, max_value=100_000, label="Plan ahead", help_text="Unjudged pairs planned."
+        min_value=LIMITS["horizon"][0],
+        max_value=LIMITS["horizon"][1],
+        label="Plan ahead",
+        help_text="Unjudged pairs planned.",
     )
     rel_level = forms.IntegerField(
-        min_value=1, max_value=4, label="Relevant from grade", help_text="What counts as a hit."
+        min_value=LIMITS["rel_level"][0],
+        max_value=LIMITS["rel_level"][1],
+        label="Relevant from grade",
+        help_text="What counts as a hit.",
     )
     cutoff = forms.IntegerField(
-        min_value=1, max_value=1000, label="Swap cut-off", help_text="Ranks swap weighs."
+        min_value=LIMITS["cutoff"][0],
+        max_value=LIMITS["cutoff"][1],
+        label="Swap cut-off",
+        help_text="Ranks swap weighs.",
     )
     seed = forms.IntegerField(
-        min_value=0, max_value=2**31 - 1, label="Seed", help_text="Thompson sampling's seed."
+        min_value=LIMITS["seed"][0],
+        max_value=LIMITS["seed"][1],
+        label="Seed",
+        help_text="Thompson sampling's seed.",
     )

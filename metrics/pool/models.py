@@ -22,6 +22,17 @@ STRATEGY_CHOICES = [
 ]
 
 
+#: The strategy's parameters (fields of :class:`PoolingPolicy`) and their accepted range.
+LIMITS = {
+    "wave_size": (1, 1000),
+    "horizon": (1, 100_000),
+    "rel_level": (1, 4),
+    "cutoff": (1, 1000),
+    "seed": (0, 2**31 - 1),
+}
+PARAMETERS = tuple(LIMITS)
+
+
 class PoolingPolicy(models.Model):
     """One version of a collection's pooling strategy and its parameters."""
 
@@ -92,3 +103,7 @@ class PoolingPolicy(models.Model):
     def __str__(self) -> str:
         """Return ``collection v<version>: strategy``."""
         return f"{self.collection_id} v{self.version}: {self.strategy}"
+
+
+#: The parameters' values when no policy was ever set (the fields' defaults).
+DEFAULTS = {name: PoolingPolicy._meta.get_field(name).default for name in PARAMETERS}

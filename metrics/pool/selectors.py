@@ -10,7 +10,7 @@ from django.db.models.functions import Substr
 
 from judging.models import Collection, LiveGrade, PoolEntry
 from metrics.models import RANKING_DTYPE, Run, RunQuery
-from metrics.pool.models import PoolingPolicy
+from metrics.pool.models import DEFAULTS, PARAMETERS, PoolingPolicy
 from metrics.pool.strategies import Campaign
 
 F64 = np.ndarray
@@ -70,6 +70,14 @@ def pooling_policy(*, collection: Collection) -> PoolingPolicy | None:
         .order_by("-version")
         .first()
     )
+
+
+def pooling_values(*, collection: Collection) -> dict[str, object]:
+    """Return the strategy and parameters in force (depth-k and the defaults if none)."""
+    policy = pooling_policy(collection=collection)
+    if policy is None:
+        return {"strategy": "depth", **DEFAULTS}
+    return {"strategy": policy.strategy, **{n: getattr(policy, n) for n in PARAMETERS}}
 
 
 def pooling_history(*, collection: Collection) -> list[PoolingPolicy]:

@@ -19,19 +19,9 @@ from django.utils import timezone
 from judging.models import Collection, PoolEntry
 from judging.services import pool_plan_set
 from metrics.pool import selectors
-from metrics.pool.models import STRATEGY_CHOICES, PoolingPolicy
+from metrics.pool.models import LIMITS, STRATEGY_CHOICES, PoolingPolicy
 from metrics.pool.simulation import make_scorer
 from metrics.pool.strategies import make_strategy, plan
-
-PARAMETERS = ("wave_size", "horizon", "rel_level", "cutoff", "seed")
-LIMITS = {
-    "wave_size": (1, 1000),
-    "horizon": (1, 100_000),
-    "rel_level": (1, 4),
-    "cutoff": (1, 1000),
-    "seed": (0, 2**31 - 1),
-}
-DEFAULTS = {"wave_size": 10, "horizon": 100, "rel_level": 1, "cutoff": 10, "seed": 0}
 
 
 @transaction.atomic
@@ -70,12 +60,7 @@ def pooling_policy_set(
         raise ValidationError(errors)
     Collection.objects.select_for_update().filter(pk=collection.pk).values_list("pk").get()
     current = selectors.pooling_policy(collection=collection)
-    before = (
-        (current.strategy, *(getattr(current, name) for name in PARAMETERS))
-        if current
-        else ("depth", *(DEFAULTS[name] for name in PARAMETERS))
-    )
-    if before == (strategy, *values.values()):
+    if selectors.pooling_values(collection=collection) == {"strategy": strategy, **values}:
         return None
     policy = PoolingPolicy.objects.create(
         collection=collection,
