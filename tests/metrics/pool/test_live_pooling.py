@@ -156,13 +156,26 @@ def test_the_model_offers_exactly_the_engine_strategies():
 
 
 def test_swap_plans_the_pairs_that_decide_the_runs(campaign):
-    coll, _query, _docs, cora, _judges = campaign
+    _coll, _query, _docs, cora, _judges = campaign
+    # Both runs rank s first: its grade moves both the same and cannot reorder them, so
+    # swap plans a2 and b2 (second in one run only) before it; depth-k would take s first.
+    coll = factories.collection("swap", pool_depth=3, judges_per_pair=1)
+    query = factories.query(coll, "q1")
+    docs = {name: factories.document(coll, name) for name in ("s", "a2", "a3", "b2", "b3")}
+    team = metrics_factories.team(coll)
+    for tag, names in (("A", ["s", "a2", "a3"]), ("B", ["s", "b2", "b3"])):
+        run = metrics_factories.run(coll, team, tag, rankings={query: [docs[n].pk for n in names]})
+        metrics_services.pool_from_run(run=run, depth=coll.pool_depth)
+    coll.refresh_from_db()
     services.pooling_policy_set(
         collection=coll, actor=cora, strategy="swap", cutoff=2, wave_size=2, horizon=4
     )
     plan = [e.document.external_id for e in pool_selectors.pool_plan(collection=coll)]
     assert len(plan) == 4
-    assert set(plan[:2]) <= {"d1", "d2", "d4", "d5"}  # inside the cut-off of 2 first
+    assert set(plan[:2]) == {"a2", "b2"}
+    # wave 1: nothing left within the cut-off can reorder the runs, so depth order (s
+    # first, then a3); the listing sorts a wave's pairs by document id
+    assert set(plan[2:]) == {"s", "a3"}
 
 
 def test_rest_reads_and_changes_the_policy_for_coordinators_only(campaign):
