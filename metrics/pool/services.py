@@ -21,7 +21,7 @@ from judging.services import pool_plan_set
 from metrics.pool import selectors
 from metrics.pool.models import LIMITS, STRATEGY_CHOICES, PoolingPolicy
 from metrics.pool.simulation import make_scorer
-from metrics.pool.strategies import make_strategy, plan
+from metrics.pool.strategies import Scorer, make_strategy, plan
 
 
 @transaction.atomic
@@ -125,16 +125,7 @@ def _waves(collection: Collection, policy: PoolingPolicy) -> dict[tuple[int, int
     live = selectors.live_campaign(collection=collection, depth=collection.pool_depth)
     if not live.query_ids or not live.campaign.runs:
         return waves
-    scorer = None
-    if policy.strategy == "swap":  # the leaderboard's main measure, if the engine ranks by it
-        scorer = make_scorer(live.campaign, f"ndcg_cut.{policy.cutoff}", extra=list(live.extra))
-        for measure in collection.measures[:1]:
-            try:
-                candidate = make_scorer(live.campaign, measure, extra=list(live.extra))
-                candidate(list(live.known))
-            except (ValueError, KeyError):
-                continue
-            scorer = candidate
+    scorer = _leaderboard_scorer(collection, policy, live) if policy.strategy == "swap" else None
     strategy = make_strategy(
         policy.strategy,
         live.campaign,
@@ -149,3 +140,21 @@ def _waves(collection: Collection, policy: PoolingPolicy) -> dict[tuple[int, int
         pair = (live.query_ids[q], int(live.document_ids[q][d]))
         waves.setdefault(pair, position // policy.wave_size)
     return waves
+
+
+def _leaderboard_scorer(
+    collection: Collection, policy: PoolingPolicy, live: selectors.LiveCampaign
+) -> Scorer:
+    """Return swap's scorer: the leaderboard's main measure, or NDCG at the cut-off.
+
+    The main measure is tried once on the grades known; a measure the engine cannot
+    compute from ranked labels falls back to ``ndcg_cut.<cutoff>``.
+    """
+    for measure in collection.measures[:1]:
+        scorer = make_scorer(live.campaign, measure, extra=list(live.extra))
+        try:
+            scorer(list(live.known))
+        except (ValueError, KeyError):
+            break
+        return scorer
+    return make_scorer(live.campaign, f"ndcg_cut.{policy.cutoff}", extra=list(live.extra))
