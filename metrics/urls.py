@@ -20,6 +20,7 @@ urlpatterns = [
     path("c/<slug:slug>/compare/", views.run_compare, name="compare"),
     path("c/<slug:slug>/difficulty/", views.query_difficulty, name="difficulty"),
     path("c/<slug:slug>/pool/", views_pool.pool_list, name="pool"),
+    path("c/<slug:slug>/stability/", views_pool.stability_detail, name="stability"),
     path("c/<slug:slug>/settings/", views.collection_update, name="collection_update"),
     path(
         "c/<slug:slug>/agreement/llm/",

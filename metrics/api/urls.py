@@ -46,6 +46,11 @@ urlpatterns = [
         name="pooling-plan",
     ),
     path(
+        "collections/<slug:slug>/pooling/stability/",
+        pool_api.StabilityView.as_view(),
+        name="pooling-stability",
+    ),
+    path(
         "collections/<slug:slug>/agreement/llm/",
         analysis_api.LlmAgreementView.as_view(),
         name="llm-agreement",

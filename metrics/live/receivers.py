@@ -7,7 +7,7 @@ from typing import Any
 from judging.signals import judgments_changed, judgments_changing
 from metrics import services
 from metrics.live import tasks
-from metrics.pool.tasks import pool_replan_soon
+from metrics.pool.tasks import pool_replan_soon, ranking_snapshot
 
 
 def rescore_in_transaction(*, collection_id: int, query_ids: frozenset[int], **_: Any) -> None:
@@ -30,6 +30,15 @@ def rescore_bulk_after_commit(
         tasks.rescore_queries.delay(collection_id, sorted(query_ids))
 
 
+def snapshot_after_commit(*, collection_id: int, bulk: bool, **_: Any) -> None:
+    """Take a ranking snapshot for the stop rule once a judgment's rescoring committed.
+
+    A bulk change is rescored in the background; that task takes the snapshot when done.
+    """
+    if not bulk:
+        ranking_snapshot.delay(collection_id)
+
+
 def replan_after_commit(*, collection_id: int, **_: Any) -> None:
     """Replan the judging queue of a collection whose pooling strategy plans, in the background."""
     pool_replan_soon(collection_id=collection_id)
@@ -44,3 +53,4 @@ def connect() -> None:
         rescore_bulk_after_commit, dispatch_uid="metrics.rescore_on_judgments_changed"
     )
     judgments_changed.connect(replan_after_commit, dispatch_uid="metrics.pool_replan")
+    judgments_changed.connect(snapshot_after_commit, dispatch_uid="metrics.ranking_snapshot")

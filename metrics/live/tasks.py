@@ -5,9 +5,11 @@ from __future__ import annotations
 from celery import shared_task
 
 from metrics import services
+from metrics.pool.services import ranking_snapshot_take
 
 
 @shared_task(name="metrics.rescore_queries")
 def rescore_queries(collection_id: int, query_ids: list[int]) -> None:
     """Rescore every run of a collection for the given queries (all, if one was deleted)."""
     services.runs_rescore_bulk(collection_id=collection_id, query_ids=query_ids)
+    ranking_snapshot_take(collection_id=collection_id)

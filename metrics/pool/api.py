@@ -1,10 +1,10 @@
-"""REST for adaptive pooling: a collection's pooling policy (versioned) and its plan."""
+"""REST for adaptive pooling: the pooling policy (versioned), its plan, the stop rule."""
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from drf_spectacular.utils import extend_schema, extend_schema_view
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from config.api import error_responses
 from judging.api.permissions import COORDINATORS
 from judging.api.views import SLUG, CollectionScopedView
-from metrics.pool import selectors, services
+from metrics.pool import selectors, services, stopping
 from metrics.pool.models import LIMITS, STRATEGY_CHOICES, PoolingPolicy
 
 
@@ -165,3 +165,116 @@ class PoolPlanView(CollectionScopedView):
         """Return a page of the plan."""
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(PlannedPairSerializer(page, many=True).data)
+
+
+class StabilityQuerySerializer(serializers.Serializer):
+    """The stop rule's parameters (query string)."""
+
+    step = serializers.IntegerField(
+        min_value=1,
+        max_value=100_000,
+        default=stopping.DEFAULT_STEP,
+        help_text="N: judgments per step, back and ahead.",
+    )
+    target = serializers.FloatField(
+        min_value=0.0,
+        max_value=1.0,
+        default=stopping.DEFAULT_TARGET,
+        help_text="τ at which more judging stops paying.",
+    )
+
+
+class StabilityPointSerializer(serializers.Serializer):
+    """τ-b between the ranking at ``judged`` judgments and at ``then`` (a step earlier)."""
+
+    judged = serializers.IntegerField()
+    then = serializers.IntegerField()
+    tau = serializers.FloatField(allow_null=True)
+    runs = serializers.IntegerField(help_text="Runs scored at both counts.")
+
+
+class ExpectedTauSerializer(serializers.Serializer):
+    """The τ-b expected between the ranking now and after the next step's judgments."""
+
+    mean = serializers.FloatField(allow_null=True)
+    low = serializers.FloatField(allow_null=True, help_text="10th percentile of the draws.")
+    pairs = serializers.IntegerField(help_text="Pairs judged in each draw.")
+    draws = serializers.IntegerField()
+
+
+class StabilitySerializer(serializers.Serializer):
+    """How stable the system ranking is, and whether more judging pays."""
+
+    measure = serializers.CharField(allow_null=True, help_text="The leaderboard's main measure.")
+    judged = serializers.IntegerField(help_text="Final judgments so far (all judges).")
+    step = serializers.IntegerField()
+    target = serializers.FloatField()
+    looking_back = StabilityPointSerializer(allow_null=True)
+    history = StabilityPointSerializer(many=True, help_text="Newest first, a step apart.")
+    ahead = ExpectedTauSerializer(allow_null=True)
+    open_pairs = serializers.IntegerField(help_text="Pool pairs still needing grades.")
+    state = serializers.ChoiceField(choices=["done", "unknown", "moving", "stops-paying"])
+    sentence = serializers.CharField()
+
+
+def _nan_to_none(value: float | None) -> float | None:
+    return None if value is None or value != value else value
+
+
+def stability_body(stability: selectors.Stability) -> dict[str, Any]:
+    """Return the JSON body of ``stability`` (NaN τ as null)."""
+
+    def point(p: selectors.StabilityPoint) -> dict[str, Any]:
+        return {"judged": p.judged, "then": p.then, "tau": _nan_to_none(p.tau), "runs": p.runs}
+
+    ahead = stability.ahead
+    return {
+        "measure": stability.measure,
+        "judged": stability.judged,
+        "step": stability.step,
+        "target": stability.target,
+        "looking_back": point(stability.looking_back) if stability.looking_back else None,
+        "history": [point(p) for p in stability.history],
+        "ahead": None
+        if ahead is None
+        else {
+            "mean": _nan_to_none(ahead.mean),
+            "low": _nan_to_none(ahead.low),
+            "pairs": ahead.pairs,
+            "draws": ahead.draws,
+        },
+        "open_pairs": stability.open_pairs,
+        "state": stability.state,
+        "sentence": stability.sentence,
+    }
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="Show how stable the system ranking is and whether more judging pays",
+        description="Coordinators. τ-b between the runs' ranking now and N judgments ago "
+        "(snapshots every 10 judgments), a step at a time back, and the τ-b expected "
+        "after the next N judgments of the queue (simulated with grades drawn from the "
+        "grades judged at the same ranks). `state` is `stops-paying` when both reach "
+        "`target`.",
+        parameters=[
+            SLUG,
+            OpenApiParameter("step", int, description="N (1–100000, default 100)."),
+            OpenApiParameter("target", float, description="τ target (0–1, default 0.95)."),
+        ],
+        responses={200: StabilitySerializer, **error_responses(400, 401, 403, 404)},
+    ),
+)
+class StabilityView(CollectionScopedView):
+    """The stop rule of a collection."""
+
+    serializer_class = StabilitySerializer
+    pagination_class = None
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS}
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Return the stop rule's figures."""
+        params = StabilityQuerySerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        stability = selectors.ranking_stability(collection=self.collection, **params.validated_data)
+        return Response(stability_body(stability))

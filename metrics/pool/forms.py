@@ -88,3 +88,28 @@ class PoolingPolicyForm(forms.Form):
         label="Seed",
         help_text="Thompson sampling's seed.",
     )
+
+
+class StabilityForm(forms.Form):
+    """The stop rule's step and target (query string of the stability page)."""
+
+    step = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=100_000,
+        label="Step N",
+        help_text="Judgments per step, back and ahead.",
+    )
+    target = forms.FloatField(
+        required=False,
+        min_value=0.0,
+        max_value=1.0,
+        label="Target τ",
+        help_text="τ at which more judging stops paying.",
+    )
+
+    def values(self) -> dict[str, Any]:
+        """Return the valid values given (the defaults for the others)."""
+        if not self.is_valid():
+            return {}
+        return {k: v for k, v in self.cleaned_data.items() if v is not None}

@@ -107,3 +107,42 @@ class PoolingPolicy(models.Model):
 
 #: The parameters' values when no policy was ever set (the fields' defaults).
 DEFAULTS = {name: PoolingPolicy._meta.get_field(name).default for name in PARAMETERS}
+
+
+#: Judgments between two ranking snapshots: a snapshot is stored whenever a collection's
+#: count of final judgments enters a new multiple of this (see ``ranking_snapshot_take``).
+SNAPSHOT_STRIDE = 10
+
+
+class RankingSnapshot(models.Model):
+    """The runs' scores on the main measure when a collection had ``judged`` judgments.
+
+    The stop rule compares the ranking now with the one ``N`` judgments ago
+    (:mod:`metrics.pool.stopping`). Rows are taken after commit, at most one per
+    :data:`SNAPSHOT_STRIDE` judgments, once every run is scored at the list's version.
+    """
+
+    collection = models.ForeignKey(
+        Collection, on_delete=models.CASCADE, related_name="ranking_snapshots"
+    )
+    judged = models.PositiveIntegerField(
+        help_text="Final judgments (graded or cannot judge, human and LLM) at the snapshot."
+    )
+    judgments_version = models.PositiveBigIntegerField(
+        help_text="The judgment-list version the runs were scored at."
+    )
+    measure = models.CharField(max_length=100, help_text="The leaderboard's main measure.")
+    scores = models.JSONField(help_text="Run id (as text) → mean score on the measure.")
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-judged"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["collection", "judged"], name="ranking_snapshot_unique_judged"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        """Return ``collection @ judged: measure``."""
+        return f"{self.collection_id} @ {self.judged}: {self.measure}"

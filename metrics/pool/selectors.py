@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
-from django.db.models import BinaryField, Q, QuerySet
+from django.core.cache import cache
+from django.db.models import BinaryField, Q, QuerySet, Sum
 from django.db.models.functions import Substr
 
-from judging.models import Collection, LiveGrade, PoolEntry
+from judging.models import Collection, JudgeProgress, LiveGrade, PoolEntry
+from metrics.live.scoring import canonical_names
 from metrics.models import RANKING_DTYPE, Run, RunQuery
-from metrics.pool.models import DEFAULTS, PARAMETERS, PoolingPolicy
-from metrics.pool.strategies import Campaign
+from metrics.pool import stopping
+from metrics.pool.models import DEFAULTS, PARAMETERS, PoolingPolicy, RankingSnapshot
+from metrics.pool.simulation import make_scorer
+from metrics.pool.strategies import Campaign, Scorer
 
 F64 = np.ndarray
 
@@ -189,3 +194,188 @@ def live_campaign(*, collection: Collection, depth: int) -> LiveCampaign:
         open=tuple(opened),
         extra=tuple(extra),
     )
+
+
+def leaderboard_scorer(*, collection: Collection, live: LiveCampaign, cutoff: int = 10) -> Scorer:
+    """Return a scorer of the live campaign on the leaderboard's main measure.
+
+    The main measure is tried once on the grades known; a measure the engine cannot
+    compute from ranked labels falls back to ``ndcg_cut.<cutoff>``.
+    """
+    for measure in collection.measures[:1]:
+        scorer = make_scorer(live.campaign, measure, extra=list(live.extra))
+        try:
+            scorer(list(live.known))
+        except (ValueError, KeyError):
+            break
+        return scorer
+    return make_scorer(live.campaign, f"ndcg_cut.{cutoff}", extra=list(live.extra))
+
+
+def judged_count(*, collection_id: int) -> int:
+    """Return the collection's final judgments (graded or cannot judge), all judges."""
+    total = JudgeProgress.objects.filter(collection_id=collection_id).aggregate(n=Sum("done"))
+    return int(total["n"] or 0)
+
+
+@dataclass(frozen=True)
+class StabilityPoint:
+    """τ-b between the ranking at ``judged`` judgments and ``step`` judgments earlier."""
+
+    judged: int
+    then: int  # the earlier snapshot's count (at most judged - step)
+    tau: float
+    runs: int
+
+    @property
+    def defined(self) -> bool:
+        """Return whether τ is a number (two or more runs, not all tied)."""
+        return bool(np.isfinite(self.tau))
+
+
+@dataclass(frozen=True)
+class Stability:
+    """How stable a collection's system ranking is, and whether more judging pays."""
+
+    measure: str | None
+    judged: int
+    step: int
+    target: float
+    looking_back: StabilityPoint | None
+    history: tuple[StabilityPoint, ...]  # newest first, one point per step back
+    ahead: stopping.ExpectedTau | None
+    open_pairs: int
+    state: str
+    sentence: str
+
+
+#: Points of the looking-back history on the page; draws of the look ahead; cache (s).
+HISTORY_POINTS = 8
+AHEAD_DRAWS = 50
+_AHEAD_TTL = 3600
+
+
+def ranking_stability(
+    *,
+    collection: Collection,
+    step: int = stopping.DEFAULT_STEP,
+    target: float = stopping.DEFAULT_TARGET,
+) -> Stability:
+    """Return the stop rule's figures: τ with the ranking ``step`` judgments ago, and ahead.
+
+    Looking back reads the current runs' means and the stored snapshots (two SQL queries);
+    looking ahead replays ``AHEAD_DRAWS`` draws of the next ``step`` judgments over the
+    live campaign (:func:`metrics.pool.stopping.expected_tau`), cached per judgment-list
+    version, runs and step.
+    """
+    measure = canonical_names(collection.measures[:1])[0] if collection.measures else None
+    judged = judged_count(collection_id=collection.pk)
+    open_pairs = PoolEntry.objects.filter(collection=collection, is_open=True).count()
+    runs = list(
+        Run.objects.filter(collection=collection, status=Run.Status.SCORED)
+        .order_by("pk")
+        .values_list("pk", "scored_version", "scores")
+    )
+    history: list[StabilityPoint] = []
+    if measure is not None and runs:
+        now = {str(pk): (scores or {}).get(measure) for pk, _, scores in runs}
+        history = _history(collection, measure, judged, step, now)
+    ahead = None
+    if measure is not None and len(runs) >= 2:
+        ahead = _ahead(collection, runs, step)
+    back = history[0] if history else None
+    state, sentence = stopping.verdict(
+        looking_back=back.tau if back else None, ahead=ahead, open_pairs=open_pairs, target=target
+    )
+    return Stability(
+        measure=measure,
+        judged=judged,
+        step=step,
+        target=target,
+        looking_back=back,
+        history=tuple(history),
+        ahead=ahead,
+        open_pairs=open_pairs,
+        state=state,
+        sentence=sentence,
+    )
+
+
+def _history(
+    collection: Collection, measure: str, judged: int, step: int, now: dict[str, float | None]
+) -> list[StabilityPoint]:
+    """Return τ-b one step back from now, then from each step before (newest first)."""
+    oldest = judged - step * (HISTORY_POINTS + 1)
+    snapshots = list(
+        RankingSnapshot.objects.filter(
+            collection=collection, measure=measure, judged__gte=max(oldest, 0) - step
+        )
+        .order_by("judged")
+        .values_list("judged", "scores")
+    )
+    counts = [j for j, _ in snapshots]
+
+    def at_or_before(count: int) -> int | None:
+        i = int(np.searchsorted(counts, count, side="right")) - 1
+        return i if i >= 0 else None
+
+    points: list[StabilityPoint] = []
+    current, scores = judged, now
+    for _ in range(HISTORY_POINTS):
+        i = at_or_before(current - step)
+        if i is None:
+            break
+        then, earlier = snapshots[i]
+        tau, n = stopping.tau_between(scores, earlier)
+        points.append(StabilityPoint(judged=current, then=then, tau=tau, runs=n))
+        current, scores = then, earlier
+    return points
+
+
+def _ahead(
+    collection: Collection, runs: list[tuple[int, int, dict]], step: int
+) -> stopping.ExpectedTau | None:
+    """Return the expected τ-b after the next ``step`` judgments (cached)."""
+    stamp = ",".join(f"{pk}:{version}" for pk, version, _ in runs)
+    key = hashlib.sha256(
+        f"{collection.pk}|{collection.judgments_version}|{collection.pool_depth}|"
+        f"{collection.measures[:1]}|{step}|{stamp}".encode()
+    ).hexdigest()
+    cache_key = f"metrics:ahead:{key}"
+    found = cache.get(cache_key)
+    if found is not None:
+        return found
+    live = live_campaign(collection=collection, depth=collection.pool_depth)
+    if len(live.campaign.runs) < 2 or not live.query_ids:
+        return None
+    scorer = leaderboard_scorer(collection=collection, live=live)
+    codes = {q: i for i, q in enumerate(live.query_ids)}
+    planned = []
+    for q, d in (
+        PoolEntry.objects.filter(collection=collection, priority__isnull=False, is_open=True)
+        .order_by("priority", "pk")
+        .values_list("query_id", "document_id")
+    ):
+        qi = codes.get(q)
+        if qi is None:
+            continue
+        j = int(np.searchsorted(live.document_ids[qi], d))
+        if j < live.document_ids[qi].size and live.document_ids[qi][j] == d:
+            planned.append((qi, j))
+    open_codes = [
+        (qi, int(j)) for qi, flags in enumerate(live.open) for j in np.flatnonzero(flags).tolist()
+    ]
+    best = [live.campaign.best_rank(q) for q in range(len(live.query_ids))]
+    prior = stopping.grade_prior(best, live.known)
+    ahead = stopping.expected_tau(
+        scorer,
+        live.known,
+        prior,
+        planned=planned,
+        open_pairs=open_codes,
+        step=step,
+        draws=AHEAD_DRAWS,
+        seed=collection.pk,
+    )
+    cache.set(cache_key, ahead, _AHEAD_TTL)
+    return ahead

@@ -18,10 +18,17 @@ from django.utils import timezone
 
 from judging.models import Collection, PoolEntry
 from judging.services import pool_plan_set
+from metrics.live.scoring import canonical_names
+from metrics.models import Run
 from metrics.pool import selectors
-from metrics.pool.models import LIMITS, STRATEGY_CHOICES, PoolingPolicy
-from metrics.pool.simulation import make_scorer
-from metrics.pool.strategies import Scorer, make_strategy, plan
+from metrics.pool.models import (
+    LIMITS,
+    SNAPSHOT_STRIDE,
+    STRATEGY_CHOICES,
+    PoolingPolicy,
+    RankingSnapshot,
+)
+from metrics.pool.strategies import make_strategy, plan
 
 
 @transaction.atomic
@@ -125,7 +132,11 @@ def _waves(collection: Collection, policy: PoolingPolicy) -> dict[tuple[int, int
     live = selectors.live_campaign(collection=collection, depth=collection.pool_depth)
     if not live.query_ids or not live.campaign.runs:
         return waves
-    scorer = _leaderboard_scorer(collection, policy, live) if policy.strategy == "swap" else None
+    scorer = (
+        selectors.leaderboard_scorer(collection=collection, live=live, cutoff=policy.cutoff)
+        if policy.strategy == "swap"
+        else None
+    )
     strategy = make_strategy(
         policy.strategy,
         live.campaign,
@@ -142,19 +153,46 @@ def _waves(collection: Collection, policy: PoolingPolicy) -> dict[tuple[int, int
     return waves
 
 
-def _leaderboard_scorer(
-    collection: Collection, policy: PoolingPolicy, live: selectors.LiveCampaign
-) -> Scorer:
-    """Return swap's scorer: the leaderboard's main measure, or NDCG at the cut-off.
+def ranking_snapshot_take(*, collection_id: int) -> RankingSnapshot | None:
+    """Store the runs' main-measure scores if the judgments entered a new stride; else None.
 
-    The main measure is tried once on the grades known; a measure the engine cannot
-    compute from ranked labels falls back to ``ndcg_cut.<cutoff>``.
+    Nothing is stored while a run is not yet scored at the judgment list's version (the
+    rescoring task takes the snapshot when it is done), when the collection has no run or
+    no measure, or when the newest snapshot is in the same :data:`SNAPSHOT_STRIDE` of
+    judgments. Called after commit; concurrent calls cannot store one count twice (unique
+    constraint, ``ignore_conflicts``).
     """
-    for measure in collection.measures[:1]:
-        scorer = make_scorer(live.campaign, measure, extra=list(live.extra))
-        try:
-            scorer(list(live.known))
-        except (ValueError, KeyError):
-            break
-        return scorer
-    return make_scorer(live.campaign, f"ndcg_cut.{policy.cutoff}", extra=list(live.extra))
+    row = Collection.objects.filter(pk=collection_id).values_list("judgments_version", "measures")
+    found = row.first()
+    if found is None or not found[1]:
+        return None
+    version, measures = found
+    judged = selectors.judged_count(collection_id=collection_id)
+    last = (
+        RankingSnapshot.objects.filter(collection_id=collection_id)
+        .order_by("-judged")
+        .values_list("judged", flat=True)
+        .first()
+    )
+    if last is not None and last // SNAPSHOT_STRIDE == judged // SNAPSHOT_STRIDE:
+        return None
+    runs = list(
+        Run.objects.filter(collection_id=collection_id).values_list(
+            "pk", "status", "scored_version", "scores"
+        )
+    )
+    if not runs or any(
+        status != Run.Status.SCORED or scored != version for _, status, scored, _ in runs
+    ):
+        return None
+    measure = canonical_names(measures[:1])[0]
+    scores = {str(pk): (values or {}).get(measure) for pk, _, _, values in runs}
+    snapshot = RankingSnapshot(
+        collection_id=collection_id,
+        judged=judged,
+        judgments_version=version,
+        measure=measure,
+        scores=scores,
+    )
+    RankingSnapshot.objects.bulk_create([snapshot], ignore_conflicts=True)
+    return snapshot

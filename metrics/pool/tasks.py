@@ -30,3 +30,9 @@ def pool_replan_soon(*, collection_id: int, force: bool = False) -> None:
     if strategy in (None, "depth"):
         return
     transaction.on_commit(lambda: pool_replan.delay(collection_id, force))
+
+
+@shared_task(name="metrics.ranking_snapshot")
+def ranking_snapshot(collection_id: int) -> bool:
+    """Store a ranking snapshot if due (see :func:`services.ranking_snapshot_take`)."""
+    return services.ranking_snapshot_take(collection_id=collection_id) is not None

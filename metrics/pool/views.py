@@ -1,4 +1,4 @@
-"""The coordinators' pool page: every pooled pair, filtered and paged."""
+"""The coordinators' pool pages: every pooled pair, and how stable the ranking is."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from django.views.decorators.http import require_GET
 from judging.models import Membership
 from judging.selectors import collection_for_member
 from metrics.models import Run
-from metrics.pool.forms import PoolFilterForm
-from metrics.pool.selectors import pool_entries
+from metrics.pool.forms import PoolFilterForm, StabilityForm
+from metrics.pool.selectors import pool_entries, ranking_stability
 from metrics.selectors import viewer
 
 POOL_PAGE_SIZE = 50
@@ -37,3 +37,27 @@ def pool_list(request: HttpRequest, slug: str) -> HttpResponse:
         "page": page,
     }
     return render(request, "metrics/poolentry_list.html", context)
+
+
+@login_required
+@require_GET
+def stability_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    """Show the stop rule: τ with the ranking N judgments ago and expected N ahead.
+
+    With ``HX-Request`` (the collection page loads it into a panel) only the panel.
+    """
+    collection = collection_for_member(
+        user=request.user, slug=slug, roles=(Membership.Role.COORDINATOR,)
+    )
+    form = StabilityForm(request.GET or None)
+    stability = ranking_stability(collection=collection, **form.values())
+    context = {
+        "collection": collection,
+        "who": viewer(user=request.user, collection=collection),
+        "active": "stability",
+        "form": form,
+        "stability": stability,
+    }
+    if request.headers.get("HX-Request"):
+        return render(request, "metrics/_ranking_stability.html", context)
+    return render(request, "metrics/rankingstability_detail.html", context)

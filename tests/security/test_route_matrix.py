@@ -81,6 +81,7 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("GET", S + "pooling/"):                      (401, 404, 403, 403, 403, 403, 404, 200),
     ("PATCH", S + "pooling/"):                    (401, 404, 403, 403, 403, 403, 404, 200),
     ("GET", S + "pooling/plan/"):                 (401, 404, 403, 403, 403, 403, 404, 200),
+    ("GET", S + "pooling/stability/"):            (401, 404, 403, 403, 403, 403, 404, 200),
     ("GET", S + "agreement/judges/"):             (401, 404, 403, 403, 403, 403, 404, 200),
     ("DELETE", S + "judges/<int:judge_id>/judgments/"): (401, 404, 403, 403, 403, 403, 404, 200),
     ("PUT", S + "judges/<int:judge_id>/quota/"):  (401, 404, 403, 403, 403, 403, 404, 200),
@@ -253,6 +254,7 @@ ADJUDICATOR: dict[tuple[str, str], int] = {
     ("GET", S + "pooling/"): 403,
     ("PATCH", S + "pooling/"): 403,
     ("GET", S + "pooling/plan/"): 403,
+    ("GET", S + "pooling/stability/"): 403,
     ("GET", S + "agreement/judges/"): 403,
     ("GET", S + "agreement/llm/"): 403,
     ("GET", S + "llm-jobs/"): 403,
@@ -307,6 +309,7 @@ PAGES = {
     "compare/": "compare",
     "difficulty/": "difficulty",
     "pool/": "pool",
+    "stability/": "stability",
     "settings/": "collection_update",
     "llm-jobs/": "llmjob_create",
 }

@@ -19,6 +19,7 @@ PATHS = [
     "/api/v1/collections/{slug}/agreement/llm/",
     "/api/v1/collections/{slug}/pooling/",
     "/api/v1/collections/{slug}/pooling/plan/",
+    "/api/v1/collections/{slug}/pooling/stability/",
 ]
 
 
