@@ -19,6 +19,11 @@ STRATEGY_CHOICES = [
     ("mm-ns", "Bandit MM-NS (Losada et al.): the run with the best recent hit rate"),
     ("thompson", "Bandit, Thompson sampling (Losada et al.)"),
     ("swap", "Swap: the pairs whose grade can most reorder close runs on the leaderboard"),
+    (
+        "llm-check",
+        "LLM first, humans check: the pairs the LLM judges are least sure of or whose grade "
+        "can most reorder the leaderboard",
+    ),
 ]
 
 

@@ -10,7 +10,7 @@ from django.core.cache import cache
 from django.db.models import BinaryField, Q, QuerySet, Sum
 from django.db.models.functions import Substr
 
-from judging.models import Collection, JudgeProgress, LiveGrade, PoolEntry
+from judging.models import Collection, Judge, JudgeProgress, Judgment, LiveGrade, PoolEntry
 from metrics.live.scoring import canonical_names
 from metrics.models import RANKING_DTYPE, Run, RunQuery
 from metrics.pool import stopping
@@ -196,6 +196,77 @@ def live_campaign(*, collection: Collection, depth: int) -> LiveCampaign:
     )
 
 
+@dataclass(frozen=True)
+class LlmEvidence:
+    """What the LLM judges and the humans said of a live campaign's documents, per query.
+
+    Arrays are aligned with ``LiveCampaign.document_ids``: ``mean`` the mean LLM grade
+    (NaN: no LLM grade), ``spread`` max − min of the LLM grades, ``abstain`` the mean
+    abstention probability the LLM judges gave (NaN: none), ``human`` the live grade of
+    pairs with a human grade or an adjudication (NaN: LLM-filled or not graded).
+    """
+
+    mean: tuple[F64, ...]
+    spread: tuple[F64, ...]
+    abstain: tuple[F64, ...]
+    human: tuple[F64, ...]
+
+
+def llm_evidence(*, collection: Collection, live: LiveCampaign) -> LlmEvidence:
+    """Return the LLM grades and the human-backed live grades of the campaign (2 queries)."""
+    codes = {q: i for i, q in enumerate(live.query_ids)}
+    shape = [ids.size for ids in live.document_ids]
+    total = [np.zeros(n) for n in shape]
+    count = [np.zeros(n) for n in shape]
+    low = [np.full(n, np.inf) for n in shape]
+    high = [np.full(n, -np.inf) for n in shape]
+    p_sum = [np.zeros(n) for n in shape]
+    p_count = [np.zeros(n) for n in shape]
+    rows = Judgment.objects.filter(
+        collection=collection, judge__kind=Judge.Kind.LLM, status=Judgment.Status.GRADED
+    ).values_list("query_id", "document_id", "grade", "abstain_probability")
+    for q, d, grade, p in rows:
+        at = _code(live, codes, q, d)
+        if at is None:
+            continue
+        qi, j = at
+        total[qi][j] += grade
+        count[qi][j] += 1
+        low[qi][j] = min(low[qi][j], grade)
+        high[qi][j] = max(high[qi][j], grade)
+        if p is not None:
+            p_sum[qi][j] += p
+            p_count[qi][j] += 1
+    human = [np.full(n, np.nan) for n in shape]
+    for q, d, grade in LiveGrade.objects.filter(
+        Q(human_count__gt=0) | Q(adjudicated=True), collection=collection
+    ).values_list("query_id", "document_id", "grade"):
+        at = _code(live, codes, q, d)
+        if at is not None:
+            human[at[0]][at[1]] = grade
+    mean = tuple(_mean_or_nan(t, c) for t, c in zip(total, count, strict=True))
+    spread = tuple(np.where(c > 0, h - lo, 0.0) for h, lo, c in zip(high, low, count, strict=True))
+    abstain = tuple(_mean_or_nan(t, c) for t, c in zip(p_sum, p_count, strict=True))
+    return LlmEvidence(mean=mean, spread=spread, abstain=abstain, human=tuple(human))
+
+
+def _mean_or_nan(total: F64, count: F64) -> F64:
+    """Return total / count where count > 0, else NaN."""
+    return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+def _code(live: LiveCampaign, codes: dict[int, int], q: int, d: int) -> tuple[int, int] | None:
+    """Return (query index, document code) of pair (q, d) in ``live``, None if not in it."""
+    qi = codes.get(q)
+    if qi is None:
+        return None
+    ids = live.document_ids[qi]
+    j = int(np.searchsorted(ids, d))
+    if j < ids.size and ids[j] == d:
+        return qi, j
+    return None
+
+
 def leaderboard_scorer(*, collection: Collection, live: LiveCampaign, cutoff: int = 10) -> Scorer:
     """Return a scorer of the live campaign on the leaderboard's main measure.
 
@@ -356,12 +427,9 @@ def _ahead(
         .order_by("priority", "pk")
         .values_list("query_id", "document_id")
     ):
-        qi = codes.get(q)
-        if qi is None:
-            continue
-        j = int(np.searchsorted(live.document_ids[qi], d))
-        if j < live.document_ids[qi].size and live.document_ids[qi][j] == d:
-            planned.append((qi, j))
+        at = _code(live, codes, q, d)
+        if at is not None:
+            planned.append(at)
     open_codes = [
         (qi, int(j)) for qi, flags in enumerate(live.open) for j in np.flatnonzero(flags).tolist()
     ]

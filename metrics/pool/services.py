@@ -14,13 +14,14 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from judging.models import Collection, PoolEntry
+from judging.models import Collection, Judge, Judgment, PoolEntry
 from judging.services import pool_plan_set
 from metrics.live.scoring import canonical_names
 from metrics.models import Run
-from metrics.pool import selectors
+from metrics.pool import checks, selectors
 from metrics.pool.models import (
     LIMITS,
     SNAPSHOT_STRIDE,
@@ -28,7 +29,7 @@ from metrics.pool.models import (
     PoolingPolicy,
     RankingSnapshot,
 )
-from metrics.pool.strategies import make_strategy, plan
+from metrics.pool.strategies import Swap, make_strategy, plan
 
 
 @transaction.atomic
@@ -122,16 +123,41 @@ def pool_replan(*, collection_id: int, force: bool = False) -> int | None:
 
 
 def _waves(collection: Collection, policy: PoolingPolicy) -> dict[tuple[int, int], int]:
-    """Return the plan: started open pairs in wave 0, then the strategy's next pairs."""
-    waves = dict.fromkeys(
-        PoolEntry.objects.filter(
-            collection=collection, is_open=True, graded_count__gt=0
-        ).values_list("query_id", "document_id"),
-        0,
-    )
+    """Return the plan: started open pairs in wave 0, then the strategy's next pairs.
+
+    Under ``llm-check`` a pair only the LLM judges graded is not "started": the human
+    check is what the plan orders, so only pairs a human started go to wave 0.
+    """
+    started = PoolEntry.objects.filter(collection=collection, is_open=True, graded_count__gt=0)
+    if policy.strategy == "llm-check":
+        started = started.filter(
+            Exists(
+                Judgment.objects.filter(
+                    query_id=OuterRef("query_id"),
+                    document_id=OuterRef("document_id"),
+                    judge__kind=Judge.Kind.HUMAN,
+                    status=Judgment.Status.GRADED,
+                )
+            )
+        )
+    waves = dict.fromkeys(started.values_list("query_id", "document_id"), 0)
     live = selectors.live_campaign(collection=collection, depth=collection.pool_depth)
     if not live.query_ids or not live.campaign.runs:
         return waves
+    if policy.strategy == "llm-check":
+        picks = _llm_checks(collection, policy, live)
+    else:
+        picks = _strategy_plan(collection, policy, live)
+    for position, (q, d) in enumerate(picks):
+        pair = (live.query_ids[q], int(live.document_ids[q][d]))
+        waves.setdefault(pair, position // policy.wave_size)
+    return waves
+
+
+def _strategy_plan(
+    collection: Collection, policy: PoolingPolicy, live: selectors.LiveCampaign
+) -> list[tuple[int, int]]:
+    """Return the next ``horizon`` open pairs in the strategy's order over the live grades."""
     scorer = (
         selectors.leaderboard_scorer(collection=collection, live=live, cutoff=policy.cutoff)
         if policy.strategy == "swap"
@@ -146,11 +172,27 @@ def _waves(collection: Collection, policy: PoolingPolicy) -> dict[tuple[int, int
         seed=policy.seed,
         rel_level=float(policy.rel_level),
     )
-    picks = plan(strategy, live.known, policy.horizon, eligible=live.open)
-    for position, (q, d) in enumerate(picks):
-        pair = (live.query_ids[q], int(live.document_ids[q][d]))
-        waves.setdefault(pair, position // policy.wave_size)
-    return waves
+    return plan(strategy, live.known, policy.horizon, eligible=live.open)
+
+
+def _llm_checks(
+    collection: Collection, policy: PoolingPolicy, live: selectors.LiveCampaign
+) -> list[tuple[int, int]]:
+    """Return the next ``horizon`` open pairs by check score (:mod:`metrics.pool.checks`).
+
+    Impact is weighed under the live grades, LLM-filled ones included (the leaderboard as
+    it stands); a pair some human already graded is no longer eligible unless it is open.
+    """
+    evidence = selectors.llm_evidence(collection=collection, live=live)
+    scorer = selectors.leaderboard_scorer(collection=collection, live=live, cutoff=policy.cutoff)
+    swap = Swap(live.campaign, scores=scorer, cutoff=policy.cutoff, rel_level=policy.rel_level)
+    impact = swap.impact(list(live.known))
+    unsure = [
+        checks.llm_uncertainty(m, s, a, rel_level=policy.rel_level)
+        for m, s, a in zip(evidence.mean, evidence.spread, evidence.abstain, strict=True)
+    ]
+    scores = checks.check_scores(unsure, impact)
+    return checks.check_order(scores, live.open, policy.horizon)
 
 
 def ranking_snapshot_take(*, collection_id: int) -> RankingSnapshot | None:

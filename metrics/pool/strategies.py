@@ -373,19 +373,33 @@ class Swap(Strategy):
 
     def weights(self) -> list[F64]:
         """Return each query's weight per document (0 for judged ones)."""
-        per_run = self.scores(self.labels).mean(axis=1)
+        out = self.impact(self.labels, judged=self.judged)
+        for q, weight in enumerate(out):
+            weight[self.judged[q][: len(weight)]] = 0.0
+        return out
+
+    def impact(
+        self, labels: list[F64], *, judged: Sequence[NDArray[np.bool_]] | None = None
+    ) -> list[F64]:
+        """Return each query's weight per document under ``labels`` (NaN: not judged).
+
+        The weight of every document, judged or not: how much its grade could reorder
+        runs next to each other on the leaderboard the labels give. ``judged`` (default:
+        the labelled documents) is what the chance of relevance is counted over.
+        """
+        per_run = self.scores(labels).mean(axis=1)
         order = np.argsort(-per_run, kind="stable")
         upper, lower = order[:-1], order[1:]
         gap = per_run[upper] - per_run[lower]
         closeness = 1.0 / (gap + 1e-3)
         out = []
         for q, table in enumerate(self._discount):
-            judged = self.judged[q]
-            hits = np.nansum(self.labels[q] >= self.rel_level)
-            chance = (1.0 + hits) / (2.0 + judged.sum())
+            seen = ~np.isnan(labels[q]) if judged is None else judged[q]
+            hits = np.nansum(labels[q] >= self.rel_level)
+            chance = (1.0 + hits) / (2.0 + seen.sum())
             moves = np.abs(table[upper] - table[lower]) * closeness[:, None]
-            weight = chance * moves.sum(axis=0)
-            weight[judged[: len(weight)]] = 0.0
+            weight = np.zeros(len(labels[q]))
+            weight[: table.shape[1]] = chance * moves.sum(axis=0)
             out.append(weight)
         return out
 

@@ -151,8 +151,9 @@ def test_policy_versions_and_field_errors(campaign):
     assert PoolingPolicy.objects.filter(collection=coll).count() == 2
 
 
-def test_the_model_offers_exactly_the_engine_strategies():
-    assert [name for name, _ in STRATEGY_CHOICES] == list(STRATEGIES)
+def test_the_model_offers_exactly_the_engine_strategies_and_llm_checks():
+    # llm-check needs LLM grades, which only a live collection has (not the simulation)
+    assert [name for name, _ in STRATEGY_CHOICES] == [*STRATEGIES, "llm-check"]
 
 
 def test_swap_plans_the_pairs_that_decide_the_runs(campaign):
@@ -184,7 +185,7 @@ def test_rest_reads_and_changes_the_policy_for_coordinators_only(campaign):
     api = client_for(cora)
     body = api.get(url).json()
     assert (body["strategy"], body["version"], body["history"]) == ("depth", 0, [])
-    assert [s["name"] for s in body["strategies"]] == list(STRATEGIES)
+    assert [s["name"] for s in body["strategies"]] == [*STRATEGIES, "llm-check"]
     changed = api.patch(url, {"strategy": "mtf", "wave_size": 1, "horizon": 2}, format="json")
     assert changed.status_code == 200, changed.content
     body = changed.json()

@@ -1,0 +1,116 @@
+"""LLM first, humans check: the check score's parts worked out by hand, and the live plan."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from judging import services as judging_services
+from judging.models import Membership
+from metrics import services as metrics_services
+from metrics.pool import checks, services
+from metrics.pool import selectors as pool_selectors
+from tests import factories
+from tests.metrics import factories as metrics_factories
+
+
+def test_uncertainty_takes_the_largest_of_its_three_parts():
+    mean = np.array([np.nan, 0.5, 1.0, 0.0, 3.0, 4.0, 4.0, 4.0])
+    spread = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 3.0, 0.0])
+    abstain = np.array([np.nan, np.nan, np.nan, 0.2, np.nan, np.nan, np.nan, 0.7])
+    got = checks.llm_uncertainty(mean, spread, abstain, rel_level=1)
+    # no LLM grade 1; on the cut (0.5) 1; next to it (1, 0) 0.5 (0.2 abstain is less);
+    # 3 and 4 far from the cut 0; spread 1 -> 0.5, spread 3 -> 1; abstain 0.7
+    assert got.tolist() == [1.0, 1.0, 0.5, 0.5, 0.0, 0.5, 1.0, 0.7]
+    # the cut moves with the relevance level: with rel_level 3, grade 2 and 3 are next to it
+    at3 = checks.llm_uncertainty(np.array([2.0, 3.0, 0.0]), np.zeros(3), np.zeros(3), rel_level=3)
+    assert at3.tolist() == [0.5, 0.5, 0.0]
+
+
+def test_scores_scale_impact_by_the_largest_and_order_the_eligible_pairs():
+    unsure = [np.array([0.0, 1.0, 0.5]), np.array([0.5, 0.0])]
+    impact = [np.array([4.0, 0.0, 2.0]), np.array([0.0, np.nan])]
+    scores = checks.check_scores(unsure, impact)
+    assert [s.tolist() for s in scores] == [[1.0, 1.0, 1.0], [0.5, 0.0]]
+    eligible = [np.array([True, True, False]), np.array([True, True])]
+    # ties by query then document; the ineligible (0, 2) is left out
+    assert checks.check_order(scores, eligible, 10) == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert checks.check_order(scores, eligible, 2) == [(0, 0), (0, 1)]
+    assert checks.check_order(scores, eligible, 0) == []
+    flat = checks.check_scores(unsure, [np.zeros(3), np.zeros(2)])  # nothing can move
+    assert [s.tolist() for s in flat] == [u.tolist() for u in unsure]
+
+
+@pytest.mark.django_db
+def test_humans_get_the_pairs_the_llm_is_unsure_of_first(django_capture_on_commit_callbacks):
+    """Two runs rank the same four documents in the same order: no pair can reorder them.
+
+    The LLM grades d1 4 (sure), d2 1 next to the cut, d3 2 but with abstention 0.9, and
+    leaves d4 ungraded. With impact 0 everywhere, humans get d4 (1), d3 (0.9), d2 (0.5)
+    and d1 (0) last.
+    """
+    coll = factories.collection("check", pool_depth=10, judges_per_pair=2)
+    query = factories.query(coll, "q1")
+    docs = {f"d{i}": factories.document(coll, f"d{i}") for i in range(1, 5)}
+    team = metrics_factories.team(coll)
+    for tag in ("A", "B"):
+        run = metrics_factories.run(
+            coll, team, tag, rankings={query: [docs[f"d{i}"].pk for i in range(1, 5)]}
+        )
+        metrics_services.pool_from_run(run=run, depth=10)
+    llm = factories.llm_judge()
+    llm.collections.add(coll)
+    for name, grade, p in (("d1", 4, 0.0), ("d2", 1, None), ("d3", 2, 0.9)):
+        judging_services.judgment_record(
+            judge=llm, query=query, document=docs[name], grade=grade, abstain_probability=p
+        )
+    cora = factories.user("cora")
+    factories.member(coll, cora, Membership.Role.COORDINATOR)
+    coll.refresh_from_db()
+    with django_capture_on_commit_callbacks(execute=True):
+        policy = services.pooling_policy_set(
+            collection=coll, actor=cora, strategy="llm-check", wave_size=1, horizon=10
+        )
+    plan = [e.document.external_id for e in pool_selectors.pool_plan(collection=coll)]
+    assert plan == ["d4", "d3", "d2", "d1"]
+    assert policy.planned_pairs == 4
+    # a human checks d3: it still needs nothing more (LLM + human = 2), so it leaves the plan
+    user = factories.user("jay")
+    factories.member(coll, user, Membership.Role.JUDGE)
+    with django_capture_on_commit_callbacks(execute=True):
+        judging_services.judgment_record(
+            judge=factories.human_judge(user), query=query, document=docs["d3"], grade=2
+        )
+    plan = [e.document.external_id for e in pool_selectors.pool_plan(collection=coll)]
+    assert plan == ["d4", "d2", "d1"]
+
+
+@pytest.mark.django_db
+def test_when_the_llm_is_sure_the_pairs_that_can_reorder_runs_come_first(
+    django_capture_on_commit_callbacks,
+):
+    """Run A ranks d1 d2 d3, run B d1 d3 d2; the LLM grades all three 3, sure of each.
+
+    Only d2 and d3 sit at different ranks in the two runs, so only their grades can
+    reorder A and B: they come before d1 (first by code, so a plan that ignored impact
+    would put it first), whose grade moves both runs alike.
+    """
+    coll = factories.collection("impact", pool_depth=10, judges_per_pair=2)
+    query = factories.query(coll, "q1")
+    docs = {f"d{i}": factories.document(coll, f"d{i}") for i in range(1, 4)}
+    team = metrics_factories.team(coll)
+    for tag, names in (("A", ["d1", "d2", "d3"]), ("B", ["d1", "d3", "d2"])):
+        run = metrics_factories.run(coll, team, tag, rankings={query: [docs[n].pk for n in names]})
+        metrics_services.pool_from_run(run=run, depth=10)
+    llm = factories.llm_judge()
+    for name in docs:
+        judging_services.judgment_record(
+            judge=llm, query=query, document=docs[name], grade=3, abstain_probability=0.0
+        )
+    coll.refresh_from_db()
+    with django_capture_on_commit_callbacks(execute=True):
+        services.pooling_policy_set(
+            collection=coll, actor=None, strategy="llm-check", wave_size=1, horizon=10
+        )
+    plan = [e.document.external_id for e in pool_selectors.pool_plan(collection=coll)]
+    assert sorted(plan[:2]) == ["d2", "d3"] and plan[2] == "d1"
