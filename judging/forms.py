@@ -44,6 +44,14 @@ class JudgmentForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 2}),
     )
     seconds = forms.FloatField(required=False, min_value=0, label="Seconds")
+    llm_shown = forms.TypedChoiceField(
+        choices=[("", "—"), ("0", "blind"), ("1", "assisted")],
+        coerce=lambda v: v == "1",
+        required=False,
+        empty_value=None,
+        label="LLM grade shown",
+        help_text="Set by the card: whether it showed an LLM grade of the pair.",
+    )
 
     def clean(self) -> dict[str, Any]:
         """Require exactly one of a grade or a status."""

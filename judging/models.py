@@ -111,6 +111,17 @@ class Collection(models.Model):
         help_text="Warn coordinators when a judge's agreement with the others (share of "
         "equal grades) falls below this.",
     )
+    llm_hint = models.CharField(
+        max_length=10,
+        choices=[
+            ("hidden", "Never: human judges grade blind"),
+            ("shown", "Always: human judges see the LLM grade (assisted)"),
+            ("half", "On half the pairs, at random per judge: measures anchoring"),
+        ],
+        default="hidden",
+        help_text="Whether the judging card shows human judges the LLM judges' grade of "
+        "the pair; each human label records whether it was shown.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -438,6 +449,12 @@ class Judgment(models.Model):
         null=True,
         blank=True,
         help_text="Probability that this document makes an LLM abstain (for UDCG), 0–1.",
+    )
+    saw_llm_grade = models.BooleanField(
+        null=True,
+        blank=True,
+        help_text="Human labels: whether the judge saw an LLM grade of the pair before "
+        "grading (assisted) or not (blind); null when not recorded (API, imports, LLMs).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

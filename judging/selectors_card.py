@@ -1,12 +1,13 @@
-"""Reads for the judging card's feedback: where the judge is within the current query."""
+"""Reads for the judging card: where the judge is in the query, the LLM grade to show."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 from django.db import connection
 
-from judging.models import Judge, Judgment, PoolEntry
+from judging.models import Collection, Judge, Judgment, PoolEntry
 from judging.selectors import FINAL_STATUSES
 
 
@@ -43,3 +44,50 @@ def query_progress(*, judge: Judge, entry: PoolEntry, is_final: bool) -> QueryPr
     total = done + remaining
     position = done if is_final else done + 1
     return QueryProgress(position=max(1, min(position, total)), total=max(total, 1))
+
+
+@dataclass(frozen=True)
+class LlmHint:
+    """The LLM judges' grade of a pair as the card shows it (lower median of their grades)."""
+
+    grade: int
+    name: str
+    judges: int
+
+
+def llm_hint_due(*, collection: Collection, judge: Judge, entry: PoolEntry) -> bool:
+    """Return whether the collection's rule shows ``judge`` an LLM grade of ``entry``.
+
+    ``hidden``: never; ``shown``: always; ``half``: on a fixed half of the pairs, drawn
+    per judge and pair from a hash (stable across requests and processes), so one judge
+    grades some pairs assisted and some blind and anchoring can be measured.
+    """
+    if collection.llm_hint == "shown":
+        return True
+    if collection.llm_hint != "half":
+        return False
+    key = f"{collection.pk}:{judge.pk}:{entry.query_id}:{entry.document_id}".encode()
+    return hashlib.sha256(key).digest()[0] % 2 == 0
+
+
+def llm_hint(*, collection: Collection, judge: Judge, entry: PoolEntry) -> LlmHint | None:
+    """Return the LLM grade the card shows ``judge`` for ``entry``, or None (see above).
+
+    None too when no LLM judge graded the pair. Judges never see other humans' grades.
+    """
+    if judge.kind != Judge.Kind.HUMAN or not llm_hint_due(
+        collection=collection, judge=judge, entry=entry
+    ):
+        return None
+    grades = sorted(
+        Judgment.objects.filter(
+            query_id=entry.query_id,
+            document_id=entry.document_id,
+            judge__kind=Judge.Kind.LLM,
+            status=Judgment.Status.GRADED,
+        ).values_list("grade", flat=True)
+    )
+    if not grades:
+        return None
+    grade = grades[(len(grades) - 1) // 2]
+    return LlmHint(grade=grade, name=dict(collection.grade_scale)[grade], judges=len(grades))

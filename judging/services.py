@@ -210,12 +210,15 @@ def judgment_record(
     abstain_probability: float | None = None,
     channel: str = Channel.BROWSER,
     actor: AbstractBaseUser | None = None,
+    saw_llm_grade: bool | None = None,
 ) -> Judgment:
     """Create or change ``judge``'s judgment of (query, document) and append it to history.
 
     A status other than ``graded`` (``cannot_judge``, ``later``) takes no grade. Re-recording
     an identical label changes nothing and appends no event. Raises ``ValidationError``
-    naming the field for bad input.
+    naming the field for bad input. ``saw_llm_grade`` (human judges, from the judging card)
+    records whether an LLM grade of the pair was shown; once shown, the label stays
+    *assisted* through later changes, and None keeps what was recorded.
     """
     grade, seconds = _validated_label(
         grade=grade, status=status, seconds=seconds, abstain_probability=abstain_probability
@@ -245,6 +248,8 @@ def judgment_record(
     judgment.note = note
     judgment.seconds = seconds
     judgment.abstain_probability = abstain_probability
+    if saw_llm_grade is not None and judgment.saw_llm_grade is not True:
+        judgment.saw_llm_grade = saw_llm_grade
     after = _label(judgment)
     if before == after:
         return judgment

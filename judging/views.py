@@ -140,6 +140,7 @@ def _render_card(
         )
         context.update(
             in_query=in_query,
+            llm_hint=selectors_card.llm_hint(collection=collection, judge=judge, entry=entry),
             query=entry.query,
             document=document,
             title_html=highlight(document.title, query_text),
@@ -190,6 +191,9 @@ def judge_pair(request: HttpRequest, slug: str, entry_id: int) -> HttpResponse:
         form = JudgmentForm(request.POST)
         if form.is_valid():
             label = form.label(previous=judgment)
+            shown = form.cleaned_data["llm_shown"]
+            if shown:  # the card says it showed an LLM grade: only if the rule allows it
+                shown = selectors_card.llm_hint_due(collection=collection, judge=judge, entry=entry)
             try:
                 saved = services.judgment_record(
                     judge=judge,
@@ -197,6 +201,7 @@ def judge_pair(request: HttpRequest, slug: str, entry_id: int) -> HttpResponse:
                     document=entry.document,
                     channel=JudgmentEvent.Channel.BROWSER,
                     actor=request.user,
+                    saw_llm_grade=shown,
                     **label,
                 )
             except ValidationError as error:

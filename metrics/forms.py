@@ -8,6 +8,7 @@ from typing import Any
 from django import forms
 from django.db.models import QuerySet
 
+from judging.models import Collection
 from metrics.live.scoring import MeasureLabel
 from metrics.models import Run, Team
 
@@ -223,6 +224,17 @@ class AggregationSettingsForm(forms.Form):
         label="Agreement alert below",
         help_text="Warn when a judge agrees with the others on less than this share of pairs.",
     )
+    llm_hint = forms.ChoiceField(
+        choices=Collection._meta.get_field("llm_hint").choices,
+        required=False,
+        label="Show human judges the LLM grade",
+        help_text="Each human label records whether it was shown (assisted) or not (blind); "
+        "“half” lets you measure anchoring.",
+    )
+
+    def clean_llm_hint(self) -> str | None:
+        """Return the rule chosen, or None (unchanged) when the form left it out."""
+        return self.cleaned_data.get("llm_hint") or None
 
     def __init__(self, *args: Any, policies: Sequence[tuple[str, str]], **kwargs: Any) -> None:
         """Offer the known policies, each with its description."""

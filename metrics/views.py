@@ -455,6 +455,7 @@ AGGREGATION_FIELDS = (
     "max_judges_per_pair",
     "disagreement_spread",
     "agreement_alert_threshold",
+    "llm_hint",
 )
 
 

@@ -163,6 +163,11 @@ class AggregationSettingsSerializer(serializers.Serializer):
     )
     disagreement_spread = serializers.IntegerField(min_value=1, max_value=4)
     agreement_alert_threshold = serializers.FloatField(min_value=0.0, max_value=1.0)
+    llm_hint = serializers.ChoiceField(
+        choices=["hidden", "shown", "half"],
+        help_text="Show human judges the LLM grade: never (blind), always (assisted), or "
+        "on a random half of pairs per judge (to measure anchoring).",
+    )
     judgments_version = serializers.IntegerField(read_only=True)
     policies = PolicySerializer(many=True, read_only=True)
     history = PolicyChangeSerializer(many=True, read_only=True)
@@ -249,6 +254,7 @@ def _settings(collection: Any) -> dict[str, Any]:
         "max_judges_per_pair": collection.max_judges_per_pair,
         "disagreement_spread": collection.disagreement_spread,
         "agreement_alert_threshold": collection.agreement_alert_threshold,
+        "llm_hint": collection.llm_hint,
         "judgments_version": collection.judgments_version,
         "policies": list(aggregation.POLICIES.values()),
         "history": PolicyChange.objects.filter(collection=collection).select_related("actor"),

@@ -189,6 +189,7 @@ def aggregation_settings_update(
     max_judges_per_pair: int | None = None,
     disagreement_spread: int | None = None,
     agreement_alert_threshold: float | None = None,
+    llm_hint: str | None = None,
 ) -> PolicyChange | None:
     """Change how a collection aggregates and assigns; return the policy change, if any.
 
@@ -216,6 +217,9 @@ def aggregation_settings_update(
         and 0.0 <= agreement_alert_threshold <= 1.0
     ):
         errors["agreement_alert_threshold"] = "Must be a number between 0 and 1."
+    hints = [name for name, _ in Collection._meta.get_field("llm_hint").choices]
+    if llm_hint is not None and llm_hint not in hints:
+        errors["llm_hint"] = f"Must be one of {', '.join(hints)}."
     if errors:
         raise ValidationError(errors)
     previous = _lock_collection(collection.pk)
@@ -226,6 +230,7 @@ def aggregation_settings_update(
         ("max_judges_per_pair", max_judges_per_pair),
         ("disagreement_spread", disagreement_spread),
         ("agreement_alert_threshold", agreement_alert_threshold),
+        ("llm_hint", llm_hint),
     ):
         if value is not None and getattr(locked, name) != value:
             setattr(locked, name, value)

@@ -42,6 +42,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 
 from judging.aggregation import dawid_skene
+from judging.agreement import checks
 from judging.agreement.coefficients import (
     DEFAULT_CATEGORIES,
     AgreementUndefinedWarning,
@@ -641,3 +642,42 @@ def actionable_agreement(
     return ActionableAgreement(
         threshold=threshold, judges=tuple(judge_rows), queries=tuple(queries)
     )
+
+
+@dataclass(frozen=True)
+class LlmChecks:
+    """Human checks of LLM grades: by provenance, and as they accumulated."""
+
+    groups: tuple[checks.CheckFigures, ...]  # all, assisted, blind, not recorded
+    curve: tuple[checks.CheckFigures, ...]
+
+
+def llm_checks(*, collection: Collection) -> LlmChecks:
+    """Return the agreement of human grades with the LLM grade on the pairs both graded.
+
+    Two SQL queries: the LLM grades, and the human grades in the order they were first
+    given (``created_at``). Each human grade counts once (one check per judge and pair).
+    """
+    llm: dict[tuple[int, int], list[int]] = {}
+    for q, d, grade in Judgment.objects.filter(
+        collection=collection, judge__kind=Judge.Kind.LLM, status=Judgment.Status.GRADED
+    ).values_list("query_id", "document_id", "grade"):
+        llm.setdefault((q, d), []).append(grade)
+    shown = {key: sorted(grades)[(len(grades) - 1) // 2] for key, grades in llm.items()}
+    rows = [
+        (grade, shown[(q, d)], saw)
+        for q, d, grade, saw in Judgment.objects.filter(
+            collection=collection, judge__kind=Judge.Kind.HUMAN, status=Judgment.Status.GRADED
+        )
+        .order_by("created_at", "pk")
+        .values_list("query_id", "document_id", "grade", "saw_llm_grade")
+        if (q, d) in shown
+    ]
+    human = np.array([r[0] for r in rows], dtype=np.float64)
+    machine = np.array([r[1] for r in rows], dtype=np.float64)
+    saw = [r[2] for r in rows]
+    groups = [checks.check_figures(human, machine, label="all checks")]
+    for label, value in (("assisted", True), ("blind", False), ("not recorded", None)):
+        keep = np.array([s is value for s in saw], dtype=bool)
+        groups.append(checks.check_figures(human[keep], machine[keep], label=label))
+    return LlmChecks(groups=tuple(groups), curve=tuple(checks.accumulation(human, machine)))

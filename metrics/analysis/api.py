@@ -20,6 +20,7 @@ from rest_framework.response import Response
 
 from config.api import error_responses
 from judging.agreement.api import CoefficientSerializer, JudgeRefSerializer
+from judging.agreement.selectors import llm_checks
 from judging.api.views import SLUG, CollectionScopedView
 from judging.models import Query
 from metrics import selectors as metrics_selectors
@@ -409,6 +410,30 @@ class LlmJudgeAgreementSerializer(serializers.Serializer):
     comparisons = LlmComparisonSerializer(many=True)
 
 
+class CheckFiguresSerializer(serializers.Serializer):
+    """Agreement of human checks with the LLM grade the card shows (lower median)."""
+
+    label = serializers.CharField()
+    checks = serializers.IntegerField()
+    exact = serializers.FloatField(allow_null=True)
+    kappa = serializers.FloatField(allow_null=True, help_text="Cohen's κ, quadratic weights.")
+
+    def to_representation(self, instance: Any) -> dict[str, Any]:
+        """Return the figures with NaN as null."""
+        data = super().to_representation(instance)
+        for name in ("exact", "kappa"):
+            if data[name] is not None and not math.isfinite(data[name]):
+                data[name] = None
+        return data
+
+
+class LlmChecksSerializer(serializers.Serializer):
+    """Human checks of LLM grades."""
+
+    groups = CheckFiguresSerializer(many=True)
+    curve = CheckFiguresSerializer(many=True, help_text="Over the first n checks.")
+
+
 class LlmAgreementSerializer(serializers.Serializer):
     """Every LLM judge of a collection against the human judges."""
 
@@ -428,6 +453,10 @@ class LlmAgreementSerializer(serializers.Serializer):
     human_judges = serializers.IntegerField(help_text="Human judges with graded pairs.")
     consensus_pairs = serializers.IntegerField(help_text="Pairs with a human consensus grade.")
     llm_judges = LlmJudgeAgreementSerializer(source="judges", many=True, help_text="By name.")
+    checks = LlmChecksSerializer(
+        help_text="Human checks of LLM grades: by provenance (assisted, blind, not "
+        "recorded) and as they accumulated."
+    )
 
 
 @extend_schema_view(
@@ -474,5 +503,6 @@ class LlmAgreementView(CollectionScopedView):
                     "judges",
                 )
             },
+            "checks": llm_checks(collection=collection),
         }
         return Response(LlmAgreementSerializer(data).data)

@@ -14,6 +14,7 @@ from django.shortcuts import render
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET
 
+from judging.agreement.selectors import llm_checks
 from judging.models import Collection, Membership, Query
 from judging.selectors import collection_for_member
 from metrics.analysis.charts import confusion_heatmap, score_scatter
@@ -133,5 +134,10 @@ def judge_compare(request: HttpRequest, slug: str) -> HttpResponse:
     return render(
         request,
         "metrics/judge_compare.html",
-        {"collection": collection, "report": report, "sections": sections},
+        {
+            "collection": collection,
+            "report": report,
+            "sections": sections,
+            "checks": llm_checks(collection=collection),
+        },
     )
