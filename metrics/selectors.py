@@ -8,14 +8,17 @@ from dataclasses import dataclass, field
 import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
-from django.db.models import Count, Q, QuerySet
+from django.db.models import BinaryField, Count, Q, QuerySet
+from django.db.models.functions import Substr
 from django.http import Http404
 
 from judging.lists.exports import may_export
-from judging.models import Collection, Membership, Query
+from judging.models import Collection, LiveGrade, Membership, Query
 from judging.selectors import user_roles
+from metrics import engine
 from metrics.engine.uncertainty import PairUncertainty, leaderboard_uncertainty
-from metrics.models import Run, RunQuery, Team
+from metrics.live import scoring
+from metrics.models import RANKING_DTYPE, Run, RunQuery, Team
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,13 @@ class LeaderboardRow:
     scores: dict[str, float | None]
     stale: bool
     interval: Interval | None = field(default=None)
+    human_only: float | None = None  # the sorted measure on human grades alone
+    human_rank: int | None = None
+
+
+#: What a leaderboard is scored against: the live list (human grades, and LLM grades
+#: where no human graded), or human grades alone (pairs only LLM judges graded left out).
+PROVENANCES = ("all", "human")
 
 
 @dataclass(frozen=True)
@@ -109,15 +119,31 @@ class Leaderboard:
     rows: list[LeaderboardRow]
     version: int
     changed_at: object
+    provenance: str = "all"
+    llm_filled: bool = False  # some live grades come from LLM judges alone
+    human_differs: bool = False  # human-only scores differ from the shown ones
+
+    @property
+    def shows_human_only(self) -> bool:
+        """Return whether the rows carry a human-only column worth showing."""
+        return self.provenance == "all" and self.human_differs
 
 
 def leaderboard(
-    *, collection: Collection, who: Viewer, measures: list[str], sort: str | None = None
+    *,
+    collection: Collection,
+    who: Viewer,
+    measures: list[str],
+    sort: str | None = None,
+    provenance: str = "all",
 ) -> Leaderboard:
     """Return the visible runs with their mean scores, best first by ``sort`` (or the first).
 
     ``measures`` are canonical names. A row is stale when its scores were computed against
-    an older judgment-list version than the current one.
+    an older judgment-list version than the current one. ``provenance="human"`` scores
+    every run on the human grades alone (:func:`human_only_means`; no intervals). With
+    ``"all"``, when some live grades come from LLM judges alone, each row also carries the
+    sorted measure on human grades alone and its rank there, so both can be shown.
     """
     version = collection.judgments_version
     rows = [
@@ -129,12 +155,131 @@ def leaderboard(
         for run in visible_runs(collection=collection, who=who)
     ]
     key = sort if sort in measures else (measures[0] if measures else None)
+    filled = llm_filled(collection=collection)
+    human: dict[int, dict[str, float | None]] = {}
+    if filled and rows and (provenance == "human" or key):
+        wanted = measures if provenance == "human" else [key]
+        human = human_only_means(collection=collection, runs=[r.run for r in rows], measures=wanted)
+    if provenance == "human" and filled:
+        rows = [LeaderboardRow(r.run, human[r.run.pk], r.stale) for r in rows]
+    differs = False
     if key:
         rows.sort(key=lambda r: (r.scores.get(key) is None, -(r.scores.get(key) or 0.0)))
-        rows = _with_intervals(collection, rows, key)
+        if provenance == "all":
+            rows = _with_intervals(collection, rows, key)
+            if filled:
+                rows, differs = _with_human_only(rows, human, key)
     return Leaderboard(
-        measures=measures, rows=rows, version=version, changed_at=collection.judgments_changed_at
+        measures=measures,
+        rows=rows,
+        version=version,
+        changed_at=collection.judgments_changed_at,
+        provenance=provenance,
+        llm_filled=filled,
+        human_differs=differs,
     )
+
+
+def _with_human_only(
+    rows: list[LeaderboardRow], human: dict[int, dict[str, float | None]], key: str
+) -> tuple[list[LeaderboardRow], bool]:
+    """Return ``rows`` with their human-only score and rank on ``key``; whether any differs."""
+    values = {pk: scores.get(key) for pk, scores in human.items()}
+    ranked = sorted(
+        (pk for pk, v in values.items() if v is not None), key=lambda pk: (-values[pk], pk)
+    )
+    rank = {pk: i for i, pk in enumerate(ranked, start=1)}
+    out = [
+        LeaderboardRow(
+            r.run,
+            r.scores,
+            r.stale,
+            r.interval,
+            human_only=values.get(r.run.pk),
+            human_rank=rank.get(r.run.pk),
+        )
+        for r in rows
+    ]
+    differs = any(
+        (r.human_only is None) != (r.scores.get(key) is None)
+        or (r.human_only is not None and abs(r.human_only - r.scores[key]) > 1e-12)
+        for r in out
+    )
+    return out, differs
+
+
+def llm_filled(*, collection: Collection) -> bool:
+    """Return whether some live grade of the collection comes from LLM judges alone."""
+    return LiveGrade.objects.filter(
+        collection=collection, human_count=0, adjudicated=False
+    ).exists()
+
+
+@dataclass(frozen=True, slots=True)
+class _Ranking:
+    run_id: int
+    query_id: int
+    ranking: bytes
+    retrieved: int
+
+
+_HUMAN_TTL = 3600
+
+
+def human_only_means(
+    *, collection: Collection, runs: list[Run], measures: list[str]
+) -> dict[int, dict[str, float | None]]:
+    """Return each run's mean of ``measures`` on human grades alone (cached per version).
+
+    The live list less the pairs only LLM judges graded (a pair a human graded or an
+    adjudicator decided keeps its live grade) is scored as live scoring scores the live
+    list (:func:`metrics.live.scoring.evaluate_rows`): over the queries with such grades,
+    a run without a ranking for one scoring it as empty. Three SQL queries.
+    """
+    stamp = ",".join(f"{run.pk}:{run.scored_version}" for run in runs)
+    digest = hashlib.sha256(
+        f"{collection.pk}|{collection.judgments_version}|{measures}|{stamp}".encode()
+    ).hexdigest()
+    cache_key = f"metrics:human-only:{digest}"
+    found = cache.get(cache_key)
+    if found is not None:
+        return found
+    grades = scoring.live_grades_by_query(
+        LiveGrade.objects.filter(Q(human_count__gt=0) | Q(adjudicated=True), collection=collection)
+        .order_by("query_id", "document_id")
+        .values_list("query_id", "document_id", "grade", "abstain_probability")
+    )
+    out: dict[int, dict[str, float | None]] = {run.pk: dict.fromkeys(measures) for run in runs}
+    if grades and runs:
+        depth = engine.required_depth(scoring.resolved(measures))
+        stored = RunQuery.objects.filter(run__in=runs, query_id__in=list(grades))
+        if depth is not None:
+            width = depth * RANKING_DTYPE.itemsize
+            stored = stored.annotate(top=Substr("ranking", 1, width, output_field=BinaryField()))
+            fields = ("run_id", "query_id", "top", "retrieved")
+        else:
+            fields = ("run_id", "query_id", "ranking", "retrieved")
+        rows = [
+            _Ranking(run_id, query_id, bytes(ranking or b""), retrieved)
+            for run_id, query_id, ranking, retrieved in stored.values_list(*fields)
+        ]
+        present = {(r.run_id, r.query_id) for r in rows}
+        rows += [
+            _Ranking(run.pk, q, b"", 0)
+            for run in runs
+            for q in grades
+            if (run.pk, q) not in present
+        ]
+        values = scoring.evaluate_rows(rows=rows, grades_by_query=grades, measures=measures)
+        run_index = np.fromiter((r.run_id for r in rows), dtype=np.int64, count=len(rows))
+        for run in runs:
+            mine = run_index == run.pk
+            for name in measures:
+                column = values[name][mine]
+                column = column[np.isfinite(column)]
+                out[run.pk][name] = float(column.mean()) if column.size else None
+    cache.set(cache_key, out, _HUMAN_TTL)
+    return out
 
 
 #: Bootstrap resamples and confidence of the leaderboard's intervals; cache lifetime (s).

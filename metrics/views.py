@@ -54,6 +54,7 @@ from metrics.pool.selectors import pooling_history, pooling_policy, pooling_valu
 from metrics.pool.services import pooling_policy_set
 from metrics.selectors import (
     BOOTSTRAP_CONFIDENCE,
+    PROVENANCES,
     Interval,
     Viewer,
     leaderboard,
@@ -130,6 +131,8 @@ class LeaderboardLine:
     low_coverage: bool
     cells: list[float | None]
     interval: Interval | None = None
+    human_only: float | None = None
+    human_rank: int | None = None
 
 
 @login_required
@@ -143,11 +146,15 @@ def run_leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
     by_name = {label.canonical: label for label in labels}
     by_name |= {label.requested: label for label in labels}
     sort = by_name.get(request.GET.get("sort", ""), columns[0] if columns else coverage)
+    provenance = request.GET.get("provenance", "all")
+    if provenance not in PROVENANCES:
+        provenance = "all"
     board = leaderboard(
         collection=collection,
         who=who,
         measures=[label.canonical for label in labels],
         sort=sort.canonical if sort else None,
+        provenance=provenance,
     )
     threshold = collection.coverage_threshold
     lines = []
@@ -163,6 +170,8 @@ def run_leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
                 low_coverage=_is_low(cov, threshold),
                 cells=[row.scores.get(label.canonical) for label in columns],
                 interval=row.interval,
+                human_only=row.human_only,
+                human_rank=row.human_rank,
             )
         )
     context = _base_context(collection, who, "leaderboard") | {

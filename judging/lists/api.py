@@ -136,6 +136,13 @@ _EXPORT_PARAMETERS = [
     OpenApiParameter(
         "min_judges", OpenApiTypes.INT, description="Only pairs graded by at least N judges."
     ),
+    OpenApiParameter(
+        "provenance",
+        OpenApiTypes.STR,
+        enum=["all", "human"],
+        description="all (default): human grades and the LLM grades that fill the other "
+        "pairs. human: only pairs a human graded or adjudicated (raw: human labels only).",
+    ),
 ]
 
 

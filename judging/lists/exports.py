@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import Exists, F, OuterRef, QuerySet
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.db.models.functions import Collate
 
 from judging.lists.formats import judgments as fmt
@@ -22,6 +22,11 @@ from judging.models import Collection, Judge, Judgment, LiveGrade, Membership, Q
 
 CHUNK_SIZE = 5000
 Role = Membership.Role
+
+
+#: ``provenance`` of a live export: every live grade, or only those a human (or an
+#: adjudicator) gave; pairs graded by LLM judges alone are left out.
+PROVENANCES = ("all", "human")
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,7 @@ class ExportSpec:
     kind: str | None = None
     since_version: int | None = None
     min_judges: int | None = None
+    provenance: str = "all"
 
     def key(self) -> str:
         """Return a short stable digest of the spec (part of the ETag)."""
@@ -69,6 +75,11 @@ def export_spec(params: Mapping[str, str]) -> ExportSpec:
     kind = (params.get("kind") or "").strip().lower() or None
     if kind is not None and kind not in Judge.Kind.values:
         raise ValidationError({"kind": f"Use one of {', '.join(Judge.Kind.values)}."})
+    provenance = (params.get("provenance") or "all").strip().lower()
+    if provenance not in PROVENANCES:
+        raise ValidationError(
+            {"provenance": "Use all (human and LLM-filled grades) or human (human only)."}
+        )
     query = (params.get("query") or "").strip() or None
     if query is not None and len(query) > 100:
         raise ValidationError({"query": "A query id has at most 100 characters."})
@@ -80,6 +91,7 @@ def export_spec(params: Mapping[str, str]) -> ExportSpec:
         kind=kind,
         since_version=_whole(params, "since_version", 0),
         min_judges=_whole(params, "min_judges", 1),
+        provenance=provenance,
     )
 
 
@@ -118,6 +130,8 @@ def _live_queryset(collection: Collection, spec: ExportSpec) -> QuerySet[LiveGra
         queryset = queryset.filter(version__gt=spec.since_version)
     if spec.min_judges is not None:
         queryset = queryset.filter(human_count__gte=spec.min_judges - F("llm_count"))
+    if spec.provenance == "human":  # no pair whose grade only LLM judges gave
+        queryset = queryset.filter(Q(human_count__gt=0) | Q(adjudicated=True))
     if spec.kind == Judge.Kind.HUMAN:
         queryset = queryset.filter(human_count__gt=0)
     elif spec.kind == Judge.Kind.LLM:
@@ -177,6 +191,8 @@ def _labels_queryset(collection: Collection, spec: ExportSpec) -> QuerySet[Judgm
         queryset = queryset.filter(judge_id=spec.judge)
     if spec.kind is not None:
         queryset = queryset.filter(judge__kind=spec.kind)
+    if spec.provenance == "human":
+        queryset = queryset.filter(judge__kind=Judge.Kind.HUMAN)
     if spec.since_version is not None or spec.min_judges is not None:
         live = LiveGrade.objects.filter(
             query_id=OuterRef("query_id"), document_id=OuterRef("document_id")

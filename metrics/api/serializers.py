@@ -228,6 +228,14 @@ class LeaderboardRowSerializer(serializers.Serializer):
         help_text="Bootstrap interval of the sorted measure over queries and the gap to the "
         "run above; null for runs without a score on it.",
     )
+    human_only = serializers.FloatField(
+        allow_null=True,
+        help_text="With provenance=all and LLM-filled grades: the sorted measure on human "
+        "grades alone (null otherwise).",
+    )
+    human_rank = serializers.IntegerField(
+        allow_null=True, help_text="The run's rank on human grades alone (null otherwise)."
+    )
 
     @extend_schema_field(serializers.DictField(child=_score()))
     def get_scores(self, row: LeaderboardRow) -> dict[str, float | None]:
@@ -253,6 +261,18 @@ class LeaderboardSerializer(serializers.Serializer):
     coverage_threshold = serializers.FloatField(
         help_text="Judged@k below this share means the scores rest on thin judgments."
     )
+    provenance = serializers.ChoiceField(
+        choices=["all", "human"],
+        help_text="all: the live list (human grades, LLM grades where no human graded); "
+        "human: human grades alone.",
+    )
+    llm_filled = serializers.BooleanField(
+        help_text="Whether some live grades come from LLM judges alone."
+    )
+    human_differs = serializers.BooleanField(
+        help_text="With provenance=all: whether some run scores differently on human grades "
+        "alone (then rows carry human_only and human_rank)."
+    )
     rows = LeaderboardRowSerializer(many=True)
 
     def to_representation(self, instance: Any) -> dict[str, Any]:
@@ -262,6 +282,9 @@ class LeaderboardSerializer(serializers.Serializer):
             "version": instance.version,
             "changed_at": instance.changed_at,
             "coverage_threshold": self.context["coverage_threshold"],
+            "provenance": instance.provenance,
+            "llm_filled": instance.llm_filled,
+            "human_differs": instance.human_differs,
             "rows": instance.rows,
         }
         return super().to_representation(data)

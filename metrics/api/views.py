@@ -274,6 +274,13 @@ class RunScoresView(MetricsScopedView):
             OpenApiParameter(
                 "sort", OpenApiTypes.STR, description="Canonical measure name to sort by."
             ),
+            OpenApiParameter(
+                "provenance",
+                OpenApiTypes.STR,
+                enum=list(metrics_selectors.PROVENANCES),
+                description="all (default): scores on the live list; human: on human grades "
+                "alone (pairs only LLM judges graded left out; no intervals).",
+            ),
         ],
         responses={
             200: LeaderboardSerializer,
@@ -289,11 +296,17 @@ class LeaderboardView(MetricsScopedView):
 
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Return the leaderboard."""
+        provenance = request.query_params.get("provenance") or "all"
+        if provenance not in metrics_selectors.PROVENANCES:
+            raise exceptions.ValidationError(
+                {"provenance": ["Use all (human and LLM-filled grades) or human."]}
+            )
         board = metrics_selectors.leaderboard(
             collection=self.collection,
             who=self.who,
             measures=self.measures,
             sort=request.query_params.get("sort") or None,
+            provenance=provenance,
         )
         context = {"coverage_threshold": self.collection.coverage_threshold}
         return Response(LeaderboardSerializer(board, context=context).data)

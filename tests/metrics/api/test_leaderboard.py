@@ -46,7 +46,14 @@ def test_shape(world, api, runs):
         "scores": {m: (0.8 if m == NDCG else None) for m in body["measures"] if m != "Judged@10"},
         "judged": {"Judged@10": 0.5},
         "stale": False,
+        "human_only": None,  # no live grade comes from LLM judges alone
+        "human_rank": None,
     }
+    assert (body["provenance"], body["llm_filled"], body["human_differs"]) == (
+        "all",
+        False,
+        False,
+    )
     assert second["run"] == "beta-dense"
     assert second["judged"] == {"Judged@10": 0.3}
 

@@ -20,8 +20,9 @@ NDCG = "nDCG(gain=linear,discount=log2,ideal=global,empty=zero)@10"
 
 # token, collection, roles, viewer roles, viewer teams, count, page
 RUN_LIST_QUERIES = 7
-# token, collection, roles, viewer roles, viewer teams, runs with teams
-LEADERBOARD_QUERIES = 7  # 6, plus the per-query scores of the bootstrap intervals (uncached)
+# token, collection, roles, viewer roles, viewer teams, runs with teams, whether any live
+# grade is LLM-filled (provenance)
+LEADERBOARD_QUERIES = 8  # 7, plus the per-query scores of the bootstrap intervals (uncached)
 # token, collection, roles, viewer roles, viewer teams, teams, members
 TEAM_LIST_QUERIES = 7
 # token, collection, roles, viewer roles, viewer teams, run, per-query scores
