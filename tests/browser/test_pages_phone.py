@@ -96,6 +96,7 @@ def pages(world, role: str) -> list[str]:
         reverse("judging:poolentry_create", args=[slug]),
         reverse("judging:document_import", args=[slug]),
         reverse("metrics:pool", args=[slug]),
+        reverse("metrics:stability", args=[slug]),
     ]
 
 
