@@ -665,7 +665,15 @@ class LiveGrade(models.Model):
                 name="live_grade_abstain_probability_unit",
             ),
         ]
-        indexes = [models.Index(fields=["collection", "query"], name="live_grade_query")]
+        indexes = [
+            models.Index(fields=["collection", "query"], name="live_grade_query"),
+            # "is any live grade LLM-filled?" on every leaderboard read (provenance)
+            models.Index(
+                fields=["collection"],
+                condition=Q(human_count=0, adjudicated=False),
+                name="live_grade_llm_only",
+            ),
+        ]
 
     def __str__(self) -> str:
         """Return ``query/document = grade``."""
