@@ -208,19 +208,17 @@ def _with_human_only(
     return out, differs
 
 
+def cache_key_for(kind: str, *parts: object) -> str:
+    """Return a cache key ``metrics:<kind>:<sha256 of the parts>`` for derived figures."""
+    digest = hashlib.sha256("|".join(map(str, parts)).encode()).hexdigest()
+    return f"metrics:{kind}:{digest}"
+
+
 def llm_filled(*, collection: Collection) -> bool:
     """Return whether some live grade of the collection comes from LLM judges alone."""
     return LiveGrade.objects.filter(
         collection=collection, human_count=0, adjudicated=False
     ).exists()
-
-
-@dataclass(frozen=True, slots=True)
-class _Ranking:
-    run_id: int
-    query_id: int
-    ranking: bytes
-    retrieved: int
 
 
 _HUMAN_TTL = 3600
@@ -237,10 +235,9 @@ def human_only_means(
     a run without a ranking for one scoring it as empty. Three SQL queries.
     """
     stamp = ",".join(f"{run.pk}:{run.scored_version}" for run in runs)
-    digest = hashlib.sha256(
-        f"{collection.pk}|{collection.judgments_version}|{measures}|{stamp}".encode()
-    ).hexdigest()
-    cache_key = f"metrics:human-only:{digest}"
+    cache_key = cache_key_for(
+        "human-only", collection.pk, collection.judgments_version, measures, stamp
+    )
     found = cache.get(cache_key)
     if found is not None:
         return found
@@ -260,12 +257,12 @@ def human_only_means(
         else:
             fields = ("run_id", "query_id", "ranking", "retrieved")
         rows = [
-            _Ranking(run_id, query_id, bytes(ranking or b""), retrieved)
+            scoring.StoredRanking(run_id, query_id, bytes(ranking or b""), retrieved)
             for run_id, query_id, ranking, retrieved in stored.values_list(*fields)
         ]
         present = {(r.run_id, r.query_id) for r in rows}
         rows += [
-            _Ranking(run.pk, q, b"", 0)
+            scoring.StoredRanking(run.pk, q, b"", 0)
             for run in runs
             for q in grades
             if (run.pk, q) not in present
@@ -308,8 +305,7 @@ def _with_intervals(
         f"{run.pk}:{run.scored_version}:{run.scored_at.isoformat() if run.scored_at else ''}"
         for run in runs
     )
-    digest = hashlib.sha256(f"{collection.pk}|{measure}|{stamp}".encode()).hexdigest()
-    cache_key = f"metrics:intervals:{digest}"
+    cache_key = cache_key_for("intervals", collection.pk, measure, stamp)
     figures = cache.get(cache_key)
     if figures is None:
         matrix = _score_matrix(runs, measure)

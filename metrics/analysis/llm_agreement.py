@@ -214,16 +214,6 @@ def _natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
 
 
 @dataclass(frozen=True)
-class _Ranking:
-    """A run's top-k ranking of one query, as :func:`metrics.live.scoring.evaluate_rows` reads."""
-
-    run_id: int
-    query_id: int
-    ranking: bytes
-    retrieved: int
-
-
-@dataclass(frozen=True)
 class _Data:
     """Everything read from the database, as arrays."""
 
@@ -232,7 +222,7 @@ class _Data:
     item_document: np.ndarray
     matrix: np.ndarray  # items × judges, NaN: no grade
     runs: list[Run]
-    rankings: dict[int, list[_Ranking]]  # query pk -> rankings of that query
+    rankings: dict[int, list[scoring.StoredRanking]]  # query pk -> rankings of that query
     query_names: dict[int, str]
 
 
@@ -272,7 +262,7 @@ def _read(collection: Collection) -> _Data:
         .only("pk", "tag", "team__name")
         .order_by("tag", "pk")
     )
-    rankings: dict[int, list[_Ranking]] = {}
+    rankings: dict[int, list[scoring.StoredRanking]] = {}
     if runs:
         width = K * RANKING_DTYPE.itemsize
         for run_id, query_id, top, retrieved in (
@@ -281,7 +271,7 @@ def _read(collection: Collection) -> _Data:
             .values_list("run_id", "query_id", "top", "retrieved")
         ):
             rankings.setdefault(query_id, []).append(
-                _Ranking(run_id, query_id, bytes(top or b""), retrieved)
+                scoring.StoredRanking(run_id, query_id, bytes(top or b""), retrieved)
             )
     query_names = dict(Query.objects.filter(collection=collection).values_list("pk", "external_id"))
     return _Data(
@@ -313,11 +303,15 @@ def _score_matrix(
 ) -> np.ndarray:
     """Return runs × queries nDCG@10 of every run against ``grades`` (0 where not ranked)."""
     run_index = {run.pk: i for i, run in enumerate(data.runs)}
-    rows: list[_Ranking] = []
+    rows: list[scoring.StoredRanking] = []
     for query_id in query_ids:
         present = {r.run_id for r in data.rankings.get(query_id, ())}
         rows += [r for r in data.rankings.get(query_id, ()) if r.run_id in run_index]
-        rows += [_Ranking(run.pk, query_id, b"", 0) for run in data.runs if run.pk not in present]
+        rows += [
+            scoring.StoredRanking(run.pk, query_id, b"", 0)
+            for run in data.runs
+            if run.pk not in present
+        ]
     values = next(
         iter(scoring.evaluate_rows(rows=rows, grades_by_query=grades, measures=[MEASURE]).values())
     )

@@ -325,6 +325,20 @@ def _label_matrix(
     return labels
 
 
+@dataclass(frozen=True, slots=True)
+class StoredRanking:
+    """A run's stored ranking of one query, as :func:`evaluate_rows` reads it.
+
+    ``ranking`` is int64 document-pk bytes (possibly only the top of it); ``retrieved``
+    how many documents the run returned in all.
+    """
+
+    run_id: int
+    query_id: int
+    ranking: bytes
+    retrieved: int
+
+
 def evaluate_rows(
     *, rows: Sequence, grades_by_query: dict[int, QueryGrades], measures: Sequence[str]
 ) -> dict[str, np.ndarray]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +16,7 @@ from metrics.pool import stopping
 from metrics.pool.models import DEFAULTS, PARAMETERS, PoolingPolicy, RankingSnapshot
 from metrics.pool.simulation import make_scorer
 from metrics.pool.strategies import Campaign, Scorer
+from metrics.selectors import cache_key_for
 
 F64 = np.ndarray
 
@@ -408,11 +408,15 @@ def _ahead(
 ) -> stopping.ExpectedTau | None:
     """Return the expected τ-b after the next ``step`` judgments (cached)."""
     stamp = ",".join(f"{pk}:{version}" for pk, version, _ in runs)
-    key = hashlib.sha256(
-        f"{collection.pk}|{collection.judgments_version}|{collection.pool_depth}|"
-        f"{collection.measures[:1]}|{step}|{stamp}".encode()
-    ).hexdigest()
-    cache_key = f"metrics:ahead:{key}"
+    cache_key = cache_key_for(
+        "ahead",
+        collection.pk,
+        collection.judgments_version,
+        collection.pool_depth,
+        collection.measures[:1],
+        step,
+        stamp,
+    )
     found = cache.get(cache_key)
     if found is not None:
         return found
