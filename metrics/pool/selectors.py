@@ -198,22 +198,20 @@ def live_campaign(*, collection: Collection, depth: int) -> LiveCampaign:
 
 @dataclass(frozen=True)
 class LlmEvidence:
-    """What the LLM judges and the humans said of a live campaign's documents, per query.
+    """What the LLM judges said of a live campaign's documents, per query.
 
     Arrays are aligned with ``LiveCampaign.document_ids``: ``mean`` the mean LLM grade
     (NaN: no LLM grade), ``spread`` max − min of the LLM grades, ``abstain`` the mean
-    abstention probability the LLM judges gave (NaN: none), ``human`` the live grade of
-    pairs with a human grade or an adjudication (NaN: LLM-filled or not graded).
+    abstention probability the LLM judges gave (NaN: none).
     """
 
     mean: tuple[F64, ...]
     spread: tuple[F64, ...]
     abstain: tuple[F64, ...]
-    human: tuple[F64, ...]
 
 
 def llm_evidence(*, collection: Collection, live: LiveCampaign) -> LlmEvidence:
-    """Return the LLM grades and the human-backed live grades of the campaign (2 queries)."""
+    """Return what the LLM judges said of the campaign's documents (one SQL query)."""
     codes = {q: i for i, q in enumerate(live.query_ids)}
     shape = [ids.size for ids in live.document_ids]
     total = [np.zeros(n) for n in shape]
@@ -237,17 +235,10 @@ def llm_evidence(*, collection: Collection, live: LiveCampaign) -> LlmEvidence:
         if p is not None:
             p_sum[qi][j] += p
             p_count[qi][j] += 1
-    human = [np.full(n, np.nan) for n in shape]
-    for q, d, grade in LiveGrade.objects.filter(
-        Q(human_count__gt=0) | Q(adjudicated=True), collection=collection
-    ).values_list("query_id", "document_id", "grade"):
-        at = _code(live, codes, q, d)
-        if at is not None:
-            human[at[0]][at[1]] = grade
     mean = tuple(_mean_or_nan(t, c) for t, c in zip(total, count, strict=True))
     spread = tuple(np.where(c > 0, h - lo, 0.0) for h, lo, c in zip(high, low, count, strict=True))
     abstain = tuple(_mean_or_nan(t, c) for t, c in zip(p_sum, p_count, strict=True))
-    return LlmEvidence(mean=mean, spread=spread, abstain=abstain, human=tuple(human))
+    return LlmEvidence(mean=mean, spread=spread, abstain=abstain)
 
 
 def _mean_or_nan(total: F64, count: F64) -> F64:
