@@ -5,8 +5,10 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+import numpy as np
 from django.db import connection
 
+from judging.aggregation import llm_only_lower_median
 from judging.models import Collection, Judge, Judgment, PoolEntry
 from judging.selectors import FINAL_STATUSES
 
@@ -79,15 +81,19 @@ def llm_hint(*, collection: Collection, judge: Judge, entry: PoolEntry) -> LlmHi
         collection=collection, judge=judge, entry=entry
     ):
         return None
-    grades = sorted(
+    grades = np.fromiter(
         Judgment.objects.filter(
             query_id=entry.query_id,
             document_id=entry.document_id,
             judge__kind=Judge.Kind.LLM,
             status=Judgment.Status.GRADED,
-        ).values_list("grade", flat=True)
+        ).values_list("grade", flat=True),
+        dtype=np.int64,
     )
-    if not grades:
+    if not grades.size:
         return None
-    grade = grades[(len(grades) - 1) // 2]
-    return LlmHint(grade=grade, name=dict(collection.grade_scale)[grade], judges=len(grades))
+    _, (grade,) = llm_only_lower_median(
+        np.zeros(grades.size, np.int64), grades, np.zeros(grades.size, bool)
+    )
+    grade = int(grade)
+    return LlmHint(grade=grade, name=dict(collection.grade_scale)[grade], judges=grades.size)

@@ -41,7 +41,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 
-from judging.aggregation import dawid_skene
+from judging.aggregation import dawid_skene, llm_only_lower_median
 from judging.agreement import checks
 from judging.agreement.coefficients import (
     DEFAULT_CATEGORIES,
@@ -658,12 +658,17 @@ def llm_checks(*, collection: Collection) -> LlmChecks:
     Two SQL queries: the LLM grades, and the human grades in the order they were first
     given (``created_at``). Each human grade counts once (one check per judge and pair).
     """
-    llm: dict[tuple[int, int], list[int]] = {}
-    for q, d, grade in Judgment.objects.filter(
-        collection=collection, judge__kind=Judge.Kind.LLM, status=Judgment.Status.GRADED
-    ).values_list("query_id", "document_id", "grade"):
-        llm.setdefault((q, d), []).append(grade)
-    shown = {key: sorted(grades)[(len(grades) - 1) // 2] for key, grades in llm.items()}
+    llm = np.array(
+        list(
+            Judgment.objects.filter(
+                collection=collection, judge__kind=Judge.Kind.LLM, status=Judgment.Status.GRADED
+            ).values_list("query_id", "document_id", "grade")
+        ),
+        dtype=np.int64,
+    ).reshape(-1, 3)
+    keys, pair = np.unique(llm[:, :2], axis=0, return_inverse=True)
+    ids, grades = llm_only_lower_median(pair.reshape(-1), llm[:, 2], np.zeros(len(llm), dtype=bool))
+    shown = {(int(keys[i][0]), int(keys[i][1])): int(g) for i, g in zip(ids, grades, strict=True)}
     rows = [
         (grade, shown[(q, d)], saw)
         for q, d, grade, saw in Judgment.objects.filter(
