@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django.conf import settings
@@ -109,6 +110,25 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if response.status_code == status.HTTP_400_BAD_REQUEST and not errors:
         response.data = {"errors": [{"message": "Bad request."}]}
     return response
+
+
+class FiniteFloatField(serializers.FloatField):
+    """A read-only number that is null where the figure is undefined (NaN or infinite).
+
+    JSON has no NaN: figures the maths leaves undefined (a τ of tied rankings, a κ of one
+    category, a p-value of one query) are written as null.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        """Make the field read-only and nullable."""
+        kwargs.setdefault("read_only", True)
+        kwargs.setdefault("allow_null", True)
+        super().__init__(**kwargs)
+
+    def to_representation(self, value: Any) -> float | None:
+        """Return the value as a float, None where it is not finite."""
+        number = float(value)
+        return number if math.isfinite(number) else None
 
 
 class ErrorItemSerializer(serializers.Serializer):

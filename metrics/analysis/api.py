@@ -18,7 +18,7 @@ from rest_framework import exceptions, serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.api import error_responses
+from config.api import FiniteFloatField, error_responses
 from judging.agreement.api import CoefficientSerializer, JudgeRefSerializer
 from judging.agreement.selectors import llm_checks
 from judging.api.views import SLUG, CollectionScopedView
@@ -415,16 +415,8 @@ class CheckFiguresSerializer(serializers.Serializer):
 
     label = serializers.CharField()
     checks = serializers.IntegerField()
-    exact = serializers.FloatField(allow_null=True)
-    kappa = serializers.FloatField(allow_null=True, help_text="Cohen's κ, quadratic weights.")
-
-    def to_representation(self, instance: Any) -> dict[str, Any]:
-        """Return the figures with NaN as null."""
-        data = super().to_representation(instance)
-        for name in ("exact", "kappa"):
-            if data[name] is not None and not math.isfinite(data[name]):
-                data[name] = None
-        return data
+    exact = FiniteFloatField()
+    kappa = FiniteFloatField(help_text="Cohen's κ, quadratic weights.")
 
 
 class LlmChecksSerializer(serializers.Serializer):

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from config.api import FiniteFloatField
 from metrics.models import Run, Team
 from metrics.selectors import BOOTSTRAP_CONFIDENCE, LeaderboardRow
 
@@ -178,18 +178,13 @@ class GapSerializer(serializers.Serializer):
     swap_share = serializers.FloatField(
         source="above.swap_share", help_text="Share of resamples in which this run is higher."
     )
-    p_value = serializers.SerializerMethodField(
-        help_text="Paired t-test, two-sided; null with fewer than two queries."
+    p_value = FiniteFloatField(
+        source="above.p_value",
+        help_text="Paired t-test, two-sided; null with fewer than two queries.",
     )
     may_swap = serializers.BooleanField(
         source="above.uncertain", help_text="The gap's interval holds 0."
     )
-
-    @extend_schema_field(serializers.FloatField(allow_null=True))
-    def get_p_value(self, interval: Any) -> float | None:
-        """Return the p-value, None where the test is undefined (NaN)."""
-        p = interval.above.p_value
-        return None if math.isnan(p) else p
 
 
 class IntervalSerializer(serializers.Serializer):

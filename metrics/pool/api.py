@@ -9,7 +9,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.api import error_responses
+from config.api import FiniteFloatField, error_responses
 from judging.api.permissions import COORDINATORS
 from judging.api.views import SLUG, CollectionScopedView
 from metrics.pool import selectors, services, stopping
@@ -189,15 +189,15 @@ class StabilityPointSerializer(serializers.Serializer):
 
     judged = serializers.IntegerField()
     then = serializers.IntegerField()
-    tau = serializers.FloatField(allow_null=True)
+    tau = FiniteFloatField()
     runs = serializers.IntegerField(help_text="Runs scored at both counts.")
 
 
 class ExpectedTauSerializer(serializers.Serializer):
     """The τ-b expected between the ranking now and after the next step's judgments."""
 
-    mean = serializers.FloatField(allow_null=True)
-    low = serializers.FloatField(allow_null=True, help_text="10th percentile of the draws.")
+    mean = FiniteFloatField()
+    low = FiniteFloatField(help_text="10th percentile of the draws.")
     pairs = serializers.IntegerField(help_text="Pairs judged in each draw.")
     draws = serializers.IntegerField()
 
@@ -215,38 +215,6 @@ class StabilitySerializer(serializers.Serializer):
     open_pairs = serializers.IntegerField(help_text="Pool pairs still needing grades.")
     state = serializers.ChoiceField(choices=["done", "unknown", "moving", "stops-paying"])
     sentence = serializers.CharField()
-
-
-def _nan_to_none(value: float | None) -> float | None:
-    return None if value is None or value != value else value
-
-
-def stability_body(stability: selectors.Stability) -> dict[str, Any]:
-    """Return the JSON body of ``stability`` (NaN τ as null)."""
-
-    def point(p: selectors.StabilityPoint) -> dict[str, Any]:
-        return {"judged": p.judged, "then": p.then, "tau": _nan_to_none(p.tau), "runs": p.runs}
-
-    ahead = stability.ahead
-    return {
-        "measure": stability.measure,
-        "judged": stability.judged,
-        "step": stability.step,
-        "target": stability.target,
-        "looking_back": point(stability.looking_back) if stability.looking_back else None,
-        "history": [point(p) for p in stability.history],
-        "ahead": None
-        if ahead is None
-        else {
-            "mean": _nan_to_none(ahead.mean),
-            "low": _nan_to_none(ahead.low),
-            "pairs": ahead.pairs,
-            "draws": ahead.draws,
-        },
-        "open_pairs": stability.open_pairs,
-        "state": stability.state,
-        "sentence": stability.sentence,
-    }
 
 
 @extend_schema_view(
@@ -277,4 +245,4 @@ class StabilityView(CollectionScopedView):
         params = StabilityQuerySerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         stability = selectors.ranking_stability(collection=self.collection, **params.validated_data)
-        return Response(stability_body(stability))
+        return Response(StabilitySerializer(stability).data)
