@@ -98,8 +98,9 @@ class Collection(models.Model):
     )
     disagreement_spread = models.PositiveSmallIntegerField(
         default=2,
-        help_text="A pair whose grades differ by at least this much is a disagreement "
-        "(as is a pair whose judges have no majority).",
+        help_text="A pair whose grades differ by at least this much is a disagreement: it "
+        "is listed for adjudication and, with escalation on, sent to one more judge (as "
+        "is a tie).",
     )
     max_judges_per_pair = models.PositiveSmallIntegerField(
         default=0,

@@ -105,6 +105,10 @@ class PairSerializer(serializers.Serializer):
     majority = serializers.IntegerField(
         allow_null=True, help_text="The grade with a strict majority; null if none."
     )
+    no_majority = serializers.BooleanField(
+        help_text="Three or more grades and none with a strict majority (two grades that "
+        "differ are a spread, not a split)."
+    )
     runs_in_top = serializers.IntegerField(
         help_text="Runs that rank the document in their top 10 for the query."
     )
@@ -273,13 +277,20 @@ JUDGE_ID = OpenApiParameter("judge_id", OpenApiTypes.INT, OpenApiParameter.PATH)
     get=extend_schema(
         summary="List the pairs judges disagree on",
         description="Coordinators and adjudicators. Pairs with two or more grades that "
-        "spread by at least `min_spread` (default: the collection's disagreement spread) "
-        "or have no strict majority, sorted by spread then by how many runs rank the "
-        "document in their top 10 (`sort=impact`: the other way round). Adjudicated pairs "
-        "only with `include_adjudicated=true`. Judge names for coordinators only.",
+        "spread by at least `min_spread` (default: the collection's disagreement spread), "
+        "narrowed by `cut` (grades on both sides of it) and `no_majority` (three or more "
+        "grades, none with a strict majority); sorted by spread then by how many runs rank "
+        "the document in their top 10 (`sort=impact`: the other way round). Adjudicated "
+        "pairs only with `include_adjudicated=true`. Judge names for coordinators only.",
         parameters=[
             SLUG,
             OpenApiParameter("min_spread", OpenApiTypes.INT, description="1–4."),
+            OpenApiParameter(
+                "cut",
+                OpenApiTypes.INT,
+                description="1–4: only pairs some judges grade below it and others at or above it.",
+            ),
+            OpenApiParameter("no_majority", OpenApiTypes.BOOL),
             OpenApiParameter("sort", OpenApiTypes.STR, enum=["spread", "impact"]),
             OpenApiParameter("include_adjudicated", OpenApiTypes.BOOL),
             OpenApiParameter("limit", OpenApiTypes.INT, description="At most 1000; 100."),
@@ -299,6 +310,8 @@ class DisagreementListView(CollectionScopedView):
         """Return the queue, a page of it."""
         fields = {
             "min_spread": serializers.IntegerField(min_value=1, max_value=4, required=False),
+            "cut": serializers.IntegerField(min_value=1, max_value=4, required=False),
+            "no_majority": serializers.BooleanField(required=False, default=False),
             "sort": serializers.ChoiceField(choices=["spread", "impact"], required=False),
             "include_adjudicated": serializers.BooleanField(required=False, default=False),
             "limit": serializers.IntegerField(min_value=1, max_value=MAX_LIMIT, default=100),
@@ -312,6 +325,8 @@ class DisagreementListView(CollectionScopedView):
         rows = selectors_disagreement.disagreements(
             collection=self.collection,
             min_spread=data.get("min_spread"),
+            cut=data.get("cut"),
+            no_majority=data["no_majority"],
             include_adjudicated=data["include_adjudicated"],
             sort=data.get("sort") or "spread",
         )

@@ -33,15 +33,42 @@ class AdjudicationForm(forms.Form):
 class DisagreementFilterForm(forms.Form):
     """Filter and order the disagreement queue."""
 
-    spread = forms.IntegerField(min_value=1, max_value=4, required=False, label="Spread at least")
+    spread = forms.IntegerField(
+        min_value=1,
+        max_value=4,
+        required=False,
+        label="Spread at least",
+        help_text="Highest minus lowest grade; empty: the collection's setting.",
+    )
+    cut = forms.TypedChoiceField(
+        coerce=int,
+        empty_value=None,
+        required=False,
+        label="Split at the relevance cut",
+        help_text="Only pairs some judges grade below this grade and others at or above it.",
+    )
+    no_majority = forms.BooleanField(
+        required=False,
+        label="Only pairs with no majority (3 or more judges)",
+    )
     sort = forms.ChoiceField(choices=list(SORTS.items()), required=False, label="Order")
     adjudicated = forms.BooleanField(required=False, label="Include adjudicated pairs")
 
+    def __init__(self, *args, grade_names: list[str], **kwargs) -> None:
+        """Offer each cut between two grades, named by the collection's grade names."""
+        super().__init__(*args, **kwargs)
+        self.fields["cut"].choices = [("", "Any")] + [
+            (g, f"{grade_names[g - 1]} | {grade_names[g]}") for g in range(1, len(grade_names))
+        ]
+
     def filters(self) -> dict:
-        """Return the selector's keyword arguments (defaults for invalid input)."""
-        data = self.cleaned_data if self.is_valid() else {}
+        """Return the selector's keyword arguments: the valid fields, defaults elsewhere."""
+        self.is_valid()
+        data = getattr(self, "cleaned_data", {})
         return {
             "min_spread": data.get("spread"),
+            "cut": data.get("cut"),
+            "no_majority": bool(data.get("no_majority")),
             "sort": data.get("sort") or "spread",
             "include_adjudicated": bool(data.get("adjudicated")),
         }

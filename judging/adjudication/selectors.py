@@ -51,8 +51,12 @@ class PairView:
 
     @property
     def no_majority(self) -> bool:
-        """Return whether no grade has a strict majority of the pair's grades."""
-        return self.majority is None
+        """Return whether three or more grades leave no grade a strict majority.
+
+        Two grades that differ never have a majority, so with two judges "no majority"
+        would say nothing the spread does not: it counts from three grades on.
+        """
+        return has_no_majority(self.grades)
 
 
 def _summary(grades: list[int]) -> tuple[int, int | None]:
@@ -63,12 +67,25 @@ def _summary(grades: list[int]) -> tuple[int, int | None]:
     return max(grades) - min(grades), (grade if 2 * count > len(grades) else None)
 
 
-def is_disagreement(grades: list[int], min_spread: int) -> bool:
-    """Return whether two or more grades spread by ``min_spread`` or have no majority."""
-    if len(grades) < 2:
+def has_no_majority(grades: list[int]) -> bool:
+    """Return whether three or more grades leave no grade a strict majority."""
+    return len(grades) >= 3 and _summary(grades)[1] is None
+
+
+def is_disagreement(
+    grades: list[int], min_spread: int, *, cut: int | None = None, no_majority: bool = False
+) -> bool:
+    """Return whether two or more grades spread by at least ``min_spread``.
+
+    Every other criterion narrows: ``cut`` keeps grades on both sides of it (some below,
+    some at or above: the judges disagree on relevance at that cut), ``no_majority``
+    keeps three or more grades without a strict majority.
+    """
+    if len(grades) < 2 or max(grades) - min(grades) < min_spread:
         return False
-    spread, majority = _summary(grades)
-    return spread >= min_spread or majority is None
+    if cut is not None and not min(grades) < cut <= max(grades):
+        return False
+    return not no_majority or has_no_majority(grades)
 
 
 def _labels(collection: Collection, scope: dict) -> dict[tuple[int, int], list[PairLabel]]:
@@ -102,14 +119,17 @@ def disagreements(
     *,
     collection: Collection,
     min_spread: int | None = None,
+    cut: int | None = None,
+    no_majority: bool = False,
     include_adjudicated: bool = False,
     sort: str = "spread",
 ) -> list[PairView]:
     """Return the pairs whose judges disagree, most urgent first.
 
     A disagreement: two or more grades that spread by at least ``min_spread`` (the
-    collection's ``disagreement_spread`` by default), or with no strict majority.
-    Adjudicated pairs are settled and left out unless ``include_adjudicated``.
+    collection's ``disagreement_spread`` by default); ``cut`` and ``no_majority``
+    narrow the list as :func:`is_disagreement` says, so every pair listed meets every
+    filter. Adjudicated pairs are settled and left out unless ``include_adjudicated``.
     ``sort="spread"`` orders by spread, then by how many runs rank the document in their
     top 10 for the query (the pairs that move the leaderboard); ``"impact"`` the other
     way round. Ties go by query and document id.
@@ -125,7 +145,7 @@ def disagreements(
     flagged: dict[tuple[int, int], tuple[list[PairLabel], list[int]]] = {}
     for key, pair_labels in labels.items():
         grades = [label.grade for label in pair_labels if label.grade is not None]
-        if not is_disagreement(grades, limit):
+        if not is_disagreement(grades, limit, cut=cut, no_majority=no_majority):
             continue
         if key in adjudications and not include_adjudicated:
             continue

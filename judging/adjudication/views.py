@@ -47,8 +47,9 @@ def disagreement_list(request: HttpRequest, slug: str) -> HttpResponse:
         user=request.user, slug=slug, roles=ADJUDICATING_ROLES
     )
     roles = selectors.user_roles(user=request.user, collection=collection)
-    form = DisagreementFilterForm(request.GET or None)
-    rows = selectors_disagreement.disagreements(collection=collection, **form.filters())
+    form = DisagreementFilterForm(request.GET or None, grade_names=collection.grade_names)
+    filters = form.filters()
+    rows = selectors_disagreement.disagreements(collection=collection, **filters)
     shown = rows[:QUEUE_SHOWN]
     _anonymise(shown, Role.COORDINATOR in roles)
     return render(
@@ -59,6 +60,7 @@ def disagreement_list(request: HttpRequest, slug: str) -> HttpResponse:
             "form": form,
             "rows": shown,
             "total": len(rows),
+            "spread": filters["min_spread"] or collection.disagreement_spread,
             "is_coordinator": Role.COORDINATOR in roles,
         },
     )

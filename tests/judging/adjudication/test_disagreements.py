@@ -70,42 +70,93 @@ URL = "/api/v1/collections/dis/"
 def test_queue_order_and_filters(world):
     body = api(world, "cora").get(URL + "disagreements/").json()
     pairs = [(r["query"], r["document"], r["spread"]) for r in body["results"]]
-    # Spread 4, spread 2, then spread 1 with no majority; agreement and one judge are out.
-    assert pairs == [("q1", "d1", 4), ("q2", "d3", 2), ("q1", "d2", 1)]
-    assert body["count"] == 3
+    # The collection's spread (2): spread 4, then spread 2. Two judges one grade apart
+    # (q1/d2), agreement and a single judge are not disagreements.
+    assert pairs == [("q1", "d1", 4), ("q2", "d3", 2)]
+    assert body["count"] == 2
     first = body["results"][0]
     assert first["narrative"] == "Narrative of q1"
     assert {(label["judge"], label["grade"], label["note"]) for label in first["labels"]} == {
         ("ann", 0, "n0"),
         ("bob", 4, "n4"),
     }
-    assert first["majority"] is None
-    # Two judges who differ never have a majority; a third judge gives q2/d3 one (3).
-    carl = factories.human_judge(factories.user("carl"))
+    # Two different grades have no majority, but that is their spread, not a split.
+    assert (first["majority"], first["no_majority"]) == (None, False)
+    # Spread 1 lists the one-apart pair too; spread 3 lists only what spreads by 3.
+    body = api(world, "cora").get(URL + "disagreements/?min_spread=1").json()
+    assert [(r["query"], r["document"]) for r in body["results"]] == [
+        ("q1", "d1"),
+        ("q2", "d3"),
+        ("q1", "d2"),
+    ]
+    body = api(world, "cora").get(URL + "disagreements/?min_spread=3").json()
+    assert [(r["query"], r["document"], r["spread"]) for r in body["results"]] == [("q1", "d1", 4)]
+    # A cut keeps the pairs judged on both sides of it: 1|2 splits (1, 2), (1, 3), (0, 4).
+    body = api(world, "cora").get(URL + "disagreements/?min_spread=1&cut=2").json()
+    assert {(r["query"], r["document"]) for r in body["results"]} == {
+        ("q1", "d1"),
+        ("q2", "d3"),
+        ("q1", "d2"),
+    }
+    body = api(world, "cora").get(URL + "disagreements/?min_spread=1&cut=4").json()
+    assert [(r["query"], r["document"]) for r in body["results"]] == [("q1", "d1")]
+    body = api(world, "cora").get(URL + "disagreements/?min_spread=1&cut=1").json()
+    assert [(r["query"], r["document"]) for r in body["results"]] == [("q1", "d1")]
+    # A third and fourth judge: q1/d2 becomes (1, 2, 1, 2), a split without majority;
+    # q2/d3 becomes (1, 3, 3), which has one.
+    carl, dora = (factories.human_judge(factories.user(n)) for n in ("carl", "dora"))
     services.judgment_record(
         judge=carl, query=world.queries["q2"], document=world.docs["d3"], grade=3
     )
-    body = api(world, "cora").get(URL + "disagreements/").json()
-    assert ("q2", "d3", 2) in {(r["query"], r["document"], r["spread"]) for r in body["results"]}
-    body = api(world, "cora").get(URL + "disagreements/?min_spread=3").json()
-    assert [(r["query"], r["document"]) for r in body["results"]] == [("q1", "d1"), ("q1", "d2")]
-    response = api(world, "cora").get(URL + "disagreements/?min_spread=9")
-    assert response.status_code == 400
-    assert errors_of(response)[0]["field"] == "min_spread"
+    for judge, grade in ((carl, 1), (dora, 2)):
+        services.judgment_record(
+            judge=judge, query=world.queries["q1"], document=world.docs["d2"], grade=grade
+        )
+    body = api(world, "cora").get(URL + "disagreements/?min_spread=1&no_majority=true").json()
+    assert [(r["query"], r["document"], r["no_majority"]) for r in body["results"]] == [
+        ("q1", "d2", True)
+    ]
+    body = api(world, "cora").get(URL + "disagreements/?min_spread=1").json()
+    by_pair = {(r["query"], r["document"]): r for r in body["results"]}
+    assert (by_pair["q2", "d3"]["majority"], by_pair["q2", "d3"]["no_majority"]) == (3, False)
+    for bad in ("min_spread=9", "cut=0", "cut=5", "no_majority=maybe"):
+        response = api(world, "cora").get(URL + "disagreements/?" + bad)
+        assert response.status_code == 400, bad
+        assert errors_of(response)[0]["field"] == bad.split("=")[0]
+
+
+def test_queue_page_filters_say_what_they_do(world, client):
+    client.force_login(world.users["cora"])
+    rows = lambda html: re.findall(r'data-pair="([^"]+)"', html)  # noqa: E731
+    html = client.get("/c/dis/disagreements/").content.decode()
+    assert rows(html) == ["q1/d1", "q2/d3"]
+    assert "spread by at least 2" in page_text(html)
+    html = client.get("/c/dis/disagreements/?spread=3").content.decode()
+    assert rows(html) == ["q1/d1"]
+    assert "spread by at least 3" in page_text(html)
+    html = client.get("/c/dis/disagreements/?spread=1&cut=4").content.decode()
+    assert rows(html) == ["q1/d1"]
+    # The cut's choices name the grades on either side.
+    assert "Relevant | Highly relevant" in page_text(html)
+    # A bad filter is reported, naming the field, and the rest still apply.
+    html = client.get("/c/dis/disagreements/?spread=7&cut=4").content.decode()
+    assert "Some filters were not applied." in page_text(html)
+    assert "Spread at least:" in page_text(html)
+    assert rows(html) == ["q1/d1"]
 
 
 def test_pairs_in_many_runs_top_10_come_first(world):
     # q2/d3 is in the top 10 of both runs, q1/d1 of one: by impact q2/d3 leads.
     _submit(world, "a", [("q1", "d1"), ("q2", "d3")])
     _submit(world, "b", [("q2", "d3"), ("q2", "d4")])
-    body = api(world, "cora").get(URL + "disagreements/?sort=impact").json()
+    body = api(world, "cora").get(URL + "disagreements/?sort=impact&min_spread=1").json()
     assert [(r["query"], r["document"], r["runs_in_top"]) for r in body["results"]] == [
         ("q2", "d3", 2),
         ("q1", "d1", 1),
         ("q1", "d2", 0),
     ]
     # By spread first, impact breaks ties between equal spreads.
-    body = api(world, "cora").get(URL + "disagreements/").json()
+    body = api(world, "cora").get(URL + "disagreements/?min_spread=1").json()
     assert [r["runs_in_top"] for r in body["results"]] == [1, 2, 0]
 
 
@@ -141,7 +192,7 @@ def test_adjudicators_see_grades_without_names_and_judges_see_nothing(world, cli
     assert "Judge 1" in html and ">ann<" not in html
     client.force_login(world.users["cora"])
     html = client.get("/c/dis/disagreements/").content.decode()
-    assert re.findall(r'<tr data-pair="([^"]+)"', html) == ["q1/d1", "q2/d3", "q1/d2"]
+    assert re.findall(r'<tr data-pair="([^"]+)"', html) == ["q1/d1", "q2/d3"]
     assert "<strong>ann</strong>" in html and "Narrative of q1" in html
 
 
@@ -279,7 +330,7 @@ def test_run_count_does_not_change_query_counts(world, django_assert_num_queries
     # live grades, rankings
     with django_assert_num_queries(9):
         response = client.get(URL + "disagreements/")
-    assert response.json()["count"] == 3
+    assert response.json()["count"] == 2
 
 
 @pytest.mark.parametrize(
