@@ -29,7 +29,7 @@ from typing import IO, Any
 
 from metrics.engine.errors import EngineInputError, MeasureError
 from metrics.engine.evaluation import Evaluation, evaluate_many
-from metrics.engine.measures import DEFAULT_SCALE_TOP
+from metrics.engine.measures import DEFAULT_SCALE_TOP, Expanded, expand_nicknames, trec_order
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,8 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--measure",
         action="append",
         dest="measures",
-        required=True,
-        help="measure name (trec_eval, ir_measures or Graded NDCG flavour); repeatable",
+        default=None,
+        help="measure name (trec_eval, ir_measures or Graded NDCG flavour) or trec_eval's "
+        "set 'official' (the default) or 'all_trec'; repeatable",
     )
     parser.add_argument(
         "-q", dest="per_query", action="store_true", help="also print per-query values"
@@ -118,10 +119,13 @@ def evaluate_args(opts: dict[str, Any]) -> list[Evaluation]:
     processes = opts.get("processes")
     if processes is None:
         processes = 1 if len(runs) == 1 else None
-    return evaluate_many(
+    expanded = requested_measures(opts)
+    if not expanded.names:
+        raise MeasureError("no measures given (runid alone prints nothing to evaluate)")
+    results = evaluate_many(
         opts["qrels"],
         runs,
-        opts["measures"],
+        list(expanded.names),
         processes=processes,
         rel_level=opts["rel_level"],
         scale_top=opts["scale_top"],
@@ -131,6 +135,26 @@ def evaluate_args(opts: dict[str, Any]) -> list[Evaluation]:
         max_ret=opts.get("max_ret"),
         judged_only=bool(opts.get("judged_only", False)),
     )
+    for res in results:
+        res.measures = trec_order(res.measures)
+    return results
+
+
+def requested_measures(opts: dict[str, Any]) -> Expanded:
+    """Return the measures asked for, trec_eval's sets expanded (none given: ``official``)."""
+    return expand_nicknames(opts.get("measures") or ["official"])
+
+
+def notes(opts: dict[str, Any]) -> list[str]:
+    """Return what the user should know about the measures printed (for stderr)."""
+    left_out = requested_measures(opts).left_out
+    if not left_out:
+        return []
+    return [
+        "note: not computed by Graded, left out of the set: "
+        + ", ".join(left_out)
+        + " (see docs/measures.md)"
+    ]
 
 
 def run_labels(results: Sequence[Evaluation]) -> list[str]:
@@ -154,15 +178,32 @@ def _trec_value(value: float, integer: bool) -> str:
     return f"{round(value):d}" if integer else f"{value:.4f}"
 
 
-def write_trec(results: Sequence[Evaluation], per_query: bool, write: Callable[[str], Any]) -> None:
-    """Write trec_eval's layout, one line per call of ``write`` (without newline)."""
+def write_trec(
+    results: Sequence[Evaluation],
+    per_query: bool,
+    write: Callable[[str], Any],
+    *,
+    runid: bool = False,
+) -> None:
+    """Write trec_eval's layout, one line per call of ``write`` (without newline).
+
+    ``runid``: print trec_eval's ``runid`` line first among the summary lines, as
+    ``-m runid`` (and ``official``) does; without it, several runs get it as the head
+    of each run's block.
+    """
     labels = run_labels(results)
     for res, label in zip(results, labels, strict=True):
-        if len(results) > 1:
-            write(f"{'runid':<22s}\tall\t{label}")
+        runid_line = f"{'runid':<22s}\tall\t{label}"
+        if len(results) > 1 and not runid:
+            write(runid_line)
+        summary_started = False
         for m, qid, value in res.rows():
-            if qid != "all" and (not per_query or m.family == "NumQ"):
+            if qid != "all" and (not per_query or m.summary_only):
                 continue
+            if qid == "all" and not summary_started:
+                summary_started = True
+                if runid:
+                    write(runid_line)
             write(f"{m.display:<22s}\t{qid}\t{_trec_value(value, m.is_integer)}")
 
 
@@ -186,7 +227,7 @@ def write_csv(results: Sequence[Evaluation], per_query: bool, stream: IO[str]) -
     writer.writerow(["run", "measure", "qid", "value"])
     for res, label in zip(results, run_labels(results), strict=True):
         for m, qid, value in res.rows():
-            if qid != "all" and not per_query:
+            if qid != "all" and (not per_query or m.summary_only):
                 continue
             if math.isnan(value):
                 text = ""
@@ -205,7 +246,12 @@ def output(results: Sequence[Evaluation], opts: dict[str, Any], stream: IO[str])
     elif fmt == "csv":
         write_csv(results, opts["per_query"], stream)
     else:
-        write_trec(results, opts["per_query"], lambda line: stream.write(line + "\n"))
+        write_trec(
+            results,
+            opts["per_query"],
+            lambda line: stream.write(line + "\n"),
+            runid=requested_measures(opts).runid,
+        )
 
 
 def main(argv: Sequence[str] | None = None, *, prog: str = "python -m metrics.engine") -> int:
@@ -224,5 +270,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m metrics.en
     except MeasureError as exc:
         print(f"bad measure: {exc}", file=sys.stderr)
         return 2
+    for note in notes(opts):
+        print(note, file=sys.stderr)
     output(results, opts, sys.stdout)
     return 0

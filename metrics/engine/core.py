@@ -33,7 +33,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from metrics.engine.errors import MeasureError
-from metrics.engine.measures import DEFAULT_SCALE_TOP, Measure, parse_measures
+from metrics.engine.measures import (
+    DEFAULT_SCALE_TOP,
+    IPREC_DEFAULT_LEVELS,
+    Measure,
+    parse_measures,
+)
 
 F64 = NDArray[np.float64]
 
@@ -496,6 +501,88 @@ def _num_rel_ret(m: Measure, ctx: _Context) -> F64:
     return ctx.full.rel(m.rel).sum(axis=1).astype(np.float64)
 
 
+def _num_nonrel_judged_ret(m: Measure, ctx: _Context) -> F64:
+    L = ctx.full.L
+    return ((L >= 0) & (L < m.rel)).sum(axis=1).astype(np.float64)
+
+
+def _set_counts(m: Measure, ctx: _Context) -> tuple[F64, F64, F64]:
+    """Return (retrieved, relevant retrieved, relevant) per query, as floats."""
+    v = ctx.view(m.judged_only)
+    ret = v.n_ret.astype(np.float64)
+    rel_ret = v.rel(m.rel).sum(axis=1).astype(np.float64)
+    return ret, rel_ret, ctx.pool.num_rel(m.rel).astype(np.float64)
+
+
+def _set_p(m: Measure, ctx: _Context) -> F64:
+    ret, rel_ret, _ = _set_counts(m, ctx)
+    return _safe_div(rel_ret, ret)
+
+
+def _set_r(m: Measure, ctx: _Context) -> F64:
+    _, rel_ret, num_rel = _set_counts(m, ctx)
+    return _safe_div(rel_ret, num_rel)
+
+
+def _set_f(m: Measure, ctx: _Context) -> F64:
+    ret, rel_ret, num_rel = _set_counts(m, ctx)
+    p, r = _safe_div(rel_ret, ret), _safe_div(rel_ret, num_rel)
+    x = m.beta
+    return np.where(rel_ret > 0, _safe_div((x + 1.0) * p * r, x * p + r), 0.0)
+
+
+def _set_ap(m: Measure, ctx: _Context) -> F64:
+    ret, rel_ret, num_rel = _set_counts(m, ctx)
+    return _safe_div(rel_ret * rel_ret, ret * num_rel)
+
+
+def _set_rel_p(m: Measure, ctx: _Context) -> F64:
+    ret, rel_ret, num_rel = _set_counts(m, ctx)
+    return np.where(num_rel > 0, _safe_div(rel_ret, np.minimum(ret, num_rel)), 0.0)
+
+
+def _iprec_levels(m: Measure, ctx: _Context, levels: Sequence[float]) -> F64:
+    """Return interpolated precision at each recall level, ``(n_queries, len(levels))``.
+
+    trec_eval's definition: the level is turned into a count of relevant documents,
+    ``round(level * num_rel)`` (halves away from zero); the value is the highest
+    precision at or below the rank where that many relevant documents have been
+    retrieved (for a count of 0, the highest precision anywhere), and 0 when the run
+    never retrieves that many.
+    """
+    v = ctx.view(m.judged_only)
+    rel = v.rel(m.rel)
+    nq, w = rel.shape
+    num_rel = ctx.pool.num_rel(m.rel).astype(np.float64)
+    out = np.zeros((nq, len(levels)))
+    if not w:
+        return out
+    cum = v.cumrel(m.rel)
+    prec = cum / np.arange(1.0, w + 1.0)
+    prec[np.arange(w)[None, :] >= v.n_eff[:, None]] = 0.0
+    interp = np.maximum.accumulate(prec[:, ::-1], axis=1)[:, ::-1]  # max over ranks >= i
+    rel_ret = cum[:, -1].astype(np.int64)
+    rows = np.arange(nq)
+    for j, level in enumerate(levels):
+        x = level * num_rel
+        target = np.floor(x) + ((x - np.floor(x)) >= 0.5)
+        target = target.astype(np.int64)
+        reach = (target <= rel_ret) & (rel_ret > 0)
+        # rank of the target-th relevant document (target 0: the first rank)
+        pos = np.where(target > 0, np.argmax(cum >= np.maximum(target, 1)[:, None], axis=1), 0)
+        out[:, j] = np.where(reach, interp[rows, pos], 0.0)
+    return out
+
+
+def _iprec(m: Measure, ctx: _Context) -> F64:
+    return _iprec_levels(m, ctx, [m.level])[:, 0]  # type: ignore[list-item]
+
+
+def _iprec_avg(m: Measure, ctx: _Context) -> F64:
+    values = _iprec_levels(m, ctx, IPREC_DEFAULT_LEVELS)
+    return values.sum(axis=1) / len(IPREC_DEFAULT_LEVELS)
+
+
 def _udcg(m: Measure, ctx: _Context) -> F64:
     from metrics.engine.udcg import udcg
 
@@ -538,6 +625,16 @@ _FAMILIES: dict[str, Callable[[Measure, _Context], F64]] = {
     "UDCG": _udcg,
     "sNDCG": _sndcg,
     "RNDCG": _rndcg,
+    "GMAP": _ap,
+    "GMBpref": _bpref,
+    "IPrec": _iprec,
+    "IPrecAvg": _iprec_avg,
+    "SetP": _set_p,
+    "SetR": _set_r,
+    "SetF": _set_f,
+    "SetAP": _set_ap,
+    "SetRelP": _set_rel_p,
+    "NumNonRelJudgedRet": _num_nonrel_judged_ret,
 }
 
 

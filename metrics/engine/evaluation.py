@@ -35,7 +35,13 @@ from metrics.engine import _strings as S
 from metrics.engine.core import JudgedPool, compute
 from metrics.engine.errors import EngineInputError, MeasureError
 from metrics.engine.io import Format, Qrels, Run, Source, read_qrels, read_run, set_parser_threads
-from metrics.engine.measures import DEFAULT_SCALE_TOP, Measure, parse_measures, required_depth
+from metrics.engine.measures import (
+    DEFAULT_SCALE_TOP,
+    MIN_GEO_MEAN,
+    Measure,
+    parse_measures,
+    required_depth,
+)
 
 Missing = Literal["zero", "ignore"]
 Extra = Literal["ignore", "include"]
@@ -122,11 +128,15 @@ class Evaluation:
             yield m, "all", self.aggregates[m.canonical]
 
     def to_dict(self, per_query: bool = True) -> dict[str, dict[str, float | None]]:
-        """Return ``{display name: {"all": x, qid: y, ...}}`` (NaN becomes ``None``)."""
+        """Return ``{display name: {"all": x, qid: y, ...}}`` (NaN becomes ``None``).
+
+        Measures trec_eval prints only over all queries (``num_q``, ``gm_map``,
+        ``gm_bpref``) have only ``"all"``.
+        """
         out: dict[str, dict[str, float | None]] = {}
         for m in self.measures:
             vals: dict[str, float | None] = {"all": _none(self.aggregates[m.canonical])}
-            if per_query:
+            if per_query and not m.summary_only:
                 arr = self.per_query[m.canonical]
                 for qid, v in zip(self.qids, arr.tolist(), strict=True):
                     vals[qid] = _none(v)
@@ -139,12 +149,24 @@ def _none(v: float) -> float | None:
 
 
 def _aggregate(m: Measure, values: NDArray[np.float64]) -> float:
+    """Summarise per-query values as trec_eval does, to the last bit.
+
+    trec_eval adds the queries' values one after the other in query order, then
+    divides; summing the same way (not with a compensated sum) makes the printed four
+    decimals identical even when a mean falls on a rounding boundary.
+    """
     if m.aggregate == "sum":
         return float(np.nansum(values))
     finite = values[~np.isnan(values)]
     if not len(finite):
         return math.nan
-    return float(math.fsum(finite.tolist()) / len(finite))
+    if m.aggregate == "gm":
+        finite = np.log(np.maximum(finite, MIN_GEO_MEAN))
+    total = 0.0
+    for v in finite.tolist():
+        total += v
+    mean = total / len(finite)
+    return math.exp(mean) if m.aggregate == "gm" else mean
 
 
 def _row_blocks(lengths: NDArray[np.int64]) -> list[NDArray[np.intp]]:
@@ -258,7 +280,7 @@ def _evaluate_parsed(
     absent = row_run < 0
     if absent.any():  # judged queries the run does not have score 0 (trec_eval -c)
         for m in measures:
-            if m.aggregate == "mean":
+            if m.aggregate != "sum":
                 per_query[m.canonical][absent] = 0.0
     aggregates = {m.canonical: _aggregate(m, per_query[m.canonical]) for m in measures}
     return Evaluation(

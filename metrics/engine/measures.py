@@ -27,6 +27,10 @@ DEFAULT_W_IRR = -1.0 / 3.0
 DEFAULT_SCALE_TOP = 4.0
 TREC_DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 SUCCESS_DEFAULT_CUTOFFS = (1, 5, 10)
+# trec_eval's recall levels of iprec_at_recall and 11pt_avg.
+IPREC_DEFAULT_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+# trec_eval floors a query's value at this before taking logs (gm_map, gm_bpref).
+MIN_GEO_MEAN = 0.00001
 
 GAINS = ("linear", "exp")
 DISCOUNTS = ("log2", "jk", "rank")
@@ -34,7 +38,11 @@ IDEALS = ("local", "recall", "global", "max")
 EMPTIES = ("zero", "one", "skip")
 
 # Families whose summary value is a sum over queries (trec_eval prints them as integers).
-SUM_FAMILIES = frozenset({"NumQ", "NumRet", "NumRel", "NumRelRet"})
+SUM_FAMILIES = frozenset({"NumQ", "NumRet", "NumRel", "NumRelRet", "NumNonRelJudgedRet"})
+# Families summarised by the geometric mean of max(value, MIN_GEO_MEAN) (trec_eval gm_*).
+GEOMETRIC_FAMILIES = frozenset({"GMAP", "GMBpref"})
+# Families trec_eval prints only as a summary, never per query.
+SUMMARY_ONLY_FAMILIES = frozenset({"NumQ", "GMAP", "GMBpref"})
 # Families computed by sibling modules owned by other code (see core._external).
 EXTERNAL_FAMILIES = frozenset({"UDCG", "sNDCG", "RNDCG"})
 
@@ -72,6 +80,8 @@ class Measure:
     empty: str = "zero"
     top: float = DEFAULT_SCALE_TOP
     w_irr: float = DEFAULT_W_IRR
+    level: float | None = None
+    beta: float = 1.0
     requested: str = field(default="", compare=False)
     trec_style: bool = field(default=False, compare=False)
 
@@ -105,6 +115,8 @@ class Measure:
         name = self.trec_name
         if name is None:
             return None
+        if self.family == "IPrec":
+            return f"iprec_at_recall_{self.level:3.2f}"
         if self.family == "nDCG" and self.cutoff is None:
             if self.gains is None:
                 return "ndcg"
@@ -123,8 +135,19 @@ class Measure:
 
     @property
     def aggregate(self) -> str:
-        """Return how per-query values are summarised: ``"mean"`` or ``"sum"``."""
-        return "sum" if self.family in SUM_FAMILIES else "mean"
+        """Return how per-query values are summarised: ``"mean"``, ``"sum"`` or ``"gm"``.
+
+        ``"gm"`` is trec_eval's geometric mean: ``exp(mean(log(max(v, MIN_GEO_MEAN))))``,
+        so one query scoring 0 costs as much as a query scoring 0.00001.
+        """
+        if self.family in SUM_FAMILIES:
+            return "sum"
+        return "gm" if self.family in GEOMETRIC_FAMILIES else "mean"
+
+    @property
+    def summary_only(self) -> bool:
+        """Return whether trec_eval prints this measure only over all queries (not ``-q``)."""
+        return self.family in SUMMARY_ONLY_FAMILIES
 
     @property
     def is_integer(self) -> bool:
@@ -141,8 +164,26 @@ class Measure:
         return self.canonical
 
 
+_SET_FAMILIES = frozenset({"SetP", "SetR", "SetF", "SetAP", "SetRelP"})
 _REL_FAMILIES = frozenset(
-    {"P", "R", "AP", "RR", "Rprec", "Bpref", "Success", "NumRel", "NumRelRet", "UDCG"}
+    {
+        "P",
+        "R",
+        "AP",
+        "RR",
+        "Rprec",
+        "Bpref",
+        "Success",
+        "NumRel",
+        "NumRelRet",
+        "UDCG",
+        "GMAP",
+        "GMBpref",
+        "IPrec",
+        "IPrecAvg",
+        "NumNonRelJudgedRet",
+        *_SET_FAMILIES,
+    }
 )
 
 
@@ -159,10 +200,16 @@ def _canonical(m: Measure) -> str:
         return (
             f"nDCG(gain={gain},discount={m.discount},ideal={m.ideal}{top},empty={m.empty}{jo}){at}"
         )
-    if fam in ("P", "R", "AP", "RR", "Rprec", "Success"):
+    if fam in ("P", "R", "AP", "RR", "Rprec", "Success", "GMAP", "IPrecAvg"):
         return f"{fam}(rel={_fmt(m.rel)}{jo}){at}"
-    if fam == "Bpref":
-        return f"Bpref(rel={_fmt(m.rel)})"
+    if fam in ("SetP", "SetR", "SetAP", "SetRelP"):
+        return f"{fam}(rel={_fmt(m.rel)}{jo})"
+    if fam == "SetF":
+        return f"SetF(rel={_fmt(m.rel)},beta={_fmt(m.beta)}{jo})"
+    if fam == "IPrec":
+        return f"IPrec(rel={_fmt(m.rel)}{jo})@{_fmt(m.level)}"  # type: ignore[arg-type]
+    if fam in ("Bpref", "GMBpref", "NumNonRelJudgedRet"):
+        return f"{fam}(rel={_fmt(m.rel)})"
     if fam == "Judged":
         return f"Judged{at}"
     if fam == "ERR":
@@ -204,7 +251,19 @@ def _trec_name(m: Measure) -> str | None:
         "NumRet": "num_ret",
         "NumRel": "num_rel",
         "NumRelRet": "num_rel_ret",
+        "NumNonRelJudgedRet": "num_nonrel_judged_ret",
+        "GMAP": "gm_map",
+        "GMBpref": "gm_bpref",
+        "IPrecAvg": "11pt_avg",
+        "SetP": "set_P",
+        "SetR": "set_recall",
+        "SetAP": "set_map",
+        "SetRelP": "set_relative_P",
     }
+    if fam == "IPrec":
+        return f"iprec_at_recall.{_fmt(m.level)}"  # type: ignore[arg-type]
+    if fam == "SetF":
+        return "set_F" if m.beta == 1 else None
     if fam == "AP":
         return "map" if k is None else f"map_cut.{k}"
     if fam == "RR":
@@ -222,10 +281,16 @@ def _depth(m: Measure) -> int | None:
         return 0
     if fam in ("NumRelRet", "Rprec", "Bpref") or m.judged_only:
         return None
+    if fam in _WHOLE_RANKING:
+        return None
     if fam == "nDCG" and m.ideal == "recall":
         return None
     return m.cutoff
 
+
+_WHOLE_RANKING = frozenset(
+    {"GMAP", "GMBpref", "IPrec", "IPrecAvg", "NumNonRelJudgedRet", *_SET_FAMILIES}
+)
 
 # --------------------------------------------------------------------------- parsing
 _TREC_FAMILY = {
@@ -243,6 +308,16 @@ _TREC_FAMILY = {
     "num_ret": "NumRet",
     "num_rel": "NumRel",
     "num_rel_ret": "NumRelRet",
+    "num_nonrel_judged_ret": "NumNonRelJudgedRet",
+    "gm_map": "GMAP",
+    "gm_bpref": "GMBpref",
+    "iprec_at_recall": "IPrec",
+    "11pt_avg": "IPrecAvg",
+    "set_P": "SetP",
+    "set_recall": "SetR",
+    "set_F": "SetF",
+    "set_map": "SetAP",
+    "set_relative_P": "SetRelP",
 }
 _TREC_CUT = {"ndcg_cut", "map_cut", "P", "recall", "success"}
 
@@ -269,6 +344,16 @@ _IR_FAMILY = {
     "UDCG": "UDCG",
     "sNDCG": "sNDCG",
     "RNDCG": "RNDCG",
+    "GMAP": "GMAP",
+    "GMBpref": "GMBpref",
+    "IPrec": "IPrec",
+    "IPrecAvg": "IPrecAvg",
+    "SetP": "SetP",
+    "SetR": "SetR",
+    "SetF": "SetF",
+    "SetAP": "SetAP",
+    "SetRelP": "SetRelP",
+    "NumNonRelJudgedRet": "NumNonRelJudgedRet",
 }
 
 _ALLOWED = {
@@ -289,10 +374,22 @@ _ALLOWED = {
     "UDCG": {"rel", "w_irr", "cutoff"},
     "sNDCG": {"gain", "cutoff"},
     "RNDCG": {"gain", "cutoff"},
+    "GMAP": {"rel", "judged_only"},
+    "GMBpref": {"rel"},
+    "IPrec": {"rel", "judged_only", "cutoff"},
+    "IPrecAvg": {"rel", "judged_only"},
+    "SetP": {"rel", "judged_only"},
+    "SetR": {"rel", "judged_only"},
+    "SetF": {"rel", "judged_only", "beta"},
+    "SetAP": {"rel", "judged_only"},
+    "SetRelP": {"rel", "judged_only"},
+    "NumNonRelJudgedRet": {"rel"},
 }
-_CUTOFF_REQUIRED = {"P", "R", "Success", "Judged"}
+_CUTOFF_REQUIRED = {"P", "R", "Success", "Judged", "IPrec"}
 # Families whose value trec_eval's -J does not change (they read judged documents only).
-_SAME_UNDER_J = frozenset({"Bpref", "NumQ", "NumRel", "NumRelRet"})
+_SAME_UNDER_J = frozenset(
+    {"Bpref", "GMBpref", "NumQ", "NumRel", "NumRelRet", "NumNonRelJudgedRet"}
+)
 
 _IR_RE = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?:\((.*)\))?\s*(?:@\s*(\S+))?\s*$", re.S)
 _TREC_RE = re.compile(r"^\s*([A-Za-z_]+?)(?:[._](.+))?\s*$", re.S)
@@ -381,6 +478,13 @@ def _as_int_cutoff(value: object, name: str) -> int:
     return int(f)
 
 
+def _recall_level(value: object, name: str) -> float:
+    level = _number(str(value), f"recall level of {name!r}")
+    if not 0.0 <= level <= 1.0:
+        raise MeasureError(f"recall level of {name!r} must be between 0 and 1, got {value!r}")
+    return level
+
+
 def _as_bool(value: object, key: str) -> bool:
     if isinstance(value, bool):
         return value
@@ -402,7 +506,15 @@ def _build(family: str, params: dict[str, object], name: str, defaults: Measure)
         listing = ", ".join(sorted(allowed)) or "none"
         raise MeasureError(f"{name!r}: unknown parameter {unknown[0]!r} (allowed: {listing})")
     kw: dict[str, object] = {"family": family}
-    if "cutoff" in params:
+    if "beta" in params:
+        kw["beta"] = _number(str(params["beta"]), "beta")
+        if not kw["beta"] >= 0:  # type: ignore[operator]
+            raise MeasureError(f"{name!r}: beta must be 0 or more")
+    if family == "IPrec":
+        if "cutoff" not in params:
+            raise MeasureError(f"{name!r} needs a recall level, e.g. IPrec@0.5")
+        kw["level"] = _recall_level(params["cutoff"], name)
+    elif "cutoff" in params:
         kw["cutoff"] = _as_int_cutoff(params["cutoff"], name)
     elif family in _CUTOFF_REQUIRED:
         raise MeasureError(f"{name!r} needs a cutoff, e.g. {family}@10")
@@ -503,6 +615,12 @@ def _parse_trec(text: str, defaults: Measure) -> list[Measure] | None:
         base, rest = m.group(1), m.group(2)
     family = _TREC_FAMILY[base]
     out: list[Measure] = []
+    if base == "iprec_at_recall":
+        levels = [c.strip() for c in rest.split(",")] if rest else IPREC_DEFAULT_LEVELS
+        for level in levels:
+            built = _build(family, {"cutoff": level}, f"{base}.{level}", defaults)
+            out.append(replace(built, trec_style=True))
+        return out
     if base in _TREC_CUT:
         if rest:
             cutoffs = [c.strip() for c in rest.split(",")]
@@ -624,6 +742,175 @@ def measure_info(name: str | Measure, **options: float) -> Measure:
     if len(ms) != 1:
         raise MeasureError(f"{name!r} expands to {len(ms)} measures; name one cutoff")
     return ms[0]
+
+
+# trec_eval 10.0's measures in the order it prints them (measures.c, te_trec_measures).
+TREC_ORDER = (
+    "runid",
+    "num_q",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "map",
+    "gm_map",
+    "Rprec",
+    "bpref",
+    "recip_rank",
+    "iprec_at_recall",
+    "P",
+    "relstring",
+    "recall",
+    "infAP",
+    "gm_bpref",
+    "Rprec_mult",
+    "utility",
+    "11pt_avg",
+    "binG",
+    "G",
+    "dcg",
+    "ideal_dcg",
+    "ndcg",
+    "ndcg_rel",
+    "Rndcg",
+    "ndcg_cut",
+    "map_cut",
+    "relative_P",
+    "success",
+    "set_P",
+    "set_relative_P",
+    "set_recall",
+    "set_map",
+    "set_F",
+    "num_nonrel_judged_ret",
+    "yaap",
+    "rbp",
+    "rbp_resid",
+    "unj",
+)
+# trec_eval's measure sets (``-m official``, ``-m all_trec``), as trec_eval lists them.
+NICKNAMES: dict[str, tuple[str, ...]] = {
+    "official": (
+        "runid",
+        "num_q",
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+        "map",
+        "gm_map",
+        "Rprec",
+        "bpref",
+        "recip_rank",
+        "iprec_at_recall",
+        "P",
+    ),
+    "all_trec": (
+        "runid",
+        "num_q",
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+        "map",
+        "gm_map",
+        "Rprec",
+        "bpref",
+        "recip_rank",
+        "iprec_at_recall",
+        "P",
+        "relstring",
+        "recall",
+        "unj",
+        "rbp",
+        "rbp_resid",
+        "infAP",
+        "gm_bpref",
+        "utility",
+        "11pt_avg",
+        "ndcg",
+        "relative_P",
+        "Rprec_mult",
+        "success",
+        "map_cut",
+        "ndcg_cut",
+        "ndcg_rel",
+        "Rndcg",
+        "binG",
+        "G",
+        "set_P",
+        "set_recall",
+        "set_relative_P",
+        "set_map",
+        "set_F",
+        "num_nonrel_judged_ret",
+    ),
+}
+# Members of trec_eval's sets that the engine does not compute (docs/measures.md).
+TREC_NOT_IMPLEMENTED = frozenset(
+    {
+        "relstring",
+        "unj",
+        "rbp",
+        "rbp_resid",
+        "infAP",
+        "utility",
+        "relative_P",
+        "Rprec_mult",
+        "ndcg_rel",
+        "Rndcg",
+        "binG",
+        "G",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Expanded:
+    """Measure names with trec_eval's sets expanded.
+
+    ``names``: what to compute; ``runid``: whether ``runid`` was asked for (it is a
+    line, not a measure); ``left_out``: members of a set the engine does not compute.
+    """
+
+    names: tuple[str, ...]
+    runid: bool
+    left_out: tuple[str, ...]
+
+
+def expand_nicknames(names: Iterable[str]) -> Expanded:
+    """Expand ``official`` and ``all_trec`` into their measures; take ``runid`` apart."""
+    out: list[str] = []
+    left_out: list[str] = []
+    runid = False
+    for name in names:
+        members = NICKNAMES.get(name.strip(), (name,))
+        for member in members:
+            if member.strip() == "runid":
+                runid = True
+            elif member in TREC_NOT_IMPLEMENTED and name.strip() in NICKNAMES:
+                left_out.append(member)
+            else:
+                out.append(member)
+    return Expanded(tuple(out), runid, tuple(dict.fromkeys(left_out)))
+
+
+def trec_order(measures: Sequence[Measure]) -> list[Measure]:
+    """Return ``measures`` in the order trec_eval prints them.
+
+    Measures asked for by a trec_eval name come first, in trec_eval's order of
+    measures and, within one, by cutoff or recall level (trec_eval sorts them); every
+    other spelling follows in the order given.
+    """
+    position = {name: i for i, name in enumerate(TREC_ORDER)}
+
+    def key(item: tuple[int, Measure]) -> tuple[int, int, float, int]:
+        i, m = item
+        name = m.trec_name if m.trec_style else None
+        if name is None:
+            return (1, 0, 0.0, i)
+        base = name.partition(".")[0]
+        sub = m.level if m.level is not None else (m.cutoff or 0)
+        return (0, position.get(base, len(TREC_ORDER)), float(sub), i)
+
+    return [m for _, m in sorted(enumerate(measures), key=key)]
 
 
 def required_depth(measures: Iterable[str | Measure] | str, *, rel_level: float = 1) -> int | None:

@@ -39,6 +39,12 @@ def measure_labels(measures: Sequence[str]) -> list[MeasureLabel]:
     labels: list[MeasureLabel] = []
     for name in measures:
         for measure in parse_measures([name]):
+            if measure.aggregate == "gm":
+                raise MeasureError(
+                    f"{name!r} is a geometric mean over queries; leaderboards show "
+                    "arithmetic means of per-query scores (use map or bpref here, and "
+                    "manage.py evaluate for gm_map and gm_bpref)"
+                )
             labels.append(MeasureLabel(name, measure.canonical, measure.trec_name))
     return labels
 

@@ -168,3 +168,55 @@ def test_bad_names(bad):
 def test_measure_info_needs_one_measure():
     with pytest.raises(MeasureError, match="expands"):
         measure_info("P.5,10")
+
+
+@pytest.mark.parametrize(
+    ("name", "canonical", "printed"),
+    [
+        ("gm_map", "GMAP(rel=1)", "gm_map"),
+        ("GMAP", "GMAP(rel=1)", "gm_map"),
+        ("gm_bpref", "GMBpref(rel=1)", "gm_bpref"),
+        ("iprec_at_recall.0.5", "IPrec(rel=1)@0.5", "iprec_at_recall_0.50"),
+        ("IPrec@0.5", "IPrec(rel=1)@0.5", "iprec_at_recall_0.50"),
+        ("11pt_avg", "IPrecAvg(rel=1)", "11pt_avg"),
+        ("set_F", "SetF(rel=1,beta=1)", "set_F"),
+        ("set_relative_P", "SetRelP(rel=1)", "set_relative_P"),
+        ("num_nonrel_judged_ret", "NumNonRelJudgedRet(rel=1)", "num_nonrel_judged_ret"),
+    ],
+)
+def test_trec_evals_other_measures(name, canonical, printed):
+    m = measure_info(name)
+    assert m.canonical == canonical
+    assert m.trec_output_name == printed
+    assert depth([name]) is None  # they read the whole ranking
+
+
+def test_trec_evals_sets_and_order():
+    from metrics.engine.measures import expand_nicknames, trec_order
+
+    official = expand_nicknames(["official"])
+    assert official.runid and not official.left_out
+    assert len(parse_measures(list(official.names))) == 4 + 5 + 11 + 9
+    everything = expand_nicknames(["all_trec", "nDCG@10"])
+    assert "infAP" in everything.left_out and "infAP" not in everything.names
+    assert everything.names[-1] == "nDCG@10"
+    # trec_eval's table order, cutoffs ascending; other spellings after, as given
+    ms = parse_measures(["nDCG@5", "P.10,5", "map", "iprec_at_recall.1,0", "num_q"])
+    names = [m.display for m in trec_order(ms)]
+    assert names[:6] == [
+        "num_q",
+        "map",
+        "iprec_at_recall_0.00",
+        "iprec_at_recall_1.00",
+        "P_5",
+        "P_10",
+    ]
+    assert names[6].startswith("nDCG(")
+
+
+@pytest.mark.parametrize(
+    "bad", ["IPrec", "IPrec@1.5", "IPrec@-0.1", "iprec_at_recall.x", "set_F.2"]
+)
+def test_bad_recall_levels(bad):
+    with pytest.raises(MeasureError):
+        parse_measure(bad)

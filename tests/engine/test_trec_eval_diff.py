@@ -42,6 +42,17 @@ MEASURES = [
     "success.1,5,10",
     "ndcg",
     "ndcg_cut.1,3,5,10,20,1000",
+    "gm_map",
+    "gm_bpref",
+    "iprec_at_recall",
+    "iprec_at_recall.0.25,0.33,0.5,0.05",
+    "11pt_avg",
+    "set_P",
+    "set_recall",
+    "set_F",
+    "set_map",
+    "set_relative_P",
+    "num_nonrel_judged_ret",
 ]
 # trec_eval's ndcg gain maps (integer gains: trec_eval sorts the ideal with an
 # integer comparison, see docs/measures.md), including non-monotone ones.
@@ -87,7 +98,7 @@ def run_trec_eval(
         )
         assert proc.returncode == 0, f"trec_eval {flags} -m {m}: {proc.stderr}"
         for key, value in parse_trec_output(proc.stdout).items():
-            assert key not in out or out[key] == value, key
+            assert key not in out or out[key] == value or math.isnan(out[key] - value), key
             out[key] = value
     return out
 
@@ -110,7 +121,6 @@ def run_engine(
         (name, qid): (math.nan if v is None else float(v))
         for name, values in block.items()
         for qid, v in values.items()
-        if name != "num_q" or qid == "all"  # like trec_eval, the trec layout has no per-query num_q
     }
 
 
@@ -129,6 +139,16 @@ def assert_same(
         # documented difference: trec_eval's -c "all" counts every label > 0
         theirs.pop(("num_rel", "all"), None)
         ours.pop(("num_rel", "all"), None)
+    if "-J" in flags:
+        # documented difference: a query whose every retrieved document is unjudged has
+        # no ranking left under -J; trec_eval's interpolated precision divides 0 by 0
+        # there (nan, and nan over all queries), Graded scores it 0.
+        for key in [k for k, v in theirs.items() if math.isnan(v)]:
+            assert key[0].startswith(("iprec_at_recall_", "11pt_avg")), key
+            if key[1] != "all":
+                assert ours[key] == 0.0 and ours[("num_ret", key[1])] == 0.0, key
+            assert math.isfinite(ours.pop(key)), key
+            del theirs[key]
     assert theirs, "trec_eval printed nothing"
     assert sorted(ours) == sorted(theirs)
     bad = [
@@ -260,6 +280,53 @@ def test_random_collections(trec_eval_bin, tmp_path, flags, seed):
     measures = [*MEASURES, GAIN_MAPS[seed % len(GAIN_MAPS)]]
     ours = assert_same(trec_eval_bin, flags, measures, qrels, run)
     assert len({q for _, q in ours}) > 30
+
+
+@pytest.mark.parametrize("nickname", [None, "official", "all_trec"])
+@pytest.mark.parametrize("flags", [[], ["-c", "-q"], ["-c", "-J", "-l", "2"]], ids=str)
+def test_measure_sets_print_trec_evals_lines_in_its_order(trec_eval_bin, tmp_path, flags, nickname):
+    """Without -m, with -m official and -m all_trec: the same lines in the same order.
+
+    Values are compared as trec_eval prints them (4 decimals); the other tests compare
+    them to 1e-9.
+    """
+    qrels, run = write(tmp_path, *random_collection(77, complete=True))
+    m = ["-m", nickname] if nickname else []
+    proc = subprocess.run(
+        [str(trec_eval_bin), *flags, *m, str(qrels), str(run)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    theirs = [line.split("\t") for line in proc.stdout.splitlines()]
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    argv = [*flags, *m] + ([] if "-c" in flags else ["--no-c"])
+    opts = vars(parser.parse_args([*argv, str(qrels), str(run)]))
+    lines: list[str] = []
+    cli.write_trec(
+        cli.evaluate_args(opts),
+        opts["per_query"],
+        lines.append,
+        runid=cli.requested_measures(opts).runid,
+    )
+    ours = [line.split("\t") for line in lines]
+    left_out = set(cli.requested_measures(opts).left_out)
+    if left_out:  # all_trec: the measures Graded does not compute are named, not printed
+        theirs = [row for row in theirs if not row[0].rstrip().startswith(tuple(left_out))]
+    assert [(a.rstrip(), q) for a, q, _ in ours] == [(a.rstrip(), q) for a, q, _ in theirs]
+    for (name, qid, mine), (_, _, their) in zip(ours, theirs, strict=True):
+        if name.rstrip() == "runid":
+            assert mine == their
+        elif (name.rstrip(), qid) == ("num_rel", "all") and "-l" in flags:
+            continue  # the documented difference, asserted on its own below
+        elif math.isnan(float(their)):  # the documented -J difference (iprec)
+            assert name.startswith(("iprec_at_recall", "11pt_avg"))
+        elif "." in mine:  # trec_eval prints %6.4f; this build prints %.17g
+            assert mine == f"{float(their):.4f}", (name, qid)
+        else:
+            assert mine == their, (name, qid)
 
 
 def test_near_ties_are_ranked_as_doubles(trec_eval_bin, tmp_path):

@@ -51,6 +51,18 @@ def test_unknown_measures_are_named_and_nothing_changes(coll, scored):
     assert Collection.objects.get(pk=coll.pk).measures == before
 
 
+def test_geometric_means_are_refused_on_the_leaderboard(coll, scored):
+    # The leaderboard averages per-query scores; gm_map under that name would lie.
+    with pytest.raises(ValidationError) as exc:
+        services.collection_settings_update(collection=coll, measures=["map", "gm_map"])
+    (problem,) = exc.value.message_dict["measures"]
+    assert problem.startswith("line 2: 'gm_map'") and "geometric mean" in problem
+    # trec_eval's other new measures are per-query means and are accepted.
+    services.collection_settings_update(collection=coll, measures=["set_F", "iprec_at_recall.0.5"])
+    run = Run.objects.get(pk=scored.pk)
+    assert len(run.scores) == 2
+
+
 def test_repool_at_a_deeper_depth_adds_only_unjudged_pairs(coll, scored):
     assert not PoolEntry.objects.exists()  # depth 1: d0 is the top and already judged
     added = services.runs_repool(collection=coll, depth=5)

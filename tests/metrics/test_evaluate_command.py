@@ -49,10 +49,11 @@ def test_trec_layout(files):
     qrels, run = files
     out = run_command(str(qrels), str(run), "-m", "ndcg_cut.10", "-m", "num_q", "-m", "num_ret")
     lines = out.splitlines()
+    # Printed in trec_eval's order of measures, not the order asked for.
     assert lines == [
-        f"{'ndcg_cut_10':<22s}\tall\t{NDCG_ALL:.4f}",
         f"{'num_q':<22s}\tall\t3",
         f"{'num_ret':<22s}\tall\t5",
+        f"{'ndcg_cut_10':<22s}\tall\t{NDCG_ALL:.4f}",
     ]
 
 
@@ -77,7 +78,7 @@ def test_trec_layout_per_query_and_canonical_names(files):
 def test_no_c_averages_over_shared_queries_only(files):
     qrels, run = files
     out = run_command(str(qrels), str(run), "-m", "P.2", "-m", "num_q", "--no-c")
-    assert out.splitlines() == [f"{'P_2':<22s}\tall\t0.7500", f"{'num_q':<22s}\tall\t2"]
+    assert out.splitlines() == [f"{'num_q':<22s}\tall\t2", f"{'P_2':<22s}\tall\t0.7500"]
 
 
 def test_relevance_level(files):
@@ -122,13 +123,63 @@ def test_csv(files):
     out = run_command(str(qrels), str(run), "-m", "nDCG@10", "-m", "num_ret", "--format", "csv")
     rows = list(csv.reader(io.StringIO(out)))
     assert rows[0] == ["run", "measure", "qid", "value"]
-    assert rows[1][:3] == [
+    # trec_eval names first, in trec_eval's order; other spellings after, as asked.
+    assert rows[1] == ["runA", "num_ret", "all", "5"]
+    assert rows[2][:3] == [
         "runA",
         "nDCG(gain=linear,discount=log2,ideal=global,empty=zero)@10",
         "all",
     ]
-    assert float(rows[1][3]) == pytest.approx(NDCG_ALL, abs=1e-15)
-    assert rows[2] == ["runA", "num_ret", "all", "5"]
+    assert float(rows[2][3]) == pytest.approx(NDCG_ALL, abs=1e-15)
+
+
+def test_default_set_is_trec_evals_official(files):
+    qrels, run = files
+    names = [
+        line.split("\t")[0].rstrip() for line in run_command(str(qrels), str(run)).splitlines()
+    ]
+    levels = [f"iprec_at_recall_{x / 10:3.2f}" for x in range(11)]
+    cutoffs = [f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]
+    assert names == [
+        "runid",
+        "num_q",
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+        "map",
+        "gm_map",
+        "Rprec",
+        "bpref",
+        "recip_rank",
+        *levels,
+        *cutoffs,
+    ]
+    assert names == [
+        line.split("\t")[0].rstrip()
+        for line in run_command(str(qrels), str(run), "-m", "official").splitlines()
+    ]
+
+
+def test_all_trec_names_what_it_leaves_out(files):
+    qrels, run = files
+    out, err = io.StringIO(), io.StringIO()
+    call_command("evaluate", str(qrels), str(run), "-m", "all_trec", stdout=out, stderr=err)
+    names = [line.split("\t")[0].rstrip() for line in out.getvalue().splitlines()]
+    assert names[:6] == ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map"]
+    for name in ("gm_bpref", "11pt_avg", "ndcg", "ndcg_cut_10", "set_F", "success_1"):
+        assert name in names
+    assert names[-1] == "num_nonrel_judged_ret"
+    assert "left out of the set: relstring, unj, rbp" in err.getvalue()
+
+
+def test_gm_map_is_the_geometric_mean_with_trec_evals_floor(files):
+    qrels, run = files
+    # AP: q1 (D1, D3 relevant, both found at 1, 2) 1; q2 (D1 at rank 2) 0.5; q3 missing: 0.
+    out = run_command(str(qrels), str(run), "-m", "gm_map", "-m", "map", "-q")
+    lines = out.splitlines()
+    assert [line.split("\t")[1] for line in lines if line.startswith("gm_map")] == ["all"]
+    expected = math.exp((math.log(1.0) + math.log(0.5) + math.log(0.00001)) / 3)
+    assert f"{'gm_map':<22s}\tall\t{expected:.4f}" in lines
 
 
 def test_bad_run_file_names_file_and_line(files, tmp_path):
