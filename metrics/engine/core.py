@@ -503,7 +503,7 @@ def _num_rel_ret(m: Measure, ctx: _Context) -> F64:
 
 def _num_nonrel_judged_ret(m: Measure, ctx: _Context) -> F64:
     L = ctx.full.L
-    return ((L >= 0) & (L < m.rel)).sum(axis=1).astype(np.float64)
+    return ((L >= 0) & (m.rel > L)).sum(axis=1).astype(np.float64)
 
 
 def _set_counts(m: Measure, ctx: _Context) -> tuple[F64, F64, F64]:

@@ -387,9 +387,7 @@ _ALLOWED = {
 }
 _CUTOFF_REQUIRED = {"P", "R", "Success", "Judged", "IPrec"}
 # Families whose value trec_eval's -J does not change (they read judged documents only).
-_SAME_UNDER_J = frozenset(
-    {"Bpref", "GMBpref", "NumQ", "NumRel", "NumRelRet", "NumNonRelJudgedRet"}
-)
+_SAME_UNDER_J = frozenset({"Bpref", "GMBpref", "NumQ", "NumRel", "NumRelRet", "NumNonRelJudgedRet"})
 
 _IR_RE = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?:\((.*)\))?\s*(?:@\s*(\S+))?\s*$", re.S)
 _TREC_RE = re.compile(r"^\s*([A-Za-z_]+?)(?:[._](.+))?\s*$", re.S)
