@@ -9,7 +9,6 @@ so judging stays blind. Charts are SVG rendered on the server by :mod:`metrics.c
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
@@ -34,7 +33,7 @@ from metrics.analysis.difficulty import (
     DEFAULT_K,
     THIN_JUDGED_SHARE,
     THIN_POOL_SIZE,
-    TopicDifficulty,
+    sort_topics,
     topic_difficulty,
 )
 from metrics.engine.errors import MeasureError
@@ -395,26 +394,6 @@ def run_compare(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "metrics/run_compare.html", context)
 
 
-def _difficulty_key(sort: str) -> Callable[[TopicDifficulty], tuple]:
-    """Return the sort key of a difficulty sort name (NaN always last)."""
-
-    def nan_last(value: float) -> tuple[bool, float]:
-        return (math.isnan(value), value)
-
-    keys = {
-        "difficulty": lambda t: (*nan_last(t.difficulty), nan_last(t.median), t.query.external_id),
-        "-difficulty": lambda t: (
-            math.isnan(t.difficulty),
-            -t.difficulty if not math.isnan(t.difficulty) else 0.0,
-            t.query.external_id,
-        ),
-        "rndcg": lambda t: (*nan_last(t.rndcg), t.query.external_id),
-        "median": lambda t: (*nan_last(t.median), t.query.external_id),
-        "query": lambda t: t.query.external_id,
-    }
-    return keys[sort]
-
-
 @login_required
 @require_GET
 def query_difficulty(request: HttpRequest, slug: str) -> HttpResponse:
@@ -425,7 +404,7 @@ def query_difficulty(request: HttpRequest, slug: str) -> HttpResponse:
         sort = "difficulty"
     runs = list(visible_runs(collection=collection, who=who).order_by("tag"))
     report = topic_difficulty(collection=collection, runs=runs, k=DEFAULT_K)
-    topics = sorted(report.topics, key=_difficulty_key(sort))
+    topics = sort_topics(report.topics, sort)
     chart = None
     if topics and runs:
         chart = mark_safe(  # charts.box_plot escapes all text

@@ -203,7 +203,15 @@ class QueryAgreementSerializer(serializers.Serializer):
     query = serializers.CharField(source="external_id")
     text = serializers.CharField()
     pairs = serializers.IntegerField()
-    agreement = serializers.FloatField(allow_null=True)
+    agreement = serializers.FloatField(allow_null=True, help_text="Share of equal grades.")
+    kappa = serializers.FloatField(
+        allow_null=True,
+        help_text="Cohen's κ, quadratic weights (mean over every two judges sharing 2+ pairs).",
+    )
+    alpha = serializers.FloatField(allow_null=True, help_text="Krippendorff's α, ordinal.")
+    ac2 = serializers.FloatField(
+        allow_null=True, help_text="Gwet's AC2, quadratic weights (robust when most grades are 0)."
+    )
 
 
 class ActionableSerializer(serializers.Serializer):

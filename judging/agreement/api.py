@@ -98,6 +98,10 @@ class GroupAgreementSerializer(serializers.Serializer):
     alpha_interval = CoefficientSerializer(help_text="Krippendorff's alpha, interval.")
     alpha_nominal = CoefficientSerializer(help_text="Krippendorff's alpha, nominal.")
     alpha_ratio = CoefficientSerializer(help_text="Krippendorff's alpha, ratio.")
+    gwet_ac1 = CoefficientSerializer(
+        help_text="Gwet's AC1, grades as categories (robust when most grades are 0)."
+    )
+    gwet_ac2 = CoefficientSerializer(help_text="Gwet's AC2 with quadratic weights.")
 
 
 class PairAgreementSerializer(serializers.Serializer):

@@ -8,6 +8,7 @@ statistic's usual convention and are named in every signature:
   items × raters matrix by :func:`fleiss_counts`;
 * :func:`krippendorff_alpha` — a raters × items matrix (the ``krippendorff`` package's
   reliability-data layout);
+* :func:`gwet_ac` — an items × raters matrix (Gwet's AC1, or AC2 with weights);
 * :func:`pairwise_agreement` — an items × raters matrix.
 
 Degenerate data: when a coefficient is mathematically undefined for the data (0/0:
@@ -35,6 +36,7 @@ __all__ = [
     "cohen_kappa",
     "fleiss_counts",
     "fleiss_kappa",
+    "gwet_ac",
     "krippendorff_alpha",
     "pairwise_agreement",
 ]
@@ -259,6 +261,66 @@ def krippendorff_alpha(
     if np.isnan(result):  # pragma: no cover - e.g. ratio level with values v and -v only
         return _undefined("Krippendorff's alpha is undefined: expected disagreement is 0.")
     return result
+
+
+def gwet_ac(
+    ratings: npt.ArrayLike,
+    *,
+    weights: Weights = None,
+    categories: Iterable[float] = DEFAULT_CATEGORIES,
+) -> float:
+    """Return Gwet's AC1 (``weights=None``) or AC2 of items × raters ``ratings`` (NaN missing).
+
+    Gwet (2008; *Handbook of Inter-Rater Reliability*, 4th ed., 2014, ch. 2–3), for any
+    number of raters and missing ratings. With r_i raters on item i, r_ik of them in
+    category k, agreement weights w (identity for AC1; for AC2 ``1 - |k - l| / (q - 1)``
+    or ``1 - ((k - l) / (q - 1))**2`` over the positions of the sorted ``categories``)
+    and r*_ik = sum_l w_kl r_il:
+
+    * observed agreement p_a: the mean, over items with r_i >= 2, of
+      sum_k r_ik (r*_ik - 1) / (r_i (r_i - 1));
+    * chance agreement p_e = sum(w) / (q (q - 1)) * sum_k pi_k (1 - pi_k), pi_k the mean
+      over rated items of r_ik / r_i, q the number of categories;
+    * AC = (p_a - p_e) / (1 - p_e).
+
+    Unlike kappa, AC does not collapse when nearly every grade is one category (most
+    pairs "not relevant"): chance agreement shrinks instead of growing. It depends on the
+    number of categories, so pass the scale's categories, used or not.
+
+    Return NaN with an :class:`AgreementUndefinedWarning` when no item has two ratings.
+    Raise ValueError for a matrix that is not 2-D, fewer than two categories, ratings
+    outside ``categories`` or unknown weights.
+    """
+    x = _ratings("ratings", ratings, 2)
+    if weights not in (None, "linear", "quadratic"):
+        raise ValueError(f"weights must be None, 'linear' or 'quadratic'; got {weights!r}.")
+    cats = _categories(categories)
+    q = cats.size
+    if q < 2:
+        raise ValueError("Gwet's AC needs at least two categories.")
+    rated = ~np.isnan(x)
+    index = np.full(x.shape, -1, dtype=np.int64)
+    index[rated] = _category_index(x[rated], cats, "ratings")
+    counts = np.stack([(index == k).sum(axis=1) for k in range(q)], axis=1).astype(np.float64)
+    r = counts.sum(axis=1)
+    if not (r >= 2).any():
+        return _undefined("Gwet's AC is undefined: no item was rated by at least two raters.")
+    i, j = np.indices((q, q))
+    if weights is None:
+        w = (i == j).astype(np.float64)
+    elif weights == "linear":
+        w = 1.0 - np.abs(i - j) / (q - 1)
+    else:
+        w = 1.0 - ((i - j) / (q - 1)) ** 2
+    weighted = counts @ w.T  # r*_ik
+    two = r >= 2
+    p_a = float(
+        np.mean((counts[two] * (weighted[two] - 1.0)).sum(axis=1) / (r[two] * (r[two] - 1.0)))
+    )
+    seen = r >= 1
+    pi = (counts[seen] / r[seen, None]).mean(axis=0)
+    p_e = float(w.sum() / (q * (q - 1)) * (pi * (1.0 - pi)).sum())
+    return (p_a - p_e) / (1.0 - p_e)
 
 
 @dataclass(frozen=True)

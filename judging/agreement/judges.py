@@ -6,15 +6,30 @@ Ratings are an items × judges matrix with NaN where a judge gave no grade, as i
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
+from judging.agreement.coefficients import (
+    DEFAULT_CATEGORIES,
+    AgreementUndefinedWarning,
+    cohen_kappa,
+    gwet_ac,
+    krippendorff_alpha,
+)
+
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
-__all__ = ["JudgeFigures", "group_agreement", "judge_figures"]
+__all__ = [
+    "GroupCoefficients",
+    "JudgeFigures",
+    "group_agreement",
+    "group_coefficients",
+    "judge_figures",
+]
 
 
 @dataclass(frozen=True)
@@ -115,3 +130,50 @@ def group_agreement(
     total = np.bincount(g, weights=pairs, minlength=n_groups)
     items = np.bincount(g, weights=(n >= 2), minlength=n_groups).astype(np.int64)
     return _ratio(agree, total), items
+
+
+@dataclass(frozen=True)
+class GroupCoefficients:
+    """Chance-corrected agreement of each group (e.g. query); NaN where undefined.
+
+    ``kappa``: Cohen's κ with quadratic weights, averaged over every two judges who share
+    two or more of the group's items (Light's κ; with two judges, their κ). ``alpha``:
+    Krippendorff's α, ordinal. ``ac2``: Gwet's AC2 with quadratic weights over the 0–4
+    scale, which stays meaningful when nearly every grade is 0.
+    """
+
+    kappa: FloatArray
+    alpha: FloatArray
+    ac2: FloatArray
+
+
+def group_coefficients(
+    ratings: npt.ArrayLike, groups: npt.ArrayLike, n_groups: int
+) -> GroupCoefficients:
+    """Return κ, α and AC2 of each group's items (those with two or more grades).
+
+    A coefficient is NaN for a group where it is undefined: no items graded twice, or (κ,
+    α) every grade one and the same, so no disagreement is expected by chance.
+    """
+    x = np.asarray(ratings, dtype=np.float64)
+    g = np.asarray(groups, dtype=np.int64)
+    if x.ndim != 2 or g.shape != (x.shape[0],):
+        raise ValueError("ratings must be items × judges and groups one value per item.")
+    kappa, alpha, ac2 = (np.full(n_groups, np.nan) for _ in range(3))
+    twice = (~np.isnan(x)).sum(axis=1) >= 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", AgreementUndefinedWarning)
+        for group in np.unique(g[twice]).tolist():
+            sub = x[twice & (g == group)]
+            sub = sub[:, (~np.isnan(sub)).any(axis=0)]
+            alpha[group] = krippendorff_alpha(sub.T, level="ordinal", categories=DEFAULT_CATEGORIES)
+            ac2[group] = gwet_ac(sub, weights="quadratic")
+            kappas = [
+                cohen_kappa(sub[:, a], sub[:, b], weights="quadratic")
+                for a in range(sub.shape[1])
+                for b in range(a + 1, sub.shape[1])
+                if (~np.isnan(sub[:, a]) & ~np.isnan(sub[:, b])).sum() >= 2
+            ]
+            defined = [k for k in kappas if not np.isnan(k)]
+            kappa[group] = float(np.mean(defined)) if defined else np.nan
+    return GroupCoefficients(kappa=kappa, alpha=alpha, ac2=ac2)

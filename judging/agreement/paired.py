@@ -31,9 +31,15 @@ import numpy.typing as npt
 from judging.agreement.coefficients import (
     DEFAULT_CATEGORIES,
     AgreementUndefinedWarning,
+    cohen_kappa,
 )
 
+#: The relevance cuts the TREC LLMJudge challenge reports κ at: 0 | 1–4, 0–1 | 2–4, 0–2 | 3–4.
+BINARY_CUTS = (1, 2, 3)
+
 __all__ = [
+    "BINARY_CUTS",
+    "binary_kappa",
     "confusion_matrix",
     "exact_agreement",
     "mean_signed_difference",
@@ -89,6 +95,22 @@ def exact_agreement(judge: npt.ArrayLike, reference: npt.ArrayLike) -> float:
     if not x.size:
         return _none_shared("Exact agreement")
     return float(np.mean(x == y))
+
+
+def binary_kappa(judge: npt.ArrayLike, reference: npt.ArrayLike, cut: float) -> float:
+    """Return Cohen's κ of the two gradings made binary at ``cut`` (relevant: grade >= cut).
+
+    The LLMJudge challenge's figure (Rahmani et al., 2024): it asks whether two graders
+    agree on *relevant or not* at a given strictness, which is what binary measures (P@k,
+    MAP) read. NaN (with a warning) when no pair is shared or when both sides put every
+    shared pair on one side of the cut.
+    """
+    x, y = shared(judge, reference)
+    if not x.size:
+        return _none_shared(f"Binary κ at {cut}")
+    return cohen_kappa(
+        (x >= cut).astype(np.float64), (y >= cut).astype(np.float64), categories=(0, 1)
+    )
 
 
 def within_one_agreement(judge: npt.ArrayLike, reference: npt.ArrayLike) -> float:

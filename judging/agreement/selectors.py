@@ -49,10 +49,11 @@ from judging.agreement.coefficients import (
     cohen_kappa,
     fleiss_counts,
     fleiss_kappa,
+    gwet_ac,
     krippendorff_alpha,
     pairwise_agreement,
 )
-from judging.agreement.judges import group_agreement, judge_figures
+from judging.agreement.judges import group_agreement, group_coefficients, judge_figures
 from judging.models import (
     GRADE_MAX,
     GRADE_MIN,
@@ -188,6 +189,8 @@ class GroupAgreement:
     alpha_interval: Coefficient
     alpha_nominal: Coefficient
     alpha_ratio: Coefficient
+    gwet_ac1: Coefficient
+    gwet_ac2: Coefficient
 
 
 @dataclass(frozen=True)
@@ -352,9 +355,7 @@ def _group_agreement(
     if len(columns) < 2:
         reason = f"Fewer than two {label.lower()} have graded pairs in this collection."
         missing = Coefficient(value=None, reason=reason)
-        return GroupAgreement(
-            group, label, len(columns), 0, missing, missing, missing, missing, missing
-        )
+        return GroupAgreement(group, label, len(columns), 0, *[missing] * 7)
     return GroupAgreement(
         group=group,
         label=label,
@@ -365,6 +366,8 @@ def _group_agreement(
         alpha_interval=_coefficient(krippendorff_alpha, sub.T, level="interval", categories=GRADES),
         alpha_nominal=_coefficient(krippendorff_alpha, sub.T, level="nominal", categories=GRADES),
         alpha_ratio=_coefficient(krippendorff_alpha, sub.T, level="ratio", categories=GRADES),
+        gwet_ac1=_coefficient(gwet_ac, sub, categories=GRADES),
+        gwet_ac2=_coefficient(gwet_ac, sub, weights="quadratic", categories=GRADES),
     )
 
 
@@ -530,6 +533,9 @@ class QueryAgreementRow:
     text: str
     pairs: int
     agreement: float | None
+    kappa: float | None = None
+    alpha: float | None = None
+    ac2: float | None = None
 
 
 @dataclass(frozen=True)
@@ -630,11 +636,19 @@ def actionable_agreement(
         )
     query_index = {pk: i for i, (pk, _e, _t) in enumerate(query_rows)}
     groups = np.array([query_index[q] for q, _d in items], dtype=np.int64)
-    per_query, pairs = group_agreement(
-        matrix.reshape(len(items), len(order)), groups, len(query_rows)
-    )
+    by_judges = matrix.reshape(len(items), len(order))
+    per_query, pairs = group_agreement(by_judges, groups, len(query_rows))
+    chance = group_coefficients(by_judges, groups, len(query_rows))
     queries = [
-        QueryAgreementRow(external_id, text, int(pairs[i]), _number(per_query[i]))
+        QueryAgreementRow(
+            external_id,
+            text,
+            int(pairs[i]),
+            _number(per_query[i]),
+            kappa=_number(chance.kappa[i]),
+            alpha=_number(chance.alpha[i]),
+            ac2=_number(chance.ac2[i]),
+        )
         for i, (_pk, external_id, text) in enumerate(query_rows)
         if pairs[i] > 0
     ]

@@ -24,6 +24,7 @@ from judging.agreement.selectors import llm_checks
 from judging.api.views import SLUG, CollectionScopedView
 from judging.models import Query
 from metrics import selectors as metrics_selectors
+from metrics.analysis import difficulty
 from metrics.analysis import llm_agreement as selectors
 from metrics.analysis.compare import ComparisonError, compare_runs
 from metrics.analysis.query import run_query_ranking
@@ -376,6 +377,24 @@ class LlmReferenceSerializer(serializers.Serializer):
     )
 
 
+class CutKappaSerializer(serializers.Serializer):
+    """Cohen's κ with both gradings made binary at one relevance cut."""
+
+    cut = serializers.IntegerField(help_text="Relevant: grade at or above this.")
+    label = serializers.CharField(help_text="e.g. `0–1 | 2–4`.")
+    kappa = CoefficientSerializer()
+
+
+class QueryTauSerializer(serializers.Serializer):
+    """Kendall's τ-b of the two gradings over one query's shared pairs."""
+
+    query = serializers.CharField()
+    pairs = serializers.IntegerField()
+    tau = serializers.FloatField(
+        allow_null=True, help_text="Null: fewer than two pairs, or one side all one grade."
+    )
+
+
 class LlmComparisonSerializer(serializers.Serializer):
     """One LLM judge against one reference, on the pairs both graded."""
 
@@ -388,6 +407,14 @@ class LlmComparisonSerializer(serializers.Serializer):
     )
     cohen_kappa_quadratic = CoefficientSerializer()
     alpha_ordinal = CoefficientSerializer(help_text="Krippendorff's alpha, ordinal.")
+    gwet_ac2 = CoefficientSerializer(
+        help_text="Gwet's AC2, quadratic weights (robust when most grades are 0)."
+    )
+    binary_kappa = CutKappaSerializer(
+        many=True, help_text="κ at each relevance cut, as the TREC LLMJudge challenge reports."
+    )
+    query_tau = QueryTauSerializer(many=True, help_text="Per query, natural order.")
+    mean_query_tau = CoefficientSerializer(help_text="Mean of the defined per-query τ-b.")
     confusion_matrix = serializers.ListField(
         source="confusion",
         child=serializers.ListField(child=serializers.IntegerField()),
@@ -498,3 +525,115 @@ class LlmAgreementView(CollectionScopedView):
             "checks": llm_checks(collection=collection),
         }
         return Response(LlmAgreementSerializer(data).data)
+
+
+# --- topic difficulty ---------------------------------------------------------------------
+
+
+class TopicDifficultySerializer(serializers.Serializer):
+    """One live query's difficulty over the visible runs."""
+
+    query = serializers.CharField(source="query.external_id")
+    text = serializers.CharField(source="query.text")
+    difficulty = FiniteFloatField(
+        help_text="Share of runs with sNDCG@k above 0 (beating a random reranking of the "
+        "pool); null when no run is scored."
+    )
+    difficulty_class = serializers.CharField(
+        allow_null=True, help_text="easy, medium or hard (Gienapp et al., CIKM 2020)."
+    )
+    rndcg = FiniteFloatField(help_text="Expected NDCG@k of a random reranking of the pool.")
+    median_sndcg = FiniteFloatField(source="median")
+    beating_random = serializers.IntegerField(help_text="Runs with sNDCG@k above 0.")
+    pool_size = serializers.IntegerField(help_text="Judged documents of the query.")
+    judged = FiniteFloatField(help_text="Mean share of the runs' top k that is judged.")
+    thin_reason = serializers.CharField(
+        allow_null=True, help_text="Why the query is too thin to standardize against."
+    )
+    sndcg = serializers.ListField(
+        child=FiniteFloatField(),
+        help_text="sNDCG@k of each run, in the order of `runs`; null where undefined.",
+    )
+
+
+class DifficultyRunSerializer(serializers.Serializer):
+    """A run the difficulty is measured over."""
+
+    run_id = serializers.IntegerField(source="pk")
+    tag = serializers.CharField()
+
+
+class DifficultySerializer(serializers.Serializer):
+    """Topic difficulty of the live queries."""
+
+    k = serializers.IntegerField()
+    judgments_version = serializers.IntegerField()
+    runs = DifficultyRunSerializer(many=True, help_text="The runs you may see, by tag.")
+    topics = TopicDifficultySerializer(many=True)
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="Show topic difficulty",
+        description="Per live query (one with a live grade): every visible run's "
+        "standardized NDCG@10 (0 = a random reranking of the judged pool), the share of runs "
+        "beating random (the difficulty ratio), its class, the expected NDCG@10 of a random "
+        "reranking (RNDCG) and why a query is too thin to standardize against. Coordinators "
+        "and team members; teams see their own runs until the leaderboard is published.",
+        parameters=[
+            SLUG,
+            OpenApiParameter(
+                "sort",
+                OpenApiTypes.STR,
+                enum=list(difficulty.SORTS),
+                description="Default: difficulty (hardest first).",
+            ),
+        ],
+        responses={
+            200: DifficultySerializer,
+            **error_responses(400, 401, 403, 404, e403=JUDGES_SEE_NO_RUNS),
+        },
+    )
+)
+class DifficultyView(MetricsScopedView):
+    """Topic difficulty over the runs the user may see."""
+
+    serializer_class = DifficultySerializer
+    pagination_class = None
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Return the report, sorted."""
+        params = type(
+            "DifficultyParams",
+            (serializers.Serializer,),
+            {"sort": serializers.ChoiceField(choices=difficulty.SORTS, default="difficulty")},
+        )(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        runs = list(
+            metrics_selectors.visible_runs(collection=self.collection, who=self.who).order_by("tag")
+        )
+        report = difficulty.topic_difficulty(
+            collection=self.collection, runs=runs, k=difficulty.DEFAULT_K
+        )
+        topics = difficulty.sort_topics(report.topics, params.validated_data["sort"])
+        body = {
+            "k": report.k,
+            "judgments_version": self.collection.judgments_version,
+            "runs": runs,
+            "topics": [
+                {
+                    "query": t.query,
+                    "difficulty": t.difficulty,
+                    "difficulty_class": t.difficulty_class,
+                    "rndcg": t.rndcg,
+                    "median": t.median,
+                    "beating_random": t.beating_random,
+                    "pool_size": t.pool_size,
+                    "judged": t.judged,
+                    "thin_reason": t.thin_reason,
+                    "sndcg": t.sndcg.tolist(),
+                }
+                for t in topics
+            ],
+        }
+        return Response(DifficultySerializer(body).data)

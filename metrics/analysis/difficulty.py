@@ -10,7 +10,8 @@ that retrieved nothing for a live query scores sNDCG 0 there, as the engine asks
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -172,3 +173,32 @@ def topic_difficulty(
         for j, qid in enumerate(query_ids)
     ]
     return DifficultyReport(k=k, runs=runs, topics=topics, matrix=matrix)
+
+
+def _sort_key(sort: str) -> Callable[[TopicDifficulty], tuple]:
+    """Return the sort key of a difficulty sort name (NaN always last)."""
+
+    def nan_last(value: float) -> tuple[bool, float]:
+        return (math.isnan(value), value)
+
+    keys: dict[str, Callable[[TopicDifficulty], tuple]] = {
+        "difficulty": lambda t: (*nan_last(t.difficulty), nan_last(t.median), t.query.external_id),
+        "-difficulty": lambda t: (
+            math.isnan(t.difficulty),
+            -t.difficulty if not math.isnan(t.difficulty) else 0.0,
+            t.query.external_id,
+        ),
+        "rndcg": lambda t: (*nan_last(t.rndcg), t.query.external_id),
+        "median": lambda t: (*nan_last(t.median), t.query.external_id),
+        "query": lambda t: (t.query.external_id,),
+    }
+    return keys[sort]
+
+
+#: Orders of the topics: the hardest first (lowest share of runs beating random), ...
+SORTS = ("difficulty", "-difficulty", "rndcg", "median", "query")
+
+
+def sort_topics(topics: Iterable[TopicDifficulty], sort: str) -> list[TopicDifficulty]:
+    """Return ``topics`` in the order ``sort`` names (one of :data:`SORTS`)."""
+    return sorted(topics, key=_sort_key(sort))

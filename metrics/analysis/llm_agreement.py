@@ -51,9 +51,12 @@ from judging.aggregation import get_policy
 from judging.agreement.coefficients import (
     AgreementUndefinedWarning,
     cohen_kappa,
+    gwet_ac,
     krippendorff_alpha,
 )
 from judging.agreement.paired import (
+    BINARY_CUTS,
+    binary_kappa,
     confusion_matrix,
     exact_agreement,
     mean_signed_difference,
@@ -119,6 +122,24 @@ class RankingCheck:
 
 
 @dataclass(frozen=True)
+class CutKappa:
+    """Cohen's κ of the two gradings made binary at one relevance cut."""
+
+    cut: int
+    label: str
+    kappa: Coefficient
+
+
+@dataclass(frozen=True)
+class QueryTau:
+    """Kendall's τ-b between the LLM's and the reference's grades of one query's pairs."""
+
+    query: str
+    pairs: int
+    tau: float | None
+
+
+@dataclass(frozen=True)
 class Comparison:
     """One LLM judge against one reference (the human consensus or a human judge)."""
 
@@ -133,6 +154,10 @@ class Comparison:
     confusion: tuple[tuple[int, ...], ...] | None
     confusion_reason: str | None
     ranking: RankingCheck
+    gwet_ac2: Coefficient
+    binary_kappa: tuple[CutKappa, ...]
+    query_tau: tuple[QueryTau, ...]
+    mean_query_tau: Coefficient
 
     @property
     def kind(self) -> str:
@@ -399,9 +424,23 @@ def _compare(
             f"at least {MIN_PAIRS} are needed."
         )
         missing = _missing(reason)
-        return Comparison(reference, label, pairs, *[missing] * 5, None, reason, ranking=ranking)
+        return Comparison(
+            reference,
+            label,
+            pairs,
+            *[missing] * 5,
+            None,
+            reason,
+            ranking=ranking,
+            gwet_ac2=missing,
+            binary_kappa=tuple(CutKappa(c, _cut_label(c), missing) for c in BINARY_CUTS),
+            query_tau=(),
+            mean_query_tau=missing,
+        )
     x, y = llm[shared], human[shared]
     whole = np.ceil(y - 0.5) if fractional else y  # halves down: the cautious grade
+    query_tau = _query_taus(data, shared, whole, x)
+    taus = [q.tau for q in query_tau if q.tau is not None]
     return Comparison(
         reference=reference,
         label=label,
@@ -418,7 +457,46 @@ def _compare(
         confusion=tuple(tuple(row) for row in confusion_matrix(x, whole).tolist()),
         confusion_reason=None,
         ranking=ranking,
+        gwet_ac2=_coefficient(
+            gwet_ac, np.column_stack([whole, x]), weights="quadratic", categories=GRADES
+        ),
+        binary_kappa=tuple(
+            CutKappa(c, _cut_label(c), _coefficient(binary_kappa, x, whole, c)) for c in BINARY_CUTS
+        ),
+        query_tau=query_tau,
+        mean_query_tau=Coefficient(float(np.mean(taus)))
+        if taus
+        else _missing("No query has two shared pairs with different grades on both sides."),
     )
+
+
+def _cut_label(cut: int) -> str:
+    """Return a cut's name: ``0 | 1–4``, ``0–1 | 2–4``, ``0–2 | 3–4``."""
+    low = "0" if cut == 1 else f"0–{cut - 1}"
+    high = f"{cut}–{GRADE_MAX}" if cut < GRADE_MAX else str(GRADE_MAX)
+    return f"{low} | {high}"
+
+
+def _query_taus(
+    data: _Data, shared: np.ndarray, human: np.ndarray, llm: np.ndarray
+) -> tuple[QueryTau, ...]:
+    """Return Kendall's τ-b of the two gradings over each query's shared pairs.
+
+    Do the LLM and the human order a query's documents alike? None where τ-b is
+    undefined (one pair, or one side gives every pair the same grade). Natural order of
+    query ids.
+    """
+    queries = data.item_query[shared]
+    out = []
+    for query_id in sorted(set(queries.tolist())):
+        mine = queries == query_id
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RankCorrelationUndefinedWarning)
+            tau = kendall_tau_b(human[mine], llm[mine]) if mine.sum() >= 2 else math.nan
+        out.append(
+            QueryTau(data.query_names.get(query_id, str(query_id)), int(mine.sum()), _finite(tau))
+        )
+    return tuple(sorted(out, key=lambda q: _natural_key(q.query)))
 
 
 def llm_agreement_report(*, collection: Collection) -> LlmAgreementReport:

@@ -51,6 +51,11 @@ urlpatterns = [
         name="pooling-stability",
     ),
     path(
+        "collections/<slug:slug>/difficulty/",
+        analysis_api.DifficultyView.as_view(),
+        name="difficulty",
+    ),
+    path(
         "collections/<slug:slug>/agreement/llm/",
         analysis_api.LlmAgreementView.as_view(),
         name="llm-agreement",

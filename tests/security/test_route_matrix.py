@@ -57,6 +57,7 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("DELETE", S + "runs/<int:pk>/"):             (401, 404, 403, 403, 204, 404, 404, 204),
     ("GET", S + "runs/<int:pk>/scores/"):         (401, 404, 403, 403, 200, 404, 404, 200),
     ("GET", S + "leaderboard/"):                  (401, 404, 403, 403, 200, 200, 404, 200),
+    ("GET", S + "difficulty/"):                   (401, 404, 403, 403, 200, 200, 404, 200),
     ("GET", S + "teams/"):                        (401, 404, 403, 403, 200, 200, 404, 200),
     ("POST", S + "teams/"):                       (401, 404, 403, 403, 403, 403, 404, 201),
     # Collections and their content: coordinators (of any collection, to create one).
@@ -213,6 +214,7 @@ PUBLISHED: dict[str, tuple[int, ...]] = {
     S + "runs/<int:pk>/queries/<str:qid>/":       (401, 404, 403, 403, 200, 200, 404, 200),
     S + "compare/":                               (401, 404, 403, 403, 200, 200, 404, 200),
     S + "leaderboard/":                           (401, 404, 403, 403, 200, 200, 404, 200),
+    S + "difficulty/":                            (401, 404, 403, 403, 200, 200, 404, 200),
 }  # fmt: skip
 
 PUBLISHED_CASES = [

@@ -405,3 +405,101 @@ def test_pairwise_agreement_rejects_invalid_input():
 def test_public_names():
     assert agreement.DEFAULT_CATEGORIES == (0, 1, 2, 3, 4)
     assert issubclass(AgreementUndefinedWarning, RuntimeWarning)
+
+
+# --- Gwet's AC1 / AC2 -----------------------------------------------------------------------
+
+# Gwet (2014), Handbook of Inter-Rater Reliability, 4th ed., the 4 raters × 12 units
+# example with missing ratings (categories 1–5), as irrCAC ships it (raw_4raters).
+GWET_4RATERS = np.array(
+    [
+        [1, 1, np.nan, 1],
+        [2, 2, 3, 2],
+        [3, 3, 3, 3],
+        [3, 3, 3, 3],
+        [2, 2, 2, 2],
+        [1, 2, 3, 4],
+        [4, 4, 4, 4],
+        [1, 1, 2, 1],
+        [2, 2, 2, 2],
+        [np.nan, 5, 5, 5],
+        [np.nan, np.nan, 1, 1],
+        [np.nan, np.nan, 3, np.nan],
+    ]
+)
+
+
+def test_gwet_ac1_published_example():
+    # Published: AC1 0.77544 (pa 0.81818, pe 0.19032); irrCAC gives 0.7754440681.
+    ac1 = agreement.gwet_ac(GWET_4RATERS, categories=range(1, 6))
+    assert ac1 == pytest.approx(0.77544, abs=5e-6)
+    assert ac1 == pytest.approx(0.7754440681, abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("weights", "expected"),
+    # irrCAC 0.4.4 (Gwet's formulas ported by its authors), CAC(raw_4raters(), weights=w)
+    [("quadratic", 0.9140007236), ("linear", 0.8587391364)],
+)
+def test_gwet_ac2_matches_irrcac(weights, expected):
+    value = agreement.gwet_ac(GWET_4RATERS, weights=weights, categories=range(1, 6))
+    assert value == pytest.approx(expected, abs=1e-9)
+
+
+def _gwet_loop(ratings, weights, q):
+    """Gwet's AC from the textbook sums, one item and category at a time."""
+    w = [[1.0 if k == l else 0.0 for l in range(q)] for k in range(q)]
+    if weights == "quadratic":
+        w = [[1 - ((k - l) / (q - 1)) ** 2 for l in range(q)] for k in range(q)]
+    items = [[int(v) for v in row if not np.isnan(v)] for row in ratings]
+    pa_terms, pis = [], [0.0] * q
+    for row in items:
+        if not row:
+            continue
+        r = len(row)
+        for k in range(q):
+            pis[k] += row.count(k) / r
+        if r >= 2:
+            pa_terms.append(
+                sum(
+                    row.count(k) * (sum(w[k][l] * row.count(l) for l in range(q)) - 1)
+                    for k in range(q)
+                )
+                / (r * (r - 1))
+            )
+    n = sum(1 for row in items if row)
+    pis = [p / n for p in pis]
+    pa = sum(pa_terms) / len(pa_terms)
+    pe = sum(map(sum, w)) / (q * (q - 1)) * sum(p * (1 - p) for p in pis)
+    return (pa - pe) / (1 - pe)
+
+
+@pytest.mark.parametrize("weights", [None, "quadratic"])
+@pytest.mark.parametrize("seed", range(5))
+def test_gwet_ac_equals_loop_reference(weights, seed):
+    rng = np.random.default_rng(seed)
+    ratings = rng.integers(0, 5, size=(40, 4)).astype(float)
+    ratings[rng.random(ratings.shape) < 0.3] = np.nan
+    assert agreement.gwet_ac(ratings, weights=weights) == pytest.approx(
+        _gwet_loop(ratings, weights, 5), abs=1e-12
+    )
+
+
+def test_gwet_ac_survives_where_kappa_collapses():
+    # 48 of 50 pairs both say 0, two disagree: kappa is near 0 (the "paradox"), AC1 high.
+    a = np.array([0.0] * 48 + [1.0, 0.0])
+    b = np.array([0.0] * 48 + [0.0, 1.0])
+    kappa = agreement.cohen_kappa(a, b)
+    ac1 = agreement.gwet_ac(np.column_stack([a, b]))
+    assert kappa < 0.0 and ac1 > 0.95
+
+
+def test_gwet_ac_undefined_and_invalid():
+    with pytest.warns(agreement.AgreementUndefinedWarning, match="at least two raters"):
+        assert np.isnan(agreement.gwet_ac(np.array([[1.0, np.nan], [np.nan, 2.0]])))
+    with pytest.raises(ValueError, match="weights"):
+        agreement.gwet_ac(np.zeros((2, 2)), weights="cubic")
+    with pytest.raises(ValueError):
+        agreement.gwet_ac(np.array([[7.0, 1.0]]))
+    with pytest.raises(ValueError):
+        agreement.gwet_ac(np.zeros(3))

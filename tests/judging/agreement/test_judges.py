@@ -45,3 +45,42 @@ def test_shapes_checked():
         judge_figures([[1, 2]], [1, 2])
     with pytest.raises(ValueError):
         group_agreement([[1, 2]], [0, 1], 2)
+
+
+def test_group_coefficients_per_query():
+    from judging.agreement.coefficients import cohen_kappa, gwet_ac, krippendorff_alpha
+    from judging.agreement.judges import group_coefficients
+
+    nan = np.nan
+    ratings = np.array(
+        [
+            # query 0: judges A and B on four pairs, judge C on two of them
+            [0, 1, nan],
+            [2, 2, 2],
+            [4, 3, 4],
+            [1, 0, nan],
+            # query 1: one pair graded twice, one graded once
+            [3, 3, nan],
+            [nan, 2, nan],
+            # query 2: every grade 0 (κ and α undefined, AC2 defined)
+            [0, 0, nan],
+            [0, 0, nan],
+        ]
+    )
+    groups = np.array([0, 0, 0, 0, 1, 1, 2, 2])
+    got = group_coefficients(ratings, groups, 4)
+    q0 = ratings[:4]
+    ab = cohen_kappa(q0[:, 0], q0[:, 1], weights="quadratic")
+    ac = cohen_kappa(q0[:, 0], q0[:, 2], weights="quadratic")  # C shares 2 pairs with A
+    assert ac == pytest.approx(1.0)  # A and C agree on both
+    # B and C share (2, 2) and (3, 4): quadratic κ = 1 - 0.03125 / 0.09375 = 2/3 by hand
+    assert got.kappa[0] == pytest.approx((ab + ac + 2 / 3) / 3)
+    assert got.alpha[0] == pytest.approx(krippendorff_alpha(q0.T, level="ordinal"))
+    assert got.ac2[0] == pytest.approx(gwet_ac(q0, weights="quadratic"))
+    # query 1: one pair graded twice, the same grade: κ (one shared pair) and α undefined
+    assert np.isnan(got.kappa[1]) and np.isnan(got.alpha[1])
+    assert got.ac2[1] == pytest.approx(gwet_ac(ratings[4:5], weights="quadratic"))
+    assert np.isnan(got.kappa[2]) and np.isnan(got.alpha[2]) and got.ac2[2] > 0.8
+    assert np.isnan(got.ac2[3])  # no items at all
+    with pytest.raises(ValueError):
+        group_coefficients(ratings, groups[:3], 4)

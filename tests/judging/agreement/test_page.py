@@ -445,6 +445,8 @@ def expected_json(coll, report) -> dict[str, Any]:
                 "alpha_interval": coefficient_json(g.alpha_interval),
                 "alpha_nominal": coefficient_json(g.alpha_nominal),
                 "alpha_ratio": coefficient_json(g.alpha_ratio),
+                "gwet_ac1": coefficient_json(g.gwet_ac1),
+                "gwet_ac2": coefficient_json(g.gwet_ac2),
             }
             for g in report.overall
         ],

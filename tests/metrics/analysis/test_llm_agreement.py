@@ -11,6 +11,7 @@ scipy and the literal τ_AP definition.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -189,6 +190,38 @@ def test_figures_against_the_consensus_by_hand(world):
     )
 
 
+def test_binary_cuts_gwet_and_per_query_tau_by_hand(world):
+    c = comparisons(report_for(world), "gpt")["Human consensus"]
+    # Worked out on paper from the grade tables above (rows: consensus, columns: gpt):
+    # cut 1: po 42/48, pe 0.6875 -> 0.6; cut 2: po 42/48, pe 0.5 -> 0.75;
+    # cut 3: po 45/48, pe 1512/2304 -> 9/11.
+    assert [(k.cut, k.label) for k in c.binary_kappa] == [
+        (1, "0 | 1–4"),
+        (2, "0–1 | 2–4"),
+        (3, "0–2 | 3–4"),
+    ]
+    assert [k.kappa.value for k in c.binary_kappa] == pytest.approx([0.6, 0.75, 9 / 11])
+    from judging.agreement.coefficients import gwet_ac
+
+    human = [consensus(q, d) for q in QUERIES for d in DOCS]
+    llm = [gpt_grade(q, d) for q in QUERIES for d in DOCS]
+    assert c.gwet_ac2.value == pytest.approx(
+        gwet_ac(np.column_stack([human, llm]).astype(float), weights="quadratic")
+    )
+    taus = {t.query: t for t in c.query_tau}
+    assert [t.query for t in c.query_tau] == QUERIES  # natural order
+    for q in QUERIES:
+        expected = stats.kendalltau(
+            [consensus(q, d) for d in DOCS], [gpt_grade(q, d) for d in DOCS]
+        ).statistic
+        assert taus[q].pairs == 4 and taus[q].tau == pytest.approx(expected)
+    assert c.mean_query_tau.value == pytest.approx(np.mean([t.tau for t in c.query_tau]))
+    # Too few pairs: no figures, and the reason says so.
+    tiny = comparisons(report_for(world), "tiny")["Human consensus"]
+    assert all(k.kappa.value is None for k in tiny.binary_kappa)
+    assert tiny.gwet_ac2.reason.startswith("Not enough data")
+
+
 def test_figures_against_one_human_by_hand(world):
     by = comparisons(report_for(world), "gpt")
     alice = by["alice"]
@@ -323,6 +356,14 @@ def test_page_shows_figures_heatmap_and_scatter(client, world):
     assert "not enough data" in html  # bob, tiny
     assert 'title="Not enough data: 12 shared pairs; at least 30 are needed."' in html
     assert "NaN" not in html and "nan" not in html.replace("nanum", "")
+    # κ at each relevance cut (0.6, 0.75, 9/11) and the per-query grade τ table
+    cuts = re.findall(r'data-cut="(\d)"><th scope="row">([^<]+)</th><td[^>]*>([^<]+)<', html)
+    assert cuts[:3] == [
+        ("1", "0 | 1–4", "0.600"),
+        ("2", "0–1 | 2–4", "0.750"),
+        ("3", "0–2 | 3–4", "0.818"),
+    ]
+    assert html.count('data-query-tau="q1"') >= 1
 
 
 def test_agreement_page_links_to_it(client, world):

@@ -15,6 +15,7 @@ PATHS = [
     "/api/v1/collections/{slug}/runs/{id}/queries/{qid}/",
     "/api/v1/collections/{slug}/compare/",
     "/api/v1/collections/{slug}/leaderboard/",
+    "/api/v1/collections/{slug}/difficulty/",
     "/api/v1/collections/{slug}/teams/",
     "/api/v1/collections/{slug}/agreement/llm/",
     "/api/v1/collections/{slug}/pooling/",

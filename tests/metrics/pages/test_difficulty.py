@@ -147,3 +147,32 @@ def test_judged_at_k_beside_each_query(world):
     assert only_part.thin_reason == "the runs' top documents are 40% judged (under 50%)"
     both = topic_difficulty(collection=coll, runs=[full, part], k=10).topics[0]
     assert both.judged == pytest.approx(0.7) and both.thin_reason is None
+
+
+def test_difficulty_over_rest_matches_the_page(world, example):
+    from tests.api_client import client_for, errors_of
+
+    url = f"/api/v1/collections/{world.coll.slug}/difficulty/"
+    body = client_for(world.users["coord"]).get(url).json()
+    runs = _visible(world)
+    assert [r["tag"] for r in body["runs"]] == [run.tag for run in runs]
+    assert body["k"] == 10 and body["judgments_version"] == world.coll.judgments_version
+    k10 = {
+        t.query.external_id: t
+        for t in topic_difficulty(collection=world.coll, runs=runs, k=10).topics
+    }
+    q9 = next(t for t in body["topics"] if t["query"] == "q9")
+    assert q9["difficulty"] == pytest.approx(k10["q9"].difficulty)
+    assert q9["rndcg"] == pytest.approx(k10["q9"].rndcg)
+    assert q9["pool_size"] == 8 and q9["thin_reason"].startswith("only 8 judged documents")
+    expected = [None if math.isnan(v) else pytest.approx(v) for v in k10["q9"].sndcg]
+    assert q9["sndcg"] == expected
+    # Teams: over their own runs only; bad sort: 400 naming the field.
+    mine = client_for(world.users["bob"]).get(url).json()
+    assert {r["tag"] for r in mine["runs"]} == {
+        r.tag for r in runs if r.team_id == world.team_b.pk
+    }
+    response = client_for(world.users["coord"]).get(url + "?sort=loudest")
+    assert response.status_code == 400 and errors_of(response)[0]["field"] == "sort"
+    order = client_for(world.users["coord"]).get(url + "?sort=query").json()["topics"]
+    assert [t["query"] for t in order] == sorted(t["query"] for t in order)
