@@ -448,9 +448,9 @@ def test_gwet_ac2_matches_irrcac(weights, expected):
 
 def _gwet_loop(ratings, weights, q):
     """Gwet's AC from the textbook sums, one item and category at a time."""
-    w = [[1.0 if k == l else 0.0 for l in range(q)] for k in range(q)]
+    w = [[1.0 if k == m else 0.0 for m in range(q)] for k in range(q)]
     if weights == "quadratic":
-        w = [[1 - ((k - l) / (q - 1)) ** 2 for l in range(q)] for k in range(q)]
+        w = [[1 - ((k - m) / (q - 1)) ** 2 for m in range(q)] for k in range(q)]
     items = [[int(v) for v in row if not np.isnan(v)] for row in ratings]
     pa_terms, pis = [], [0.0] * q
     for row in items:
@@ -462,7 +462,7 @@ def _gwet_loop(ratings, weights, q):
         if r >= 2:
             pa_terms.append(
                 sum(
-                    row.count(k) * (sum(w[k][l] * row.count(l) for l in range(q)) - 1)
+                    row.count(k) * (sum(w[k][m] * row.count(m) for m in range(q)) - 1)
                     for k in range(q)
                 )
                 / (r * (r - 1))

@@ -169,9 +169,7 @@ def test_difficulty_over_rest_matches_the_page(world, example):
     assert q9["sndcg"] == expected
     # Teams: over their own runs only; bad sort: 400 naming the field.
     mine = client_for(world.users["bob"]).get(url).json()
-    assert {r["tag"] for r in mine["runs"]} == {
-        r.tag for r in runs if r.team_id == world.team_b.pk
-    }
+    assert {r["tag"] for r in mine["runs"]} == {r.tag for r in runs if r.team_id == world.team_b.pk}
     response = client_for(world.users["coord"]).get(url + "?sort=loudest")
     assert response.status_code == 400 and errors_of(response)[0]["field"] == "sort"
     order = client_for(world.users["coord"]).get(url + "?sort=query").json()["topics"]
