@@ -10,7 +10,8 @@ Formats (aggregated live list):
 ``csv``      header ``query,docid,rating`` (Quepid, OpenSearch LTR); ``query`` is the query
              text, quoted as RFC 4180 says when it holds commas, quotes or line breaks.
 ``jsonl``    ``{"query": qid, "document": docno, "grade": g, "humans": n, "llms": n}``.
-``json``     one array of ``{"qid", "docno", "grade", "humans", "llms"}`` objects.
+``json``     one array of the jsonl objects, same field names
+             (``{"query", "document", "grade", "humans", "llms"}``).
 ``ranklib``  ``grade qid:N # docno``; RankLib needs numeric query ids, so the file starts
              with one ``# qid:N = <qid>`` comment per query giving the mapping. ``N`` is
              the qid itself when every qid of the collection is a whole number (TREC
@@ -233,8 +234,8 @@ def write_live(
         first = True
         for qid, docno, grade, humans, llms, *_ in rows:
             item = {
-                "qid": qid,
-                "docno": docno,
+                "query": qid,
+                "document": docno,
                 "grade": _number(grade),
                 "humans": humans,
                 "llms": llms,

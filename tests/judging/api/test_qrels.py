@@ -57,9 +57,9 @@ def test_qrels_text_matches_the_live_list(api, world):
     assert parsed == _live_lines(world.coll)
 
     rows = json.loads(_body(api("cora").get(URL, {"format": "json"})))
-    assert rows[0] == {"qid": "q1", "docno": "d1", "grade": 1.0, "humans": 2, "llms": 0}
-    assert rows[3] == {"qid": "q2", "docno": "d3", "grade": 4.0, "humans": 0, "llms": 1}
-    assert [(r["qid"], r["docno"], r["grade"]) for r in rows] == _live_lines(world.coll)
+    assert rows[0] == {"query": "q1", "document": "d1", "grade": 1.0, "humans": 2, "llms": 0}
+    assert rows[3] == {"query": "q2", "document": "d3", "grade": 4.0, "humans": 0, "llms": 1}
+    assert [(r["query"], r["document"], r["grade"]) for r in rows] == _live_lines(world.coll)
 
 
 def test_fractional_grades_keep_six_decimals(api, world):

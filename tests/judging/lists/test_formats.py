@@ -71,7 +71,11 @@ def test_json_and_jsonl_are_valid_json():
         "llms": 1,
     }
     array = json.loads("".join(jf.write_live("json", ROWS)))
-    assert array[0] == {"qid": "301", "docno": "d1", "grade": 2, "humans": 1, "llms": 0}
+    assert array[0] == {"query": "301", "document": "d1", "grade": 2, "humans": 1, "llms": 0}
+    # json is the jsonl objects in one array: the same field names, the same values
+    assert array == [
+        json.loads(line) for line in "".join(jf.write_live("jsonl", ROWS)).splitlines()
+    ]
     assert "".join(jf.write_live("json", [])) == "[]\n"
 
 
