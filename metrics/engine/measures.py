@@ -742,8 +742,8 @@ def measure_info(name: str | Measure, **options: float) -> Measure:
     return ms[0]
 
 
-# trec_eval 10.0's measures in the order it prints them (measures.c, te_trec_measures).
-TREC_ORDER = (
+# trec_eval's measure sets (``-m official``, ``-m all_trec``), as trec_eval lists them.
+_OFFICIAL = (
     "runid",
     "num_q",
     "num_ret",
@@ -756,6 +756,10 @@ TREC_ORDER = (
     "recip_rank",
     "iprec_at_recall",
     "P",
+)
+# trec_eval 10.0's measures in the order it prints them (measures.c, te_trec_measures).
+TREC_ORDER = (
+    *_OFFICIAL,  # trec_eval's official set is the head of its table
     "relstring",
     "recall",
     "infAP",
@@ -784,21 +788,6 @@ TREC_ORDER = (
     "rbp",
     "rbp_resid",
     "unj",
-)
-# trec_eval's measure sets (``-m official``, ``-m all_trec``), as trec_eval lists them.
-_OFFICIAL = (
-    "runid",
-    "num_q",
-    "num_ret",
-    "num_rel",
-    "num_rel_ret",
-    "map",
-    "gm_map",
-    "Rprec",
-    "bpref",
-    "recip_rank",
-    "iprec_at_recall",
-    "P",
 )
 NICKNAMES: dict[str, tuple[str, ...]] = {
     "official": _OFFICIAL,
