@@ -142,13 +142,7 @@ def cohen_kappa(
     k = cats.size
     observed = np.bincount(ia * k + ib, minlength=k * k).reshape(k, k).astype(np.float64)
     expected = np.outer(observed.sum(axis=1), observed.sum(axis=0)) / ia.size
-    i, j = np.indices((k, k))
-    if weights is None:
-        w = (i != j).astype(np.float64)
-    elif weights == "linear":
-        w = np.abs(i - j) / (k - 1)
-    else:
-        w = ((i - j) / (k - 1)) ** 2
+    w = _disagreement_weights(k, weights)
     expected_disagreement = float((w * expected).sum())
     if expected_disagreement == 0.0:
         return _undefined(
@@ -156,6 +150,26 @@ def cohen_kappa(
             "for every shared item, so chance agreement is 1."
         )
     return 1.0 - float((w * observed).sum()) / expected_disagreement
+
+
+def _disagreement_weights(k: int, weights: Weights) -> FloatArray:
+    """Return the k × k disagreement weights: ``i != j``, ``|i - j| / (k - 1)`` or squared."""
+    i, j = np.indices((k, k))
+    if weights is None:
+        return (i != j).astype(np.float64)
+    if weights == "linear":
+        return np.abs(i - j) / (k - 1)
+    return ((i - j) / (k - 1)) ** 2
+
+
+def _category_counts(x: FloatArray, cats: FloatArray) -> npt.NDArray[np.int64]:
+    """Return the items × categories table: raters who put item i in the j-th category."""
+    rated = ~np.isnan(x)
+    rows = np.broadcast_to(np.arange(x.shape[0])[:, np.newaxis], x.shape)[rated]
+    cols = _category_index(x[rated], cats, "ratings")
+    k = cats.size
+    counts = np.bincount(rows * k + cols, minlength=x.shape[0] * k)
+    return counts.reshape(x.shape[0], k).astype(np.int64)
 
 
 def fleiss_counts(
@@ -170,15 +184,8 @@ def fleiss_counts(
     for a matrix that is not 2-D or ratings outside ``categories``.
     """
     x = _ratings("ratings", ratings, 2)
-    cats = _categories(categories)
-    rated = ~np.isnan(x)
-    keep = rated.sum(axis=1) >= 2
-    x, rated = x[keep], rated[keep]
-    rows = np.broadcast_to(np.arange(x.shape[0])[:, np.newaxis], x.shape)[rated]
-    cols = _category_index(x[rated], cats, "ratings")
-    k = cats.size
-    counts = np.bincount(rows * k + cols, minlength=x.shape[0] * k)
-    return counts.reshape(x.shape[0], k).astype(np.int64)
+    keep = (~np.isnan(x)).sum(axis=1) >= 2
+    return _category_counts(x[keep], _categories(categories))
 
 
 def fleiss_kappa(counts: npt.ArrayLike) -> float:
@@ -296,22 +303,11 @@ def gwet_ac(
         raise ValueError(f"weights must be None, 'linear' or 'quadratic'; got {weights!r}.")
     cats = _categories(categories)
     q = cats.size
-    if q < 2:
-        raise ValueError("Gwet's AC needs at least two categories.")
-    rated = ~np.isnan(x)
-    index = np.full(x.shape, -1, dtype=np.int64)
-    index[rated] = _category_index(x[rated], cats, "ratings")
-    counts = np.stack([(index == k).sum(axis=1) for k in range(q)], axis=1).astype(np.float64)
+    counts = _category_counts(x, cats).astype(np.float64)
     r = counts.sum(axis=1)
     if not (r >= 2).any():
         return _undefined("Gwet's AC is undefined: no item was rated by at least two raters.")
-    i, j = np.indices((q, q))
-    if weights is None:
-        w = (i == j).astype(np.float64)
-    elif weights == "linear":
-        w = 1.0 - np.abs(i - j) / (q - 1)
-    else:
-        w = 1.0 - ((i - j) / (q - 1)) ** 2
+    w = 1.0 - _disagreement_weights(q, weights)  # agreement weights
     weighted = counts @ w.T  # r*_ik
     two = r >= 2
     p_a = float(
