@@ -528,7 +528,7 @@ def _set_f(m: Measure, ctx: _Context) -> F64:
     ret, rel_ret, num_rel = _set_counts(m, ctx)
     p, r = _safe_div(rel_ret, ret), _safe_div(rel_ret, num_rel)
     x = m.beta
-    return np.where(rel_ret > 0, _safe_div((x + 1.0) * p * r, x * p + r), 0.0)
+    return _safe_div((x + 1.0) * p * r, x * p + r)  # 0 when nothing relevant is retrieved
 
 
 def _set_ap(m: Measure, ctx: _Context) -> F64:
@@ -538,7 +538,7 @@ def _set_ap(m: Measure, ctx: _Context) -> F64:
 
 def _set_rel_p(m: Measure, ctx: _Context) -> F64:
     ret, rel_ret, num_rel = _set_counts(m, ctx)
-    return np.where(num_rel > 0, _safe_div(rel_ret, np.minimum(ret, num_rel)), 0.0)
+    return _safe_div(rel_ret, np.minimum(ret, num_rel))
 
 
 def _iprec_levels(m: Measure, ctx: _Context, levels: Sequence[float]) -> F64:
