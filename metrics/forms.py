@@ -12,14 +12,6 @@ from judging.models import Collection
 from metrics.live.scoring import MeasureLabel
 from metrics.models import Run, Team
 
-DIFFICULTY_SORTS = {
-    "difficulty": "Hardest first",
-    "-difficulty": "Easiest first",
-    "rndcg": "Lowest RNDCG first",
-    "median": "Lowest median sNDCG first",
-    "query": "Query id",
-}
-
 
 def measure_choices(labels: Sequence[MeasureLabel]) -> list[tuple[str, str]]:
     """Return ``(requested name, requested name)`` choices, one per distinct measure."""

@@ -31,6 +31,7 @@ from metrics import charts
 from metrics.analysis.compare import ComparisonError, compare_runs
 from metrics.analysis.difficulty import (
     DEFAULT_K,
+    SORTS,
     THIN_JUDGED_SHARE,
     THIN_POOL_SIZE,
     sort_topics,
@@ -38,7 +39,6 @@ from metrics.analysis.difficulty import (
 )
 from metrics.engine.errors import MeasureError
 from metrics.forms import (
-    DIFFICULTY_SORTS,
     AggregationSettingsForm,
     CompareForm,
     LeaderboardSettingsForm,
@@ -400,7 +400,7 @@ def query_difficulty(request: HttpRequest, slug: str) -> HttpResponse:
     """Show per live query the runs' sNDCG@10 box plot, difficulty ratio and RNDCG@10."""
     collection, who = _collection_and_viewer(request, slug)
     sort = request.GET.get("sort", "difficulty")
-    if sort not in DIFFICULTY_SORTS:
+    if sort not in SORTS:
         sort = "difficulty"
     runs = list(visible_runs(collection=collection, who=who).order_by("tag"))
     report = topic_difficulty(collection=collection, runs=runs, k=DEFAULT_K)
@@ -429,7 +429,7 @@ def query_difficulty(request: HttpRequest, slug: str) -> HttpResponse:
         "topics": topics,
         "chart": chart,
         "sort": sort,
-        "sorts": DIFFICULTY_SORTS,
+        "sorts": SORTS,
         "thin_count": sum(t.thin_reason is not None for t in topics),
         "thin_pool": THIN_POOL_SIZE,
         "thin_judged_percent": round(100 * THIN_JUDGED_SHARE),

@@ -606,7 +606,7 @@ class DifficultyView(MetricsScopedView):
         params = type(
             "DifficultyParams",
             (serializers.Serializer,),
-            {"sort": serializers.ChoiceField(choices=difficulty.SORTS, default="difficulty")},
+            {"sort": serializers.ChoiceField(choices=list(difficulty.SORTS), default="difficulty")},
         )(data=request.query_params)
         params.is_valid(raise_exception=True)
         runs = list(
@@ -615,25 +615,10 @@ class DifficultyView(MetricsScopedView):
         report = difficulty.topic_difficulty(
             collection=self.collection, runs=runs, k=difficulty.DEFAULT_K
         )
-        topics = difficulty.sort_topics(report.topics, params.validated_data["sort"])
         body = {
             "k": report.k,
             "judgments_version": self.collection.judgments_version,
             "runs": runs,
-            "topics": [
-                {
-                    "query": t.query,
-                    "difficulty": t.difficulty,
-                    "difficulty_class": t.difficulty_class,
-                    "rndcg": t.rndcg,
-                    "median": t.median,
-                    "beating_random": t.beating_random,
-                    "pool_size": t.pool_size,
-                    "judged": t.judged,
-                    "thin_reason": t.thin_reason,
-                    "sndcg": t.sndcg.tolist(),
-                }
-                for t in topics
-            ],
+            "topics": difficulty.sort_topics(report.topics, params.validated_data["sort"]),
         }
         return Response(DifficultySerializer(body).data)

@@ -195,8 +195,14 @@ def _sort_key(sort: str) -> Callable[[TopicDifficulty], tuple]:
     return keys[sort]
 
 
-#: Orders of the topics: the hardest first (lowest share of runs beating random), ...
-SORTS = ("difficulty", "-difficulty", "rndcg", "median", "query")
+#: Orders of the topics, by name, with their labels.
+SORTS = {
+    "difficulty": "Hardest first",
+    "-difficulty": "Easiest first",
+    "rndcg": "Lowest RNDCG first",
+    "median": "Lowest median sNDCG first",
+    "query": "Query id",
+}
 
 
 def sort_topics(topics: Iterable[TopicDifficulty], sort: str) -> list[TopicDifficulty]:
