@@ -160,11 +160,14 @@ def group_coefficients(
     if x.ndim != 2 or g.shape != (x.shape[0],):
         raise ValueError("ratings must be items × judges and groups one value per item.")
     kappa, alpha, ac2 = (np.full(n_groups, np.nan) for _ in range(3))
-    twice = (~np.isnan(x)).sum(axis=1) >= 2
+    twice = np.flatnonzero((~np.isnan(x)).sum(axis=1) >= 2)
+    order = twice[np.argsort(g[twice], kind="stable")]  # items graded twice, by group
+    groups, starts = np.unique(g[order], return_index=True)
+    blocks = np.split(order, starts[1:]) if order.size else []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", AgreementUndefinedWarning)
-        for group in np.unique(g[twice]).tolist():
-            sub = x[twice & (g == group)]
+        for group, items in zip(groups.tolist(), blocks, strict=True):
+            sub = x[items]
             sub = sub[:, (~np.isnan(sub)).any(axis=0)]
             alpha[group] = krippendorff_alpha(sub.T, level="ordinal", categories=DEFAULT_CATEGORIES)
             ac2[group] = gwet_ac(sub, weights="quadratic")

@@ -487,14 +487,16 @@ def _query_taus(
     query ids.
     """
     queries = data.item_query[shared]
+    order = np.argsort(queries, kind="stable")
+    query_ids, starts = np.unique(queries[order], return_index=True)
+    blocks = np.split(order, starts[1:]) if order.size else []
     out = []
-    for query_id in sorted(set(queries.tolist())):
-        mine = queries == query_id
+    for query_id, mine in zip(query_ids.tolist(), blocks, strict=True):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RankCorrelationUndefinedWarning)
-            tau = kendall_tau_b(human[mine], llm[mine]) if mine.sum() >= 2 else math.nan
+            tau = kendall_tau_b(human[mine], llm[mine]) if mine.size >= 2 else math.nan
         out.append(
-            QueryTau(data.query_names.get(query_id, str(query_id)), int(mine.sum()), _finite(tau))
+            QueryTau(data.query_names.get(query_id, str(query_id)), int(mine.size), _finite(tau))
         )
     return tuple(sorted(out, key=lambda q: _natural_key(q.query)))
 

@@ -84,3 +84,12 @@ def test_group_coefficients_per_query():
     assert np.isnan(got.ac2[3])  # no items at all
     with pytest.raises(ValueError):
         group_coefficients(ratings, groups[:3], 4)
+
+
+def test_group_coefficients_without_any_item_graded_twice():
+    from judging.agreement.judges import group_coefficients
+
+    got = group_coefficients(np.array([[1.0, np.nan], [np.nan, 2.0]]), np.array([0, 1]), 2)
+    assert np.isnan(got.kappa).all() and np.isnan(got.alpha).all() and np.isnan(got.ac2).all()
+    empty = group_coefficients(np.zeros((0, 2)), np.zeros(0, dtype=np.int64), 1)
+    assert np.isnan(empty.ac2).all()
