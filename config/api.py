@@ -142,6 +142,19 @@ class ErrorItemSerializer(serializers.Serializer):
         required=False,
         help_text="1-based file line or batch item the message is about, for imports.",
     )
+    item = serializers.IntegerField(
+        required=False,
+        help_text="1-based element of a JSON array file (a json judgment list) the message "
+        "is about.",
+    )
+    part = serializers.ChoiceField(
+        choices=["topics", "documents", "pairs", "judgments"],
+        required=False,
+        help_text="Which file of a several-file import the message is about.",
+    )
+    file = serializers.CharField(
+        required=False, help_text="The name that file was uploaded under."
+    )
 
 
 class ErrorSerializer(serializers.Serializer):

@@ -7,10 +7,14 @@ refused file aborts the whole import.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import logging
+import re
+import secrets
 import shutil
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -19,6 +23,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
+from django.core.files import File
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
@@ -26,6 +31,7 @@ from django.utils import timezone
 from judging import background, services, textpolicy
 from judging.lists import importers
 from judging.lists import services as services_lists
+from judging.lists.formats import Problems
 from judging.lists.formats import collections as collection_formats
 from judging.lists.formats import judgments as judgment_formats
 from judging.lists.services import ContentSummary
@@ -72,6 +78,11 @@ def _format(source: IO[bytes], chosen: str, guess: Callable[[str, bytes], str]) 
     return guess(str(getattr(source, "name", "") or ""), head)
 
 
+def _name(source: IO[bytes], part: str) -> str:
+    """Return the file's own name (without folders), or its part when it has none."""
+    return Path(str(getattr(source, "name", "") or part)).name or part
+
+
 @transaction.atomic
 def collection_files_import(
     *,
@@ -80,44 +91,68 @@ def collection_files_import(
     actor: AbstractBaseUser | None = None,
     dry_run: bool = False,
 ) -> FilesImported:
-    """Import ``files`` into ``collection``, all or nothing.
+    """Import ``files`` into ``collection``, all or nothing, checking every file in one round.
 
-    Raises :class:`judging.lists.services.ImportRefused` (every problem by line) or
-    ``ValidationError`` (naming the field); nothing is written then. With ``dry_run``
-    everything is checked and counted, and nothing is kept.
+    Every file is read to its end, even after a problem: its good rows are written (and
+    found by the files after it: judgments name the topics of the same import) and the
+    whole transaction is rolled back at the end. Raises
+    :class:`judging.lists.services.ImportRefused` with every problem of every file,
+    each naming its file and line, or ``ValidationError`` naming a form field (a format or
+    scale that does not exist); nothing is written then. With ``dry_run`` everything is
+    checked and counted, and nothing is kept.
     """
+    refused = Problems()
     topics = documents = judgments = None
     pairs_added = judge = None
     if files.topics is not None:
+        found = Problems()
         fmt = _format(files.topics, files.topics_format, collection_formats.guess_topic_format)
         topics = services_lists.topics_import(
-            collection=collection, source=files.topics, format=fmt
+            collection=collection, source=files.topics, format=fmt, problems=found
         )
+        refused.merge(found, part="topics", file=_name(files.topics, "topics"))
     if files.documents is not None:
+        found = Problems()
         fmt = _format(
             files.documents, files.documents_format, collection_formats.guess_document_format
         )
         documents = services_lists.documents_import(
-            collection=collection, source=files.documents, format=fmt
+            collection=collection, source=files.documents, format=fmt, problems=found
         )
+        refused.merge(found, part="documents", file=_name(files.documents, "documents"))
     if files.pairs is not None:
-        pairs_added = services.pool_add(
-            collection=collection,
-            pairs=importers.parse_pairs(files.pairs.read()),
-            source=PoolEntry.Source.IMPORT,
-        )
+        found = Problems()
+        rows, line_errors = importers.parse_pairs_collecting(files.pairs.read())
+        try:
+            with transaction.atomic():
+                pairs_added = services.pool_add(
+                    collection=collection,
+                    pairs=rows,
+                    source=PoolEntry.Source.IMPORT,
+                    line_errors=line_errors,
+                )
+        except ValidationError as error:
+            services_lists.add_service_problems(error, found)
+        refused.merge(found, part="pairs", file=_name(files.pairs, "pairs"))
     if files.judgments is not None:
         judge = services_lists.judge_for_import(name=files.judge_name, kind=files.judge_kind)
-        judgments = services_lists.judgment_list_import(
-            collection=collection,
-            judge=judge,
-            source=files.judgments,
-            format=files.judgments_format
-            or judgment_formats.guess_format(str(getattr(files.judgments, "name", "") or "")),
-            scale=files.scale,
-            actor=actor,
-            channel=JudgmentEvent.Channel.IMPORT,
-        )
+        try:
+            judgments = services_lists.judgment_list_import(
+                collection=collection,
+                judge=judge,
+                source=files.judgments,
+                format=files.judgments_format
+                or judgment_formats.guess_format(str(getattr(files.judgments, "name", "") or "")),
+                scale=files.scale,
+                actor=actor,
+                channel=JudgmentEvent.Channel.IMPORT,
+            )
+        except services_lists.ImportRefused as error:
+            refused.merge(
+                error.problems, part="judgments", file=_name(files.judgments, "judgments")
+            )
+    if refused:
+        raise services_lists.ImportRefused(refused)
     if dry_run:
         transaction.set_rollback(True)
     return FilesImported(topics, documents, pairs_added, judge, judgments)
@@ -306,3 +341,107 @@ def file_import_run(*, import_id: int) -> FileImport | None:
     job.save(update_fields=["status", "problems", "report", "bytes_read", "finished_at"])
     cache.delete(progress.key)
     return job
+
+
+# --- files kept between tries of the Import files page -----------------------------------
+
+#: The options of an import the Import files page passes on (besides ``dry_run``).
+OPTIONS = (
+    "topics_format",
+    "documents_format",
+    "judgments_format",
+    "judge_name",
+    "judge_kind",
+    "scale",
+)
+#: Roles of the files the Import files page takes.
+PAGE_ROLES = ("topics", "documents", "judgments")
+#: Kept files older than this (seconds) are deleted when files are next kept.
+KEPT_MAX_AGE = 86400
+_TOKEN = re.compile(r"[0-9a-f]{32}")
+
+
+@dataclass(frozen=True)
+class KeptFiles:
+    """Uploads kept on the server after a refused try, so the next try need not repeat them.
+
+    ``token`` names their folder; ``names`` maps roles to the names they were uploaded
+    under. Stored in the coordinator's session as :meth:`as_dict` (never a path).
+    """
+
+    token: str = ""
+    names: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> KeptFiles:
+        """Return the kept files a session recorded (none when it is not well formed)."""
+        if not isinstance(data, dict) or not _TOKEN.fullmatch(str(data.get("token", ""))):
+            return cls()
+        names = data.get("names")
+        if not isinstance(names, dict):
+            return cls()
+        return cls(data["token"], {r: str(n) for r, n in names.items() if r in PAGE_ROLES})
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return what the session stores."""
+        return {"token": self.token, "names": dict(self.names)}
+
+    def path(self, role: str) -> Path:
+        """Return where the file of ``role`` is kept."""
+        return imports_dir() / "kept" / self.token / role
+
+    def open(self, role: str) -> File | None:
+        """Return the kept file of ``role`` opened for reading, or None (gone or never kept)."""
+        if role not in self.names or not self.token:
+            return None
+        try:
+            return File(self.path(role).open("rb"), name=self.names[role])
+        except OSError:
+            return None
+
+
+def kept_files_store(
+    *, kept: KeptFiles, uploads: dict[str, UploadedFile | None], drop: Iterable[str] = ()
+) -> KeptFiles:
+    """Keep new ``uploads`` (roles to files) beside the files kept before; return all of them.
+
+    A new upload replaces the kept file of its role; roles in ``drop`` are forgotten.
+    Folders of kept files older than :data:`KEPT_MAX_AGE` are deleted on the way.
+    """
+    _delete_stale_kept()
+    token = kept.token or secrets.token_hex(16)
+    names = {role: name for role, name in kept.names.items() if role not in set(drop)}
+    result = KeptFiles(token, names)
+    folder = result.path("x").parent
+    folder.mkdir(parents=True, exist_ok=True)
+    for role in set(drop):
+        result.path(role).unlink(missing_ok=True)
+    for role, upload in uploads.items():
+        if upload is None or role not in PAGE_ROLES:
+            continue
+        target = result.path(role)
+        with target.open("wb") as out:
+            for chunk in upload.chunks():
+                out.write(chunk)
+        names[role] = Path(str(upload.name or role)).name[:200]
+    return KeptFiles(token, names)
+
+
+def kept_files_delete(*, kept: KeptFiles) -> None:
+    """Delete the kept files (after an import that went through)."""
+    if kept.token:
+        shutil.rmtree(imports_dir() / "kept" / kept.token, ignore_errors=True)
+
+
+def _delete_stale_kept() -> None:
+    """Delete folders of kept files older than :data:`KEPT_MAX_AGE`."""
+    root = imports_dir() / "kept"
+    if not root.is_dir():
+        return
+    limit = time.time() - KEPT_MAX_AGE
+    for folder in root.iterdir():
+        try:
+            if folder.stat().st_mtime < limit:
+                shutil.rmtree(folder, ignore_errors=True)
+        except OSError:
+            continue

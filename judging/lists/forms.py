@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from judging.lists.formats import collections as collection_formats
@@ -9,6 +11,8 @@ from judging.lists.formats import judgments as judgment_formats
 from judging.models import Judge
 
 AUTO = ""
+#: The file fields of :class:`CollectionImportForm`.
+FILE_ROLES = ("topics", "documents", "judgments")
 
 
 class CollectionCreateForm(forms.Form):
@@ -33,7 +37,7 @@ class CollectionImportForm(forms.Form):
         required=False,
         label="Topics",
         help_text="TREC topic file (<top><num>…), JSON Lines {qid, text, description, "
-        "narrative} or TSV qid<TAB>text.",
+        "narrative}, TSV qid<TAB>text, or CSV with a header (qid,text,description,narrative).",
     )
     topics_format = forms.ChoiceField(
         required=False,
@@ -43,7 +47,8 @@ class CollectionImportForm(forms.Form):
     documents = forms.FileField(
         required=False,
         label="Documents",
-        help_text="JSON Lines {docno, title, body, url, …} or TSV docno<TAB>text.",
+        help_text="JSON Lines {docno, title, body, url, …}, TSV docno<TAB>text, or CSV with "
+        "a header (docno,title,body,url; other columns are kept as fields).",
     )
     documents_format = forms.ChoiceField(
         required=False,
@@ -77,11 +82,46 @@ class CollectionImportForm(forms.Form):
         required=False, label="Dry run", help_text="Check and count only; write nothing."
     )
 
+    def __init__(self, *args: Any, kept: dict[str, str] | None = None, **kwargs: Any) -> None:
+        """Offer to reuse the files ``kept`` (roles to names) from a refused try."""
+        super().__init__(*args, **kwargs)
+        self.offer_kept(kept or {})
+
+    def offer_kept(self, kept: dict[str, str]) -> None:
+        """Name the ``kept`` files (roles to names) and offer to leave each out."""
+        self.kept = dict(kept)
+        fields = {}
+        for name, field in self.fields.items():
+            if name.startswith("forget_"):
+                continue
+            fields[name] = field
+            if name in self.kept:
+                field.help_text = (
+                    f"Kept from your last try: {self.kept[name]}. Choose a file to replace it."
+                )
+                fields[f"forget_{name}"] = forms.BooleanField(
+                    required=False, label=f"Leave out the kept {name} file"
+                )
+            elif name in FILE_ROLES:
+                field.help_text = self.base_fields[name].help_text
+        self.fields = fields
+        self._bound_fields_cache.clear()  # bound fields copy their help text
+
+    def files_given(self) -> set[str]:
+        """Return the roles with a file: uploaded now, or kept and not left out."""
+        data = self.cleaned_data
+        return {
+            role
+            for role in FILE_ROLES
+            if data.get(role) or (role in self.kept and not data.get(f"forget_{role}"))
+        }
+
     def clean(self) -> dict:
         """Require at least one file, and a judge name with a judgments file."""
         data = super().clean()
-        if not any(data.get(name) for name in ("topics", "documents", "judgments")):
+        given = self.files_given()
+        if not given:
             raise forms.ValidationError("Choose at least one file.")
-        if data.get("judgments") and not (data.get("judge_name") or "").strip():
+        if "judgments" in given and not (data.get("judge_name") or "").strip():
             self.add_error("judge_name", "Say whose judgments these are.")
         return data

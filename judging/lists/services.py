@@ -54,7 +54,7 @@ def _refuse_if(problems: Problems) -> None:
         raise ImportRefused(problems)
 
 
-def _service_problems(exc: ValidationError, problems: Problems) -> None:
+def add_service_problems(exc: ValidationError, problems: Problems) -> None:
     """Add a service's ``line N: ...`` messages to ``problems`` (and count those it capped)."""
     problems.total += max(getattr(exc, "total", 0) - len(exc.messages), 0)
     for message in exc.messages:
@@ -175,7 +175,7 @@ def judgment_list_import(
         to_scale = judgment_formats.parse_scale(scale)
     except ValueError as exc:
         raise ValidationError({"scale": str(exc)}) from None
-    problems = Problems()
+    problems = Problems(unit="item" if format in judgment_formats.ITEM_FORMATS else "line")
     resolve = _query_resolver(collection)
     seen = 0
 
@@ -210,7 +210,7 @@ def judgment_list_import(
             if dry_run or problems or not seen:
                 raise _Rollback
     except ValidationError as exc:
-        _service_problems(exc, problems)
+        add_service_problems(exc, problems)
     except _Rollback:
         pass
     if not seen and not problems:
@@ -249,13 +249,31 @@ def _document_row(document: collection_formats.DocumentIn) -> DocumentRow:
     )
 
 
-def _upsert(call: Any, problems: Problems, **kwargs: Any) -> tuple[int, int]:
-    """Run a service in a savepoint; return (created, updated), its errors into ``problems``."""
+def _upsert(
+    call: Any, problems: Problems, *, rows: list[Any], keep_going: bool = False, **kwargs: Any
+) -> tuple[int, int]:
+    """Run a service on a batch; return (created, updated), its errors into ``problems``.
+
+    With ``keep_going`` (the caller rolls everything back anyway) a refused batch is
+    written again without the lines the service named, so that later files of the
+    same import still find its good rows.
+    """
     try:
-        summary: UpsertSummary = call(**kwargs)
+        summary: UpsertSummary = call(rows=rows, **kwargs)
     except ValidationError as exc:
-        _service_problems(exc, problems)
-        return 0, 0
+        found = Problems()
+        add_service_problems(exc, found)
+        problems.extend(found.items)
+        problems.total += found.total - len(found.items)
+        bad = {p.line for p in found.items}
+        good = [row for row in rows if row.line not in bad]
+        if not keep_going or not good or len(good) == len(rows):
+            return 0, 0
+        try:
+            with transaction.atomic():
+                summary = call(rows=good, **kwargs)
+        except ValidationError:
+            return 0, 0
     return summary.created, summary.updated
 
 
@@ -268,24 +286,35 @@ def topics_import(
     topics: Iterable[collection_formats.TopicIn | Problem] | None = None,
     dry_run: bool = False,
     batch_size: int = DOCUMENT_BATCH,
+    problems: Problems | None = None,
 ) -> ContentSummary:
-    """Create or update queries from a topic file (trec, jsonl, tsv) in batches, all or nothing.
+    """Create or update queries from a topic file (trec, jsonl, tsv, csv) in batches, atomically.
 
     Give a file (``source`` and ``format``) or already-read ``topics`` (e.g. a JSON
     batch). Memory holds one batch plus 16 bytes per topic. Raises
-    :class:`ImportRefused` listing every problem by line.
+    :class:`ImportRefused` listing every problem by line — unless ``problems`` is given:
+    then they are collected there, every good row is written, and the caller must roll
+    back when there are any (an import of several files reports them all in one go).
     """
     if topics is None:
         topics = collection_formats.read_topics(format, iter_lines(source or b""))
-    problems = Problems()
+    keep_going = problems is not None
+    problems = Problems() if problems is None else problems
 
     created, updated = _in_batches(
         ((t.qid, _query_row(t)) for t in _records(topics, problems)),
         problems,
-        lambda batch: _upsert(services.queries_import, problems, collection=collection, rows=batch),
+        lambda batch: _upsert(
+            services.queries_import,
+            problems,
+            collection=collection,
+            rows=batch,
+            keep_going=keep_going,
+        ),
         batch_size=batch_size,
         what="topics",
         noun="query id",
+        keep_going=keep_going,
     )
     if dry_run:
         transaction.set_rollback(True)
@@ -319,12 +348,16 @@ def _repeated(hashes: array, lines: array, problems: Problems, *, noun: str) -> 
         problems.add(Problem(again, f"{noun} repeated (first on line {first})"))
 
 
-def _insert_new(collection: Collection, rows: list[DocumentRow], problems: Problems) -> bool:
+def _insert_new(
+    collection: Collection, rows: list[DocumentRow], problems: Problems, *, keep_going: bool
+) -> bool:
     """Insert documents known to be new; return False if an id turned out to repeat.
 
-    Empty ids and ids with white space are problems; an id repeated in the file makes the
-    insert fail, and the caller's check of the whole file names the lines.
+    Empty ids and ids with white space are problems (with ``keep_going`` the other rows
+    are inserted still); an id repeated in the file makes the insert fail, and the
+    caller's check of the whole file names the lines.
     """
+    good = []
     for row in rows:
         if not row.external_id:
             problems.add(Problem(row.line, "document id is empty"))
@@ -332,8 +365,11 @@ def _insert_new(collection: Collection, rows: list[DocumentRow], problems: Probl
             problems.add(
                 Problem(row.line, f"document id {echo(row.external_id)} contains white space")
             )
-    if problems:
+        else:
+            good.append(row)
+    if len(good) < len(rows) and not keep_going:
         return True
+    rows = good
     try:
         with transaction.atomic():
             Document.objects.bulk_create(
@@ -348,7 +384,7 @@ def _insert_new(collection: Collection, rows: list[DocumentRow], problems: Probl
                     )
                     for row in rows
                 ],
-                batch_size=len(rows),
+                batch_size=max(len(rows), 1),
             )
     except IntegrityError:
         return False
@@ -363,6 +399,7 @@ def _in_batches(
     batch_size: int,
     what: str,
     noun: str,
+    keep_going: bool = False,
 ) -> tuple[int, int]:
     """Write ``(id, row)`` items with ``write`` one batch at a time; return (created, updated).
 
@@ -372,7 +409,8 @@ def _in_batches(
     repeated anywhere in the input are found by their 64-bit hashes (16 bytes per item).
     ``write`` may return ``None`` for "an id turned out to exist already" (a concurrent
     import). Raises :class:`ImportRefused` when there are problems; the caller's
-    transaction is then rolled back.
+    transaction is then rolled back. With ``keep_going`` every good batch is written
+    and nothing is raised: the caller rolls back.
     """
     hashes, lines = array("q"), array("q")
     created = updated = 0
@@ -381,7 +419,7 @@ def _in_batches(
 
     def flush() -> None:
         nonlocal created, updated, raced
-        if batch and not problems and not raced:
+        if batch and (keep_going or not problems) and not raced:
             counts = write(batch)
             if counts is None:
                 raced = True
@@ -401,7 +439,8 @@ def _in_batches(
     _repeated(hashes, lines, problems, noun=noun)
     if raced and not problems:  # an id repeated, but not in the file: a concurrent import
         problems.add(Problem(None, f"{what.capitalize()} were added meanwhile; import again."))
-    _refuse_if(problems)
+    if not keep_going:
+        _refuse_if(problems)
     return created, updated
 
 
@@ -414,14 +453,17 @@ def documents_import(
     documents: Iterable[collection_formats.DocumentIn | Problem] | None = None,
     dry_run: bool = False,
     batch_size: int = DOCUMENT_BATCH,
+    problems: Problems | None = None,
 ) -> ContentSummary:
-    """Create or update documents from a file (jsonl, tsv) in batches, all or nothing.
+    """Create or update documents from a file (jsonl, tsv, csv) in batches, all or nothing.
 
     Memory holds one batch plus 16 bytes per document (to find ids repeated across
     batches). Raises :class:`ImportRefused` listing every problem by line; the
-    transaction is then rolled back, so nothing is written.
+    transaction is then rolled back, so nothing is written. With ``problems`` given they
+    are collected there instead, as :func:`topics_import` does.
     """
-    problems = Problems()
+    keep_going = problems is not None
+    problems = Problems() if problems is None else problems
     if documents is None:
         documents = collection_formats.read_documents(format, iter_lines(source or b""))
     # Into a collection without documents every row is new: insert without looking each
@@ -429,9 +471,17 @@ def documents_import(
     fresh = not collection.documents.exists()
 
     def write(batch: list[DocumentRow]) -> tuple[int, int] | None:
-        if fresh:
-            return (len(batch), 0) if _insert_new(collection, batch, problems) else None
-        return _upsert(services.documents_import, problems, collection=collection, rows=batch)
+        if fresh and _insert_new(collection, batch, problems, keep_going=keep_going):
+            return len(batch), 0
+        if fresh and not keep_going:
+            return None  # an id repeated: named by the check of the whole file
+        return _upsert(
+            services.documents_import,
+            problems,
+            collection=collection,
+            rows=batch,
+            keep_going=keep_going,
+        )
 
     created, updated = _in_batches(
         ((d.docno, _document_row(d)) for d in _records(documents, problems)),
@@ -440,6 +490,7 @@ def documents_import(
         batch_size=batch_size,
         what="documents",
         noun="document id",
+        keep_going=keep_going,
     )
     if dry_run:
         transaction.set_rollback(True)

@@ -66,63 +66,80 @@ def collection_create(request: HttpRequest) -> HttpResponse:
     )
 
 
+def _kept_key(collection_pk: int) -> str:
+    """Return the session key of the files kept for a collection's Import files page."""
+    return f"graded-import-kept-{collection_pk}"
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def collection_import(request: HttpRequest, slug: str) -> HttpResponse:
-    """Import topics, documents and judgments from files, all in one transaction."""
+    """Import topics, documents and judgments from files, all in one transaction.
+
+    A refused try keeps its files on the server (named in the session), so the next try
+    only replaces the files that were wrong.
+    """
     collection = selectors.collection_for_member(
         user=request.user, slug=slug, roles=(Role.COORDINATOR,)
     )
-    form = CollectionImportForm(request.POST or None, request.FILES or None)
-    if request.method == "POST" and form.is_valid():
+    key = _kept_key(collection.pk)
+    kept = services_files.KeptFiles.from_dict(request.session.get(key))
+    form = CollectionImportForm(request.POST or None, request.FILES or None, kept=kept.names)
+    if request.method != "POST":
+        context = {"collection": collection, "form": form}
+        return render(request, "judging/collection_import.html", context)
+    if form.is_valid():
         data = form.cleaned_data
-        uploads = {role: data.get(role) for role in ("topics", "documents", "judgments")}
-        if services_files.runs_in_background(uploads):
-            options = {
-                name: data[name]
-                for name in (
-                    "topics_format",
-                    "documents_format",
-                    "judgments_format",
-                    "judge_name",
-                    "judge_kind",
-                    "scale",
-                    "dry_run",
-                )
-            }
-            job = services_files.file_import_start(
-                collection=collection, uploads=uploads, options=options, actor=request.user
-            )
-            return see_other(reverse("judging:file_import_detail", args=[collection.slug, job.pk]))
-        files = services_files.CollectionFiles(
-            topics=data["topics"],
-            topics_format=data["topics_format"],
-            documents=data["documents"],
-            documents_format=data["documents_format"],
-            judgments=data["judgments"],
-            judgments_format=data["judgments_format"],
-            judge_name=data["judge_name"],
-            judge_kind=data["judge_kind"],
-            scale=data["scale"],
-        )
+        uploads = {
+            role: data.get(role) or (kept.open(role) if role in form.files_given() else None)
+            for role in services_files.PAGE_ROLES
+        }
+        options = {name: data[name] for name in services_files.OPTIONS}
         try:
-            done = services_files.collection_files_import(
-                collection=collection, files=files, actor=request.user, dry_run=data["dry_run"]
-            )
+            if services_files.runs_in_background(uploads):
+                job = services_files.file_import_start(
+                    collection=collection,
+                    uploads=uploads,
+                    options={**options, "dry_run": data["dry_run"]},
+                    actor=request.user,
+                )
+                target = reverse("judging:file_import_detail", args=[collection.slug, job.pk])
+            else:
+                done = services_files.collection_files_import(
+                    collection=collection,
+                    files=services_files.CollectionFiles(**uploads, **options),
+                    actor=request.user,
+                    dry_run=data["dry_run"],
+                )
+                dry = "Dry run, nothing written — would import " if data["dry_run"] else "Imported "
+                messages.success(request, dry + "; ".join(services_files.files_report(done)) + ".")
+                target = reverse("judging:collection_import", args=[collection.slug])
         except services_lists.ImportRefused as refused:
             for message in refused.problems.messages():
                 form.add_error(None, message)
         except ValidationError as error:
             add_service_errors(form, error)
         else:
-            prefix = "Dry run, nothing written — would import " if data["dry_run"] else "Imported "
-            messages.success(request, prefix + "; ".join(services_files.files_report(done)) + ".")
-            return see_other(reverse("judging:collection_import", args=[collection.slug]))
+            services_files.kept_files_delete(kept=kept)
+            request.session.pop(key, None)
+            return see_other(target)
+        finally:
+            for role, upload in uploads.items():
+                if upload is not None and role not in request.FILES:
+                    upload.close()  # a kept file this request opened
+    drop = [role for role in services_files.PAGE_ROLES if form.data.get(f"forget_{role}")]
+    kept = services_files.kept_files_store(
+        kept=kept,
+        uploads={role: request.FILES.get(role) for role in services_files.PAGE_ROLES},
+        drop=drop,
+    )
+    request.session[key] = kept.as_dict()
+    form.offer_kept(kept.names)
     return render(
         request,
         "judging/collection_import.html",
         {"collection": collection, "form": form},
-        status=400 if request.method == "POST" else 200,
+        status=400,
     )
 
 

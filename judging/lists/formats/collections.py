@@ -11,6 +11,9 @@ Topics:
 ``jsonl``  ``{"qid", "text", "description", "narrative"}`` per line (``id``/``query_id``
            for the id, ``query``/``title`` for the text).
 ``tsv``    ``qid<TAB>text`` (MS MARCO, TREC DL).
+``csv``    a header line naming the columns (``qid``, ``text``, ``description``,
+           ``narrative``; the same alternative names as JSON Lines), then one topic per
+           record (RFC 4180: quoted cells may hold commas and line breaks).
 
 Documents:
 ``jsonl``  ``{"docno", "title", "body", "url", ...}`` per line (``id``/``doc_id``/``_id``/
@@ -18,6 +21,11 @@ Documents:
            to ``extra``.
 ``tsv``    ``docno<TAB>text`` (MS MARCO passages) or ``docno<TAB>url<TAB>title<TAB>body``
            (MS MARCO documents).
+``csv``    a header naming ``docno``, ``title``, ``body``, ``url`` (JSON Lines' alternative
+           names too); other columns go to ``extra`` as text.
+
+A csv cell that starts with ``'`` before a formula character (``=``, ``+``, ``-``,
+``@``) loses that ``'``: the guard Graded's own csv exports add for spreadsheets.
 
 Blank lines and lines starting with ``#`` are skipped (in JSON Lines and TSV).
 """
@@ -26,14 +34,23 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from judging.lists.formats.common import FormatError, Problem, ident, json_value, text, url
+from judging.lists.formats.common import (
+    FormatError,
+    Problem,
+    csv_cell_text,
+    csv_records,
+    ident,
+    json_value,
+    text,
+    url,
+)
 
-TOPIC_FORMATS = ("trec", "jsonl", "tsv")
-DOCUMENT_FORMATS = ("jsonl", "tsv")
+TOPIC_FORMATS = ("trec", "jsonl", "tsv", "csv")
+DOCUMENT_FORMATS = ("jsonl", "tsv", "csv")
 QUERY_ID_KEYS = ("qid", "query_id", "id", "number")
 QUERY_TEXT_KEYS = ("text", "query", "title")
 DOCUMENT_ID_KEYS = ("docno", "doc_id", "docid", "id", "_id", "pid")
@@ -234,9 +251,52 @@ def read_topics_tsv(lines: Iterable[tuple[int, str]]) -> Iterator[TopicIn | Prob
             yield exc.problem
 
 
+def _csv_objects(
+    lines: Iterable[tuple[int, str]], build: Callable[[int, dict[str, Any]], Any]
+) -> Iterator[Any]:
+    """Read csv with a header into one object per record and pass it to ``build``.
+
+    The header names the keys (as in JSON Lines); a record with another number of cells
+    than the header is a problem.
+    """
+    header: list[str] | None = None
+    for item in csv_records(lines):
+        if isinstance(item, Problem):
+            yield item
+            return
+        number, cells = item
+        if header is None:
+            header = [cell.strip().lower() for cell in cells]
+            repeated = sorted({name for name in header if header.count(name) > 1})
+            if repeated or not all(header):
+                yield Problem(number, "the header needs one distinct name per column")
+                return
+            continue
+        if len(cells) != len(header):
+            yield Problem(number, f"expected {len(header)} columns, found {len(cells)}")
+            continue
+        obj = {name: csv_cell_text(cell) for name, cell in zip(header, cells, strict=True)}
+        try:
+            yield build(number, {name: value for name, value in obj.items() if value != ""})
+        except FormatError as exc:
+            yield exc.problem
+    if header is None:
+        yield Problem(1, "no header line naming the columns")
+
+
+def read_topics_csv(lines: Iterable[tuple[int, str]]) -> Iterator[TopicIn | Problem]:
+    """Read csv with a header (``qid,text,description,narrative``)."""
+    return _csv_objects(lines, topic_from_object)
+
+
 def read_topics(fmt: str, lines: Iterable[tuple[int, str]]) -> Iterator[TopicIn | Problem]:
-    """Read topics in format ``fmt`` (``trec``, ``jsonl`` or ``tsv``)."""
-    readers = {"trec": read_trec_topics, "jsonl": read_topics_jsonl, "tsv": read_topics_tsv}
+    """Read topics in format ``fmt`` (``trec``, ``jsonl``, ``tsv`` or ``csv``)."""
+    readers = {
+        "trec": read_trec_topics,
+        "jsonl": read_topics_jsonl,
+        "tsv": read_topics_tsv,
+        "csv": read_topics_csv,
+    }
     if fmt not in readers:
         raise ValueError(f"unknown topic format {fmt!r}; use one of {', '.join(TOPIC_FORMATS)}")
     return readers[fmt](lines)
@@ -247,6 +307,8 @@ def guess_topic_format(name: str, head: bytes) -> str:
     lower = name.lower()
     if lower.endswith(".jsonl") or head.lstrip()[:1] == b"{":
         return "jsonl"
+    if lower.endswith(".csv"):
+        return "csv"
     if lower.endswith((".tsv", ".txt")) and b"<top" not in head:
         return "tsv"
     if b"<top" in head or lower.endswith((".trec", ".xml", ".sgml")):
@@ -335,12 +397,16 @@ def read_documents_tsv(lines: Iterable[tuple[int, str]]) -> Iterator[DocumentIn 
             yield exc.problem
 
 
+def read_documents_csv(lines: Iterable[tuple[int, str]]) -> Iterator[DocumentIn | Problem]:
+    """Read csv with a header (``docno,title,body,url``; other columns go to ``extra``)."""
+    return _csv_objects(lines, document_from_object)
+
+
 def read_documents(fmt: str, lines: Iterable[tuple[int, str]]) -> Iterator[DocumentIn | Problem]:
-    """Read documents in format ``fmt`` (``jsonl`` or ``tsv``)."""
-    if fmt == "jsonl":
-        return read_documents_jsonl(lines)
-    if fmt == "tsv":
-        return read_documents_tsv(lines)
+    """Read documents in format ``fmt`` (``jsonl``, ``tsv`` or ``csv``)."""
+    readers = {"jsonl": read_documents_jsonl, "tsv": read_documents_tsv, "csv": read_documents_csv}
+    if fmt in readers:
+        return readers[fmt](lines)
     raise ValueError(f"unknown document format {fmt!r}; use one of {', '.join(DOCUMENT_FORMATS)}")
 
 
@@ -348,4 +414,6 @@ def guess_document_format(name: str, head: bytes) -> str:
     """Return the document format a file name and its first bytes suggest."""
     if name.lower().endswith(".jsonl") or head.lstrip()[:1] == b"{":
         return "jsonl"
+    if name.lower().endswith(".csv"):
+        return "csv"
     return "tsv"

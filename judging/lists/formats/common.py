@@ -9,6 +9,8 @@ the policy) and :func:`iter_lines` (UTF-8 decoding).
 
 from __future__ import annotations
 
+import csv
+import dataclasses
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
@@ -22,26 +24,51 @@ _CHUNK = 1 << 16
 
 @dataclass(frozen=True)
 class Problem:
-    """One problem of an input: its 1-based line (or item), the field if known, a message."""
+    """One problem of an input: where it is, the field if known, a message.
+
+    ``line`` counts from 1: lines of a text file, or elements of a JSON array when
+    ``unit`` is ``"item"`` (None: the unit of the :class:`Problems` holding it). ``part``
+    (``topics``, ``documents``, ``pairs``, ``judgments``) and ``file`` (its name) say
+    which file of a several-file import it belongs to.
+    """
 
     line: int | None
     message: str
     field: str | None = None
+    unit: str | None = None
+    part: str | None = None
+    file: str | None = None
 
-    def as_dict(self) -> dict[str, Any]:
-        """Return the API error item ``{"message", "line"?, "field"?}``."""
+    def as_dict(self, unit: str = "line") -> dict[str, Any]:
+        """Return the API error item ``{"message", "line"/"item"?, "field"?, "part"?, "file"?}``."""
         item: dict[str, Any] = {"message": self.message}
         if self.line is not None:
-            item["line"] = self.line
-        if self.field:
-            item["field"] = self.field
+            item[self.unit or unit] = self.line
+        for key in ("field", "part", "file"):
+            if getattr(self, key):
+                item[key] = getattr(self, key)
         return item
 
     def __str__(self) -> str:
-        """Return ``line N: field: message``."""
-        where = f"line {self.line}: " if self.line is not None else ""
-        field = f"{self.field}: " if self.field else ""
-        return f"{where}{field}{self.message}"
+        """Return ``line N: field: message`` (``item N`` in a JSON array)."""
+        return describe(self.as_dict())
+
+
+def describe(item: dict[str, Any]) -> str:
+    """Return an error item as one line: ``topics file 't.tsv': line 3: text: message``."""
+    where = ""
+    if "part" in item:
+        name = f" {textpolicy.echo(item['file'])}" if "file" in item else ""
+        where = f"{item['part']} file{name}: "
+    for unit in UNITS:
+        if unit in item:
+            where += f"{unit} {item[unit]}: "
+    field = f"{item['field']}: " if "field" in item else ""
+    return f"{where}{field}{item['message']}"
+
+
+#: What the number of a :class:`Problem` counts.
+UNITS = ("line", "item")
 
 
 class FormatError(ValueError):
@@ -54,13 +81,18 @@ class FormatError(ValueError):
 
 
 class Problems:
-    """Collect problems; keep the first :data:`MAX_REPORTED` and count the rest."""
+    """Collect problems; keep the first :data:`MAX_REPORTED` and count the rest.
 
-    def __init__(self) -> None:
+    ``unit`` is what their numbers count: ``"line"`` of a text file or ``"item"`` of a
+    JSON array (a problem may say otherwise, e.g. a JSON syntax error's line).
+    """
+
+    def __init__(self, unit: str = "line") -> None:
         """Start empty."""
         self.items: list[Problem] = []
         self.total = 0
         self.stopped = False
+        self.unit = unit
 
     def add(self, problem: Problem) -> None:
         """Record one problem."""
@@ -73,6 +105,19 @@ class Problems:
         for problem in problems:
             self.add(problem)
 
+    def merge(self, other: Problems, *, part: str, file: str | None = None) -> None:
+        """Add the problems of one file of a several-file import, naming the file.
+
+        Kept in the order merged (file by file); the other's unit and uncounted rest
+        come along.
+        """
+        for problem in sorted(other.items, key=lambda p: p.line or 0):
+            self.add(
+                dataclasses.replace(problem, unit=problem.unit or other.unit, part=part, file=file)
+            )
+        self.total += other.total - len(other.items)
+        self.stopped = self.stopped or other.stopped
+
     @property
     def full(self) -> bool:
         """Return whether the cap is reached (a reader should stop reading)."""
@@ -83,22 +128,21 @@ class Problems:
         return self.total > 0
 
     def as_dicts(self) -> list[dict[str, Any]]:
-        """Return the API error items, sorted by line, with a last item counting the rest.
+        """Return the API error items, by file then line, with a last item counting the rest.
 
         The tail is :func:`judging.textpolicy.cap_errors`' (also saying when reading
         stopped at the cap).
         """
-        items = [p.as_dict() for p in sorted(self.items, key=lambda p: p.line or 0)]
+        parts: dict[str | None, int] = {}
+        for problem in self.items:
+            parts.setdefault(problem.part, len(parts))
+        ordered = sorted(self.items, key=lambda p: (parts[p.part], p.line or 0))
+        items = [p.as_dict(self.unit) for p in ordered]
         return textpolicy.cap_errors(items, stopped=self.stopped, total=self.total)
 
     def messages(self) -> list[str]:
         """Return the problems as ``line N: ...`` strings (plus the count of the rest)."""
-        messages = []
-        for item in self.as_dicts():
-            where = f"line {item['line']}: " if "line" in item else ""
-            field = f"{item['field']}: " if "field" in item else ""
-            messages.append(f"{where}{field}{item['message']}")
-        return messages
+        return [describe(item) for item in self.as_dicts()]
 
 
 def text(
@@ -195,3 +239,47 @@ def iter_lines(stream: IO[bytes] | bytes | str) -> Iterator[tuple[int, str]]:
     rest = b"".join(pending)
     if rest:
         yield number + 1, _decode(rest, number).removesuffix("\r")
+
+
+def csv_records(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, list[str]] | Problem]:
+    """Yield ``(first line, cells)`` of each non-blank RFC 4180 record of csv lines.
+
+    A record may span lines (a quoted cell with line breaks); it is named by the line it
+    starts on. Malformed csv yields one :class:`Problem` and stops.
+    """
+    numbers: list[int] = []
+
+    def physical() -> Iterator[str]:
+        for number, line in lines:
+            numbers.append(number)
+            yield line + "\n"
+
+    reader = csv.reader(physical(), strict=True)
+    while True:
+        start = len(numbers) + 1
+        try:
+            record = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            yield Problem(numbers[-1] if numbers else start, f"not valid csv: {exc}")
+            return
+        line = numbers[start - 1] if start - 1 < len(numbers) else start
+        if record and any(v.strip() for v in record):
+            yield line, record
+
+
+#: First characters that make a spreadsheet read a cell as a formula (OWASP).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def is_formula(text: str) -> bool:
+    """Return whether a spreadsheet could take ``text`` for a formula."""
+    return text.lstrip(" ").startswith(FORMULA_STARTS)
+
+
+def csv_cell_text(cell: str) -> str:
+    """Return a csv cell's text without the formula guard (a leading ``'``) csv exports add."""
+    if cell.startswith("'") and is_formula(cell[1:]):
+        return cell[1:]
+    return cell

@@ -30,7 +30,7 @@ back unchanged. qrels, jsonl, json and ranklib are written byte for byte.
 
 from __future__ import annotations
 
-import csv
+import dataclasses
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -38,7 +38,16 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from judging import textpolicy
-from judging.lists.formats.common import FormatError, Problem, ident, json_value, text
+from judging.lists.formats.common import (
+    FormatError,
+    Problem,
+    csv_cell_text,
+    csv_records,
+    ident,
+    is_formula,
+    json_value,
+    text,
+)
 from judging.textpolicy import MAX_NAME_LENGTH, MAX_NOTE_LENGTH, echo
 
 FORMATS = ("qrels", "csv", "jsonl", "json", "ranklib")
@@ -160,34 +169,18 @@ def _json_string(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-#: First characters that make a spreadsheet read a cell as a formula (OWASP).
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def _is_formula(text: str) -> bool:
-    """Return whether a spreadsheet could take ``text`` for a formula."""
-    return text.lstrip(" ").startswith(FORMULA_STARTS)
-
-
 def _csv_field(value: Any) -> str:
     """Return one csv field, quoted as RFC 4180 (and Python's csv module) when needed.
 
     Text (``str``) that a spreadsheet would read as a formula gets a leading ``'`` and is
     quoted; numbers are written as they are.
     """
-    if isinstance(value, str) and _is_formula(value):
+    if isinstance(value, str) and is_formula(value):
         return "\"'" + value.replace('"', '""') + '"'
     value = str(value)
     if "," in value or '"' in value or "\n" in value or "\r" in value:
         return '"' + value.replace('"', '""') + '"'
     return value
-
-
-def csv_cell_text(cell: str) -> str:
-    """Return a csv cell's text with the formula guard of :func:`_csv_field` removed."""
-    if cell.startswith("'") and _is_formula(cell[1:]):
-        return cell[1:]
-    return cell
 
 
 def _csv_line(values: Iterable[Any]) -> str:
@@ -377,27 +370,12 @@ def read_csv(lines: Iterable[tuple[int, str]]) -> Iterator[JudgmentIn | Problem]
     ``qid``/``docno``/``document``/``grade`` are accepted as column names, and ``note``
     as an optional column. ``query`` may hold the query id or its text.
     """
-    numbers: list[int] = []
-
-    def physical() -> Iterator[str]:
-        for number, line in lines:
-            numbers.append(number)
-            yield line + "\n"
-
-    reader = csv.reader(physical(), strict=True)
     columns: dict[str, int] | None = None
-    while True:
-        start = len(numbers) + 1
-        try:
-            record = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:
-            yield Problem(numbers[-1] if numbers else start, f"not valid csv: {exc}")
+    for item in csv_records(lines):
+        if isinstance(item, Problem):
+            yield item
             return
-        line = numbers[start - 1] if start - 1 < len(numbers) else start
-        if not record or all(not v.strip() for v in record):
-            continue
+        line, record = item
         if columns is None:
             names = [_CSV_ALIASES.get(v.strip().lower()) for v in record]
             unknown = [v for v, n in zip(record, names, strict=True) if n is None]
@@ -491,15 +469,19 @@ def read_jsonl(lines: Iterable[tuple[int, str]]) -> Iterator[JudgmentIn | Proble
 
 
 def read_json(lines: Iterable[tuple[int, str]]) -> Iterator[JudgmentIn | Problem]:
-    """Read one JSON array of judgment objects; ``line`` is the 1-based item number."""
+    """Read one JSON array of judgment objects; ``line`` is the 1-based item number.
+
+    Problems of an element count items (:data:`ITEM_FORMATS`); a syntax error names
+    its line in the text.
+    """
     data = "\n".join(line for _, line in lines)
     try:
         items = json_value(None, data)
     except FormatError as exc:
-        yield Problem(exc.problem.line or 1, exc.problem.message, exc.problem.field)
+        yield dataclasses.replace(exc.problem, line=exc.problem.line or 1, unit="line")
         return
     if not isinstance(items, list):
-        yield Problem(1, "expected a JSON array of judgment objects")
+        yield Problem(None, "expected a JSON array of judgment objects")
         return
     for number, item in enumerate(items, start=1):
         try:
@@ -541,6 +523,9 @@ def read_ranklib(lines: Iterable[tuple[int, str]]) -> Iterator[JudgmentIn | Prob
         except FormatError as exc:
             yield exc.problem
 
+
+#: Formats whose records are elements of a JSON array: problems count items, not lines.
+ITEM_FORMATS = frozenset({"json"})
 
 READERS: dict[str, Callable[[Iterable[tuple[int, str]]], Iterator[JudgmentIn | Problem]]] = {
     "qrels": read_qrels,

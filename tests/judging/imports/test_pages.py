@@ -74,7 +74,9 @@ def test_a_refused_background_import_writes_nothing_and_lists_the_lines(setup):
     response = _post(client, coll, topics=SimpleUploadedFile("t.tsv", topics))
     job = FileImport.objects.get()
     assert job.status == FileImport.Status.REFUSED
-    assert job.problems == ["line 30: query id 'q1' repeated (first on line 1)"]
+    assert job.problems == [
+        "topics file 't.tsv': line 30: query id 'q1' repeated (first on line 1)"
+    ]
     assert not Query.objects.filter(collection=coll).exists()
     html = client.get(response["Location"]).content.decode()
     assert "Nothing was imported." in html and "line 30" in html
@@ -165,5 +167,5 @@ def test_rest_background_import_refusals_and_bad_requests(setup):
         format="multipart",
     ).json()
     assert refused["status"] == "refused"
-    assert refused["problems"] == ["line 1: unknown query id 'q1'"]
+    assert refused["problems"] == ["judgments file 'j.qrels': line 1: unknown query id 'q1'"]
     assert not Judgment.objects.exists()

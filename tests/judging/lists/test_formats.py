@@ -13,6 +13,7 @@ import pytest
 from judging.lists.formats import MAX_REPORTED, FormatError, Problem, Problems, iter_lines, text
 from judging.lists.formats import collections as cf
 from judging.lists.formats import judgments as jf
+from judging.lists.formats.common import FORMULA_STARTS
 
 ROWS = [
     jf.LiveRow("301", "d1", 2.0, 1, 0, 'apples, "pears"\nand plums'),
@@ -332,7 +333,7 @@ def test_csv_cells_a_spreadsheet_would_run_get_a_quote_and_read_back(cell):
     out = "".join(jf.write_live("csv", rows))
     record = list(csv.reader(io.StringIO(out)))[1]
     assert record[0] == "'" + cell and record[1] == "'" + cell and record[2] == "2"
-    assert not any(field.lstrip(" ").startswith(jf.FORMULA_STARTS) for field in record)
+    assert not any(field.lstrip(" ").startswith(FORMULA_STARTS) for field in record)
     # The guard comes off on import (ids are read stripped of surrounding space).
     [parsed] = _read(jf.read_csv, out)
     assert (parsed.query, parsed.document) == (cell.strip(), cell.strip())
