@@ -143,6 +143,21 @@ _EXPORT_PARAMETERS = [
         description="all (default): human grades and the LLM grades that fill the other "
         "pairs. human: only pairs a human graded or adjudicated (raw: human labels only).",
     ),
+    OpenApiParameter(
+        "unjudged",
+        OpenApiTypes.BOOL,
+        description="1: add the pooled pairs nobody has graded yet, with grade -1 (trec_eval "
+        "reads a negative grade as pooled but unjudged). Live list only, with no filter "
+        "but `query`.",
+    ),
+    OpenApiParameter(
+        "metadata",
+        OpenApiTypes.BOOL,
+        description="1: start a qrels or ranklib file with one provenance comment, "
+        "`# ir_metadata {...}` (collection, judgment-list version, aggregation policy, "
+        "filters, date, Graded version). Off by default: not every qrels reader skips "
+        "comments (trec_eval 10.0 does).",
+    ),
 ]
 
 

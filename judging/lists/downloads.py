@@ -69,7 +69,7 @@ def export_response(
         response: HttpResponse = HttpResponseNotModified(headers=headers)
         patch_vary_headers(response, ["Accept-Encoding"])
         return response
-    body = _chunks(exports.export_lines(collection=collection, spec=spec))
+    body = _chunks(exports.export_lines(collection=collection, spec=spec, version=version))
     if accepts_gzip(request):
         body = _gzipped(body)
         headers["Content-Encoding"] = "gzip"

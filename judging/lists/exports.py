@@ -9,19 +9,33 @@ PostgreSQL — so an export of any size holds one chunk in memory. The text form
 from __future__ import annotations
 
 import hashlib
+import heapq
+import importlib.metadata
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import Exists, F, OuterRef, Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Value
 from django.db.models.functions import Collate
+from django.utils import timezone
 
 from judging.lists.formats import judgments as fmt
-from judging.models import Collection, Judge, Judgment, LiveGrade, Membership, Query
+from judging.models import (
+    Collection,
+    Judge,
+    Judgment,
+    LiveGrade,
+    Membership,
+    PoolEntry,
+    Query,
+)
 
 CHUNK_SIZE = 5000
 Role = Membership.Role
+#: The grade of a pooled pair nobody has graded yet, in an export that asks for them.
+UNJUDGED_GRADE = -1
 
 
 #: ``provenance`` of a live export: every live grade, or only those a human (or an
@@ -41,6 +55,8 @@ class ExportSpec:
     since_version: int | None = None
     min_judges: int | None = None
     provenance: str = "all"
+    unjudged: bool = False
+    metadata: bool = False
 
     def key(self) -> str:
         """Return a short stable digest of the spec (part of the ETag)."""
@@ -83,7 +99,7 @@ def export_spec(params: Mapping[str, str]) -> ExportSpec:
     query = (params.get("query") or "").strip() or None
     if query is not None and len(query) > 100:
         raise ValidationError({"query": "A query id has at most 100 characters."})
-    return ExportSpec(
+    spec = ExportSpec(
         format=format_name,
         raw=raw,
         query=query,
@@ -92,7 +108,38 @@ def export_spec(params: Mapping[str, str]) -> ExportSpec:
         since_version=_whole(params, "since_version", 0),
         min_judges=_whole(params, "min_judges", 1),
         provenance=provenance,
+        unjudged=_flag(params, "unjudged"),
+        metadata=_flag(params, "metadata"),
     )
+    if spec.unjudged:
+        narrowing = [
+            name
+            for name in ("judge", "kind", "since_version", "min_judges")
+            if getattr(spec, name) is not None
+        ]
+        if raw or narrowing or provenance != "all":
+            raise ValidationError(
+                {
+                    "unjudged": "Unjudged pairs come with the whole live list (or one query), "
+                    "not with raw labels or the judge, kind, since_version, min_judges and "
+                    "provenance filters."
+                }
+            )
+    if spec.metadata and format_name not in fmt.COMMENT_FORMATS:
+        raise ValidationError(
+            {"metadata": f"A provenance comment fits only {', '.join(fmt.COMMENT_FORMATS)}."}
+        )
+    return spec
+
+
+def _flag(params: Mapping[str, str], name: str) -> bool:
+    """Read a yes/no parameter (1/true/yes/on or 0/false/no/off; absent: no)."""
+    value = (params.get(name) or "").strip().lower()
+    if value in ("", "0", "false", "no", "off"):
+        return False
+    if value in ("1", "true", "yes", "on"):
+        return True
+    raise ValidationError({name: "Use 1 or 0."})
 
 
 def may_export(*, collection: Collection, roles: set[str], raw: bool) -> str | None:
@@ -150,36 +197,70 @@ def _live_queryset(collection: Collection, spec: ExportSpec) -> QuerySet[LiveGra
     return queryset
 
 
-def _tuples(queryset: QuerySet) -> Iterator[tuple]:
-    """Yield the rows of a ``values_list`` queryset as plain tuples, a chunk at a time.
+def _tuples(*querysets: QuerySet) -> Iterator[tuple]:
+    """Yield the rows of ``values_list`` querysets as plain tuples, a chunk at a time.
 
-    Runs the queryset's SQL on Django's chunked cursor (a server-side cursor on
-    PostgreSQL) inside a transaction, so the rows come from one snapshot as they are
+    Runs each queryset's SQL on Django's chunked cursor (a server-side cursor on
+    PostgreSQL) inside one transaction, so the rows come from one snapshot as they are
     read (no ``WITH HOLD`` copy of the whole result) and, on PostgreSQL, without JIT
     compilation (which costs more than it saves on this plain sorted join). Skips the
     ORM's per-row machinery, which costs more than the query itself on a million rows:
-    only for fields the database returns as Python needs them (text, numbers).
+    only for fields the database returns as Python needs them (text, numbers). Several
+    querysets, each sorted by its first two columns, are merged in that order.
     """
-    sql, params = queryset.query.sql_with_params()
     with transaction.atomic():
         if connection.vendor == "postgresql":
             with connection.cursor() as settings:
                 settings.execute("SET LOCAL jit = off")
-        with connection.chunked_cursor() as cursor:
-            cursor.execute(sql, params)
-            while rows := cursor.fetchmany(CHUNK_SIZE):
-                yield from rows
+        streams = [_fetched(queryset) for queryset in querysets]
+        if len(streams) == 1:
+            yield from streams[0]
+        else:  # code-point order in the database ("C"/binary) is Python's str order
+            yield from heapq.merge(*streams, key=lambda row: (row[0], row[1]))
+
+
+def _fetched(queryset: QuerySet) -> Iterator[tuple]:
+    """Yield a queryset's rows from a chunked cursor (inside the caller's transaction)."""
+    sql, params = queryset.query.sql_with_params()
+    with connection.chunked_cursor() as cursor:
+        cursor.execute(sql, params)
+        while rows := cursor.fetchmany(CHUNK_SIZE):
+            yield from rows
 
 
 def live_rows(*, collection: Collection, spec: ExportSpec) -> Iterator[fmt.LiveRow]:
-    """Yield the selected pairs of the live judgment list, sorted by qid then docno."""
+    """Yield the selected pairs of the live judgment list, sorted by qid then docno.
+
+    With ``spec.unjudged`` the pooled pairs without a live grade come too, with grade
+    :data:`UNJUDGED_GRADE` (trec_eval reads a negative grade as "pooled, not judged").
+    """
     fields = ["query__external_id", "document__external_id", "grade", "human_count", "llm_count"]
     if spec.format == "csv":
         fields.append("query__text")
     queryset = _ordered(
         _live_queryset(collection, spec), "query__external_id", "document__external_id"
     ).values_list(*fields)
-    return _tuples(queryset)  # tuples in LiveRow's field order
+    if not spec.unjudged:
+        return _tuples(queryset)  # tuples in LiveRow's field order
+    pool = PoolEntry.objects.filter(collection=collection).exclude(
+        Exists(
+            LiveGrade.objects.filter(
+                query_id=OuterRef("query_id"), document_id=OuterRef("document_id")
+            )
+        )
+    )
+    if spec.query is not None:
+        pool = pool.filter(query__external_id=spec.query)
+    extra = ["query__text"] if spec.format == "csv" else []
+    pooled = _ordered(pool, "query__external_id", "document__external_id").values_list(
+        "query__external_id",
+        "document__external_id",
+        Value(UNJUDGED_GRADE),
+        Value(0),
+        Value(0),
+        *extra,
+    )
+    return _tuples(queryset, pooled)
 
 
 def _labels_queryset(collection: Collection, spec: ExportSpec) -> QuerySet[Judgment]:
@@ -234,8 +315,45 @@ def qid_numbers(*, collection: Collection) -> dict[str, int]:
     return fmt.ranklib_numbers(pairs.iterator(chunk_size=CHUNK_SIZE))
 
 
-def export_lines(*, collection: Collection, spec: ExportSpec) -> Iterator[str]:
-    """Yield the text lines of the export ``spec`` describes."""
+def provenance(*, collection: Collection, spec: ExportSpec, version: int) -> dict[str, Any]:
+    """Return where an export comes from (ir_metadata style): collection, list, policy, date."""
+    return {
+        "collection": collection.slug,
+        "collection_name": collection.name,
+        "judgment_list_version": version,
+        "labels": "raw" if spec.raw else "live",
+        "aggregation_policy": collection.aggregation_policy,
+        "provenance": spec.provenance,
+        "filters": {
+            name: getattr(spec, name)
+            for name in ("query", "judge", "kind", "since_version", "min_judges")
+            if getattr(spec, name) is not None
+        },
+        "unjudged": UNJUDGED_GRADE if spec.unjudged else None,
+        "exported_at": timezone.now().isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "software": f"Graded {graded_version()}",
+    }
+
+
+def graded_version() -> str:
+    """Return the installed Graded's version (``unknown`` when not installed)."""
+    try:
+        return importlib.metadata.version("graded")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def export_lines(
+    *, collection: Collection, spec: ExportSpec, version: int | None = None
+) -> Iterator[str]:
+    """Yield the text lines of the export ``spec`` describes.
+
+    With ``spec.metadata`` the first line is a provenance comment
+    (:func:`judging.lists.formats.judgments.metadata_comment`).
+    """
+    if spec.metadata:
+        current = collection.judgments_version if version is None else version
+        yield fmt.metadata_comment(provenance(collection=collection, spec=spec, version=current))
     if spec.raw:
         yield from fmt.write_labels(spec.format, label_rows(collection=collection, spec=spec))
         return

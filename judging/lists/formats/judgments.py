@@ -199,6 +199,20 @@ def ranklib_numbers(qids: Iterable[tuple[str, int]]) -> dict[str, int]:
     return dict(pairs)
 
 
+#: Formats whose readers skip ``#`` lines, so a provenance comment may start the file.
+COMMENT_FORMATS = ("qrels", "ranklib")
+
+
+def metadata_comment(meta: Mapping[str, Any]) -> str:
+    """Return the one-line provenance comment that may start a qrels or RankLib file.
+
+    ``# ir_metadata {...}``: the keys of ir_metadata's provenance (what, from where,
+    when, which software) as one line of JSON, because trec_eval 10.0 skips a lone
+    ``#`` line but refuses two in a row.
+    """
+    return "# ir_metadata " + json.dumps(meta, ensure_ascii=False, sort_keys=True) + "\n"
+
+
 def write_live(
     fmt: str, rows: Iterable[LiveRow], *, qid_numbers: Mapping[str, int] | None = None
 ) -> Iterator[str]:
