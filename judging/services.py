@@ -543,6 +543,7 @@ class ImportSummary:
     changed: int
     unchanged: int
     version: int
+    judges: tuple[int, ...] = ()  # every judge the labels went to (a multi-rater file)
 
 
 class RowsRefused(ValidationError):

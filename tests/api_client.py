@@ -24,9 +24,12 @@ def errors_of(response) -> list[dict[str, Any]]:
     assert body["errors"], body
     for item in body["errors"]:
         assert isinstance(item["message"], str) and item["message"]
-        assert set(item) <= {"message", "field", "line"}, item
-        if "line" in item:
-            assert isinstance(item["line"], int), item
+        assert set(item) <= {"message", "field", "line", "item", "part", "file"}, item
+        for unit in ("line", "item"):
+            if unit in item:
+                assert isinstance(item[unit], int), item
+        if "part" in item:
+            assert item["part"] in {"topics", "documents", "pairs", "judgments"}, item
     return body["errors"]
 
 

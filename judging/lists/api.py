@@ -62,8 +62,10 @@ class JudgmentListImportSerializer(serializers.Serializer):
     format = serializers.ChoiceField(
         choices=judgment_formats.IMPORT_FORMATS,
         required=False,
-        help_text="qrels, csv (query,docid,rating; query as id or text), jsonl, json or "
-        "ranklib. Default: from the file name (qrels when unsure).",
+        help_text="qrels, csv (query,docid,rating; query as id or text; Quepid's ratings "
+        "csv), jsonl, json, ranklib, or a Quepid book: quepid (its JSON) or quepid_csv (its "
+        "csv, a column per rater). Default: from the file name (qrels when unsure; "
+        "`book_*.json`/`*quepid*.json` a Quepid book).",
     )
     judge = serializers.IntegerField(
         required=False, help_text="Id of an existing judge (an LLM judge, or a human judge)."
@@ -98,6 +100,11 @@ class ImportResultSerializer(serializers.Serializer):
     unchanged = serializers.IntegerField()
     version = serializers.IntegerField(help_text="Judgment-list version after the import.")
     judge = serializers.IntegerField(help_text="Id of the judge the labels were recorded as.")
+    judges = serializers.ListField(
+        child=serializers.IntegerField(),
+        help_text="Ids of every judge labels were recorded as: `judge`, or for a Quepid "
+        "book one imported judge per rater it names.",
+    )
     dry_run = serializers.BooleanField()
 
 
@@ -106,7 +113,7 @@ _EXPORT_PARAMETERS = [
     OpenApiParameter(
         "format",
         OpenApiTypes.STR,
-        enum=list(judgment_formats.FORMATS),
+        enum=list(dict.fromkeys([*judgment_formats.FORMATS, *judgment_formats.RAW_FORMATS])),
         description="qrels (default; `qid 0 docno grade`), csv (`query,docid,rating`, query "
         "text), jsonl, json, or ranklib (`grade qid:N # docno`, with the qid mapping as "
         "`# qid:N = <qid>` comment lines first).",
@@ -116,7 +123,9 @@ _EXPORT_PARAMETERS = [
         OpenApiTypes.STR,
         enum=["live", "raw"],
         description="live (default): the aggregated grade per pair. raw: every judge's "
-        "current label (csv or jsonl; coordinators only).",
+        "current label (coordinators only): csv, jsonl, or a Quepid book — quepid (its "
+        "JSON: query_doc_pairs with every judge's judgement) or quepid_csv (query, docid "
+        "and a rating column per judge).",
     ),
     OpenApiParameter("query", OpenApiTypes.STR, description="Only this qid."),
     OpenApiParameter(
@@ -258,6 +267,7 @@ class JudgmentListView(CollectionScopedView):
             "unchanged": summary.unchanged,
             "version": summary.version,
             "judge": judge.pk,
+            "judges": list(summary.judges),
             "dry_run": data["dry_run"],
         }
         created = summary.created and not data["dry_run"]

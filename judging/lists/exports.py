@@ -303,10 +303,17 @@ def label_rows(*, collection: Collection, spec: ExportSpec) -> Iterator[fmt.Labe
         "seconds",
         "updated_at",
         "query__text",
+        "judge__user__email",
     )
-    for *label, updated, text in queryset.iterator(chunk_size=CHUNK_SIZE):
+    for *label, updated, text, email in queryset.iterator(chunk_size=CHUNK_SIZE):
         # qid, docno, judge id, name, kind, status, grade, note, seconds as selected above
-        yield fmt.LabelRow(*label, updated.isoformat().replace("+00:00", "Z"), text)
+        yield fmt.LabelRow(*label, updated.isoformat().replace("+00:00", "Z"), text, email or "")
+
+
+def label_judges(*, collection: Collection, spec: ExportSpec) -> list[tuple[int, str]]:
+    """Return (id, name) of the judges with a grade among the selected labels, by id."""
+    graded = _labels_queryset(collection, spec).filter(grade__isnull=False)
+    return list(graded.values_list("judge_id", "judge__name").distinct().order_by("judge_id"))
 
 
 def qid_numbers(*, collection: Collection) -> dict[str, int]:
@@ -355,7 +362,16 @@ def export_lines(
         current = collection.judgments_version if version is None else version
         yield fmt.metadata_comment(provenance(collection=collection, spec=spec, version=current))
     if spec.raw:
-        yield from fmt.write_labels(spec.format, label_rows(collection=collection, spec=spec))
+        judges = (
+            label_judges(collection=collection, spec=spec) if spec.format == "quepid_csv" else ()
+        )
+        yield from fmt.write_labels(
+            spec.format,
+            label_rows(collection=collection, spec=spec),
+            name=collection.name,
+            grade_names=list(collection.grade_names),
+            judges=judges,
+        )
         return
     numbers = qid_numbers(collection=collection) if spec.format == "ranklib" else None
     yield from fmt.write_live(

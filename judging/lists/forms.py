@@ -58,18 +58,20 @@ class CollectionImportForm(forms.Form):
     judgments = forms.FileField(
         required=False,
         label="Judgments",
-        help_text="qrels, csv (query,docid,rating), jsonl, json or ranklib.",
+        help_text="qrels, csv (query,docid,rating), jsonl, json, ranklib, or a Quepid book "
+        "(its JSON or csv export; each rater becomes an imported judge).",
     )
     judgments_format = forms.ChoiceField(
         required=False,
-        choices=[(AUTO, "From the file name"), *((f, f) for f in judgment_formats.FORMATS)],
+        choices=[(AUTO, "From the file name"), *((f, f) for f in judgment_formats.IMPORT_FORMATS)],
         label="Judgments format",
     )
     judge_name = forms.CharField(
         required=False,
         max_length=100,
         label="Whose judgments",
-        help_text="An imported judge, created on first use (e.g. TREC assessors).",
+        help_text="An imported judge, created on first use (e.g. TREC assessors). In a "
+        "Quepid book, the labels that name no rater.",
     )
     judge_kind = forms.ChoiceField(choices=Judge.Kind.choices, initial=Judge.Kind.HUMAN)
     scale = forms.CharField(

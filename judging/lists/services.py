@@ -9,6 +9,7 @@ a file of millions of documents never sits in memory.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator
@@ -55,9 +56,15 @@ def _refuse_if(problems: Problems) -> None:
 
 
 def add_service_problems(exc: ValidationError, problems: Problems) -> None:
-    """Add a service's ``line N: ...`` messages to ``problems`` (and count those it capped)."""
+    """Add a service's ``line N: ...`` messages to ``problems`` (and count those it capped).
+
+    The services number rows without knowing what the numbers count; in a JSON array
+    (``problems.unit`` ``item``) their "(first on line N)" is an item too.
+    """
     problems.total += max(getattr(exc, "total", 0) - len(exc.messages), 0)
     for message in exc.messages:
+        if problems.unit != "line":
+            message = message.replace("(first on line ", f"(first on {problems.unit} ")
         head, sep, rest = message.partition(": ")
         if sep and head.startswith("line ") and head[5:].isdigit():
             problems.add(Problem(int(head[5:]), rest))
@@ -161,13 +168,19 @@ def judgment_list_import(
     dry_run: bool = False,
     actor: AbstractBaseUser | None = None,
     channel: str = JudgmentEvent.Channel.IMPORT,
+    records: Iterable[judgment_formats.JudgmentIn | Problem] | None = None,
 ) -> ImportSummary:
-    """Import a judgment file (qrels, csv, jsonl, json or ranklib) as ``judge``'s labels.
+    """Import a judgment file (qrels, csv, jsonl, json, ranklib) as ``judge``'s labels.
 
     ``scale`` maps grades from another scale (see
     :func:`judging.lists.formats.judgments.parse_scale`). In csv the query may be given by id
     or by its text. All or nothing: raises :class:`ImportRefused` listing every problem
     by line. With ``dry_run`` everything is checked and counted, and nothing is kept.
+
+    A Quepid book (``quepid``, ``quepid_csv``) names a rater per label: each rater's labels
+    go to the imported judge of that name (of ``judge``'s kind), labels without a rater
+    to ``judge``; see :func:`_raters_import`. ``records`` replaces the file with
+    already-read records.
     """
     if format not in judgment_formats.READERS:
         raise ValidationError({"format": f"Use one of {', '.join(judgment_formats.READERS)}."})
@@ -175,6 +188,17 @@ def judgment_list_import(
         to_scale = judgment_formats.parse_scale(scale)
     except ValueError as exc:
         raise ValidationError({"scale": str(exc)}) from None
+    if format in judgment_formats.RATER_FORMATS and records is None:
+        return _raters_import(
+            collection=collection,
+            judge=judge,
+            source=source,
+            format=format,
+            scale=scale,
+            dry_run=dry_run,
+            actor=actor,
+            channel=channel,
+        )
     problems = Problems(unit="item" if format in judgment_formats.ITEM_FORMATS else "line")
     resolve = _query_resolver(collection)
     seen = 0
@@ -182,7 +206,10 @@ def judgment_list_import(
     def rows() -> Iterator[JudgmentRow]:
         """Yield the file's rows as they are read (never all at once), noting problems."""
         nonlocal seen
-        reader = judgment_formats.READERS[format](iter_lines(source))
+        if records is None:
+            reader = judgment_formats.READERS[format](iter_lines(source))
+        else:
+            reader = iter(records)
         for item in _records(reader, problems):
             try:
                 query = resolve(item.query, item.line)
@@ -217,7 +244,64 @@ def judgment_list_import(
         problems.add(Problem(None, "No judgments in the file."))
     _refuse_if(problems)
     assert summary is not None
-    return summary
+    return dataclasses.replace(summary, judges=(judge.pk,))
+
+
+def _raters_import(
+    *,
+    collection: Collection,
+    judge: Judge,
+    source: Source,
+    format: str,
+    scale: str | None,
+    dry_run: bool,
+    actor: AbstractBaseUser | None,
+    channel: str,
+) -> ImportSummary:
+    """Import a multi-rater file (a Quepid book): each rater's labels as its own judge.
+
+    The file is read whole (a book is read whole by its JSON parser anyway) and split by
+    rater; every rater's labels are checked and written like a one-judge file, in one
+    transaction, and any problem of any rater rolls all of them back.
+    """
+    problems = Problems(unit="item" if format in judgment_formats.ITEM_FORMATS else "line")
+    by_rater: dict[str, list[judgment_formats.JudgmentIn]] = {}
+    reader = judgment_formats.READERS[format](iter_lines(source))
+    for item in _records(reader, problems):
+        by_rater.setdefault(item.judge, []).append(item)
+    if not by_rater and not problems:
+        problems.add(Problem(None, "No judgments in the file."))
+    created = changed = unchanged = version = 0
+    judges: list[int] = []
+    try:
+        with transaction.atomic():
+            for rater, items in by_rater.items():
+                who = judge_for_import(name=rater, kind=judge.kind) if rater else judge
+                try:
+                    done = judgment_list_import(
+                        collection=collection,
+                        judge=who,
+                        source=b"",
+                        format=format,
+                        scale=scale,
+                        actor=actor,
+                        channel=channel,
+                        records=items,
+                    )
+                except ImportRefused as refused:
+                    for problem in refused.problems.items:
+                        problems.add(problem)
+                    problems.total += refused.problems.total - len(refused.problems.items)
+                    continue
+                created, changed = created + done.created, changed + done.changed
+                unchanged, version = unchanged + done.unchanged, done.version
+                judges.append(who.pk)
+            if problems or dry_run:
+                raise _Rollback
+    except _Rollback:
+        pass
+    _refuse_if(problems)
+    return ImportSummary(created, changed, unchanged, version, tuple(judges))
 
 
 # --- topics and documents ----------------------------------------------------------------

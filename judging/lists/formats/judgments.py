@@ -51,14 +51,18 @@ from judging.lists.formats.common import (
 from judging.textpolicy import MAX_NAME_LENGTH, MAX_NOTE_LENGTH, echo
 
 FORMATS = ("qrels", "csv", "jsonl", "json", "ranklib")
-RAW_FORMATS = ("csv", "jsonl")
-IMPORT_FORMATS = ("qrels", "csv", "jsonl", "json", "ranklib")
+RAW_FORMATS = ("csv", "jsonl", "quepid", "quepid_csv")
+#: Formats naming a rater per label (Quepid books): each rater is imported as a judge.
+RATER_FORMATS = ("quepid", "quepid_csv")
+IMPORT_FORMATS = ("qrels", "csv", "jsonl", "json", "ranklib", *RATER_FORMATS)
 CONTENT_TYPES = {
     "qrels": "text/plain",
     "csv": "text/csv",
     "jsonl": "application/jsonl",
     "json": "application/json",
     "ranklib": "text/plain",
+    "quepid": "application/json",
+    "quepid_csv": "text/csv",
 }
 EXTENSIONS = {
     "qrels": "qrels",
@@ -66,6 +70,8 @@ EXTENSIONS = {
     "jsonl": "jsonl",
     "json": "json",
     "ranklib": "ranklib.txt",
+    "quepid": "quepid-book.json",
+    "quepid_csv": "quepid-book.csv",
 }
 CSV_HEADER = ("query", "docid", "rating")
 RAW_CSV_HEADER = (
@@ -113,6 +119,7 @@ class LabelRow:
     seconds: float | None
     updated_at: str
     query_text: str = ""
+    judge_email: str = ""
 
 
 class JudgmentIn(NamedTuple):
@@ -127,6 +134,7 @@ class JudgmentIn(NamedTuple):
     grade: int | None
     status: str = "graded"
     note: str = ""
+    judge: str = ""  # the rater a multi-rater file names (Quepid books); "" for the file's judge
 
 
 def format_grade(grade: float) -> str:
@@ -260,8 +268,106 @@ def write_live(
         raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
 
 
-def write_labels(fmt: str, rows: Iterable[LabelRow]) -> Iterator[str]:
-    """Yield the lines of raw per-judge labels in ``csv`` or ``jsonl``."""
+def _by_pair(rows: Iterable[LabelRow]) -> Iterator[list[LabelRow]]:
+    """Group labels sorted by (qid, docno) into one list per pair."""
+    group: list[LabelRow] = []
+    for row in rows:
+        if group and (row.qid, row.docno) != (group[0].qid, group[0].docno):
+            yield group
+            group = []
+        group.append(row)
+    if group:
+        yield group
+
+
+def rater_names(judges: Iterable[tuple[int, str]]) -> dict[int, str]:
+    """Return a distinct column name per judge: its name, with its id when names repeat."""
+    judges = list(judges)
+    counts: dict[str, int] = {}
+    for _, name in judges:
+        counts[name] = counts.get(name, 0) + 1
+    return {pk: name if counts[name] == 1 else f"{name} ({pk})" for pk, name in judges}
+
+
+def write_quepid_book(
+    rows: Iterable[LabelRow], *, name: str, grade_names: list[str]
+) -> Iterator[str]:
+    """Yield a Quepid book (its JSON export and import shape) of per-judge labels.
+
+    ``{"name", "scale", "scale_with_labels", "query_doc_pairs": [{"query_text", "doc_id",
+    "position", "document_fields", "judgements": [{"rating", "unrateable", "judge_later",
+    "user_email", "explanation"}]}]}``: a judge is named by its user's e-mail (Quepid
+    matches raters by e-mail) or, without one, by its name; "cannot judge" is
+    ``unrateable`` and "judge later" ``judge_later``, both without a rating.
+    """
+    head = {
+        "name": name,
+        "show_rank": False,
+        "support_implicit_judgements": False,
+        "scale": list(range(GRADE_MIN, GRADE_MAX + 1)),
+        "scale_with_labels": {str(g): label for g, label in enumerate(grade_names)},
+    }
+    yield _json(head)[:-1] + ', "query_doc_pairs": ['
+    first = True
+    for group in _by_pair(rows):
+        pair = {
+            "query_text": group[0].query_text,
+            "doc_id": group[0].docno,
+            "position": None,
+            "document_fields": {},
+            "judgements": [
+                {
+                    "rating": r.grade,
+                    "unrateable": r.status == "cannot_judge",
+                    "judge_later": r.status == "later",
+                    "user_email": r.judge_email or r.judge_name,
+                    "explanation": r.note or None,
+                }
+                for r in group
+            ],
+        }
+        yield ("\n" if first else ",\n") + _json(pair)
+        first = False
+    yield "]}\n" if first else "\n]}\n"
+
+
+def write_quepid_csv(
+    rows: Iterable[LabelRow], *, judges: Iterable[tuple[int, str]]
+) -> Iterator[str]:
+    """Yield a Quepid book's csv: ``query,docid`` and one rating column per judge.
+
+    ``judges`` are the (id, name) of the columns, in order; a judge without a grade for a
+    pair (none, "cannot judge" or "judge later") has an empty cell, as Quepid writes.
+    """
+    columns = rater_names(judges)
+    order = list(columns)
+    yield _csv_line(("query", "docid", *columns.values()))
+    for group in _by_pair(rows):
+        grades = {r.judge_id: r.grade for r in group if r.grade is not None}
+        cells = ["" if grades.get(pk) is None else grades[pk] for pk in order]
+        if any(cell != "" for cell in cells):
+            yield _csv_line((group[0].query_text, group[0].docno, *cells))
+
+
+def write_labels(
+    fmt: str,
+    rows: Iterable[LabelRow],
+    *,
+    name: str = "",
+    grade_names: list[str] | None = None,
+    judges: Iterable[tuple[int, str]] = (),
+) -> Iterator[str]:
+    """Yield the lines of raw per-judge labels in ``csv``, ``jsonl``, ``quepid`` or ``quepid_csv``.
+
+    ``name`` and ``grade_names`` (the collection's) head a Quepid book; ``judges`` are the
+    columns of its csv.
+    """
+    if fmt == "quepid":
+        yield from write_quepid_book(rows, name=name, grade_names=grade_names or [])
+        return
+    if fmt == "quepid_csv":
+        yield from write_quepid_csv(rows, judges=judges)
+        return
     if fmt == "csv":
         yield _csv_line(RAW_CSV_HEADER)
         for r in rows:
@@ -394,7 +500,14 @@ def read_csv(lines: Iterable[tuple[int, str]]) -> Iterator[JudgmentIn | Problem]
             names = [_CSV_ALIASES.get(v.strip().lower()) for v in record]
             unknown = [v for v, n in zip(record, names, strict=True) if n is None]
             if unknown:
-                yield Problem(line, f"unknown column(s): {', '.join(echo(v) for v in unknown[:5])}")
+                hint = (
+                    " (a Quepid book's csv, with a column per rater: choose the format quepid_csv)"
+                    if "rating" not in names
+                    else ""
+                )
+                yield Problem(
+                    line, f"unknown column(s): {', '.join(echo(v) for v in unknown[:5])}{hint}"
+                )
                 return
             columns = {name: i for i, name in enumerate(names) if name}
             missing = [n for n in ("query", "docid", "rating") if n not in columns]
@@ -538,8 +651,115 @@ def read_ranklib(lines: Iterable[tuple[int, str]]) -> Iterator[JudgmentIn | Prob
             yield exc.problem
 
 
+def _optional_text(value: Any, line: int, field: str, max_length: int) -> str:
+    """Return a JSON string or null as text (null: empty)."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise FormatError(line, "must be a string", field)
+    return text(value, line, field, max_length)
+
+
+def read_quepid_book(lines: Iterable[tuple[int, str]]) -> Iterator[JudgmentIn | Problem]:
+    """Read a Quepid book (JSON); ``line`` is the 1-based number of its query-doc pair.
+
+    Every judgement is one label of its rater (``user_email``; none: the file's judge):
+    ``unrateable`` is "cannot judge", ``judge_later`` "judge later", ``explanation`` the
+    note. The pair's query is ``query_text`` (a query id or text, as in csv).
+    """
+    data = "\n".join(line for _, line in lines)
+    try:
+        book = json_value(None, data)
+    except FormatError as exc:
+        yield dataclasses.replace(exc.problem, line=exc.problem.line or 1, unit="line")
+        return
+    pairs = book.get("query_doc_pairs") if isinstance(book, dict) else None
+    if not isinstance(pairs, list):
+        yield Problem(None, "expected a Quepid book: an object with a query_doc_pairs array")
+        return
+    for number, pair in enumerate(pairs, start=1):
+        try:
+            if not isinstance(pair, dict):
+                raise FormatError(number, "each query-doc pair must be a JSON object")
+            query = _id(pair.get("query_text", pair.get("query")), number, "query_text")
+            document = _id(pair.get("doc_id"), number, "doc_id")
+            judgements = pair.get("judgements") or []
+            if not isinstance(judgements, list):
+                raise FormatError(number, "must be an array", "judgements")
+        except FormatError as exc:
+            yield exc.problem
+            continue
+        for index, judgement in enumerate(judgements):
+            where = f"judgements[{index}]"
+            try:
+                if not isinstance(judgement, dict):
+                    raise FormatError(number, "must be a JSON object", where)
+                rater = _optional_text(
+                    judgement.get("user_email"), number, f"{where}.user_email", MAX_NAME_LENGTH
+                ).strip()
+                note = _optional_text(
+                    judgement.get("explanation"), number, f"{where}.explanation", MAX_NOTE_LENGTH
+                )
+                if judgement.get("unrateable") is True:
+                    status, grade = "cannot_judge", None
+                elif judgement.get("judge_later") is True:
+                    status, grade = "later", None
+                elif judgement.get("rating") is None:
+                    raise FormatError(
+                        number, "is required (or unrateable / judge_later)", f"{where}.rating"
+                    )
+                else:
+                    status, grade = "graded", _grade(judgement["rating"], number, f"{where}.rating")
+            except FormatError as exc:
+                yield exc.problem
+                continue
+            yield JudgmentIn(number, query, document, grade, status, note, rater)
+
+
+def read_quepid_csv(lines: Iterable[tuple[int, str]]) -> Iterator[JudgmentIn | Problem]:
+    """Read a Quepid book's csv: ``query,docid`` then one rating column per rater.
+
+    An empty cell is no label; a column's header names its rater (Quepid writes the
+    rater's name or e-mail, and prefixes a formula-like query with a space).
+    """
+    raters: list[str] | None = None
+    for item in csv_records(lines):
+        if isinstance(item, Problem):
+            yield item
+            return
+        line, record = item
+        if raters is None:
+            head = [v.strip() for v in record]
+            if len(head) < 3 or [h.lower() for h in head[:2]] != ["query", "docid"]:
+                yield Problem(line, "the header needs query, docid and one column per rater")
+                return
+            raters = head[2:]
+            if not all(raters) or len(set(raters)) != len(raters):
+                yield Problem(line, "every rater column needs a distinct name")
+                return
+            continue
+        if len(record) != len(raters) + 2:
+            yield Problem(line, f"expected {len(raters) + 2} columns, found {len(record)}")
+            continue
+        try:
+            query = _id(csv_cell_text(record[0]).strip(), line, "query")
+            document = _id(csv_cell_text(record[1]), line, "docid")
+            grades = [
+                (rater, _grade(cell, line, rater))
+                for rater, cell in zip(raters, record[2:], strict=True)
+                if cell.strip()
+            ]
+        except FormatError as exc:
+            yield exc.problem
+            continue
+        for rater, grade in grades:
+            yield JudgmentIn(line, query, document, grade, judge=rater)
+    if raters is None:
+        yield Problem(1, "no header line (query,docid,<rater>...)")
+
+
 #: Formats whose records are elements of a JSON array: problems count items, not lines.
-ITEM_FORMATS = frozenset({"json"})
+ITEM_FORMATS = frozenset({"json", "quepid"})
 
 READERS: dict[str, Callable[[Iterable[tuple[int, str]]], Iterator[JudgmentIn | Problem]]] = {
     "qrels": read_qrels,
@@ -547,12 +767,17 @@ READERS: dict[str, Callable[[Iterable[tuple[int, str]]], Iterator[JudgmentIn | P
     "jsonl": read_jsonl,
     "json": read_json,
     "ranklib": read_ranklib,
+    "quepid": read_quepid_book,
+    "quepid_csv": read_quepid_csv,
 }
 
 
 def guess_format(name: str) -> str:
     """Return the format a file name suggests (qrels when nothing else fits)."""
     lower = name.lower()
+    base = lower.rsplit("/", 1)[-1]
+    if lower.endswith((".json", ".csv")) and ("quepid" in base or base.startswith("book_")):
+        return "quepid_csv" if lower.endswith(".csv") else "quepid"  # e.g. book_12_export.csv
     for fmt, ext in (("jsonl", ".jsonl"), ("json", ".json"), ("csv", ".csv")):
         if lower.endswith((ext, ext + ".gz")):
             return fmt

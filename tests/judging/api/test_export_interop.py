@@ -102,3 +102,147 @@ def test_trec_eval_and_our_engine_read_the_file_alike(api, graded, tmp_path, tre
     assert theirs and set(ours) == set(theirs)
     for key, value in theirs.items():
         assert ours[key] == pytest.approx(value, abs=1e-9), key
+
+
+# --- Quepid books ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def rated(world):
+    """q1×d1 graded by judy (3) and jim (1); q1×d2 by judy (0, a note); q2×d3 cannot judge."""
+    judy = services.judge_for_user(user=world.users["judy"])
+    jim = services.judge_for_user(user=world.users["jim"])
+    record = services.judgment_record
+    record(judge=judy, query=world.queries["q1"], document=world.docs["d1"], grade=3)
+    record(judge=jim, query=world.queries["q1"], document=world.docs["d1"], grade=1)
+    record(judge=judy, query=world.queries["q1"], document=world.docs["d2"], grade=0, note="off")
+    record(
+        judge=jim,
+        query=world.queries["q2"],
+        document=world.docs["d3"],
+        grade=None,
+        status="cannot_judge",
+    )
+    world.users["judy"].email = "judy@example.org"
+    world.users["judy"].save()
+    return world
+
+
+def test_a_quepid_book_holds_every_judges_judgements(api, rated):
+    response = api("cora").get(URL, {"format": "quepid", "labels": "raw"})
+    assert response["Content-Type"].startswith("application/json")
+    assert response["Content-Disposition"].endswith('-raw.quepid-book.json"')
+    book = json.loads(_body(response))
+    assert book["name"] == rated.coll.name and book["scale"] == [0, 1, 2, 3, 4]
+    assert book["scale_with_labels"]["0"] == rated.coll.grade_names[0]
+    pairs = {(p["query_text"], p["doc_id"]): p["judgements"] for p in book["query_doc_pairs"]}
+    q1 = rated.queries["q1"].text
+    assert sorted(pairs) == [(q1, "d1"), (q1, "d2"), (rated.queries["q2"].text, "d3")]
+    assert sorted((j["user_email"], j["rating"]) for j in pairs[(q1, "d1")]) == [
+        ("jim", 1),
+        ("judy@example.org", 3),
+    ]
+    assert pairs[(q1, "d2")][0]["explanation"] == "off"
+    (cannot,) = pairs[(rated.queries["q2"].text, "d3")]
+    assert cannot["unrateable"] is True and cannot["rating"] is None
+
+
+def test_a_quepid_book_csv_has_a_column_per_judge(api, rated):
+    text = _body(api("cora").get(URL, {"format": "quepid_csv", "labels": "raw"}))
+    q1 = rated.queries["q1"].text
+    assert text.splitlines() == ["query,docid,judy,jim", f"{q1},d1,3,1", f"{q1},d2,0,"]
+
+
+def test_books_need_raw_labels_and_a_coordinator(api, rated):
+    team = api("cora").get(URL, {"format": "quepid"})
+    assert team.status_code == 400 and errors_of(team)[0]["field"] == "format"
+
+
+@pytest.mark.parametrize("fmt", ["quepid", "quepid_csv"])
+def test_a_quepid_book_imports_back_one_judge_per_rater(api, rated, fmt):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from judging.models import Judge, Judgment
+
+    cora = api("cora")
+    exported = _body(cora.get(URL, {"format": fmt, "labels": "raw"})).encode()
+    name = f"demo.quepid-book.{'csv' if fmt == 'quepid_csv' else 'json'}"
+    response = cora.post(
+        URL,
+        {"file": SimpleUploadedFile(name, exported), "judge_name": "quepid raters"},
+        format="multipart",
+    )
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    judges = Judge.objects.filter(pk__in=body["judges"])
+    names = {"judy@example.org", "jim"} if fmt == "quepid" else {"judy", "jim"}
+    assert {j.name for j in judges} == names
+    grades = {
+        (j.judge.name, j.query.external_id, j.document.external_id): (j.grade, j.status)
+        for j in Judgment.objects.filter(judge__in=judges).select_related(
+            "judge", "query", "document"
+        )
+    }
+    judy = "judy@example.org" if fmt == "quepid" else "judy"
+    expected = {
+        (judy, "q1", "d1"): (3, "graded"),
+        ("jim", "q1", "d1"): (1, "graded"),
+        (judy, "q1", "d2"): (0, "graded"),
+    }
+    if fmt == "quepid":  # the book's JSON keeps "cannot judge"; its csv has grades only
+        expected[("jim", "q2", "d3")] = (None, "cannot_judge")
+    assert grades == expected
+    assert body["created"] == len(expected)
+
+
+def test_a_bad_quepid_book_names_pair_and_judgement(api, rated):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from judging.models import Judge
+
+    before = Judge.objects.count()
+    book = {
+        "name": "b",
+        "query_doc_pairs": [
+            {
+                "query_text": "q1",
+                "doc_id": "d1",
+                "judgements": [{"rating": 2, "user_email": "a@x"}],
+            },
+            {
+                "query_text": "q1",
+                "doc_id": "d2",
+                "judgements": [{"rating": 7, "user_email": "b@x"}],
+            },
+            {"query_text": "q9", "doc_id": "d1", "judgements": [{"user_email": "a@x"}]},
+            {
+                "query_text": "q2",
+                "doc_id": "d3",
+                "judgements": [{"rating": 1, "user_email": "a@x"}],
+            },
+            {
+                "query_text": "q2",
+                "doc_id": "d3",
+                "judgements": [{"rating": 2, "user_email": "a@x"}],
+            },
+        ],
+    }
+    response = api("cora").post(
+        URL,
+        {
+            "file": SimpleUploadedFile("book_1_export.json", json.dumps(book).encode()),
+            "judge_name": "x",
+        },
+        format="multipart",
+    )
+    assert response.status_code == 400
+    assert errors_of(response) == [
+        {"message": "grade 7 is outside the scale 0–4", "item": 2, "field": "grade"},
+        {
+            "message": "is required (or unrateable / judge_later)",
+            "item": 3,
+            "field": "judgements[0].rating",
+        },
+        {"message": "query 'q2' document 'd3' repeated (first on item 4)", "item": 5},
+    ]
+    assert Judge.objects.count() == before + 1  # only "x", the fallback judge of the request
