@@ -152,9 +152,7 @@ class ErrorItemSerializer(serializers.Serializer):
         required=False,
         help_text="Which file of a several-file import the message is about.",
     )
-    file = serializers.CharField(
-        required=False, help_text="The name that file was uploaded under."
-    )
+    file = serializers.CharField(required=False, help_text="The name that file was uploaded under.")
 
 
 class ErrorSerializer(serializers.Serializer):
