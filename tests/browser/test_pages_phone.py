@@ -191,7 +191,7 @@ def test_thin_topics_greyed_out_with_a_note_above_the_chart(
         expect(row.locator("[data-thin-reason]")).to_contain_text("only 3 judged documents")
         expect(row.locator("[data-field=pool]")).to_have_text("3")
         color = row.locator("th").evaluate("e => getComputedStyle(e).color")
-        assert color == "rgb(107, 115, 133)"  # --muted
+        assert color == "rgb(95, 103, 120)"  # --muted
         assert page.locator("svg .chart-box.is-thin").count() == 2
         assert console.problems() == []
     finally:

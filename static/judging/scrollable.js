@@ -1,0 +1,84 @@
+/*
+ * Graded — wide tables and charts that scroll sideways in their own box.
+ *
+ * A box that scrolls (wider content than its width, as tables do on a phone) is made
+ * reachable by keyboard (tabindex 0, so arrow keys scroll it: WCAG 2.1.1), is named for
+ * screen readers after its table's caption or the heading above it, and gets a visible
+ * hint above it. Boxes that fit lose all three again (on a wider screen or after a
+ * swap). Loaded once with <script defer>; no inline code or styles (the CSP forbids
+ * them); re-run after htmx swaps and on resize.
+ */
+(function () {
+  "use strict";
+
+  var BOXES = ".table-scroll, .data-table, .chart-scroll, .doc-extra, .prose pre, .prose table";
+  var HINT = "scroll-hint";
+
+  function label(box) {
+    var caption = box.querySelector("caption");
+    if (caption && caption.textContent.trim()) {
+      return caption.textContent.trim();
+    }
+    for (var node = box; node && node !== document.body; node = node.parentElement) {
+      for (var prev = node.previousElementSibling; prev; prev = prev.previousElementSibling) {
+        if (/^H[1-6]$/.test(prev.tagName) && prev.textContent.trim()) {
+          return prev.textContent.trim();
+        }
+      }
+    }
+    return "Table";
+  }
+
+  function mark(box) {
+    if (box.parentElement && box.parentElement.closest(".is-scrollable")) {
+      return; // the box around it scrolls already
+    }
+    var scrolls = box.scrollWidth > box.clientWidth + 1;
+    var hint = box.previousElementSibling;
+    var hinted = hint && hint.classList.contains(HINT);
+    if (scrolls && !box.classList.contains("is-scrollable")) {
+      box.classList.add("is-scrollable");
+      box.setAttribute("tabindex", "0");
+      if (box.tagName !== "TABLE") {
+        box.setAttribute("role", "region");
+        box.setAttribute("aria-label", label(box) + " (scrolls sideways)");
+      }
+      if (!hinted) {
+        var p = document.createElement("p");
+        p.className = HINT;
+        p.setAttribute("aria-hidden", "true");
+        p.textContent = "Scroll sideways for more \u2192";
+        box.parentElement.insertBefore(p, box);
+      }
+    } else if (!scrolls && box.classList.contains("is-scrollable")) {
+      box.classList.remove("is-scrollable");
+      box.removeAttribute("tabindex");
+      if (box.tagName !== "TABLE") {
+        box.removeAttribute("role");
+        box.removeAttribute("aria-label");
+      }
+      if (hinted) {
+        hint.remove();
+      }
+    }
+  }
+
+  function markAll() {
+    document.querySelectorAll(BOXES).forEach(mark);
+  }
+
+  var pending = null;
+  function later() {
+    if (pending === null) {
+      pending = window.requestAnimationFrame(function () {
+        pending = null;
+        markAll();
+      });
+    }
+  }
+
+  document.addEventListener("DOMContentLoaded", markAll);
+  document.addEventListener("htmx:afterSettle", later);
+  window.addEventListener("resize", later);
+  window.addEventListener("load", later);
+})();

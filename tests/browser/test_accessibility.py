@@ -1,0 +1,108 @@
+"""WCAG 2.1 AA on every page, checked by axe-core in Chromium (issue 20 item 5).
+
+axe-core is vendored (``tests/browser/vendor/axe-core``, version in its first line, MPL-2.0)
+and evaluated in the page through the DevTools protocol, so the pages keep their Content
+Security Policy. Every page every role reaches is checked at the desktop and the phone
+size, with the rules tagged WCAG 2.0/2.1 A and AA; a serious or critical violation fails.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.urls import reverse
+from playwright.sync_api import expect
+
+from judging.models import Judgment
+from tests.browser.test_pages_phone import DESKTOP, PHONE, log_in, pages, world
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+__all__ = ["world"]
+
+AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"
+WCAG_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+RUN_AXE = """async (tags) => {
+  const result = await axe.run(document, {
+    runOnly: {type: "tag", values: tags},
+    resultTypes: ["violations"],
+  });
+  return result.violations
+    .filter(v => v.impact === "serious" || v.impact === "critical")
+    .map(v => ({
+      id: v.id,
+      impact: v.impact,
+      nodes: v.nodes.slice(0, 4).map(n => n.target.join(" ") + " :: " + n.failureSummary),
+    }));
+}"""
+
+
+def violations(page) -> list[dict]:
+    """Return the serious and critical WCAG A/AA violations axe finds on the page."""
+    if not page.evaluate("typeof axe !== 'undefined'"):
+        page.evaluate(AXE.read_text())
+    return page.evaluate(RUN_AXE, WCAG_AA)
+
+
+def more_pages(world, username: str) -> list[str]:
+    """Return the pages :func:`pages` leaves out: the coordinator's forms and LLM pages."""
+    if username != "cora":
+        return []
+    slug = world["coll"].slug
+    return [
+        reverse("judging:collection_create"),
+        reverse("judging:collection_import", args=[slug]),
+        reverse("judging:llmjob_create", args=[slug]),
+        reverse("judging:disagreement_list", args=[slug]),
+        reverse("metrics:llm_agreement", args=[slug]),
+    ]
+
+
+def test_axe_is_the_vendored_pinned_copy():
+    head = AXE.read_text()[:40]
+    assert head.startswith("/*! axe v4.14.1"), head
+    assert (AXE.parent / "LICENSE").is_file()
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["phone", "desktop"])
+@pytest.mark.parametrize("username", ["cora", "judy", "tess"])
+def test_every_page_meets_wcag_aa(browser, live_server, console, world, viewport, username):
+    context = browser.new_context(base_url=live_server.url, viewport=viewport)
+    try:
+        page = context.new_page()
+        page.on("pageerror", lambda error: console.page_errors.append(str(error)))
+        page.goto(reverse("login"))
+        found = {"login": violations(page)}
+        log_in(page, username)
+        for path in [*pages(world, username), *more_pages(world, username)]:
+            page.goto(path)
+            found[path] = violations(page)
+        if username == "judy":  # a graded card (its grade chip filled in) and the edit page
+            page.goto(reverse("judging:judge_next", args=[world["coll"].slug]))
+            expect(page.locator(".grade-button")).to_have_count(5)
+            page.keyboard.press("2")
+            expect(page.locator("#judge-live")).to_contain_text("Saved")
+            page.keyboard.press("Backspace")
+            expect(page.locator(".grade-button.is-current")).to_have_count(1)
+            found["graded card"] = violations(page)
+            judgment = Judgment.objects.get(judge__user__username="judy")
+            page.goto(reverse("judging:judgment_update", args=[world["coll"].slug, judgment.pk]))
+            found["edit page"] = violations(page)
+        assert {path: v for path, v in found.items() if v} == {}
+        assert console.problems() == []
+    finally:
+        context.close()
+
+
+def test_a_low_contrast_text_is_caught(page, live_server):
+    """The check can fail: a grey-on-white paragraph is a serious contrast violation."""
+    page.goto(reverse("login"))
+    page.evaluate(
+        """() => {
+            const p = document.createElement("p");
+            p.textContent = "too faint to read";
+            p.style.color = "#bbbbbb";
+            document.querySelector("main").append(p);
+        }"""
+    )
+    assert [v["id"] for v in violations(page)] == ["color-contrast"]
