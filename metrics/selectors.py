@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
-from django.db.models import BinaryField, Count, Q, QuerySet
+from django.db.models import BinaryField, Count, Max, Q, QuerySet, Sum
 from django.db.models.functions import Substr
 from django.http import Http404
 
@@ -61,6 +61,30 @@ def visible_runs(*, collection: Collection, who: Viewer) -> QuerySet[Run]:
     if not who.team_ids:
         return runs.none()
     return runs.filter(team_id__in=who.team_ids)
+
+
+def live_state(*, collection: Collection, who: Viewer) -> str:
+    """Return a short token that changes whenever a leaderboard or run page would.
+
+    Covers the judgment-list version and the publication switches (of ``collection`` as
+    the request loaded it) and, of the runs the viewer sees, how many there are, the
+    newest, their scored versions and statuses — one small aggregate query, cheap enough
+    for every open page to poll every few seconds.
+    """
+    current = (
+        collection.judgments_version,
+        collection.leaderboard_published,
+        collection.judgments_published,
+    )
+    runs = visible_runs(collection=collection, who=who).aggregate(
+        count=Count("pk"),
+        newest=Max("pk"),
+        scored=Sum("scored_version"),
+        done=Count("pk", filter=Q(status=Run.Status.SCORED)),
+        latest=Max("scored_version"),
+    )
+    text = repr((current, sorted(runs.items())))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def run_for_viewer(*, collection: Collection, who: Viewer, run_id: int) -> Run:

@@ -57,6 +57,7 @@ from metrics.selectors import (
     Interval,
     Viewer,
     leaderboard,
+    live_state,
     rescore_progress,
     run_for_owner,
     run_for_viewer,
@@ -118,6 +119,26 @@ def _base_context(collection: Collection, who: Viewer, active: str) -> dict:
     return {"collection": collection, "who": who, "active": active}
 
 
+#: Seconds between two polls of an open leaderboard or run page.
+LIVE_POLL_SECONDS = 2
+
+
+def _live(request: HttpRequest, collection: Collection, who: Viewer) -> tuple[str, bool]:
+    """Return the page's live token and whether a poll (``?live=<token>``) saw no change.
+
+    An open leaderboard or run page asks every :data:`LIVE_POLL_SECONDS` with the token
+    it was rendered with; an unchanged page answers 204 (htmx leaves the page alone),
+    a changed one is rendered again and htmx swaps its live part in.
+    """
+    token = live_state(collection=collection, who=who)
+    return token, request.GET.get("live") == token
+
+
+def _live_context(token: str) -> dict:
+    """Return what the live part of a page needs to poll."""
+    return {"live_token": token, "live_poll_seconds": LIVE_POLL_SECONDS}
+
+
 @dataclass(frozen=True)
 class LeaderboardLine:
     """One leaderboard row ready to render: rank, run, coverage and the measure cells."""
@@ -139,6 +160,9 @@ class LeaderboardLine:
 def run_leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
     """Show the visible runs × the collection's measures, sortable by any measure."""
     collection, who = _collection_and_viewer(request, slug)
+    token, unchanged = _live(request, collection, who)
+    if unchanged:
+        return HttpResponse(status=204)
     labels, unreadable = _measure_labels(collection)
     coverage = _coverage_label(labels)
     columns = [label for label in labels if label is not coverage]
@@ -173,18 +197,22 @@ def run_leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
                 human_rank=row.human_rank,
             )
         )
-    context = _base_context(collection, who, "leaderboard") | {
-        "board": board,
-        "lines": lines,
-        "columns": columns,
-        "coverage": coverage,
-        "labels": labels,
-        "unreadable": unreadable,
-        "sort": sort,
-        "threshold_percent": round(threshold * 100),
-        "confidence_percent": round(BOOTSTRAP_CONFIDENCE * 100),
-        "intervals": any(line.interval for line in lines),
-    }
+    context = (
+        _base_context(collection, who, "leaderboard")
+        | {
+            "board": board,
+            "lines": lines,
+            "columns": columns,
+            "coverage": coverage,
+            "labels": labels,
+            "unreadable": unreadable,
+            "sort": sort,
+            "threshold_percent": round(threshold * 100),
+            "confidence_percent": round(BOOTSTRAP_CONFIDENCE * 100),
+            "intervals": any(line.interval for line in lines),
+        }
+        | _live_context(token)
+    )
     return render(request, "metrics/run_leaderboard.html", context)
 
 
@@ -269,6 +297,9 @@ def run_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """Show a run: metadata, mean scores, per-query scores and a chart of one measure."""
     collection, who = _collection_and_viewer(request, slug)
     run = run_for_viewer(collection=collection, who=who, run_id=pk)
+    token, unchanged = _live(request, collection, who)
+    if unchanged:
+        return HttpResponse(status=204)
     labels, unreadable = _measure_labels(collection)
     form = MeasureForm(request.GET or None, labels=labels)
     chosen = form.label()
@@ -302,23 +333,27 @@ def run_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
                 flag_text=f"Judged@10 below {round(threshold * 100)}%",
             )
         )
-    context = _base_context(collection, who, "leaderboard") | {
-        "run": run,
-        "stale": run.scored_version < version,
-        "may_download": bool(run.source_file)
-        and (who.is_coordinator or run.team_id in who.team_ids),
-        "labels": labels,
-        "unreadable": unreadable,
-        "columns": columns,
-        "coverage": coverage,
-        "summary": [(label, run.scores.get(label.canonical)) for label in labels],
-        "lines": lines,
-        "low_count": sum(line.low_coverage for line in lines),
-        "form": form,
-        "chosen": chosen,
-        "chart": chart,
-        "threshold_percent": round(threshold * 100),
-    }
+    context = (
+        _base_context(collection, who, "leaderboard")
+        | {
+            "run": run,
+            "stale": run.scored_version < version,
+            "may_download": bool(run.source_file)
+            and (who.is_coordinator or run.team_id in who.team_ids),
+            "labels": labels,
+            "unreadable": unreadable,
+            "columns": columns,
+            "coverage": coverage,
+            "summary": [(label, run.scores.get(label.canonical)) for label in labels],
+            "lines": lines,
+            "low_count": sum(line.low_coverage for line in lines),
+            "form": form,
+            "chosen": chosen,
+            "chart": chart,
+            "threshold_percent": round(threshold * 100),
+        }
+        | _live_context(token)
+    )
     return render(request, "metrics/run_detail.html", context)
 
 
