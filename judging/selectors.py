@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
+from django.core.exceptions import PermissionDenied
 from django.db import connection
 from django.db.models import (
     BigIntegerField,
@@ -52,19 +53,41 @@ def collection_for_member(
 ) -> Collection:
     """Return the collection if ``user`` holds one of ``roles`` in it (any role if None).
 
-    Superusers see every collection. Raises ``Http404`` otherwise, so that a collection's
-    existence does not leak to non-members.
+    Superusers see every collection. Raises ``Http404`` for non-members, so that a
+    collection's existence does not leak, and ``PermissionDenied`` naming the roles the
+    page needs for a member who holds only others (a judge opening the leaderboard).
     """
     queryset = Collection.objects.filter(slug=slug)
-    if not user.is_superuser:
+    if user.is_superuser:
+        collection = queryset.first()
+    else:
         memberships = Membership.objects.filter(collection=OuterRef("pk"), user=user)
-        if roles is not None:
-            memberships = memberships.filter(role__in=roles)
-        queryset = queryset.filter(Exists(memberships))
-    collection = queryset.first()
+        wanted = memberships if roles is None else memberships.filter(role__in=roles)
+        collection = queryset.filter(Exists(wanted)).first()
+        if collection is None and roles is not None:  # a member in another role?
+            other = queryset.filter(Exists(memberships)).first()
+            if other is not None:
+                held = user_roles(user=user, collection=other)
+                raise PermissionDenied(role_refusal(needed=roles, held=held))
     if collection is None:
         raise Http404("No such collection.")
     return collection
+
+
+def role_refusal(*, needed: tuple[str, ...], held: set[str]) -> str:
+    """Return why a member may not open a page: the roles it needs and the ones they hold."""
+    names = dict(Membership.Role.choices)
+
+    def listed(roles: list[str]) -> str:
+        words = [names.get(role, role).lower() + "s" for role in roles]
+        return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+    mine = sorted(held)
+    you = " and ".join(names.get(role, role).lower() for role in mine)
+    return (
+        f"This page is for the collection's {listed(list(needed))}; "
+        f"you are {'a' if you[:1] not in 'aeiou' else 'an'} {you} here."
+    )
 
 
 def user_roles(*, user: AbstractBaseUser, collection: Collection) -> set[str]:

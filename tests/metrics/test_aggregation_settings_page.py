@@ -61,7 +61,7 @@ def test_coordinator_changes_policy_on_the_settings_page(
 
 def test_judges_cannot_change_settings(client, coll, judge_user):
     client.force_login(judge_user)
-    assert client.post(f"/c/{coll.slug}/settings/", FORM).status_code == 404
+    assert client.post(f"/c/{coll.slug}/settings/", FORM).status_code == 403
     assert Collection.objects.get(pk=coll.pk).aggregation_policy == "lower_median_human_then_llm"
 
 

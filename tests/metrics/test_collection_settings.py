@@ -80,7 +80,7 @@ def test_settings_page_is_for_coordinators_and_saves(client, coll, scored):
     team_member = factories.user("tm")
     services.team_member_add(team=scored.team, user=team_member)
     client.force_login(team_member)
-    assert client.get(url).status_code == 404
+    assert client.get(url).status_code == 403
     boss = factories.user("boss")
     factories.member(coll, boss, role="coordinator")
     client.force_login(boss)

@@ -362,8 +362,13 @@ def test_collection_page_links_coordinators_to_the_agreement_page(client, setup)
 
 @pytest.mark.parametrize("name", ["alice", "tess", "olga", "otto"])
 def test_page_is_404_for_everyone_but_coordinators(client, setup, name):
+    """Strangers get 404; members in another role 403 naming the role the page needs."""
     client.force_login(setup.users[name])
-    assert client.get(page_url(setup)).status_code == 404
+    response = client.get(page_url(setup))
+    member = setup.coll.memberships.filter(user=setup.users[name]).exists()
+    assert response.status_code == (403 if member else 404)
+    if member:
+        assert "for the collection&#x27;s coordinators" in response.content.decode()
 
 
 def test_superusers_see_the_page(client, setup):

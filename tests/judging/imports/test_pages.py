@@ -108,7 +108,7 @@ def test_only_the_collections_coordinators_see_an_import(setup, client):
     judge = factories.user("judy")
     factories.member(coll, judge, Membership.Role.JUDGE)
     client.force_login(judge)
-    assert client.get(url).status_code == 404
+    assert client.get(url).status_code == 403  # a member, in another role
     other = factories.collection("other")
     cora2 = factories.user("cora2")
     factories.member(other, cora2, Membership.Role.COORDINATOR)

@@ -157,7 +157,7 @@ def test_coordinator_page_lists_missing_documents_and_imports_content(client, co
     )
     url = reverse("judging:document_import", args=[coll.slug])
     client.force_login(judge)
-    assert client.get(url).status_code == 404
+    assert client.get(url).status_code == 403
     client.force_login(boss)
     detail = client.get(reverse("judging:collection_detail", args=[coll.slug])).content.decode()
     assert "1 pooled document without content" in detail

@@ -32,7 +32,7 @@ def test_collection_page_links_coordinators_only(coll, cora, judge_user):
     link = f"/c/{coll.slug}/llm-jobs/"
     assert link in _client(cora).get(f"/c/{coll.slug}/").content.decode()
     assert link not in _client(judge_user).get(f"/c/{coll.slug}/").content.decode()
-    assert _client(judge_user).get(link).status_code == 404
+    assert _client(judge_user).get(link).status_code == 403
 
 
 def test_run_from_the_browser_and_follow_progress(

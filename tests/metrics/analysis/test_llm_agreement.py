@@ -384,7 +384,7 @@ def test_page_without_llm_judges(client, db):
 
 @pytest.mark.parametrize(
     ("name", "status"),
-    [("cora", 200), ("root", 200), ("alice", 404), ("tess", 404), ("olga", 404)],
+    [("cora", 200), ("root", 200), ("alice", 403), ("tess", 403), ("olga", 404)],
 )
 def test_page_is_for_coordinators_only(client, world, name, status):
     client.force_login(world.users[name])

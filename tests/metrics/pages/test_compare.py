@@ -177,6 +177,6 @@ def test_undefined_values_are_left_out(world):
     assert float(cell(html, "nan-a", "t")["p"]) == pytest.approx(expected.t_p_value)
 
 
-@pytest.mark.parametrize("who", ["judy", "stranger"])
-def test_judges_get_404(world, who):
-    assert world.client(who).get(reverse("metrics:compare", args=["trec"])).status_code == 404
+@pytest.mark.parametrize(("who", "status"), [("judy", 403), ("stranger", 404)])
+def test_judges_get_403_and_strangers_404(world, who, status):
+    assert world.client(who).get(reverse("metrics:compare", args=["trec"])).status_code == status

@@ -115,7 +115,7 @@ def test_team_members_see_difficulty_over_their_own_runs(world, example):
     url = reverse("metrics:difficulty", args=[world.coll.slug])
     html = world.client("bob").get(url).content.decode()
     assert "over 2 runs of your team" in html
-    assert world.client("judy").get(url).status_code == 404
+    assert world.client("judy").get(url).status_code == 403
 
 
 def test_thin_queries_are_greyed_out_and_explained(world, example):

@@ -100,12 +100,17 @@ def test_visibility_matrix(world, who, published, expected):
     assert set(tags_in_order(response.content.decode())) == expected
 
 
-@pytest.mark.parametrize("who", ["judy", "stranger"])
+@pytest.mark.parametrize(("who", "status"), [("judy", 403), ("stranger", 404)])
 @pytest.mark.parametrize("published", [False, True])
-def test_judges_and_strangers_get_404(world, who, published):
+def test_judges_get_403_and_strangers_404(world, who, status, published):
     world.coll.leaderboard_published = published
     world.coll.save()
-    assert world.client(who).get(url(world)).status_code == 404
+    response = world.client(who).get(url(world))
+    assert response.status_code == status
+    if status == 403:  # says which role the page needs
+        assert "for the collection&#x27;s coordinators and team members; you are a judge here" in (
+            response.content.decode()
+        )
 
 
 def test_anonymous_is_sent_to_login(world):

@@ -41,8 +41,8 @@ def pairs(response) -> list[str]:
 
 
 def test_only_coordinators(world, pool):
-    for who in ("alice", "judy", "stranger"):
-        assert world.client(who).get(url(world)).status_code == 404
+    for who, status in (("alice", 403), ("judy", 403), ("stranger", 404)):
+        assert world.client(who).get(url(world)).status_code == status
 
 
 def test_pages_and_filters(world, pool, django_assert_max_num_queries):

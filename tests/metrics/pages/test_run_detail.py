@@ -83,7 +83,7 @@ def test_run_without_file_has_no_download(world):
         ("alice", False, 200),
         ("bob", False, 404),
         ("bob", True, 200),
-        ("judy", True, 404),
+        ("judy", True, 403),
         ("stranger", True, 404),
     ],
 )

@@ -53,9 +53,9 @@ def test_form_offers_a_choice_of_teams(world):
     assert "Team A" in html and "Team B" in html
 
 
-@pytest.mark.parametrize("who", ["coord", "judy", "stranger"])
-def test_only_team_members_may_submit(world, who):
-    assert world.client(who).get(url(world)).status_code == 404
+@pytest.mark.parametrize(("who", "status"), [("coord", 404), ("judy", 403), ("stranger", 404)])
+def test_only_team_members_may_submit(world, who, status):
+    assert world.client(who).get(url(world)).status_code == status
 
 
 def test_successful_upload_redirects_to_the_scored_run(world, graded):

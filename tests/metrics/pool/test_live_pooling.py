@@ -227,4 +227,4 @@ def test_the_settings_page_sets_a_version_and_shows_the_history(campaign, client
     assert "The pooling policy was not changed." in bad.content.decode()
     assert PoolingPolicy.objects.filter(collection=coll).count() == 1
     client.force_login(jay.user)
-    assert client.post(url, form).status_code == 404
+    assert client.post(url, form).status_code == 403
