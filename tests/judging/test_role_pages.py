@@ -26,7 +26,7 @@ def coll(db):
         (
             "tess",
             "judging:judge_next",
-            "for the collection&#x27;s judges; you are a team member here",
+            "judges and coordinators; you are a team member here",
         ),
         ("judy", "metrics:leaderboard", "coordinators and team members; you are a judge here"),
         (
