@@ -82,6 +82,7 @@ class UnknownPolicyError(ValueError, KeyError):
 class AggregationPolicy:
     """A named aggregation policy; call it like its function.
 
+    ``name`` is its id (settings, REST, exports), ``label`` what people read in menus;
     ``fractional`` tells whether live grades may be non-integers (e.g. means);
     ``needs_judges`` whether the policy models individual judges (it then needs
     ``judge_index``); ``global_fit`` whether one pair's live grade depends on other pairs'
@@ -90,6 +91,7 @@ class AggregationPolicy:
     """
 
     name: str
+    label: str
     description: str
     fractional: bool
     function: PolicyFunction
@@ -604,6 +606,7 @@ POLICIES: dict[str, AggregationPolicy] = {
     for policy in (
         AggregationPolicy(
             name="lower_median_human_then_llm",
+            label="Lower median of the humans, LLMs fill the rest",
             description=(
                 "Lower median of the human grades; LLM grades only where no human has "
                 "graded the pair."
@@ -613,6 +616,7 @@ POLICIES: dict[str, AggregationPolicy] = {
         ),
         AggregationPolicy(
             name="mean_human_then_llm",
+            label="Mean of the humans, LLMs fill the rest",
             description=(
                 "Mean of the human grades (may be fractional); LLM grades only where no "
                 "human has graded the pair."
@@ -622,6 +626,7 @@ POLICIES: dict[str, AggregationPolicy] = {
         ),
         AggregationPolicy(
             name="majority_human_then_llm",
+            label="Majority of the humans (ties down), LLMs fill the rest",
             description=(
                 "Most frequent human grade, ties to the lower grade; LLM grades only "
                 "where no human has graded the pair."
@@ -631,6 +636,7 @@ POLICIES: dict[str, AggregationPolicy] = {
         ),
         AggregationPolicy(
             name="majority_ties_higher_human_then_llm",
+            label="Majority of the humans (ties up), LLMs fill the rest",
             description=(
                 "Most frequent human grade, ties to the higher grade; LLM grades only "
                 "where no human has graded the pair."
@@ -640,6 +646,7 @@ POLICIES: dict[str, AggregationPolicy] = {
         ),
         AggregationPolicy(
             name="majority_ties_median_human_then_llm",
+            label="Majority of the humans (ties to the median), LLMs fill the rest",
             description=(
                 "Most frequent human grade, ties to the tied grade nearest the median "
                 "(then the lower); LLM grades only where no human has graded the pair."
@@ -649,6 +656,7 @@ POLICIES: dict[str, AggregationPolicy] = {
         ),
         AggregationPolicy(
             name="trimmed_mean_human_then_llm",
+            label="Trimmed mean of the humans, LLMs fill the rest",
             description=(
                 "Mean of the human grades without the lowest and highest (3+ grades; may "
                 "be fractional); LLM grades only where no human has graded the pair."
@@ -658,6 +666,7 @@ POLICIES: dict[str, AggregationPolicy] = {
         ),
         AggregationPolicy(
             name="human_only_lower_median",
+            label="Lower median of the humans only",
             description="Lower median of the human grades; LLM grades never count.",
             fractional=False,
             function=human_only_lower_median,
@@ -665,6 +674,7 @@ POLICIES: dict[str, AggregationPolicy] = {
         ),
         AggregationPolicy(
             name="llm_only_lower_median",
+            label="Lower median of the LLMs only",
             description="Lower median of the LLM grades; human grades never count.",
             fractional=False,
             function=llm_only_lower_median,
@@ -672,6 +682,7 @@ POLICIES: dict[str, AggregationPolicy] = {
         ),
         AggregationPolicy(
             name="dawid_skene",
+            label="Dawid–Skene model of every judge",
             description=(
                 "Dawid–Skene: the most probable grade given every judge's (human and "
                 "LLM) estimated confusion matrix, fitted by EM on the whole collection."

@@ -502,7 +502,7 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
     )
     aggregation_form = AggregationSettingsForm(
         request.POST if action == "aggregation" else None,
-        policies=[(p.name, f"{p.name} — {p.description}") for p in POLICIES.values()],
+        policies=[(p.name, p.label) for p in POLICIES.values()],
         initial={name: getattr(collection, name) for name in AGGREGATION_FIELDS},
     )
     pooling = pooling_policy(collection=collection)
@@ -584,6 +584,11 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
             "pooling": pooling,
             "pooling_history": pooling_history(collection=collection)[:10],
             "aggregation_form": aggregation_form,
+            # plain values: a policy is callable, and templates call what they can
+            "policies": [
+                {"name": p.name, "label": p.label, "description": p.description}
+                for p in POLICIES.values()
+            ],
             "policy_changes": PolicyChange.objects.filter(collection=collection)
             .select_related("actor")
             .order_by("-at", "-pk")[:10],

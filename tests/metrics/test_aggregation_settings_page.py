@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from judging import services
@@ -53,6 +55,13 @@ def test_coordinator_changes_policy_on_the_settings_page(
     assert LiveGrade.objects.get(query=q, document=d).policy == "mean_human_then_llm"
     html = client.get(url).content.decode()
     assert 'id="policy-history"' in html
+    # The menu and the history name policies for people; the ids appear only in the help.
+    options = re.findall(r'<option value="([a-z_]+)"[^>]*>([^<]+)</option>', html)
+    assert ("dawid_skene", "Dawid–Skene model of every judge") in options
+    assert all(value != label for value, label in options)
+    history = html[html.index('id="policy-history"') :]
+    assert "Lower median of the humans, LLMs fill the rest → Mean of the humans" in history
+    assert '<code class="canonical">mean_human_then_llm</code></dt><dd>Mean of the human' in html
     assert 'data-current="1" data-total="1"' in html
     response = client.post(url, {**FORM, "aggregation_policy": "median", "judges_per_pair": "0"})
     assert response.status_code == 400
