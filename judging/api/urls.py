@@ -71,6 +71,11 @@ urlpatterns = [
         name="llm-job-detail",
     ),
     path(
+        "collections/<slug:slug>/llm-jobs/<int:pk>/outputs/",
+        views_llm.LLMJobOutputListView.as_view(),
+        name="llm-job-outputs",
+    ),
+    path(
         "collections/<slug:slug>/disagreements/",
         views_adjudication.DisagreementListView.as_view(),
         name="disagreement-list",

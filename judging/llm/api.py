@@ -23,7 +23,7 @@ from judging.api.permissions import COORDINATORS
 from judging.api.views import SLUG, CollectionScopedView
 from judging.llm import selectors as selectors_llm
 from judging.llm import services as services_llm
-from judging.llm.models import LLMFailure, LLMJob, LLMProvider
+from judging.llm.models import LLMFailure, LLMJob, LLMOutput, LLMProvider
 
 
 class LLMProviderSerializer(serializers.ModelSerializer):
@@ -198,3 +198,59 @@ class LLMJobDetailView(CollectionScopedView, generics.RetrieveAPIView):
         if self.fake():
             return LLMJob.objects.none()
         return selectors_llm.jobs_of(collection=self.collection, with_failures=True)
+
+
+class LLMOutputSerializer(serializers.ModelSerializer):
+    """What an LLM judge was asked and answered for one pair it graded."""
+
+    query = serializers.CharField(source="judgment.query.external_id", read_only=True)
+    document = serializers.CharField(source="judgment.document.external_id", read_only=True)
+    grade = serializers.IntegerField(
+        source="judgment.grade", read_only=True, allow_null=True, help_text="Graded's 0–4."
+    )
+
+    class Meta:
+        model = LLMOutput
+        fields = [
+            "query",
+            "document",
+            "grade",
+            "native_label",
+            "raw_output",
+            "prompt_hash",
+            "template_version",
+            "model_reported",
+            "prompt_tokens",
+            "completion_tokens",
+            "latency_ms",
+            "attempts",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="Read an LLM job's raw outputs",
+        description="Coordinators only. Per pair the job graded (and its judge still holds "
+        "that label): the answer as the model gave it, the label on its own scale, the "
+        "grade it maps to, the prompt's SHA-256, the model the API reported, tokens and "
+        "latency. Paginated, by query then document id.",
+        parameters=[SLUG],
+        responses={200: LLMOutputSerializer(many=True), **error_responses(401, 403, 404)},
+    )
+)
+class LLMJobOutputListView(CollectionScopedView, generics.ListAPIView):
+    """The raw outputs of one LLM judge job."""
+
+    serializer_class = LLMOutputSerializer
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS}
+
+    def get_queryset(self) -> Any:
+        """Return the job's outputs (404 for a job of another collection)."""
+        if self.fake():
+            return LLMOutput.objects.none()
+        jobs = selectors_llm.jobs_of(collection=self.collection)
+        if not jobs.filter(pk=self.kwargs["pk"]).exists():
+            raise exceptions.NotFound("No such LLM job.")
+        return selectors_llm.job_outputs(collection=self.collection, job_id=self.kwargs["pk"])

@@ -351,7 +351,7 @@ def run_job(
         raise
     finally:
         requests.join(timeout=60)
-    services_llm.llm_job_set_status(job=job, status=LLMJob.Status.DONE)
+    services_llm.llm_job_finish(job=job)
     job.refresh_from_db()
     if on_progress:
         on_progress(progress)

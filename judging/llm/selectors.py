@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import Prefetch, QuerySet
 
-from judging.llm.models import LLMFailure, LLMJob
+from judging.llm.models import LLMFailure, LLMJob, LLMOutput
 from judging.models import Collection, Judge
 
 
@@ -48,4 +48,16 @@ def llm_judges(*, collection: Collection) -> QuerySet[Judge]:
         Judge.objects.filter(kind=Judge.Kind.LLM, collections=collection)
         .select_related("llm_provider")
         .order_by("name")
+    )
+
+
+def job_outputs(*, collection: Collection, job_id: int) -> QuerySet[LLMOutput]:
+    """Return the outputs of one of the collection's jobs (its judge's current judgments).
+
+    Sorted by query and document id; the judgment, its pair and the job come along.
+    """
+    return (
+        LLMOutput.objects.filter(job_id=job_id, job__collection=collection)
+        .select_related("judgment__query", "judgment__document")
+        .order_by("judgment__query__external_id", "judgment__document__external_id", "pk")
     )

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Count, F
 from django.utils import timezone
 
 from judging import background, services
@@ -295,6 +295,34 @@ def llm_job_set_status(
     LLMJob.objects.filter(pk=job.pk).update(**fields)
     for name, value in fields.items():
         setattr(job, name, value)
+
+
+#: Characters of a job's error message kept (failure reasons are short already).
+MAX_JOB_ERROR = 500
+
+
+def llm_job_finish(*, job: LLMJob) -> None:
+    """End a job that ran: Failed when every pair failed, else Done.
+
+    A failed job's ``error`` names the commonest reason and the provider's registered
+    name; a done job with failures lists them as before (pages say "done with N failures").
+    """
+    job.refresh_from_db(fields=["total", "done", "failed"])
+    if job.total and job.failed and not job.done:
+        commonest = (
+            LLMFailure.objects.filter(job=job)
+            .values("reason")
+            .annotate(n=Count("pk"))
+            .order_by("-n", "reason")
+            .first()
+        )
+        provider = job.judge.llm_provider
+        where = f" at {provider.name}" if provider is not None else ""
+        reason = f": {commonest['reason']}" if commonest else ""
+        error = f"All {job.failed} pairs failed{where}{reason}"[:MAX_JOB_ERROR]
+        llm_job_set_status(job=job, status=LLMJob.Status.FAILED, error=error)
+    else:
+        llm_job_set_status(job=job, status=LLMJob.Status.DONE)
 
 
 def llm_job_start(*, job: LLMJob) -> None:

@@ -22,6 +22,7 @@ PATHS = [
     "/api/v1/collections/{slug}/qrels/",
     "/api/v1/collections/{slug}/llm-jobs/",
     "/api/v1/collections/{slug}/llm-jobs/{id}/",
+    "/api/v1/collections/{slug}/llm-jobs/{id}/outputs/",
     "/api/v1/judges/",
     "/api/v1/judges/{id}/",
     "/api/v1/llm-providers/",

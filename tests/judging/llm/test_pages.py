@@ -120,3 +120,23 @@ def test_admin_form_checks_the_template(db):
     assert not form.is_valid()
     assert "{body}" in form.errors["prompt_template"][0]
     assert Judge.objects.count() == 0
+
+
+def test_job_page_says_failed_or_done_with_failures(coll, cora, llm):
+    """Issue 20 item 1: a job whose pairs all failed is not shown as a green Done."""
+    failed = LLMJob.objects.create(
+        collection=coll,
+        judge=llm,
+        status=LLMJob.Status.FAILED,
+        total=2,
+        failed=2,
+        error="All 2 pairs failed at fake: HTTP 401",
+    )
+    partly = LLMJob.objects.create(
+        collection=coll, judge=llm, status=LLMJob.Status.DONE, total=3, done=2, failed=1
+    )
+    client = _client(cora)
+    html = client.get(f"/c/{coll.slug}/llm-jobs/{failed.pk}/").content.decode()
+    assert "<strong data-job-status>Failed</strong>: All 2 pairs failed at fake: HTTP 401" in html
+    html = client.get(f"/c/{coll.slug}/llm-jobs/{partly.pk}/").content.decode()
+    assert "<strong data-job-status>Done with 1 failure</strong>" in html

@@ -176,6 +176,22 @@ def test_persistent_errors_and_bad_answers_are_failures_not_judgments(coll, pool
     assert LiveGrade.objects.filter(collection=coll).count() == 6
 
 
+def test_a_job_whose_every_pair_failed_says_failed_with_reason_and_provider(
+    coll, pooled, llm, fake
+):
+    """Issue 20 item 1: not a green "Done" when nothing was graded."""
+    llm.max_attempts = 1
+    llm.save()
+    fake.script = lambda body, n: Reply(status=400, body='{"error": "no such model"}')
+    job = _run(coll, llm, concurrency=2, limit=3)
+    assert (job.status, job.done, job.failed) == (LLMJob.Status.FAILED, 0, 3)
+    assert job.error.startswith(f"All 3 pairs failed at {llm.llm_provider.name}: HTTP 400")
+    # Some graded, some failed: done, and the pages say with how many failures.
+    fake.script = lambda body, n: Reply(status=400) if n % 2 else Reply()
+    job = _run(coll, llm, concurrency=1, limit=4)
+    assert job.status == LLMJob.Status.DONE and job.done and job.failed and not job.error
+
+
 def test_rerun_skips_graded_and_retries_failed(coll, pooled, llm, fake):
     fake.script = lambda body, n: Reply(status=500) if n % 3 == 0 else Reply()
     llm.max_attempts = 1
@@ -296,3 +312,32 @@ def test_progress_bar_on_a_terminal(coll, pooled, llm, fake):
     assert bar.startswith("[" + "#" * 30 + "] 12/12 ")
     assert "pairs/s" in bar and "1177 tokens" in bar and "1 failed" in bar
     assert text.strip().splitlines()[-1] == "judged 11, failed 1, skipped 0"
+
+
+def test_raw_outputs_of_a_job_over_rest(coll, pooled, llm, fake):
+    """Issue 20 item 1: coordinators read what the model answered, pair by pair."""
+    from judging.models import Membership
+    from tests import factories
+    from tests.api_client import client_for, errors_of
+
+    fake.script = lambda body, n: Reply(content="Reasoning... ##final score: 2")
+    job = _run(coll, llm, concurrency=2, limit=3)
+    cora, tess = factories.user("cora-o"), factories.user("tess-o")
+    factories.member(coll, cora, Membership.Role.COORDINATOR)
+    factories.member(coll, tess, Membership.Role.TEAM)
+    url = f"/api/v1/collections/{coll.slug}/llm-jobs/{job.pk}/outputs/"
+    body = client_for(cora).get(url).json()
+    items = body["results"] if isinstance(body, dict) else body
+    assert len(items) == 3
+    first = items[0]
+    assert first["raw_output"] == "Reasoning... ##final score: 2"
+    assert first["native_label"] == "2" and first["grade"] == llm.scale_mapping["2"]
+    assert len(first["prompt_hash"]) == 64 and first["attempts"] == 1
+    assert [(i["query"], i["document"]) for i in items] == sorted(
+        (i["query"], i["document"]) for i in items
+    )
+    assert client_for(tess).get(url).status_code == 403
+    other = factories.collection("other-o")
+    factories.member(other, cora, Membership.Role.COORDINATOR)
+    foreign = client_for(cora).get(f"/api/v1/collections/other-o/llm-jobs/{job.pk}/outputs/")
+    assert foreign.status_code == 404 and errors_of(foreign)[0]["message"] == "No such LLM job."
