@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from datetime import date
 from html import escape
 
-GRADE_COLOURS = ("#8a93a6", "#c27c0e", "#3a7dc9", "#2e8b57", "#13693c")
+GRADE_COLOURS = ("#5f6778", "#96590a", "#2764aa", "#237049", "#13693c")  # graded.css --grade-N
 FONT = 12
 
 
@@ -102,12 +102,16 @@ def agreement_heatmap(
 def grade_mix(
     rows: Sequence[tuple[str, Sequence[int]]], grade_names: Sequence[str], *, title: str
 ) -> str:
-    """Return one horizontal bar per judge, split by the share of each grade 0–4."""
+    """Return one horizontal bar per judge, split by the share of each grade 0–4.
+
+    The grades' legend is HTML beside it (:func:`grade_legend`), so that it wraps on a
+    narrow screen instead of being cut.
+    """
     left, bar, gap, right = 120, 22, 8, 16
-    inner = 520
+    inner = 340
     width = left + inner + right
-    top = 28
-    height = top + len(rows) * (bar + gap) + 8
+    top = 4
+    height = top + len(rows) * (bar + gap) + 4
     descs = []
     for name, counts in rows:
         total = sum(counts) or 1
@@ -116,13 +120,6 @@ def grade_mix(
             + ", ".join(f"grade {g} {round(100 * c / total)}%" for g, c in enumerate(counts))
         )
     parts = _open(width, height, title, "chart-grade-mix", "; ".join(descs) or "No grades yet.")
-    x = left
-    for g, name in enumerate(grade_names):
-        parts.append(
-            f'<rect x="{x}" y="6" width="10" height="10" fill="{GRADE_COLOURS[g]}"/>'
-            f'<text x="{x + 14}" y="15" fill="#4a5366">{g} {_e(_short(name, 14))}</text>'
-        )
-        x += 104
     for r, (name, counts) in enumerate(rows):
         y = top + r * (bar + gap)
         total = sum(counts)
@@ -144,6 +141,16 @@ def grade_mix(
             start += w
     parts.append("</svg>")
     return "".join(parts)
+
+
+def grade_legend(grade_names: Sequence[str]) -> str:
+    """Return the grades' colours as an HTML list (escaped), for :func:`grade_mix`."""
+    items = "".join(
+        f'<li><span class="legend-swatch grade-swatch-{g}" aria-hidden="true"></span> '
+        f"{g} {_e(name)}</li>"
+        for g, name in enumerate(grade_names)
+    )
+    return f'<ul class="chart-legend">{items}</ul>'
 
 
 def confusion_matrix(
@@ -195,13 +202,14 @@ def confusion_matrix(
     return "".join(parts)
 
 
-LINE_COLOURS = ("#2454c5", "#c27c0e", "#2e8b57", "#b3261e", "#6b3fa0", "#0f7c8a", "#8a93a6")
+#: Line (and label text) colours: every one 4.5:1 or more on white.
+LINE_COLOURS = ("#2454c5", "#96590a", "#237049", "#b3261e", "#6b3fa0", "#0f6f7c", "#5f6778")
 
 
 def progress_lines(series: Sequence[tuple[str, Sequence[tuple[date, int]]]], *, title: str) -> str:
     """Return cumulative judgments over days, one line (with dots) per judge."""
-    left, right, top, bottom = 48, 150, 16, 36
-    inner_w, inner_h = 520, 180
+    left, right, top, bottom = 36, 84, 16, 36  # 270 wide: the collection page's column
+    inner_w, inner_h = 150, 150
     width, height = left + inner_w + right, top + inner_h + bottom
     days = sorted({d for _name, points in series for d, _n in points})
     peak = max((n for _name, points in series for _d, n in points), default=0) or 1
@@ -224,13 +232,13 @@ def progress_lines(series: Sequence[tuple[str, Sequence[tuple[date, int]]]], *, 
         parts.append(
             f'<line x1="{left}" x2="{left + inner_w}" y1="{_n(y(tick))}" y2="{_n(y(tick))}" '
             'stroke="#dde1e8"/>'
-            f'<text x="{left - 6}" y="{_n(y(tick) + 4)}" text-anchor="end" fill="#6b7385">'
+            f'<text x="{left - 6}" y="{_n(y(tick) + 4)}" text-anchor="end" fill="#5f6778">'
             f"{round(tick)}</text>"
         )
     if days:
         parts.append(
-            f'<text x="{left}" y="{top + inner_h + 18}" fill="#6b7385">{first.isoformat()}</text>'
-            f'<text x="{left + inner_w}" y="{top + inner_h + 18}" text-anchor="end" fill="#6b7385">'
+            f'<text x="{left}" y="{top + inner_h + 18}" fill="#5f6778">{first.isoformat()}</text>'
+            f'<text x="{left + inner_w}" y="{top + inner_h + 18}" text-anchor="end" fill="#5f6778">'
             f"{days[-1].isoformat()}</text>"
         )
     for k, (name, points) in enumerate(series):
@@ -248,7 +256,7 @@ def progress_lines(series: Sequence[tuple[str, Sequence[tuple[date, int]]]], *, 
         last_y = y(points[-1][1]) if points else top
         parts.append(
             f'<text x="{left + inner_w + 8}" y="{_n(last_y + 4)}" fill="{colour}">'
-            f"{_e(_short(name, 18))}</text></g>"
+            f"{_e(_short(name, 12))}<title>{_e(name)}</title></text></g>"
         )
     parts.append("</svg>")
     return "".join(parts)

@@ -509,10 +509,14 @@ def previous_entry_id_reference(
 
 
 def last_query_id(*, judge: Judge, collection: Collection) -> int | None:
-    """Return the query of ``judge``'s most recent judgment in ``collection``."""
+    """Return the query ``judge`` is judging in ``collection``: that of their newest label.
+
+    Newest by creation, not by change: a judge who goes back and re-grades an earlier
+    pair (of an earlier query) goes on where they were, not with that pair's query.
+    """
     return (
         Judgment.objects.filter(judge=judge, collection=collection)
-        .order_by("-updated_at", "-pk")
+        .order_by("-created_at", "-pk")
         .values_list("query_id", flat=True)
         .first()
     )

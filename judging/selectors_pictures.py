@@ -26,6 +26,7 @@ class AgreementPictures:
     judges: list[JudgeRef]
     a: JudgeRef | None
     b: JudgeRef | None
+    grade_legend: SafeString | None = None  # HTML beside grade_mix: it wraps on a phone
 
 
 def kappa_matrix(report: AgreementReport) -> tuple[list[JudgeRef], list[list[float]]]:
@@ -73,7 +74,7 @@ def agreement_pictures(
 ) -> AgreementPictures:
     """Return the agreement pictures; ``a``/``b`` pick the confusion matrix's judges."""
     judges, matrix = kappa_matrix(report)
-    heatmap = mix = confusion = None
+    heatmap = mix = legend = confusion = None
     if len(judges) >= 2:
         heatmap = mark_safe(  # charts escape every text
             charts.agreement_heatmap(
@@ -83,6 +84,7 @@ def agreement_pictures(
             )
         )
     if judges:
+        legend = mark_safe(charts.grade_legend(collection.grade_names))
         mix = mark_safe(
             charts.grade_mix(
                 [(s.judge.name, s.distribution) for s in report.judges],
@@ -105,7 +107,7 @@ def agreement_pictures(
                 title=f"Grades of {judge_a.name} (rows) against {judge_b.name} (columns)",
             )
         )
-    return AgreementPictures(heatmap, mix, confusion, judges, judge_a, judge_b)
+    return AgreementPictures(heatmap, mix, confusion, judges, judge_a, judge_b, legend)
 
 
 def progress_over_time(*, collection: Collection) -> list[tuple[str, list[tuple[date, int]]]]:

@@ -293,11 +293,14 @@ def judgment_update(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
                 f"{judgment.document.external_id}.",
             )
             return see_other(reverse("judging:judgment_list", args=[collection.slug]))
+    query_text, document = judgment.query.text, judgment.document
     context = {
         "collection": collection,
         "judgment": judgment,
         "form": form,
         "current_label": _label_text(collection, judgment),
+        "title_html": highlight(document.title, query_text),
+        "body_html": render_body(document.body, query_text),
     }
     return render(
         request,

@@ -95,7 +95,7 @@ def _y_axis(
             f'<line x1="{_n(left)}" x2="{_n(right)}" y1="{_n(ty)}" y2="{_n(ty)}" '
             'stroke="#dde1e8" stroke-width="1"/>'
             f'<text x="{_n(left - 6)}" y="{_n(ty + 4)}" text-anchor="end" '
-            f'class="chart-tick" fill="#6b7385">{_e(_tick_label(tick))}</text>'
+            f'class="chart-tick" fill="#5f6778">{_e(_tick_label(tick))}</text>'
         )
     parts.append("</g>")
     if label:
@@ -180,7 +180,7 @@ def bar_chart(
         if show_labels:
             parts.append(
                 f'<text x="{_n(x + bar / 2)}" y="{_n(bottom + 14)}" text-anchor="middle" '
-                f'class="chart-tick" fill="#6b7385">{_e(_short(label))}</text>'
+                f'class="chart-tick" fill="#5f6778">{_e(_short(label))}</text>'
             )
     parts.append("</g>")
     parts.append(
@@ -190,7 +190,7 @@ def bar_chart(
     if not show_labels:
         parts.append(
             f'<text x="{_n((left + right) / 2)}" y="{_n(bottom + 18)}" text-anchor="middle" '
-            f'class="chart-tick" fill="#6b7385">{n} queries (hover a bar for its id)</text>'
+            f'class="chart-tick" fill="#5f6778">{n} queries (hover a bar for its id)</text>'
         )
     parts.append("</svg>")
     return "".join(parts)
@@ -271,7 +271,7 @@ def delta_chart(
         f'<text x="{_n(right)}" y="{_PAD_TOP}" text-anchor="end" class="chart-note" '
         f'fill="#b3261e">▼ below the line: {_e(b_name)} better</text>'
         f'<text x="{_n((left + right) / 2)}" y="{_n(bottom + 18)}" text-anchor="middle" '
-        f'class="chart-tick" fill="#6b7385">{n} queries, largest difference first</text>'
+        f'class="chart-tick" fill="#5f6778">{n} queries, largest difference first</text>'
     )
     parts.append("</svg>")
     return "".join(parts)
@@ -359,7 +359,7 @@ def box_plot(
         parts.append(
             f'<line x1="{_n(tx)}" x2="{_n(tx)}" y1="{top}" y2="{bottom}" stroke="#dde1e8"/>'
             f'<text x="{_n(tx)}" y="{bottom + 14}" text-anchor="middle" class="chart-tick" '
-            f'fill="#6b7385">{_e(_tick_label(tick))}</text>'
+            f'fill="#5f6778">{_e(_tick_label(tick))}</text>'
         )
     parts.append("</g>")
     if value_label:
@@ -370,7 +370,7 @@ def box_plot(
     if annotated and annotation_label:
         parts.append(
             f'<text x="{width - _PAD_RIGHT}" y="{top - 6}" text-anchor="end" '
-            f'class="chart-annotation" fill="#6b7385">{_e(annotation_label)}</text>'
+            f'class="chart-annotation" fill="#5f6778">{_e(annotation_label)}</text>'
         )
     if zero_line:
         parts.append(
@@ -394,7 +394,7 @@ def box_plot(
             )
         if stats_ is None:
             parts.append(
-                f'<text x="{_n(left + 6)}" y="{_n(cy + 4)}" class="chart-tick" fill="#6b7385">'
+                f'<text x="{_n(left + 6)}" y="{_n(cy + 4)}" class="chart-tick" fill="#5f6778">'
                 "no defined scores</text>"
             )
             continue
@@ -471,7 +471,7 @@ def line_chart(
     for tick in x_ticks:
         parts.append(
             f'<text x="{_n(x(tick))}" y="{_n(bottom + 16)}" text-anchor="middle" '
-            f'class="chart-tick" fill="#6b7385">{_e(_tick_label(tick))}</text>'
+            f'class="chart-tick" fill="#5f6778">{_e(_tick_label(tick))}</text>'
         )
     parts.append(
         f'<text x="{_n((left + right) / 2)}" y="{_n(bottom + 30)}" text-anchor="middle" '

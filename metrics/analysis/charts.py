@@ -68,14 +68,14 @@ def confusion_heatmap(
     for j, label in enumerate(labels):
         parts.append(
             f'<text x="{_n(left + j * cell + cell / 2)}" y="{top - 8}" text-anchor="middle" '
-            f'class="chart-tick" fill="#6b7385">{_e(label)}</text>'
+            f'class="chart-tick" fill="#5f6778">{_e(label)}</text>'
         )
     parts.append('<g class="chart-marks">')
     for i, label in enumerate(labels):
         y = top + i * cell
         parts.append(
             f'<text x="{left - 10}" y="{_n(y + cell / 2 + 4)}" text-anchor="end" '
-            f'class="chart-tick" fill="#6b7385">{_e(label)}</text>'
+            f'class="chart-tick" fill="#5f6778">{_e(label)}</text>'
         )
         for j in range(k):
             value = counts[i][j]
@@ -154,9 +154,9 @@ def score_scatter(
             f'<line x1="{_n(sx(tick))}" x2="{_n(sx(tick))}" y1="{top}" y2="{bottom}" '
             'stroke="#dde1e8"/>'
             f'<text x="{left - 6}" y="{_n(sy(tick) + 4)}" text-anchor="end" class="chart-tick" '
-            f'fill="#6b7385">{_e(_tick_label(tick))}</text>'
+            f'fill="#5f6778">{_e(_tick_label(tick))}</text>'
             f'<text x="{_n(sx(tick))}" y="{bottom + 15}" text-anchor="middle" class="chart-tick" '
-            f'fill="#6b7385">{_e(_tick_label(tick))}</text>'
+            f'fill="#5f6778">{_e(_tick_label(tick))}</text>'
         )
     parts.append("</g>")
     parts.append(

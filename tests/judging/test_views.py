@@ -412,3 +412,42 @@ def test_add_pairs_from_file(client, coll, coordinator):
     binary = SimpleUploadedFile("pairs.bin", b"\xff\xfe\x00bad", "application/octet-stream")
     response = client.post(add_url(coll), {"file": binary})
     assert response.status_code == 400 and b"not UTF-8" in response.content
+
+
+def test_back_back_and_a_regrade_return_the_judge_where_they_were(client, setup):
+    """Issue 20 item 4: re-grading an earlier query's pair does not move the judge there."""
+    coll = setup["coll"]
+    third = factories.query(coll, "q3", text="solar panel efficiency 3")
+    for doc in setup["docs"]:  # a query the fallback order would pick first
+        entry = factories.pool_entry(coll, third, doc)
+        PoolEntry.objects.filter(pk=entry.pk).update(shuffle_key=0)
+    done = []
+    for _ in range(4):  # q1's three pairs, then the first of the next query
+        pk = entry_id(client.get(next_url(coll)))
+        client.post(pair_url(coll, pk), {"grade": "1"})
+        done.append(pk)
+    front = PoolEntry.objects.get(pk=done[-1]).query_id
+    waiting = entry_id(client.get(next_url(coll)))
+    assert PoolEntry.objects.get(pk=waiting).query_id == front
+    # Back, Back: to the last pair of the query before, and re-grade it.
+    assert f'href="{pair_url(coll, done[-1])}"' in client.get(next_url(coll)).content.decode()
+    assert (
+        f'href="{pair_url(coll, done[-2])}"'
+        in client.get(pair_url(coll, done[-1])).content.decode()
+    )
+    client.post(pair_url(coll, done[-2]), {"grade": "3"})
+    assert entry_id(client.get(next_url(coll))) == waiting
+
+
+def test_edit_page_shows_the_narrative_and_the_document(client, setup):
+    """Issue 20 item 4: a judge re-reads what they judged before changing the label."""
+    coll = setup["coll"]
+    first = entry_id(client.get(next_url(coll)))
+    client.post(pair_url(coll, first), {"grade": "2"})
+    judgment = Judgment.objects.get()
+    html = client.get(
+        reverse("judging:judgment_update", args=[coll.slug, judgment.pk])
+    ).content.decode()
+    assert judgment.query.description in html and judgment.query.narrative in html
+    assert "convert light." in html and judgment.document.url in html
+    assert "data-narrative" in html and "data-document" in html

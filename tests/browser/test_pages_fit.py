@@ -1,0 +1,109 @@
+"""Pages that fit (issue 20 item 4): cards on a phone, pictures at their own size.
+
+On a 390 px phone the disagreement queue and a judge's own judgments are cards whose
+Adjudicate / Edit button is in view without scrolling sideways; on a desktop a 2 × 2
+agreement heatmap stays small, the judge table shows its Dawid–Skene column, the grade
+legend wraps instead of being cut, and chart text is drawn at a readable size.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+from playwright.sync_api import expect
+
+from judging import services
+from judging.models import Membership
+from tests import factories
+from tests.browser.test_pages_phone import DESKTOP, PASSWORD, PHONE, log_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def judged(settings, tmp_path):
+    """Two judges who graded the same 12 pairs, apart on half of them; a coordinator."""
+    settings.MEDIA_ROOT = tmp_path
+    coll = factories.collection("fit", name="Pages that fit")
+    queries = [
+        factories.query(coll, f"q{i}", text=f"query {i}", narrative=f"Narrative {i}")
+        for i in range(3)
+    ]
+    docs = [factories.document(coll, f"doc-{i}", title=f"Document {i}") for i in range(4)]
+    judges = {}
+    for name, role in (("cora", Membership.Role.COORDINATOR), ("judy", Membership.Role.JUDGE)):
+        factories.member(coll, factories.user(name, password=PASSWORD), role)
+    factories.member(coll, factories.user("jim", password=PASSWORD), Membership.Role.JUDGE)
+    for name in ("judy", "jim"):
+        judges[name] = services.judge_for_user(user=coll.memberships.get(user__username=name).user)
+    n = 0
+    for q in queries:
+        for d in docs:
+            factories.pool_entry(coll, q, d)
+            services.judgment_record(judge=judges["judy"], query=q, document=d, grade=n % 2)
+            services.judgment_record(
+                judge=judges["jim"], query=q, document=d, grade=(n % 2) + 3 * (n % 2 == 0)
+            )
+            n += 1
+    return coll
+
+
+def _open(browser, live_server, viewport, user):
+    context = browser.new_context(base_url=live_server.url, viewport=viewport)
+    page = context.new_page()
+    log_in(page, user)
+    return context, page
+
+
+@pytest.mark.parametrize(
+    ("user", "page_name", "button"),
+    [
+        ("cora", "judging:disagreement_list", "Adjudicate"),
+        ("judy", "judging:judgment_list", "Edit"),
+    ],
+)
+def test_tables_to_act_on_are_cards_on_a_phone(
+    browser, live_server, judged, user, page_name, button
+):
+    context, page = _open(browser, live_server, PHONE, user)
+    try:
+        page.goto(reverse(page_name, args=[judged.slug]))
+        rows = page.locator("table.cards-on-phone tbody tr")
+        expect(rows.first).to_be_visible()
+        assert rows.first.evaluate("e => getComputedStyle(e).display") == "block"
+        action = rows.first.locator(f".card-action a:has-text('{button}')")
+        box = action.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], box
+        table = page.locator("table.cards-on-phone")
+        assert table.evaluate("e => e.scrollWidth <= e.clientWidth + 1")
+        assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+        # Each value says what it is (the header row is hidden on a phone).
+        assert rows.first.locator("td[data-label]").count() >= 3
+    finally:
+        context.close()
+
+
+def test_agreement_pictures_keep_their_size_and_the_judge_table_fits(browser, live_server, judged):
+    context, page = _open(browser, live_server, DESKTOP, "cora")
+    try:
+        page.goto(reverse("judging:collection_agreement", args=[judged.slug]))
+        heatmap = page.locator("svg.chart-heatmap")
+        box = heatmap.bounding_box()
+        assert box["width"] <= 400 and box["height"] <= 400, box  # 2 judges: 2 × 2 cells
+        legend = page.locator("ul.chart-legend li")
+        expect(legend).to_have_count(5)
+        for i in range(5):
+            item = legend.nth(i).bounding_box()
+            assert item["x"] + item["width"] <= DESKTOP["width"], item
+        reliability = page.locator("#judge-figures-table th:has-text('Dawid–Skene')")
+        right = reliability.bounding_box()
+        assert right["x"] + right["width"] <= DESKTOP["width"], right
+        page.goto(reverse("judging:collection_detail", args=[judged.slug]))
+        # Chart text is drawn at 10 px or more (12 px in the picture, scaled at most a bit).
+        sizes = page.evaluate(
+            """() => [...document.querySelectorAll("svg.chart-progress text")]
+                .map(t => t.getBoundingClientRect().height)"""
+        )
+        assert sizes and min(sizes) >= 10, sizes
+    finally:
+        context.close()
