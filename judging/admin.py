@@ -180,6 +180,7 @@ class JudgeAdmin(admin.ModelAdmin):
     list_filter = ["kind", "provider"]
     search_fields = ["name", "user__username", "model", "provider"]
     raw_id_fields = ["user"]
+    filter_horizontal = ["collections"]
     list_select_related = ["user"]
 
 

@@ -26,6 +26,8 @@ urlpatterns = [
         views_llm.llm_judge_update,
         name="judge_update",
     ),
+    path("c/<slug:slug>/llm-judges/new/", views_llm.llm_judge_create, name="judge_create"),
+    path("c/<slug:slug>/llm-judges/<int:pk>/try/", views_llm.llm_judge_try, name="judge_try"),
     path(
         "c/<slug:slug>/disagreements/",
         views_adjudication.disagreement_list,

@@ -119,7 +119,11 @@ class LLMJudgeForm(LLMConfigChecks, forms.ModelForm):
 
 
 class JudgeAdminForm(LLMConfigChecks, forms.ModelForm):
-    """The admin's judge form, with the LLM configuration checks."""
+    """The admin's judge form, with the LLM configuration checks.
+
+    It names the collections a judge works for (an LLM judge appears on their pages only),
+    and a new judge starts from the default prompt, scale and mapping.
+    """
 
     class Meta:
         model = Judge
@@ -127,8 +131,17 @@ class JudgeAdminForm(LLMConfigChecks, forms.ModelForm):
             "kind",
             "name",
             "user",
+            "collections",
             "provider",
             "model",
             "model_version",
             *LLMJudgeForm.Meta.fields[2:],
         ]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """Start a new judge from :data:`judging.llm.judges.DEFAULT_CONFIG`."""
+        super().__init__(*args, **kwargs)
+        if self.instance.pk is None:
+            for name, value in services_judges.DEFAULT_CONFIG.items():
+                if name in self.fields and not self.is_bound:
+                    self.initial.setdefault(name, value)

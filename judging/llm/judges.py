@@ -42,6 +42,16 @@ TEXT_LIMITS: dict[str, int | None] = {
     "prompt_version": None,
     "answer_pattern": None,
 }
+#: What a new LLM judge starts with on the page that registers one (and in the admin).
+DEFAULT_CONFIG: dict[str, Any] = {
+    "system_prompt": DEFAULT_SYSTEM_PROMPT,
+    "prompt_template": DEFAULT_TEMPLATE,
+    "native_scale": list(DEFAULT_NATIVE_SCALE),
+    "scale_mapping": dict(DEFAULT_SCALE_MAPPING),
+    "decoding": {"temperature": 0},
+    "max_attempts": 3,
+    "timeout_seconds": 60.0,
+}
 #: Bounds of the numeric settings (the serializer and the form show the same ones).
 MAX_ATTEMPTS = (1, 20)
 TIMEOUT_SECONDS = (0.1, 3600.0)

@@ -9,6 +9,7 @@ so database work stays on one connection and the live list changes once per batc
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import html
 import logging
 import queue
@@ -18,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import certifi
 import httpx
@@ -99,7 +101,13 @@ def job_pairs(job: LLMJob) -> tuple[list[Pair], int]:
     limit = job.options.get("limit")
     if limit:
         pending = pending[:limit]
-    rows = pending.values_list(
+    skipped = entries.filter(Q(graded=True) | Q(document__has_content=False)).count()
+    return _pairs(pending), skipped
+
+
+def _pairs(entries: Any) -> list[Pair]:
+    """Return the pool entries of a queryset as :class:`Pair` s with their prompt values."""
+    rows = entries.values_list(
         "query_id",
         "document_id",
         "query__external_id",
@@ -110,7 +118,7 @@ def job_pairs(job: LLMJob) -> tuple[list[Pair], int]:
         "document__title",
         "document__body",
     )
-    pairs = [
+    return [
         Pair(
             query_id=q,
             document_id=d,
@@ -126,8 +134,6 @@ def job_pairs(job: LLMJob) -> tuple[list[Pair], int]:
         )
         for q, d, qid, text, description, narrative, docno, title, body in rows
     ]
-    skipped = entries.filter(Q(graded=True) | Q(document__has_content=False)).count()
-    return pairs, skipped
 
 
 def client_config(judge: Judge, api_key: str) -> ClientConfig:
@@ -356,3 +362,72 @@ def run_job(
     if on_progress:
         on_progress(progress)
     return job
+
+
+#: Pairs a coordinator tries a judge on before running it, and the longest wait per pair.
+TRY_PAIRS = 3
+TRY_TIMEOUT_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One try of an LLM judge on a pair: the prompt as sent, the answer, what it parses to."""
+
+    qid: str
+    docno: str
+    system: str
+    prompt: str
+    raw_answer: str
+    label: str = ""
+    grade: int | None = None
+    problem: str = ""
+
+
+def trial_pairs(*, collection: Any, count: int = TRY_PAIRS) -> list[Pair]:
+    """Return the first ``count`` pooled pairs with text (by query, then document id)."""
+    entries = PoolEntry.objects.filter(collection=collection, document__has_content=True)
+    return _pairs(entries.order_by("query__external_id", "document__external_id")[:count])
+
+
+def try_judge(judge: Judge, pairs: list[Pair]) -> list[Trial]:
+    """Ask ``judge`` about ``pairs`` once each and return what happened; record nothing.
+
+    The same request path as a job (the provider's egress policy, key and decoding), with
+    one attempt per pair and at most :data:`TRY_TIMEOUT_SECONDS` each. Raises
+    ``ValidationError`` when the judge cannot run at all.
+    """
+    services_llm.check_runnable(judge)
+    api_key = services_llm.api_key_for(judge)
+    template = judge.prompt_template or prompt.DEFAULT_TEMPLATE
+    prompt.check_template(template)
+    config = dataclasses.replace(
+        client_config(judge, api_key),
+        max_attempts=1,
+        timeout=min(judge.timeout_seconds or TRY_TIMEOUT_SECONDS, TRY_TIMEOUT_SECONDS),
+    )
+    out: queue.Queue = queue.Queue()
+    requests = _Requests(pairs=pairs, judge=judge, config=config, concurrency=1, out=out)
+    requests.start()
+    results: dict[tuple[str, str], Trial] = {}
+    version = prompt.template_version(template, judge.prompt_version)
+    while (item := out.get()) is not _Requests.END:
+        pair, digest, result = item
+        outcome = _outcome(judge, pair, digest, version, result)
+        shown = prompt.render(template, pair.values)
+        key = (pair.values["qid"], pair.values["docno"])
+        if isinstance(outcome, LLMGrade):
+            results[key] = Trial(
+                *key,
+                judge.system_prompt,
+                shown,
+                outcome.raw_output,
+                outcome.native_label,
+                outcome.grade,
+            )
+        else:
+            results[key] = Trial(
+                *key, judge.system_prompt, shown, outcome.raw_answer, problem=outcome.reason
+            )
+    requests.join(timeout=5)
+    keys = [(p.values["qid"], p.values["docno"]) for p in pairs]
+    return [results[key] for key in keys if key in results]

@@ -15,6 +15,7 @@ from config.http import see_other
 from judging import selectors
 from judging.forms import add_service_errors
 from judging.llm import judges as services_judges
+from judging.llm import runner
 from judging.llm import selectors as selectors_llm
 from judging.llm import services as services_llm
 from judging.llm.forms import LLMJobForm, LLMJudgeForm
@@ -29,7 +30,9 @@ def llm_job_create(request: HttpRequest, slug: str) -> HttpResponse:
     """Let a coordinator run an LLM judge over the pairs it has not graded yet."""
     collection = selectors.collection_for_member(user=request.user, slug=slug, roles=COORDINATOR)
     judges = selectors_llm.runnable_llm_judges(collection=collection)
-    form = LLMJobForm(request.POST or None, judges=judges)
+    form = LLMJobForm(
+        request.POST or None, judges=judges, initial={"judge": request.GET.get("judge")}
+    )
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -99,4 +102,55 @@ def llm_judge_update(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "judging/judge_update.html",
         {"collection": collection, "form": form, "judge": judge},
         status=400 if request.method == "POST" else 200,
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def llm_judge_create(request: HttpRequest, slug: str) -> HttpResponse:
+    """Let a coordinator register an LLM judge for the collection (default prompt filled in)."""
+    collection = selectors.collection_for_member(user=request.user, slug=slug, roles=COORDINATOR)
+    form = LLMJudgeForm(request.POST or None, initial=services_judges.DEFAULT_CONFIG)
+    if request.method == "POST" and form.is_valid():
+        config = services_judges.LLMJudgeConfig(
+            name=form.cleaned_data["name"], model=form.cleaned_data["model"]
+        ).with_changes(form.cleaned_data)
+        try:
+            judge = services_judges.llm_judge_create(config=config, collections=[collection])
+        except ValidationError as error:
+            add_service_errors(form, error)
+        else:
+            messages.success(request, f"Registered the LLM judge {judge.name}; try it first.")
+            return see_other(reverse("judging:judge_try", args=[collection.slug, judge.pk]))
+    return render(
+        request,
+        "judging/judge_create.html",
+        {"collection": collection, "form": form},
+        status=400 if request.method == "POST" else 200,
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def llm_judge_try(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Try an LLM judge on a few pairs: the prompt as sent, the answer, the grade (no label)."""
+    collection = selectors.collection_for_member(user=request.user, slug=slug, roles=COORDINATOR)
+    judge = get_object_or_404(Judge, pk=pk, kind=Judge.Kind.LLM, collections=collection)
+    trials, refusal = [], ""
+    if request.method == "POST":
+        try:
+            trials = runner.try_judge(judge, runner.trial_pairs(collection=collection))
+        except ValidationError as error:
+            refusal = "; ".join(error.messages)
+    return render(
+        request,
+        "judging/judge_try.html",
+        {
+            "collection": collection,
+            "judge": judge,
+            "trials": trials,
+            "refusal": refusal,
+            "tried": request.method == "POST",
+            "count": runner.TRY_PAIRS,
+        },
     )

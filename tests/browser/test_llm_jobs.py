@@ -108,7 +108,7 @@ def test_coordinator_configures_runs_and_watches_a_job(page, console, world, fak
     log_in(page, f"/c/{coll.slug}/", "cora")
     page.click("a:has-text('Run LLM judge')")
     expect(page.locator("h1")).to_have_text("Run an LLM judge")
-    expect(page.locator(".notice")).to_contain_text("No LLM judge has a provider yet")
+    expect(page.locator(".notice")).to_contain_text("No LLM judge can run yet")
     check_layout(page, viewport, "llm-jobs-empty")
     page.locator(".llm-judge-list li", has_text="umbrela").get_by_role(
         "link", name="Configure"
@@ -192,3 +192,37 @@ def test_a_judge_cannot_reach_the_llm_pages(page, console, world):
     assert response.status in (403, 404)
     assert LLMJob.objects.count() == 1
     assert [e for e in console.problems() if "404" not in e and "403" not in e] == []
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+def test_register_try_and_run_a_new_judge_in_the_browser(page, console, world, fake, viewport):
+    """Issue 20 item 1: create, try on 3 pairs (prompt, answer, grade), run, watch."""
+    coll = world["coll"]
+    page.set_viewport_size(viewport)
+    log_in(page, f"/c/{coll.slug}/llm-jobs/", "cora")
+    page.click("a:has-text('New LLM judge')")
+    expect(page.locator("h1")).to_have_text("New LLM judge")
+    assert "{document}" in page.locator("textarea[name=prompt_template]").input_value()
+    page.fill("input[name=name]", "fresh")
+    page.fill("input[name=model]", "fake-model")
+    page.select_option("select[name=llm_provider]", label="fake")
+    check_layout(page, viewport, "llm-judge-new")
+    page.click("button:has-text('Register and try it')")
+    expect(page.locator("h1")).to_have_text("Try the LLM judge fresh")
+    page.click("button:has-text('Try it on 3 pairs')")
+    trials = page.locator("[data-trial]")
+    expect(trials).to_have_count(3, timeout=15_000)
+    expect(trials.first.locator("[data-trial-answer]")).to_have_text("##final score: 2")
+    expect(trials.first.locator("[data-trial-grade]")).to_have_text("grade 3")  # 2 → 3
+    check_layout(page, viewport, "llm-judge-try")
+    fresh = Judge.objects.get(name="fresh")
+    assert not Judgment.objects.filter(judge=fresh).exists()
+    page.click("a:has-text('Run it on the pool')")
+    expect(page.locator("select[name=judge]")).to_have_value(str(fresh.pk))
+    page.fill("input[name=concurrency]", "2")
+    page.click("button:has-text('Start')")
+    live = page.locator("#llm-job-progress")
+    expect(live).to_have_attribute("data-status", "done", timeout=15_000)
+    expect(live.locator("[data-job-status]")).to_have_text("Done with 1 failure")
+    assert Judgment.objects.filter(judge=fresh).count() == 5
+    assert console.problems() == []

@@ -384,6 +384,8 @@ def test_every_page_that_reads_is_checked_for_grades():
         "documents/import/",
         "llm-jobs/<int:pk>/",
         "llm-judges/<int:pk>/edit/",
+        "llm-judges/new/",
+        "llm-judges/<int:pk>/try/",  # a coordinator's try: prompts and the model's answers
         "judges/<int:judge_id>/remove-labels/",
         "import/",
         "imports/<int:pk>/",  # a coordinator's own upload: counts and refused lines only
