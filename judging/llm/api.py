@@ -215,15 +215,7 @@ class LLMOutputSerializer(serializers.ModelSerializer):
             "query",
             "document",
             "grade",
-            "native_label",
-            "raw_output",
-            "prompt_hash",
-            "template_version",
-            "model_reported",
-            "prompt_tokens",
-            "completion_tokens",
-            "latency_ms",
-            "attempts",
+            *(name for name in services_llm.OUTPUT_FIELDS if name != "job"),
             "updated_at",
         ]
         read_only_fields = fields

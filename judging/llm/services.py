@@ -24,7 +24,8 @@ from judging.llm.models import KEY_ENV_MESSAGE, KEY_ENV_PATTERN, LLMFailure, LLM
 from judging.models import Collection, Judge, Judgment, JudgmentEvent
 from judging.services import ImportSummary, JudgmentRow
 
-_OUTPUT_FIELDS = [
+#: The provenance fields of an LLM judge's output (written together, read by the API).
+OUTPUT_FIELDS = [
     "job",
     "native_label",
     "raw_output",
@@ -155,7 +156,7 @@ def outputs_store(
         batch_size=500,
         update_conflicts=True,
         unique_fields=["judgment"],
-        update_fields=[*_OUTPUT_FIELDS, "updated_at"],
+        update_fields=[*OUTPUT_FIELDS, "updated_at"],
     )
 
 

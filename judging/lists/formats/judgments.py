@@ -595,17 +595,23 @@ def read_jsonl(lines: Iterable[tuple[int, str]]) -> Iterator[JudgmentIn | Proble
             yield exc.problem
 
 
+def _whole_json(lines: Iterable[tuple[int, str]]) -> tuple[Any, Problem | None]:
+    """Parse a whole file as one JSON value; a syntax error is a problem naming its line."""
+    try:
+        return json_value(None, "\n".join(line for _, line in lines)), None
+    except FormatError as exc:
+        return None, dataclasses.replace(exc.problem, line=exc.problem.line or 1, unit="line")
+
+
 def read_json(lines: Iterable[tuple[int, str]]) -> Iterator[JudgmentIn | Problem]:
     """Read one JSON array of judgment objects; ``line`` is the 1-based item number.
 
     Problems of an element count items (:data:`ITEM_FORMATS`); a syntax error names
     its line in the text.
     """
-    data = "\n".join(line for _, line in lines)
-    try:
-        items = json_value(None, data)
-    except FormatError as exc:
-        yield dataclasses.replace(exc.problem, line=exc.problem.line or 1, unit="line")
+    items, problem = _whole_json(lines)
+    if problem is not None:
+        yield problem
         return
     if not isinstance(items, list):
         yield Problem(None, "expected a JSON array of judgment objects")
@@ -667,11 +673,9 @@ def read_quepid_book(lines: Iterable[tuple[int, str]]) -> Iterator[JudgmentIn | 
     ``unrateable`` is "cannot judge", ``judge_later`` "judge later", ``explanation`` the
     note. The pair's query is ``query_text`` (a query id or text, as in csv).
     """
-    data = "\n".join(line for _, line in lines)
-    try:
-        book = json_value(None, data)
-    except FormatError as exc:
-        yield dataclasses.replace(exc.problem, line=exc.problem.line or 1, unit="line")
+    book, problem = _whole_json(lines)
+    if problem is not None:
+        yield problem
         return
     pairs = book.get("query_doc_pairs") if isinstance(book, dict) else None
     if not isinstance(pairs, list):
