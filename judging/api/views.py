@@ -107,15 +107,24 @@ def _flag(request: Request, name: str) -> bool | None:
     raise exceptions.ValidationError({name: "Use 1 or 0."})
 
 
+#: The largest id a database row can have (a signed 64-bit integer).
+MAX_ROW_ID = 2**63 - 1
+
+
 def _int_param(request: Request, name: str) -> int | None:
-    """Read a whole-number query parameter; None when absent."""
+    """Read an id query parameter (1 to :data:`MAX_ROW_ID`); None when absent.
+
+    A number no row can have is a 400 naming the parameter, not a database error.
+    """
     value = request.query_params.get(name, "").strip()
     if not value:
         return None
-    try:
-        return int(value)
-    except ValueError:
-        raise exceptions.ValidationError({name: "A whole number is required."}) from None
+    if not (value.isascii() and value.isdigit() and len(value) <= 19):
+        raise exceptions.ValidationError({name: "A whole number is required."})
+    number = int(value)
+    if not 1 <= number <= MAX_ROW_ID:
+        raise exceptions.ValidationError({name: f"Give an id from 1 to {MAX_ROW_ID}."})
+    return number
 
 
 def llm_labels_judge(judge_id: Any) -> Judge | None:

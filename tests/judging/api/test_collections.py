@@ -6,6 +6,7 @@ import pytest
 
 from judging import services
 from judging.models import Judge
+from tests.api_client import errors_of
 
 pytestmark = pytest.mark.django_db
 C = "/api/v1/collections/demo/"
@@ -83,3 +84,8 @@ def test_pool_list_and_filters(api, world):
     own = services.judge_for_user(user=world.users["judy"])
     assert len(pairs("judy", unjudged_by=own.pk)) == 3
     assert api("cora").get(C + "pool/", {"unjudged_by": "x"}).status_code == 400
+    # An id no row can have is a 400 naming the parameter (it was a database error).
+    for value in ("18164368268884509590552576", "0", "-3", "٣", str(2**63)):
+        response = api("cora").get(C + "pool/", {"unjudged_by": value})
+        assert response.status_code == 400, value
+        assert errors_of(response)[0]["field"] == "unjudged_by"
