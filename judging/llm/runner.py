@@ -393,7 +393,8 @@ def try_judge(judge: Judge, pairs: list[Pair]) -> list[Trial]:
     """Ask ``judge`` about ``pairs`` once each and return what happened; record nothing.
 
     The same request path as a job (the provider's egress policy, key and decoding), with
-    one attempt per pair and at most :data:`TRY_TIMEOUT_SECONDS` each. Raises
+    one attempt per pair and the pairs asked at once, so the page waits at most
+    :data:`TRY_TIMEOUT_SECONDS`. Raises
     ``ValidationError`` when the judge cannot run at all.
     """
     services_llm.check_runnable(judge)
@@ -406,7 +407,9 @@ def try_judge(judge: Judge, pairs: list[Pair]) -> list[Trial]:
         timeout=min(judge.timeout_seconds or TRY_TIMEOUT_SECONDS, TRY_TIMEOUT_SECONDS),
     )
     out: queue.Queue = queue.Queue()
-    requests = _Requests(pairs=pairs, judge=judge, config=config, concurrency=1, out=out)
+    requests = _Requests(
+        pairs=pairs, judge=judge, config=config, concurrency=max(1, len(pairs)), out=out
+    )
     requests.start()
     results: dict[tuple[str, str], Trial] = {}
     version = prompt.template_version(template, judge.prompt_version)
