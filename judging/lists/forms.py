@@ -6,13 +6,12 @@ from typing import Any
 
 from django import forms
 
+from judging.imports.services import PAGE_ROLES
 from judging.lists.formats import collections as collection_formats
 from judging.lists.formats import judgments as judgment_formats
 from judging.models import Judge
 
 AUTO = ""
-#: The file fields of :class:`CollectionImportForm`.
-FILE_ROLES = ("topics", "documents", "judgments")
 
 
 class CollectionCreateForm(forms.Form):
@@ -104,7 +103,7 @@ class CollectionImportForm(forms.Form):
                 fields[f"forget_{name}"] = forms.BooleanField(
                     required=False, label=f"Leave out the kept {name} file"
                 )
-            elif name in FILE_ROLES:
+            elif name in PAGE_ROLES:
                 field.help_text = self.base_fields[name].help_text
         self.fields = fields
         self._bound_fields_cache.clear()  # bound fields copy their help text
@@ -114,7 +113,7 @@ class CollectionImportForm(forms.Form):
         data = self.cleaned_data
         return {
             role
-            for role in FILE_ROLES
+            for role in PAGE_ROLES
             if data.get(role) or (role in self.kept and not data.get(f"forget_{role}"))
         }
 

@@ -90,8 +90,9 @@ def collection_import(request: HttpRequest, slug: str) -> HttpResponse:
         return render(request, "judging/collection_import.html", context)
     if form.is_valid():
         data = form.cleaned_data
+        given = form.files_given()
         uploads = {
-            role: data.get(role) or (kept.open(role) if role in form.files_given() else None)
+            role: data.get(role) or (kept.open(role) if role in given else None)
             for role in services_files.PAGE_ROLES
         }
         options = {name: data[name] for name in services_files.OPTIONS}
