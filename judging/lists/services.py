@@ -432,15 +432,8 @@ def _repeated(hashes: array, lines: array, problems: Problems, *, noun: str) -> 
         problems.add(Problem(again, f"{noun} repeated (first on line {first})"))
 
 
-def _insert_new(
-    collection: Collection, rows: list[DocumentRow], problems: Problems, *, keep_going: bool
-) -> bool:
-    """Insert documents known to be new; return False if an id turned out to repeat.
-
-    Empty ids and ids with white space are problems (with ``keep_going`` the other rows
-    are inserted still); an id repeated in the file makes the insert fail, and the
-    caller's check of the whole file names the lines.
-    """
+def _valid_documents(rows: list[DocumentRow], problems: Problems) -> list[DocumentRow]:
+    """Return the rows with a usable id; report empty ids and ids with white space."""
     good = []
     for row in rows:
         if not row.external_id:
@@ -451,9 +444,15 @@ def _insert_new(
             )
         else:
             good.append(row)
-    if len(good) < len(rows) and not keep_going:
-        return True
-    rows = good
+    return good
+
+
+def _insert_new(collection: Collection, rows: list[DocumentRow]) -> int | None:
+    """Insert documents known to be new; return how many, or None if an id repeated.
+
+    An id repeated in the file makes the insert fail (nothing of the batch is kept), and
+    the caller's check of the whole file names the lines.
+    """
     try:
         with transaction.atomic():
             Document.objects.bulk_create(
@@ -471,8 +470,8 @@ def _insert_new(
                 batch_size=max(len(rows), 1),
             )
     except IntegrityError:
-        return False
-    return True
+        return None
+    return len(rows)
 
 
 def _in_batches(
@@ -555,15 +554,20 @@ def documents_import(
     fresh = not collection.documents.exists()
 
     def write(batch: list[DocumentRow]) -> tuple[int, int] | None:
-        if fresh and _insert_new(collection, batch, problems, keep_going=keep_going):
-            return len(batch), 0
-        if fresh and not keep_going:
-            return None  # an id repeated: named by the check of the whole file
+        rows = _valid_documents(batch, problems)
+        if not rows or (len(rows) < len(batch) and not keep_going):
+            return 0, 0
+        if fresh:
+            inserted = _insert_new(collection, rows)
+            if inserted is not None:
+                return inserted, 0
+            if not keep_going:
+                return None  # an id repeated: named by the check of the whole file
         return _upsert(
             services.documents_import,
             problems,
             collection=collection,
-            rows=batch,
+            rows=rows,
             keep_going=keep_going,
         )
 
