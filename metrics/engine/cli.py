@@ -197,8 +197,9 @@ def write_trec(
         if len(results) > 1 and not runid:
             write(runid_line)
         summary_started = False
-        for m, qid, value in res.rows():
-            if qid != "all" and (not per_query or m.summary_only):
+        rows = res.rows() if per_query else res.summary_rows()
+        for m, qid, value in rows:
+            if qid != "all" and m.summary_only:
                 continue
             if qid == "all" and not summary_started:
                 summary_started = True
@@ -226,8 +227,9 @@ def write_csv(results: Sequence[Evaluation], per_query: bool, stream: IO[str]) -
     writer = csv.writer(stream, lineterminator="\n")
     writer.writerow(["run", "measure", "qid", "value"])
     for res, label in zip(results, run_labels(results), strict=True):
-        for m, qid, value in res.rows():
-            if qid != "all" and (not per_query or m.summary_only):
+        rows = res.rows() if per_query else res.summary_rows()
+        for m, qid, value in rows:
+            if qid != "all" and m.summary_only:
                 continue
             if math.isnan(value):
                 text = ""

@@ -46,7 +46,7 @@ from metrics.engine.measures import (
 Missing = Literal["zero", "ignore"]
 Extra = Literal["ignore", "include"]
 
-_CELL_BUDGET = 1 << 18  # padded matrix cells per block of queries (bounds peak memory)
+_CELL_BUDGET = 1 << 17  # padded matrix cells per block of queries (bounds peak memory)
 
 
 @dataclass
@@ -121,9 +121,14 @@ class Evaluation:
 
     def rows(self) -> Iterator[tuple[Measure, str, float]]:
         """Yield ``(measure, qid or "all", value)`` in trec_eval's ``-q`` order."""
+        columns = [(m, self.per_query[m.canonical]) for m in self.measures]
         for i, qid in enumerate(self.qids):
-            for m in self.measures:
-                yield m, qid, float(self.per_query[m.canonical][i])
+            for m, values in columns:
+                yield m, qid, float(values[i])
+        yield from self.summary_rows()
+
+    def summary_rows(self) -> Iterator[tuple[Measure, str, float]]:
+        """Yield ``(measure, "all", summary value)`` in request order."""
         for m in self.measures:
             yield m, "all", self.aggregates[m.canonical]
 
@@ -257,15 +262,17 @@ def _evaluate_parsed(
     nrows = len(qids)
     per_query = {m.canonical: np.zeros(nrows) for m in measures}
     pool_all = qrels.pool
-    # The label of every needed (query, rank) cell, row by row, in rank order.
-    flat_start = np.cumsum(use) - use
-    src = _ranges(starts[np.maximum(row_run, 0)], use, order)
-    labels = qrels.lookup((flat_start, row_qidx), run, src)
-    del src
+    # Block by block (bounded memory): the label of every needed (query, rank) cell of
+    # the block's rows, row by row in rank order, then the padded matrix of them.
+    run_start = starts[np.maximum(row_run, 0)]
     for rows in _row_blocks(use):
         lens = use[rows]
         width = int(lens.max(initial=0))
-        idx = flat_start[rows][:, None] + np.arange(width)
+        flat_start = np.cumsum(lens) - lens
+        src = _ranges(run_start[rows], lens, order)
+        labels = qrels.lookup((flat_start, row_qidx[rows]), run, src)
+        del src
+        idx = flat_start[:, None] + np.arange(width)
         if len(rows) and int(lens.min()) == width:
             mat = labels[idx]
         else:

@@ -81,6 +81,7 @@ _NON_BLANK = re.compile(rb"\S")
 _NUMBER_RE = re.compile(rb"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _ECHO = 60  # longest value echoed in a message
+_LOOKUP_SLICE = 1 << 16  # probes looked up at once (bounds the temporaries of a long run)
 
 
 def _cut(text: str) -> str:
@@ -895,15 +896,17 @@ class Qrels(_Table):
         """Return (bits, bucket not empty, keys per bucket, first key of each bucket).
 
         A vectorised hash index: bucket ``b`` holds the sorted keys whose top ``bits``
-        bits are ``b``; with about four buckets per key most hold zero or one key.
+        bits are ``b``; with two to four buckets per key most hold zero or one key.
         """
         if self._buckets is None:
             srt, _perm, low = self._sorted_keys()
-            bits = min(22, max(4, len(srt).bit_length() + 2))
-            bucket = (srt >> np.uint64(64 - low - bits)).astype(np.int64)
-            counts = np.bincount(bucket, minlength=1 << bits)
-            starts = (np.cumsum(counts) - counts).astype(np.int32)
-            self._buckets = (bits, counts > 0, counts.astype(np.int32), starts)
+            bits = min(22, max(4, len(srt).bit_length() + 1))
+            bucket = (srt >> np.uint64(64 - low - bits)).astype(np.intp)
+            counts = np.bincount(bucket, minlength=1 << bits).astype(np.int32)
+            del bucket
+            starts = np.cumsum(counts, dtype=np.int32)
+            starts -= counts
+            self._buckets = (bits, counts > 0, counts, starts)
         return self._buckets
 
     def lookup(
@@ -924,11 +927,35 @@ class Qrels(_Table):
         out = np.full(n, np.nan)
         if n == 0 or len(self) == 0:
             return out
+        # Probes go in slices, so the temporaries (keys, buckets, candidates: about 60
+        # bytes a probe) stay bounded however long the run is.
+        # few probes: binary search; else hash into buckets (built once, kept with the qrels)
+        search = 8 * n < len(self._sorted_keys()[0])
+        for a in range(0, n, _LOOKUP_SLICE):
+            b = min(n, a + _LOOKUP_SLICE)
+            self._lookup_slice(qidx, run, rows, a, b, out, search=search)
+        return out
+
+    def _lookup_slice(
+        self,
+        qidx: NDArray[np.integer] | tuple[NDArray[np.integer], NDArray[np.integer]],
+        run: Run,
+        all_rows: NDArray[np.intp],
+        a: int,
+        b: int,
+        out: NDArray[np.float64],
+        *,
+        search: bool,
+    ) -> None:
+        """Write the labels of probes ``a:b`` of :meth:`lookup` into ``out``.
+
+        ``search``: binary-search the sorted qrels keys (few probes in all), else bucket.
+        """
+        rows = all_rows[a:b]
         srt, perm, low = self._sorted_keys()
-        # keys of every row in file order, then picked (cheaper than gathering the words)
-        probe = run.row_keys()[rows] if 2 * n >= len(run) else run.row_keys(rows)
+        probe = run.row_keys(rows)
         probe >>= np.uint64(low)
-        if n <= len(srt):  # sorted needles make the binary searches cache-friendly
+        if search:  # sorted needles make the binary searches cache-friendly
             order = np.argsort(probe)
             sp = probe[order]
             lo = np.searchsorted(srt, sp, side="left")
@@ -954,14 +981,13 @@ class Qrels(_Table):
         qrow = perm[np.concatenate(hits_q)] if hits_q else np.zeros(0, np.intp)
         if isinstance(qidx, tuple):  # the group of each hit, by binary search
             group_start, group_q = qidx
-            expected = group_q[np.searchsorted(group_start, cand_p, side="right") - 1]
+            expected = group_q[np.searchsorted(group_start, cand_p + a, side="right") - 1]
         else:
-            expected = qidx[cand_p]
+            expected = qidx[cand_p + a]
         ok = (self.qcode[qrow] == expected) & S.same_words(
             self.words, qrow, run.words, rows[cand_p]
         )
-        out[cand_p[ok]] = self.values[qrow[ok]]
-        return out
+        out[cand_p[ok] + a] = self.values[qrow[ok]]
 
 
 # --------------------------------------------------------------------------- readers
