@@ -159,6 +159,7 @@ def _build(pairs: int, endpoint: str):
         max_attempts=3,
         timeout_seconds=10,
     )
+    judge.collections.add(coll)  # a judge runs only on the collections it is assigned to
     services.live_grades_rebuild(collection=coll)
     return coll, judge
 

@@ -770,5 +770,11 @@ class PolicyChange(models.Model):
 from judging.imports.models import FileImport  # noqa: E402, F401  (background file imports)
 
 # LLM judge runs and the providers they may call.
-from judging.llm.models import LLMFailure, LLMJob, LLMOutput, LLMProvider  # noqa: E402, F401
+from judging.llm.models import (  # noqa: E402, F401
+    LLMFailure,
+    LLMJob,
+    LLMJobChunk,
+    LLMOutput,
+    LLMProvider,
+)
 from judging.progress.models import JudgeProgress, PoolProgress  # noqa: E402, F401  (progress counters)

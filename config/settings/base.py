@@ -201,6 +201,22 @@ CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+# Workers take one message at a time, so a job's chunk tasks spread over the workers
+# instead of waiting in one worker's prefetch buffer.
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Queue of every task (one per deployment; tests that start workers use their own).
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")
+# An unacknowledged task (its worker was killed) goes back to the queue after this long.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": int(os.environ.get("GRADED_BROKER_VISIBILITY_SECONDS", "3600"))
+}
+
+# LLM judge jobs are split into chunks of this many pairs; up to GRADED_LLM_JOB_WORKERS
+# Celery workers share one job. A worker holds a chunk under a lease it renews while it
+# works; a chunk whose lease ran out (its worker died) is taken over by another worker.
+GRADED_LLM_CHUNK_PAIRS = int(os.environ.get("GRADED_LLM_CHUNK_PAIRS", "64"))
+GRADED_LLM_JOB_WORKERS = int(os.environ.get("GRADED_LLM_JOB_WORKERS", "4"))
+GRADED_LLM_LEASE_SECONDS = float(os.environ.get("GRADED_LLM_LEASE_SECONDS", "60"))
 
 # Judging.
 GRADED_MAX_SECONDS_PER_PAIR = 1800  # client-measured judging time is capped at this

@@ -173,6 +173,50 @@ class LLMJob(models.Model):
         return 100 if not self.total else min(100, round(100 * self.processed / self.total))
 
 
+class LLMJobChunk(models.Model):
+    """A slice of a job's pairs that one worker takes at a time, under a lease.
+
+    A worker claims a queued chunk, or one whose lease ran out (its worker died or
+    stalled), renews the lease while it works and records each batch only while it still
+    holds the lease, so a pair is graded or failed exactly once however many workers share
+    the job and whichever of them is killed.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+
+    job = models.ForeignKey(LLMJob, on_delete=models.CASCADE, related_name="chunks")
+    index = models.PositiveIntegerField(help_text="Position of the chunk in the job (from 0).")
+    pairs = models.JSONField(help_text="The chunk's pairs as [query id, document id] lists.")
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.QUEUED, help_text="Where it is."
+    )
+    owner = models.CharField(
+        max_length=200, blank=True, help_text="The worker holding the lease (host:pid:token)."
+    )
+    lease_until = models.DateTimeField(
+        null=True, blank=True, help_text="When the lease runs out unless the worker renews it."
+    )
+    claims = models.PositiveIntegerField(
+        default=0, help_text="Times a worker took the chunk (above 1: a worker died holding it)."
+    )
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["job", "index"]
+        verbose_name = "LLM job chunk"
+        indexes = [models.Index(fields=["job", "status", "index"], name="llm_chunk_job_status")]
+        constraints = [
+            models.UniqueConstraint(fields=["job", "index"], name="llm_chunk_unique_index"),
+        ]
+
+    def __str__(self) -> str:
+        """Return ``job N chunk I (status)``."""
+        return f"LLM job {self.job_id} chunk {self.index} ({self.status})"
+
+
 class LLMFailure(models.Model):
     """A pair an LLM job could not grade: never a judgment, retried by the next run."""
 

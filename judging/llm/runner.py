@@ -12,12 +12,15 @@ import asyncio
 import dataclasses
 import html
 import logging
+import os
 import queue
 import re
+import socket
 import ssl
 import threading
 import time
-from collections.abc import Callable, Iterator
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,8 +34,8 @@ from django.db.models import Exists, OuterRef, Q
 from judging.llm import egress, parse, prompt
 from judging.llm import services as services_llm
 from judging.llm.client import CallFailed, ClientConfig, Completion, complete
-from judging.llm.models import LLMJob
-from judging.llm.services import LLMGrade, LLMPairFailure
+from judging.llm.models import LLMFailure, LLMJob, LLMJobChunk
+from judging.llm.services import LeaseLost, LLMGrade, LLMPairFailure
 from judging.models import Judge, Judgment, PoolEntry
 from judging.rendering import looks_like_html
 
@@ -49,6 +52,7 @@ class Pair:
     query_id: int
     document_id: int
     values: dict[str, str]
+    chunk: int = 0  # the job chunk it belongs to (0: none)
 
 
 @dataclass
@@ -78,8 +82,8 @@ def plain_text(body: str) -> str:
     return _BLANK_LINES.sub("\n\n", body).strip()
 
 
-def job_pairs(job: LLMJob) -> tuple[list[Pair], int]:
-    """Return the pairs ``job`` should judge and how many in scope it skips.
+def job_pair_ids(job: LLMJob) -> tuple[list[tuple[int, int]], int]:
+    """Return the pairs (query id, document id) ``job`` should judge and how many it skips.
 
     Skipped are pairs the judge has already graded and id-only documents (no text to
     judge). Failed pairs of earlier jobs have no judgment, so they come back.
@@ -102,7 +106,41 @@ def job_pairs(job: LLMJob) -> tuple[list[Pair], int]:
     if limit:
         pending = pending[:limit]
     skipped = entries.filter(Q(graded=True) | Q(document__has_content=False)).count()
-    return _pairs(pending), skipped
+    return list(pending.values_list("query_id", "document_id")), skipped
+
+
+def chunk_pairs(job: LLMJob, chunk: LLMJobChunk) -> list[Pair]:
+    """Return the chunk's pairs that have no outcome in ``job`` yet, ready for prompts.
+
+    A chunk taken over from a worker that died has some of its pairs recorded already
+    (graded by the judge, or failed in this job); they are not asked again.
+    """
+    wanted = [(int(q), int(d)) for q, d in chunk.pairs]
+    queries = {q for q, _ in wanted}
+    documents = {d for _, d in wanted}
+    graded = set(
+        Judgment.objects.filter(
+            judge=job.judge,
+            query_id__in=queries,
+            document_id__in=documents,
+            status=Judgment.Status.GRADED,
+        ).values_list("query_id", "document_id")
+    )
+    failed = set(
+        LLMFailure.objects.filter(
+            job=job, query_id__in=queries, document_id__in=documents
+        ).values_list("query_id", "document_id")
+    )
+    open_pairs = set(wanted) - graded - failed
+    entries = PoolEntry.objects.filter(
+        collection=job.collection, query_id__in=queries, document_id__in=documents
+    )
+    by_key = {(p.query_id, p.document_id): p for p in _pairs(entries)}
+    return [
+        dataclasses.replace(by_key[key], chunk=chunk.pk)
+        for key in wanted
+        if key in open_pairs and key in by_key
+    ]
 
 
 def _pairs(entries: Any) -> list[Pair]:
@@ -152,48 +190,88 @@ def client_config(judge: Judge, api_key: str) -> ClientConfig:
 
 
 class _Requests(threading.Thread):
-    """Send every pair's request from an asyncio loop; put outcomes on a queue."""
+    """Send the requests of the pairs handed to :meth:`submit` from an asyncio loop.
+
+    Outcomes go on the ``out`` queue as ``(pair, prompt hash, completion or failure)``;
+    after :meth:`close`, once every submitted pair has its outcome, :attr:`END` follows.
+    Pairs of a chunk named in :attr:`dropped` are not sent (their worker lost the chunk).
+    """
 
     END = object()
+    _CLOSE = object()
 
     def __init__(
         self,
         *,
-        pairs: list[Pair],
         judge: Judge,
         config: ClientConfig,
         concurrency: int,
         out: queue.Queue,
     ) -> None:
         super().__init__(name="llm-judge-requests", daemon=True)
-        self.pairs, self.config, self.concurrency, self.out = pairs, config, concurrency, out
+        self.config, self.concurrency, self.out = config, concurrency, out
         self.template = judge.prompt_template or prompt.DEFAULT_TEMPLATE
         self.system = judge.system_prompt
         self.policy = judge.llm_provider.egress_policy()
         self.stop = threading.Event()
+        self.dropped: set[int] = set()
+        self._ready = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._feed: asyncio.Queue | None = None
+        self._waiting = 0  # pairs submitted and not yet taken by a sender
+        self._lock = threading.Lock()
+
+    @property
+    def waiting(self) -> int:
+        """Return how many submitted pairs no sender has taken yet."""
+        return self._waiting
+
+    def submit(self, pairs: list[Pair]) -> None:
+        """Queue ``pairs`` for sending."""
+        self._ready.wait()
+        assert self._loop is not None and self._feed is not None
+        with self._lock:
+            self._waiting += len(pairs)
+        for pair in pairs:
+            self._loop.call_soon_threadsafe(self._feed.put_nowait, pair)
+
+    def close(self) -> None:
+        """Send what was submitted, then end (:attr:`END` goes on the queue last)."""
+        self._ready.wait()
+        assert self._loop is not None and self._feed is not None
+        for _ in range(self.concurrency):
+            self._loop.call_soon_threadsafe(self._feed.put_nowait, self._CLOSE)
 
     def run(self) -> None:
         """Run the loop to completion, then signal the end."""
         try:
             asyncio.run(self._main())
         finally:
+            self._ready.set()  # never leave submit() waiting on a loop that failed to start
             self.out.put(self.END)
 
     async def _main(self) -> None:
-        # One client with one keep-alive connection per worker: httpcore's pool scans all
+        self._loop = asyncio.get_running_loop()
+        self._feed = asyncio.Queue()
+        self._ready.set()
+        # One client with one keep-alive connection per sender: httpcore's pool scans all
         # its connections on every request, so N small pools cost less CPU than one of N.
-        pending: Iterator[Pair] = iter(self.pairs)
         limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
         tls = ssl.create_default_context(cafile=certifi.where())  # loaded once, shared
+        feed = self._feed
 
-        async def worker() -> None:
+        async def sender() -> None:
             async with egress.guarded_client(self.policy, verify=tls, limits=limits) as client:
-                for pair in pending:
+                while (pair := await feed.get()) is not self._CLOSE:
+                    with self._lock:
+                        self._waiting -= 1
                     if self.stop.is_set():
                         return
+                    if pair.chunk and pair.chunk in self.dropped:
+                        continue
                     self.out.put(await self._one(client, pair))
 
-        await asyncio.gather(*(worker() for _ in range(self.concurrency)))
+        await asyncio.gather(*(sender() for _ in range(self.concurrency)))
 
     async def _one(
         self, client: httpx.AsyncClient, pair: Pair
@@ -262,93 +340,188 @@ def _outcome(
     )
 
 
-def run_job(
+def _fail_job(job: LLMJob, exc: Exception) -> None:
+    message = "; ".join(getattr(exc, "messages", None) or [str(exc)])
+    services_llm.llm_job_set_status(job=job, status=LLMJob.Status.FAILED, error=message)
+
+
+def _check(job: LLMJob) -> str | None:
+    """Return the judge's API key if ``job`` can run, else fail the job and return None."""
+    judge = job.judge
+    try:
+        services_llm.check_runnable(judge)
+        api_key = services_llm.api_key_for(judge)
+        prompt.check_template(judge.prompt_template or prompt.DEFAULT_TEMPLATE)
+        parse.compile_pattern(judge.answer_pattern)
+    except (ValidationError, ValueError) as exc:
+        _fail_job(job, exc)
+        return None
+    return api_key
+
+
+def plan(job: LLMJob, *, chunk_pairs: int | None = None) -> bool:
+    """Start a queued job: check that its judge can run, choose its pairs, split them.
+
+    A judge that cannot run (no provider, a model the provider does not allow, its key
+    variable unset) fails the job before any request, with the reason in ``job.error``.
+    Returns whether this call started the job (False: it had already been started, or
+    failed now).
+    """
+    if _check(job) is None:
+        return False
+    pairs, skipped = job_pair_ids(job)
+    size = chunk_pairs or int(
+        getattr(settings, "GRADED_LLM_CHUNK_PAIRS", services_llm.DEFAULT_CHUNK_PAIRS)
+    )
+    started = services_llm.llm_job_plan(job=job, pairs=pairs, skipped=skipped, chunk_pairs=size)
+    job.refresh_from_db()
+    return started
+
+
+def worker_name() -> str:
+    """Return a name for this worker's leases: host, process id and a random token."""
+    return f"{socket.gethostname()[:100]}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+
+
+@dataclass
+class _Held:
+    """A chunk this worker holds: pairs still out, outcomes not yet recorded."""
+
+    out: int
+    grades: list[LLMGrade] = dataclasses.field(default_factory=list)
+    failures: list[LLMPairFailure] = dataclasses.field(default_factory=list)
+
+
+def work(
     job: LLMJob,
     *,
     on_progress: Callable[[Progress], None] | None = None,
     batch_size: int = 100,
     flush_seconds: float = 1.0,
+    lease_seconds: float | None = None,
+    owner: str | None = None,
 ) -> LLMJob:
-    """Run ``job`` to the end and return it refreshed.
+    """Judge chunks of a started job until none is left, then end the job; return it.
 
-    A judge that cannot run (no provider, a model the provider does not allow, its key
-    variable unset) fails the job before any
-    request, with the reason in ``job.error``. Pairs are recorded in batches of at most
-    ``batch_size`` or every ``flush_seconds``, each batch atomically.
+    Any number of workers may run this on the same job at once: each takes a chunk at a
+    time (a new one as soon as its senders run short), records its outcomes in batches of
+    at most ``batch_size`` or every ``flush_seconds`` (each batch atomically, and only
+    while it still holds the chunk's lease), and renews its leases while requests are
+    out. When no chunk is free it waits for the others, taking over any chunk whose lease
+    runs out; the last one to see every chunk done ends the job.
     """
-    judge = job.judge
-    try:
-        services_llm.check_runnable(judge)
-        api_key = services_llm.api_key_for(judge)
-        template = judge.prompt_template or prompt.DEFAULT_TEMPLATE
-        prompt.check_template(template)
-        parse.compile_pattern(judge.answer_pattern)
-    except (ValidationError, ValueError) as exc:
-        message = "; ".join(getattr(exc, "messages", None) or [str(exc)])
-        services_llm.llm_job_set_status(job=job, status=LLMJob.Status.FAILED, error=message)
+    job.refresh_from_db()
+    if job.status != LLMJob.Status.RUNNING:
         return job
-    pairs, skipped = job_pairs(job)
-    services_llm.llm_job_set_status(
-        job=job, status=LLMJob.Status.RUNNING, total=len(pairs), skipped=skipped
-    )
-    progress = Progress(total=len(pairs), skipped=skipped, started=time.monotonic())
+    api_key = _check(job)
+    if api_key is None:
+        return job
+    judge = job.judge
+    lease = float(lease_seconds or getattr(settings, "GRADED_LLM_LEASE_SECONDS", 60.0))
+    owner = owner or worker_name()
+    template = judge.prompt_template or prompt.DEFAULT_TEMPLATE
     version = prompt.template_version(template, judge.prompt_version)
     concurrency = max(1, int(job.options.get("concurrency") or 4))
+    progress = Progress(total=job.total, skipped=job.skipped, started=time.monotonic())
+    progress.done, progress.failed = job.done, job.failed
     out: queue.Queue = queue.Queue()
     requests = _Requests(
-        pairs=pairs,
-        judge=judge,
-        config=client_config(judge, api_key),
-        concurrency=concurrency,
-        out=out,
+        judge=judge, config=client_config(judge, api_key), concurrency=concurrency, out=out
     )
-    grades: list[LLMGrade] = []
-    failures: list[LLMPairFailure] = []
-    last_flush = time.monotonic()
+    held: dict[int, _Held] = {}
+    last_flush = last_renew = time.monotonic()
+    waiting_until = 0.0  # no free chunk: do not ask again before this
+
+    def record(chunk_id: int, state: _Held, *, done: bool) -> None:
+        try:
+            services_llm.llm_batch_record(
+                job=job,
+                grades=state.grades,
+                failures=state.failures,
+                chunk_id=chunk_id,
+                owner=owner,
+                lease_seconds=lease,
+                chunk_done=done,
+            )
+        except LeaseLost:
+            logger.warning("LLM job %s: chunk %s was taken over; dropping it", job.pk, chunk_id)
+            requests.dropped.add(chunk_id)
+            held.pop(chunk_id, None)
+        state.grades.clear()
+        state.failures.clear()
 
     def flush() -> None:
         nonlocal last_flush
-        if grades or failures:
-            services_llm.llm_batch_record(job=job, grades=grades, failures=failures)
-            grades.clear()
-            failures.clear()
+        for chunk_id, state in list(held.items()):
+            if state.grades or state.failures:
+                record(chunk_id, state, done=False)
         last_flush = time.monotonic()
+
+    def renew() -> None:
+        nonlocal last_renew
+        kept = services_llm.llm_chunks_renew(chunk_ids=list(held), owner=owner, lease_seconds=lease)
+        for chunk_id in set(held) - kept:
+            logger.warning("LLM job %s: lost the lease of chunk %s", job.pk, chunk_id)
+            requests.dropped.add(chunk_id)
+            del held[chunk_id]
+        last_renew = time.monotonic()
+
+    def take() -> bool:
+        """Claim chunks until the senders have enough to do; return whether one was taken."""
+        nonlocal waiting_until
+        took = False
+        while requests.waiting < concurrency and time.monotonic() >= waiting_until:
+            chunk = services_llm.llm_chunk_claim(job=job, owner=owner, lease_seconds=lease)
+            if chunk is None:  # none free now: ask again in a while, not after every answer
+                waiting_until = time.monotonic() + min(1.0, lease / 4)
+                return took
+            took = True
+            pairs = chunk_pairs(job, chunk)
+            if not pairs:  # every pair recorded before its worker died
+                held[chunk.pk] = _Held(out=0)
+                record(chunk.pk, held.pop(chunk.pk), done=True)
+                continue
+            held[chunk.pk] = _Held(out=len(pairs))
+            requests.submit(pairs)
+        return took
 
     if on_progress:
         on_progress(progress)
     requests.start()
     try:
         while True:
-            try:
-                item = out.get(timeout=flush_seconds)
-            except queue.Empty:
-                flush()
+            if not take() and not held:
+                if services_llm.llm_job_finish_if_complete(job=job):
+                    break
+                # Others hold the remaining chunks: wait, and take over any that they drop.
+                time.sleep(max(0.0, waiting_until - time.monotonic()))
                 continue
-            if item is _Requests.END:
-                break
-            pair, digest, result = item
-            outcome = _outcome(judge, pair, digest, version, result)
-            if isinstance(outcome, LLMGrade):
-                grades.append(outcome)
-                progress.done += 1
-                progress.tokens += (outcome.prompt_tokens or 0) + (outcome.completion_tokens or 0)
-            else:
-                failures.append(outcome)
-                progress.failed += 1
-                logger.info(
-                    "LLM judge %s failed on pair %s/%s: %s",
-                    judge.pk,
-                    pair.values["qid"],
-                    pair.values["docno"],
-                    outcome.reason,
-                )
-            if len(grades) + len(failures) >= batch_size or (
-                time.monotonic() - last_flush >= flush_seconds
-            ):
+            try:
+                item = out.get(timeout=min(flush_seconds, lease / 4))
+            except queue.Empty:
+                item = None
+            now = time.monotonic()
+            if item is not None and item is not _Requests.END:
+                pair, digest, result = item
+                state = held.get(pair.chunk)
+                if state is not None:
+                    outcome = _outcome(judge, pair, digest, version, result)
+                    _count(progress, outcome, judge, pair)
+                    if isinstance(outcome, LLMGrade):
+                        state.grades.append(outcome)
+                    else:
+                        state.failures.append(outcome)
+                    state.out -= 1
+                    if state.out == 0:
+                        record(pair.chunk, held.pop(pair.chunk), done=True)
+                    elif len(state.grades) + len(state.failures) >= batch_size:
+                        record(pair.chunk, state, done=False)
+                    if on_progress:
+                        on_progress(progress)
+            if now - last_flush >= flush_seconds:
                 flush()
-            if on_progress:
-                on_progress(progress)
-        flush()
+            if held and now - last_renew >= lease / 4:
+                renew()
     except BaseException as exc:
         requests.stop.set()
         services_llm.llm_job_set_status(
@@ -356,12 +529,47 @@ def run_job(
         )
         raise
     finally:
+        requests.close()
         requests.join(timeout=60)
-    services_llm.llm_job_finish(job=job)
     job.refresh_from_db()
     if on_progress:
+        progress.done, progress.failed = job.done, job.failed
         on_progress(progress)
     return job
+
+
+def _count(
+    progress: Progress, outcome: LLMGrade | LLMPairFailure, judge: Judge, pair: Pair
+) -> None:
+    """Add one outcome to ``progress`` (and log a failure)."""
+    if isinstance(outcome, LLMGrade):
+        progress.done += 1
+        progress.tokens += (outcome.prompt_tokens or 0) + (outcome.completion_tokens or 0)
+        return
+    progress.failed += 1
+    logger.info(
+        "LLM judge %s failed on pair %s/%s: %s",
+        judge.pk,
+        pair.values["qid"],
+        pair.values["docno"],
+        outcome.reason,
+    )
+
+
+def run_job(
+    job: LLMJob,
+    *,
+    on_progress: Callable[[Progress], None] | None = None,
+    batch_size: int = 100,
+    flush_seconds: float = 1.0,
+) -> LLMJob:
+    """Start ``job`` and judge all of it in this process; return it refreshed.
+
+    The command line and inline runs use this; Celery workers run :func:`plan` once and
+    :func:`work` in as many workers as the job may use (see :mod:`judging.llm.tasks`).
+    """
+    plan(job)
+    return work(job, on_progress=on_progress, batch_size=batch_size, flush_seconds=flush_seconds)
 
 
 #: Pairs a coordinator tries a judge on before running it, and the longest wait per pair.
@@ -407,10 +615,10 @@ def try_judge(judge: Judge, pairs: list[Pair]) -> list[Trial]:
         timeout=min(judge.timeout_seconds or TRY_TIMEOUT_SECONDS, TRY_TIMEOUT_SECONDS),
     )
     out: queue.Queue = queue.Queue()
-    requests = _Requests(
-        pairs=pairs, judge=judge, config=config, concurrency=max(1, len(pairs)), out=out
-    )
+    requests = _Requests(judge=judge, config=config, concurrency=max(1, len(pairs)), out=out)
     requests.start()
+    requests.submit(pairs)
+    requests.close()
     results: dict[tuple[str, str], Trial] = {}
     version = prompt.template_version(template, judge.prompt_version)
     while (item := out.get()) is not _Requests.END:

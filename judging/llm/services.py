@@ -11,16 +11,24 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
-from django.db import transaction
-from django.db.models import Count, F
+from django.db import connection, transaction
+from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from judging import background, services
 from judging.llm.egress import EgressRefused, check_base_url
-from judging.llm.models import KEY_ENV_MESSAGE, KEY_ENV_PATTERN, LLMFailure, LLMJob, LLMOutput
+from judging.llm.models import (
+    KEY_ENV_MESSAGE,
+    KEY_ENV_PATTERN,
+    LLMFailure,
+    LLMJob,
+    LLMJobChunk,
+    LLMOutput,
+)
 from judging.models import Collection, Judge, Judgment, JudgmentEvent
 from judging.services import ImportSummary, JudgmentRow
 
@@ -192,14 +200,47 @@ def llm_grades_import(
     return summary
 
 
+class LeaseLost(Exception):
+    """The worker no longer holds the chunk: another took it over after its lease ran out."""
+
+
+def _held_chunk(chunk_id: int, owner: str) -> LLMJobChunk:
+    """Lock and return chunk ``chunk_id`` if ``owner`` still holds it, else raise LeaseLost."""
+    chunk = (
+        LLMJobChunk.objects.select_for_update()
+        .filter(pk=chunk_id, owner=owner, status=LLMJobChunk.Status.RUNNING)
+        .first()
+    )
+    if chunk is None:
+        raise LeaseLost(f"chunk {chunk_id} is no longer held by {owner}")
+    return chunk
+
+
 @transaction.atomic
 def llm_batch_record(
     *,
     job: LLMJob,
     grades: Sequence[LLMGrade],
     failures: Sequence[LLMPairFailure],
+    chunk_id: int | None = None,
+    owner: str = "",
+    lease_seconds: float = 60.0,
+    chunk_done: bool = False,
 ) -> None:
-    """Record one batch of a job: its grades, its failures and the job's counters."""
+    """Record one batch of a job: its grades, its failures and the job's counters.
+
+    With ``chunk_id`` the batch belongs to that chunk of the job: it is written only if
+    ``owner`` still holds the chunk (checked under a row lock, so a worker whose lease
+    ran out and was taken over can never write a pair twice; raises :class:`LeaseLost`
+    and writes nothing), the lease is renewed, and ``chunk_done`` marks the chunk done
+    in the same transaction as its last outcomes.
+    """
+    if chunk_id is not None:
+        _held_chunk(chunk_id, owner)
+        fields: dict = {"lease_until": timezone.now() + timedelta(seconds=lease_seconds)}
+        if chunk_done:
+            fields.update(status=LLMJobChunk.Status.DONE, finished_at=timezone.now())
+        LLMJobChunk.objects.filter(pk=chunk_id).update(**fields)
     if grades:
         llm_grades_import(
             collection=job.collection,
@@ -300,6 +341,98 @@ def llm_job_set_status(
 
 #: Characters of a job's error message kept (failure reasons are short already).
 MAX_JOB_ERROR = 500
+
+
+#: Pairs in one chunk of a job when the settings name no other size.
+DEFAULT_CHUNK_PAIRS = 64
+
+
+@transaction.atomic
+def llm_job_plan(
+    *,
+    job: LLMJob,
+    pairs: Sequence[tuple[int, int]],
+    skipped: int,
+    chunk_pairs: int = DEFAULT_CHUNK_PAIRS,
+) -> bool:
+    """Split a queued job's ``pairs`` (query id, document id) into chunks and start it.
+
+    Returns False and changes nothing when the job is no longer queued (another worker
+    planned it first: a task delivered twice plans once).
+    """
+    if chunk_pairs < 1:
+        raise ValueError("chunk_pairs must be positive")
+    locked = LLMJob.objects.select_for_update().filter(pk=job.pk).first()
+    if locked is None or locked.status != LLMJob.Status.QUEUED:
+        return False
+    LLMJobChunk.objects.bulk_create(
+        [
+            LLMJobChunk(job=job, index=i, pairs=[list(p) for p in pairs[a : a + chunk_pairs]])
+            for i, a in enumerate(range(0, len(pairs), chunk_pairs))
+        ],
+        batch_size=500,
+    )
+    llm_job_set_status(job=job, status=LLMJob.Status.RUNNING, total=len(pairs), skipped=skipped)
+    return True
+
+
+@transaction.atomic
+def llm_chunk_claim(*, job: LLMJob, owner: str, lease_seconds: float) -> LLMJobChunk | None:
+    """Take the job's first queued chunk, or one whose lease ran out; None if there is none.
+
+    Nothing is claimed once the job has ended. On PostgreSQL concurrent claimers skip each
+    other's locked rows, so no two workers take the same chunk.
+    """
+    if not LLMJob.objects.filter(pk=job.pk, status=LLMJob.Status.RUNNING).exists():
+        return None
+    now = timezone.now()
+    free = LLMJobChunk.objects.filter(job=job).filter(
+        Q(status=LLMJobChunk.Status.QUEUED)
+        | Q(status=LLMJobChunk.Status.RUNNING, lease_until__lt=now)
+    )
+    if connection.features.has_select_for_update_skip_locked:
+        free = free.select_for_update(skip_locked=True)
+    chunk = free.order_by("index").first()
+    if chunk is None:
+        return None
+    chunk.status = LLMJobChunk.Status.RUNNING
+    chunk.owner = owner
+    chunk.lease_until = now + timedelta(seconds=lease_seconds)
+    chunk.claims += 1
+    chunk.save(update_fields=["status", "owner", "lease_until", "claims"])
+    return chunk
+
+
+def llm_chunks_renew(*, chunk_ids: Sequence[int], owner: str, lease_seconds: float) -> set[int]:
+    """Extend the leases ``owner`` holds on ``chunk_ids``; return the ids it still holds."""
+    if not chunk_ids:
+        return set()
+    held = LLMJobChunk.objects.filter(
+        pk__in=list(chunk_ids), owner=owner, status=LLMJobChunk.Status.RUNNING
+    )
+    with transaction.atomic():
+        ids = set(held.select_for_update().values_list("pk", flat=True))
+        LLMJobChunk.objects.filter(pk__in=ids).update(
+            lease_until=timezone.now() + timedelta(seconds=lease_seconds)
+        )
+    return ids
+
+
+@transaction.atomic
+def llm_job_finish_if_complete(*, job: LLMJob) -> bool:
+    """End a running job whose chunks are all done (once, whoever asks); return whether it ended.
+
+    Returns True as well when the job had already ended (done or failed).
+    """
+    locked = LLMJob.objects.select_for_update().filter(pk=job.pk).first()
+    if locked is None or locked.status in (LLMJob.Status.DONE, LLMJob.Status.FAILED):
+        return True
+    if locked.status != LLMJob.Status.RUNNING:
+        return False
+    if job.chunks.exclude(status=LLMJobChunk.Status.DONE).exists():
+        return False
+    llm_job_finish(job=job)
+    return True
 
 
 def llm_job_finish(*, job: LLMJob) -> None:
