@@ -214,7 +214,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 # LLM judge jobs are split into chunks of this many pairs; up to GRADED_LLM_JOB_WORKERS
 # Celery workers share one job. A worker holds a chunk under a lease it renews while it
 # works; a chunk whose lease ran out (its worker died) is taken over by another worker.
-GRADED_LLM_CHUNK_PAIRS = int(os.environ.get("GRADED_LLM_CHUNK_PAIRS", "64"))
+GRADED_LLM_CHUNK_PAIRS = int(os.environ.get("GRADED_LLM_CHUNK_PAIRS", "128"))
 GRADED_LLM_JOB_WORKERS = int(os.environ.get("GRADED_LLM_JOB_WORKERS", "4"))
 GRADED_LLM_LEASE_SECONDS = float(os.environ.get("GRADED_LLM_LEASE_SECONDS", "60"))
 

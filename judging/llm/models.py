@@ -205,7 +205,7 @@ class LLMJobChunk(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ["job", "index"]
+        ordering = ["job_id", "index"]  # by column: no join (a FOR UPDATE would lock the job)
         verbose_name = "LLM job chunk"
         indexes = [models.Index(fields=["job", "status", "index"], name="llm_chunk_job_status")]
         constraints = [

@@ -470,7 +470,8 @@ def work(
         """Claim chunks until the senders have enough to do; return whether one was taken."""
         nonlocal waiting_until
         took = False
-        while requests.waiting < concurrency and time.monotonic() >= waiting_until:
+        # twice the senders queued: they keep busy while this thread waits on the database
+        while requests.waiting < 2 * concurrency and time.monotonic() >= waiting_until:
             chunk = services_llm.llm_chunk_claim(job=job, owner=owner, lease_seconds=lease)
             if chunk is None:  # none free now: ask again in a while, not after every answer
                 waiting_until = time.monotonic() + min(1.0, lease / 4)

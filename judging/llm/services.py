@@ -207,8 +207,9 @@ class LeaseLost(Exception):
 def _held_chunk(chunk_id: int, owner: str) -> LLMJobChunk:
     """Lock and return chunk ``chunk_id`` if ``owner`` still holds it, else raise LeaseLost."""
     chunk = (
-        LLMJobChunk.objects.select_for_update()
+        LLMJobChunk.objects.select_for_update(of=("self",))
         .filter(pk=chunk_id, owner=owner, status=LLMJobChunk.Status.RUNNING)
+        .order_by()
         .first()
     )
     if chunk is None:
@@ -344,7 +345,7 @@ MAX_JOB_ERROR = 500
 
 
 #: Pairs in one chunk of a job when the settings name no other size.
-DEFAULT_CHUNK_PAIRS = 64
+DEFAULT_CHUNK_PAIRS = 128
 
 
 @transaction.atomic
@@ -391,7 +392,7 @@ def llm_chunk_claim(*, job: LLMJob, owner: str, lease_seconds: float) -> LLMJobC
         | Q(status=LLMJobChunk.Status.RUNNING, lease_until__lt=now)
     )
     if connection.features.has_select_for_update_skip_locked:
-        free = free.select_for_update(skip_locked=True)
+        free = free.select_for_update(skip_locked=True, of=("self",))
     chunk = free.order_by("index").first()
     if chunk is None:
         return None
@@ -411,7 +412,7 @@ def llm_chunks_renew(*, chunk_ids: Sequence[int], owner: str, lease_seconds: flo
         pk__in=list(chunk_ids), owner=owner, status=LLMJobChunk.Status.RUNNING
     )
     with transaction.atomic():
-        ids = set(held.select_for_update().values_list("pk", flat=True))
+        ids = set(held.select_for_update(of=("self",)).order_by().values_list("pk", flat=True))
         LLMJobChunk.objects.filter(pk__in=ids).update(
             lease_until=timezone.now() + timedelta(seconds=lease_seconds)
         )
