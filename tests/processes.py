@@ -159,3 +159,58 @@ def log_tail(path: Path, lines: int = 40) -> str:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
     except OSError:
         return ""
+
+
+def collectstatic(env: dict[str, str], log: Path) -> None:
+    """Collect the static files into the environment's ``STATIC_ROOT`` (the manifest)."""
+    with log.open("ab") as out:
+        subprocess.run(
+            [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            check=True,
+            timeout=120,
+        )
+
+
+def start_gunicorn(
+    env: dict[str, str], port: int, log: Path, *, workers: int = 2, threads: int = 2
+) -> subprocess.Popen:
+    """Start gunicorn serving Graded's WSGI application on 127.0.0.1:``port``."""
+    out = log.open("ab")
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "config.wsgi:application",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(workers),
+            "--threads",
+            str(threads),
+            "--access-logfile",
+            "-",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+    )
+
+
+def wait_for_http(url: str, timeout: float = 60.0) -> None:
+    """Wait until ``url`` answers any HTTP status."""
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(url, timeout=2.0)
+            return
+        except httpx.TransportError:
+            time.sleep(0.2)
+    raise TimeoutError(f"{url} did not answer in {timeout:.0f} s")

@@ -67,7 +67,7 @@ def test_lookup_slices_agree_for_search_and_buckets(
     qrels_path, run_path = write_campaign(tmp_path, seed=3)
     qrels = engine_io.read_qrels(qrels_path)
     run = engine_io.read_run(run_path)
-    order, starts, counts = run.ranking()
+    order, _starts, _counts = run.ranking()
     rows = np.asarray(order, dtype=np.intp)
     probe_q = np.array([qrels.index.get(run.qids[c], -1) for c in run.qcode[rows].tolist()])
     expected = np.full(len(rows), np.nan)
