@@ -295,7 +295,7 @@ def run(args: argparse.Namespace) -> str:
     from django.test import override_settings
 
     from judging.models import Collection, Judge, PoolEntry, Query
-    from judging.signals import judgments_changing
+    from judging.signals import documents_added, judgments_changing
     from metrics import services
     from metrics.live import rescore as live_rescore
     from metrics.models import Run, RunQuery, Team
@@ -304,6 +304,7 @@ def run(args: argparse.Namespace) -> str:
     n_files = min(args.runs, args.run_files)
     workload = ensure(n_files, spec, processes=2, verbose=True)
     setup: dict[str, float] = {}
+    media = tempfile.mkdtemp(prefix="graded-live-media-")  # run files and the docno index
     collection = Collection.objects.filter(slug=SLUG).first()
     if collection is None:
         t_all = time.perf_counter()
@@ -318,6 +319,17 @@ def run(args: argparse.Namespace) -> str:
         _insert_documents(collection.pk, spec.n_queries * spec.universe)
         setup["documents"] = time.perf_counter() - t0
         log(f"  {spec.n_queries * spec.universe:,} documents in {setup['documents']:.1f} s")
+        # What an import of documents ends with (judging.lists.services.documents_import):
+        # the collection's docno index is built in the background (inline here).
+        t0 = time.perf_counter()
+        with override_settings(MEDIA_ROOT=media):
+            documents_added.send(
+                sender=Collection,
+                collection_id=collection.pk,
+                count=spec.n_queries * spec.universe,
+            )
+        setup["docno index"] = time.perf_counter() - t0
+        log(f"  docno index built after the import in {setup['docno index']:.1f} s")
         llm = Judge.objects.create(kind=Judge.Kind.LLM, name="W1 qrels", model="w1-qrels")
         t0 = time.perf_counter()
         n_qrels = _load_qrels(collection, llm, workload.qrels)
@@ -334,7 +346,6 @@ def run(args: argparse.Namespace) -> str:
         user=user, defaults={"kind": Judge.Kind.HUMAN, "name": "bench judge"}
     )[0]
 
-    media = tempfile.mkdtemp(prefix="graded-live-media-")
     submit: list[float] = []
     fresh: list[float] = []
     try:
@@ -499,15 +510,20 @@ def _report(
     lines += ["", "| Measurement | Value | Target |", "|---|---|---|"]
     if setup:
         lines.append(
-            f"| Setup (untimed): documents (COPY or executemany) / qrels import / total | "
-            f"{setup['documents']:.1f} s / {setup['qrels']:.1f} s / {setup['total']:.1f} s | |"
+            "| Setup (untimed): documents (COPY or executemany) / docno index built after "
+            "the import / qrels import / total | "
+            f"{setup['documents']:.1f} s / {setup['docno index']:.1f} s / "
+            f"{setup['qrels']:.1f} s / {setup['total']:.1f} s | |"
         )
     if submit:
         lines.append(
             f"| Submit one W1 run (`run_submit`), {len(submit)} runs: median / max | "
             f"{statistics.median(submit):.2f} s / {max(submit):.2f} s | ≤ 2 s |"
         )
-        lines.append(f"| — first / last run submitted | {submit[0]:.2f} s / {submit[-1]:.2f} s | |")
+        lines.append(
+            f"| — first / last run submitted | {submit[0]:.2f} s / {submit[-1]:.2f} s "
+            "| first ≤ 2 s |"
+        )
         if len(submit) > 2:
             warm = submit[1:]
             lines.append(

@@ -15,3 +15,7 @@ judgments_changed = Signal()
 #: commit (``judgments_changed`` with ``bulk=True``). Keyword arguments: ``collection_id``
 #: (int), ``query_ids`` (frozenset[int]), ``version`` (int).
 judgments_changing = Signal()
+
+#: Sent after commit when an import added documents to a collection. Keyword arguments:
+#: ``collection_id`` (int), ``count`` (int, the documents created).
+documents_added = Signal()

@@ -1,5 +1,5 @@
 """The metrics app's Celery tasks, one module per capability (found by autodiscovery)."""
 
-from metrics.live.tasks import rescore_queries
+from metrics.live.tasks import build_docno_index, rescore_queries
 
-__all__ = ["rescore_queries"]
+__all__ = ["build_docno_index", "rescore_queries"]

@@ -36,6 +36,26 @@ def redis_reachable() -> bool:
         return False
 
 
+def require_services() -> str:
+    """Skip (fail on CI without Redis) unless PostgreSQL and Redis are there; return the URL.
+
+    The URL is this test's database, which the started processes share.
+    """
+    import pytest
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip(
+            "needs PostgreSQL: the started processes share the test database, which SQLite's "
+            "in-memory test database cannot (CI runs it in the PostgreSQL leg)"
+        )
+    if not redis_reachable():
+        if os.environ.get("CI") == "true":
+            pytest.fail("Redis is not reachable on 127.0.0.1:6379; CI must run this test")
+        pytest.skip("Redis is not reachable on 127.0.0.1:6379")
+    return database_url(connection.settings_dict)
+
+
 def database_url(settings_dict: dict) -> str:
     """Return the URL of the database Django is connected to (PostgreSQL)."""
     user = settings_dict.get("USER") or "postgres"

@@ -225,6 +225,9 @@ GRADED_RUN_MAX_BYTES = int(os.environ.get("GRADED_RUN_MAX_BYTES", str(200 * 1024
 # empty: MEDIA_ROOT/docno-index.
 # Processes that submit runs share it (same host, or a shared filesystem).
 GRADED_DOCNO_INDEX_DIR = os.environ.get("GRADED_DOCNO_INDEX_DIR", "")
+# An import adding at least this many documents builds the docno index in the background,
+# so the collection's first run submission finds it ready.
+GRADED_DOCNO_INDEX_PREBUILD_MIN = int(os.environ.get("GRADED_DOCNO_INDEX_PREBUILD_MIN", "100000"))
 # Uploads on the Import files page at least this large (all files together) are imported
 # by a worker, with progress, instead of in the web request.
 GRADED_BACKGROUND_IMPORT_BYTES = int(

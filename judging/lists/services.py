@@ -23,7 +23,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
-from judging import services
+from judging import services, signals
 from judging.lists.formats import MAX_REPORTED, FormatError, Problem, Problems, iter_lines
 from judging.lists.formats import collections as collection_formats
 from judging.lists.formats import judgments as judgment_formats
@@ -582,6 +582,13 @@ def documents_import(
     )
     if dry_run:
         transaction.set_rollback(True)
+    elif created:
+        collection_id = collection.pk
+        transaction.on_commit(
+            lambda: signals.documents_added.send(
+                sender=Collection, collection_id=collection_id, count=created
+            )
+        )
     return ContentSummary(created, updated, dry_run)
 
 

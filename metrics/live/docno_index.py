@@ -309,6 +309,28 @@ def get(collection_id: int) -> DocnoIndex:
     return _remember(index)
 
 
+def prebuild(collection_id: int) -> DocnoIndex:
+    """Make sure an index file covers every document of the collection now; return it.
+
+    Called after a large import: a file that covers the collection's largest document pk
+    is kept (nothing is read); otherwise the index is read from the database and written,
+    so the next submission opens it instead of building it.
+    """
+    token = current_token(collection_id)
+    newest = _newest_file(collection_id, token)
+    largest = (
+        Document.objects.filter(collection_id=collection_id)
+        .order_by("-pk")
+        .values_list("pk", flat=True)
+        .first()
+    ) or 0
+    if newest is not None and newest[1] >= largest:
+        return _remember(_open(collection_id, token, *newest))
+    index = _read_from_database(collection_id, token)
+    _write(index)
+    return _remember(index)
+
+
 def merge_later(collection_id: int, docnos: pa.Array, pks: np.ndarray) -> None:
     """After the current transaction commits, add these documents to the index file.
 

@@ -9,7 +9,6 @@ against the live judgment list, equal to the engine's score of the qrels Graded 
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from pathlib import Path
@@ -17,7 +16,6 @@ from pathlib import Path
 import httpx
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection
 from rest_framework.authtoken.models import Token
 
 from judging.models import Judge, Membership
@@ -33,17 +31,8 @@ NDCG10 = "nDCG(gain=linear,discount=log2,ideal=global,empty=zero)@10"
 @pytest.fixture
 def deployment(tmp_path: Path):
     """Start gunicorn and two Celery workers on this test database; yield the base URL."""
-    if connection.vendor != "postgresql":
-        pytest.skip(
-            "needs PostgreSQL: the server and worker processes share the test database, "
-            "which SQLite's in-memory test database cannot (CI runs it in the PostgreSQL leg)"
-        )
-    if not processes.redis_reachable():
-        if os.environ.get("CI") == "true":
-            pytest.fail("Redis is not reachable on 127.0.0.1:6379; CI must run this test")
-        pytest.skip("Redis is not reachable on 127.0.0.1:6379")
     env = processes.production_env(
-        processes.database_url(connection.settings_dict),
+        processes.require_services(),
         CACHE_URL=processes.REDIS_URL,
         MEDIA_ROOT=str(tmp_path / "media"),
         STATIC_ROOT=str(tmp_path / "static"),

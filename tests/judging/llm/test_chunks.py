@@ -14,7 +14,6 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 
 from judging.llm import runner
@@ -137,17 +136,8 @@ def test_a_job_whose_chunks_are_all_done_ends_once(coll, pooled, llm):
 @pytest.fixture
 def process_env(tmp_path: Path):
     """Return the environment of production processes on this test database (PostgreSQL)."""
-    if connection.vendor != "postgresql":
-        pytest.skip(
-            "needs PostgreSQL: worker processes share the test database, which SQLite's "
-            "in-memory test database cannot (CI runs it in the PostgreSQL leg)"
-        )
-    if not processes.redis_reachable():
-        if os.environ.get("CI") == "true":
-            pytest.fail("Redis is not reachable on 127.0.0.1:6379; CI must run this test")
-        pytest.skip("Redis is not reachable on 127.0.0.1:6379")
     return processes.production_env(
-        processes.database_url(connection.settings_dict),
+        processes.require_services(),
         GRADED_LLM_LEASE_SECONDS="3",
         GRADED_LLM_CHUNK_PAIRS="8",
         GRADED_LLM_JOB_WORKERS="2",

@@ -209,3 +209,52 @@ def test_documents_resolved_by_id_are_merged_into_the_index_after_commit(
         again, created_again = services._document_pks(coll, _parsed(wanted))
     assert (created_again, again.tolist()) == (0, expected)
     assert _document_queries(captured) == []  # all four now come from the merged file
+
+
+def _import_documents(coll, docnos: list[str]):
+    """Import documents from a JSON Lines file, as the import page and the API do."""
+    from judging.lists import services as list_services
+
+    body = "".join(f'{{"docno": "{d}", "title": "T", "body": "B"}}\n' for d in docnos)
+    return list_services.documents_import(collection=coll, source=body.encode(), format="jsonl")
+
+
+def test_a_large_import_builds_the_index_so_the_first_submission_reads_no_documents(
+    monkeypatch, settings, django_capture_on_commit_callbacks
+):
+    settings.GRADED_DOCNO_INDEX_PREBUILD_MIN = 30
+    coll = factories.collection("prebuilt")
+    with django_capture_on_commit_callbacks(execute=True):
+        _import_documents(coll, [f"x-{i}" for i in range(40)])
+    files = list(docno_index.index_dir().glob(f"c{coll.pk}-*.arrow"))
+    largest = Document.objects.filter(collection=coll).order_by("-pk").first().pk
+    assert [f.name.endswith(f"-m{largest}.arrow") for f in files] == [True]
+    docno_index.clear_cache()  # the first submission comes from another process
+    monkeypatch.setattr(services, "SMALL_RUN_DOCNOS", 0)
+    monkeypatch.setattr(
+        docno_index, "_read_from_database", lambda *a: pytest.fail("read the documents again")
+    )
+    pks, created = services._document_pks(coll, _parsed(["x-3", "x-39"]))
+    expected = Document.objects.filter(collection=coll, external_id__in=["x-3", "x-39"])
+    assert created == 0 and sorted(pks.tolist()) == sorted(expected.values_list("pk", flat=True))
+
+
+def test_prebuilding_reads_the_documents_only_when_no_file_covers_them(
+    monkeypatch, settings, django_capture_on_commit_callbacks
+):
+    settings.GRADED_DOCNO_INDEX_PREBUILD_MIN = 5
+    coll = factories.collection("small-then-large")
+    reads = []
+    read = docno_index._read_from_database
+    monkeypatch.setattr(docno_index, "_read_from_database", lambda *a: reads.append(a) or read(*a))
+    with django_capture_on_commit_callbacks(execute=True):
+        _import_documents(coll, ["a", "b"])  # below the threshold: left to the submission
+    assert reads == [] and not list(docno_index.index_dir().glob(f"c{coll.pk}-*.arrow"))
+    with django_capture_on_commit_callbacks(execute=True):
+        _import_documents(coll, [f"n-{i}" for i in range(6)])
+    assert len(reads) == 1  # one file now covers all eight
+    assert len(docno_index.prebuild(coll.pk).pks) == 8
+    assert len(reads) == 1  # covered: opened, not read again
+    with django_capture_on_commit_callbacks(execute=True):
+        _import_documents(coll, [f"m-{i}" for i in range(6)])  # newer documents: rebuilt
+    assert len(reads) == 2 and len(docno_index.get(coll.pk).pks) == 14
