@@ -123,7 +123,7 @@ def wait_for_workers(names: list[str], env: dict[str, str], timeout: float = 60.
     """Wait until the workers called ``names`` answer a ping on the environment's broker."""
     from celery import Celery
 
-    app = Celery("graded-test-ping", broker=env["CELERY_BROKER_URL"])
+    app = Celery("graded-test-ping", broker=env["CELERY_BROKER_URL"], set_as_current=False)
     deadline = time.monotonic() + timeout
     try:
         while time.monotonic() < deadline:
@@ -141,7 +141,7 @@ def send_task(env: dict[str, str], name: str, *args: object) -> None:
     """Send task ``name`` to the environment's queue, as the web process would."""
     from celery import Celery
 
-    app = Celery("graded-test-send", broker=env["CELERY_BROKER_URL"])
+    app = Celery("graded-test-send", broker=env["CELERY_BROKER_URL"], set_as_current=False)
     try:
         app.send_task(name, args=list(args), queue=env["CELERY_TASK_DEFAULT_QUEUE"])
     finally:
