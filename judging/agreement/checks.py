@@ -11,6 +11,15 @@ Figures: checks, exact agreement, and Cohen's κ with quadratic weights
 over the first ``n`` checks in the order they were made, at up to ``points`` evenly
 spaced ``n``. Edge cases: no checks give NaN figures; κ is NaN when both sides put every
 check in one grade.
+
+**The random audit.** Checks that a strategy *chose* (the pairs the LLM is least sure
+of, or whose grade moves the ranking) are not a sample of the LLM's work: agreement on
+them says little about the LLM's labels elsewhere. :func:`audit_draws` gives every pair
+a fixed pseudo-random number in [0, 1) from its ids and a seed (SplitMix64), independent
+of any grade; the pairs whose draw is below a share form the *audit sample*, a Bernoulli
+sample of the pool. Humans check audit pairs in the order of their draws, so the audit
+pairs checked so far are always a uniform random subset, and agreement on them estimates
+the LLM's agreement over all its pairs without bias.
 """
 
 from __future__ import annotations
@@ -22,6 +31,46 @@ import numpy as np
 import numpy.typing as npt
 
 from judging.agreement.coefficients import AgreementUndefinedWarning, cohen_kappa
+
+#: Label of the checks of the random audit sample.
+AUDIT_LABEL = "random audit"
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _mix(z: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """Return SplitMix64's finaliser of ``z`` (wrapping arithmetic)."""
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def audit_draws(
+    query_ids: npt.ArrayLike, document_ids: npt.ArrayLike, *, seed: int
+) -> npt.NDArray[np.float64]:
+    """Return each pair's fixed draw in [0, 1): a hash of the seed and the two ids.
+
+    The same pair and seed always give the same draw; draws of different pairs behave as
+    independent uniforms. Ids must be non-negative integers below 2**63.
+    """
+    q = np.asarray(query_ids, dtype=np.int64).astype(np.uint64)
+    d = np.asarray(document_ids, dtype=np.int64).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        z = _mix(np.uint64(seed) * _GOLDEN + q * np.uint64(2) + np.uint64(1))
+        z = _mix(z + _GOLDEN + d)
+    return (z >> np.uint64(11)).astype(np.float64) / float(2**53)
+
+
+@dataclass(frozen=True)
+class Audit:
+    """The random audit sample: pairs whose draw under ``seed`` is below ``share``."""
+
+    seed: int
+    share: float
+
+    def contains(self, query_ids: npt.ArrayLike, document_ids: npt.ArrayLike) -> npt.NDArray:
+        """Return whether each pair is in the sample."""
+        return audit_draws(query_ids, document_ids, seed=self.seed) < self.share
 
 
 @dataclass(frozen=True)

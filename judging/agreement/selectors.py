@@ -666,11 +666,13 @@ class LlmChecks:
     curve: tuple[checks.CheckFigures, ...]
 
 
-def llm_checks(*, collection: Collection) -> LlmChecks:
+def llm_checks(*, collection: Collection, audit: checks.Audit | None = None) -> LlmChecks:
     """Return the agreement of human grades with the LLM grade on the pairs both graded.
 
     Two SQL queries: the LLM grades, and the human grades in the order they were first
     given (``created_at``). Each human grade counts once (one check per judge and pair).
+    With ``audit``, a group more gives the figures of the checks of the random audit
+    sample (:mod:`judging.agreement.checks`): the unbiased estimate.
     """
     llm = np.array(
         list(
@@ -684,7 +686,7 @@ def llm_checks(*, collection: Collection) -> LlmChecks:
     ids, grades = llm_only_lower_median(pair.reshape(-1), llm[:, 2], np.zeros(len(llm), dtype=bool))
     shown = {(int(keys[i][0]), int(keys[i][1])): int(g) for i, g in zip(ids, grades, strict=True)}
     rows = [
-        (grade, shown[(q, d)], saw)
+        (grade, shown[(q, d)], saw, q, d)
         for q, d, grade, saw in Judgment.objects.filter(
             collection=collection, judge__kind=Judge.Kind.HUMAN, status=Judgment.Status.GRADED
         )
@@ -699,4 +701,7 @@ def llm_checks(*, collection: Collection) -> LlmChecks:
     for label, value in (("assisted", True), ("blind", False), ("not recorded", None)):
         keep = np.array([s is value for s in saw], dtype=bool)
         groups.append(checks.check_figures(human[keep], machine[keep], label=label))
+    if audit is not None:
+        keep = audit.contains([r[3] for r in rows], [r[4] for r in rows])
+        groups.append(checks.check_figures(human[keep], machine[keep], label=checks.AUDIT_LABEL))
     return LlmChecks(groups=tuple(groups), curve=tuple(checks.accumulation(human, machine)))

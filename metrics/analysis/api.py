@@ -33,6 +33,7 @@ from metrics.api.permissions import COORDINATORS
 from metrics.api.views import JUDGES_SEE_NO_RUNS, RUN_ID, MetricsScopedView
 from metrics.engine.errors import MeasureError
 from metrics.live.scoring import MeasureLabel, measure_labels
+from metrics.pool import selectors as pool_selectors
 from metrics.views import _measure_labels
 
 
@@ -522,7 +523,9 @@ class LlmAgreementView(CollectionScopedView):
                     "judges",
                 )
             },
-            "checks": llm_checks(collection=collection),
+            "checks": llm_checks(
+                collection=collection, audit=pool_selectors.audit_sample(collection=collection)
+            ),
         }
         return Response(LlmAgreementSerializer(data).data)
 

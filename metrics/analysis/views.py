@@ -22,6 +22,7 @@ from metrics.analysis.llm_agreement import Comparison, LlmJudgeReport, llm_agree
 from metrics.analysis.query import run_query_ranking
 from metrics.forms import MeasureForm
 from metrics.live.scoring import MeasureLabel, measure_labels
+from metrics.pool import selectors as pool_selectors
 from metrics.selectors import run_for_viewer
 from metrics.views import _base_context, _collection_and_viewer, _measure_labels
 
@@ -138,6 +139,8 @@ def judge_compare(request: HttpRequest, slug: str) -> HttpResponse:
             "collection": collection,
             "report": report,
             "sections": sections,
-            "checks": llm_checks(collection=collection),
+            "checks": llm_checks(
+                collection=collection, audit=pool_selectors.audit_sample(collection=collection)
+            ),
         },
     )

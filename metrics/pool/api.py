@@ -38,6 +38,7 @@ class PoolingVersionSerializer(serializers.ModelSerializer):
             "rel_level",
             "cutoff",
             "seed",
+            "audit_percent",
             "actor",
             "at",
         )
@@ -70,7 +71,13 @@ class PoolingSettingsSerializer(serializers.Serializer):
     seed = serializers.IntegerField(
         min_value=LIMITS["seed"][0],
         max_value=LIMITS["seed"][1],
-        help_text="Thompson sampling's seed.",
+        help_text="Seed of Thompson sampling and of llm-check's random audit.",
+    )
+    audit_percent = serializers.IntegerField(
+        min_value=LIMITS["audit_percent"][0],
+        max_value=LIMITS["audit_percent"][1],
+        help_text="llm-check: percent of human checks on a random sample of the pool "
+        "(the unbiased audit of the LLM).",
     )
     version = serializers.IntegerField(read_only=True, help_text="0: never set (depth-k).")
     planned_pairs = serializers.IntegerField(read_only=True)

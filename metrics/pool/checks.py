@@ -19,6 +19,12 @@ is worth most. A pair's *check score* is the sum of two parts, each in [0, 1]:
 :func:`check_order` returns the pairs still open for human grades, highest score first
 (ties: query, then document code). Edge cases: NaN abstention counts 0; a NaN impact
 counts 0; an empty campaign gives no pairs.
+
+**The random audit.** Chosen pairs are not a sample, so agreement on them does not
+estimate the LLM's agreement elsewhere. With an audit share *s*, the pairs of the audit
+sample (:func:`judging.agreement.checks.audit_draws` below *s*) are kept out of the
+scored order and take every slot where the audit has had fewer than *s* of the slots so
+far, in the order of their draws; when either list runs out the other fills the rest.
 """
 
 from __future__ import annotations
@@ -53,14 +59,45 @@ def check_scores(uncertainty: Sequence[F64], impact: Sequence[F64]) -> list[F64]
     return out
 
 
-def check_order(scores: Sequence[F64], eligible: Sequence[NDArray[np.bool_]], n: int) -> list[Pair]:
-    """Return the ``n`` eligible pairs with the highest scores, highest first."""
+def check_order(
+    scores: Sequence[F64],
+    eligible: Sequence[NDArray[np.bool_]],
+    n: int,
+    *,
+    draws: Sequence[F64] | None = None,
+    audit_share: float = 0.0,
+) -> list[Pair]:
+    """Return ``n`` eligible pairs: highest scores first, audit pairs in their share of slots.
+
+    ``draws[q][d]`` is pair (q, d)'s audit draw; those below ``audit_share`` form the audit
+    sample (see the module). Without draws, or with a share of 0, it is the scored order.
+    """
     if n <= 0:
         return []
-    pairs = [
+    if draws is None or audit_share <= 0:
+        audit = [np.zeros(len(ok), dtype=bool) for ok in eligible]
+    else:
+        audit = [np.asarray(r, dtype=np.float64) < audit_share for r in draws]
+    scored = sorted(
         (-float(s[d]), q, d)
-        for q, (s, ok) in enumerate(zip(scores, eligible, strict=True))
-        for d in np.flatnonzero(ok).tolist()
-    ]
-    pairs.sort()
-    return [(q, d) for _, q, d in pairs[:n]]
+        for q, (s, ok, a) in enumerate(zip(scores, eligible, audit, strict=True))
+        for d in np.flatnonzero(ok & ~a).tolist()
+    )
+    sampled: list[tuple[float, int, int]] = []
+    if draws is not None:
+        sampled = sorted(
+            (float(r[d]), q, d)
+            for q, (r, ok, a) in enumerate(zip(draws, eligible, audit, strict=True))
+            for d in np.flatnonzero(ok & a).tolist()
+        )
+    out: list[Pair] = []
+    i = j = 0
+    while len(out) < n and (i < len(scored) or j < len(sampled)):
+        audit_turn = j < len(sampled) and (i >= len(scored) or j < audit_share * (len(out) + 1))
+        if audit_turn:
+            out.append(sampled[j][1:])
+            j += 1
+        else:
+            out.append(scored[i][1:])
+            i += 1
+    return out

@@ -86,7 +86,14 @@ class PoolingPolicyForm(forms.Form):
         min_value=LIMITS["seed"][0],
         max_value=LIMITS["seed"][1],
         label="Seed",
-        help_text="Thompson sampling's seed.",
+        help_text="Of Thompson sampling and of the random audit.",
+    )
+    audit_percent = forms.IntegerField(
+        min_value=LIMITS["audit_percent"][0],
+        max_value=LIMITS["audit_percent"][1],
+        label="Random audit (%)",
+        help_text="LLM first: share of human checks on random pairs, for an unbiased "
+        "agreement figure.",
     )
 
 

@@ -34,6 +34,7 @@ LIMITS = {
     "rel_level": (1, 4),
     "cutoff": (1, 1000),
     "seed": (0, 2**31 - 1),
+    "audit_percent": (0, 100),
 }
 PARAMETERS = tuple(LIMITS)
 
@@ -63,7 +64,14 @@ class PoolingPolicy(models.Model):
     cutoff = models.PositiveSmallIntegerField(
         default=10, help_text="Swap: the rank cut-off of the leaderboard measure it weighs."
     )
-    seed = models.PositiveIntegerField(default=0, help_text="Thompson sampling's random seed.")
+    seed = models.PositiveIntegerField(
+        default=0, help_text="Seed of Thompson sampling and of llm-check's random audit."
+    )
+    audit_percent = models.PositiveSmallIntegerField(
+        default=10,
+        help_text="llm-check: percent of the human checks spent on a random sample of the "
+        "pool (the unbiased audit of the LLM's grades); the rest go to the pairs that matter.",
+    )
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -102,6 +110,9 @@ class PoolingPolicy(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(cutoff__gte=1), name="pooling_policy_cutoff_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(audit_percent__lte=100), name="pooling_policy_audit_percent_le_100"
             ),
         ]
 

@@ -9,6 +9,7 @@ from django.core.cache import cache
 from django.db.models import BinaryField, Q, QuerySet, Sum
 from django.db.models.functions import Substr
 
+from judging.agreement.checks import Audit
 from judging.models import Collection, Judge, JudgeProgress, Judgment, LiveGrade, PoolEntry
 from metrics.live.scoring import canonical_names
 from metrics.models import RANKING_DTYPE, Run, RunQuery
@@ -83,6 +84,14 @@ def pooling_values(*, collection: Collection) -> dict[str, object]:
     if policy is None:
         return {"strategy": "depth", **DEFAULTS}
     return {"strategy": policy.strategy, **{n: getattr(policy, n) for n in PARAMETERS}}
+
+
+def audit_sample(*, collection: Collection) -> Audit | None:
+    """Return the random audit of the policy in force: under llm-check with a share, else None."""
+    policy = pooling_policy(collection=collection)
+    if policy is None or policy.strategy != "llm-check" or not policy.audit_percent:
+        return None
+    return Audit(seed=policy.seed, share=policy.audit_percent / 100)
 
 
 def pooling_history(*, collection: Collection) -> list[PoolingPolicy]:

@@ -11,12 +11,14 @@ need more grades are wave 0: started pairs finish first, so every planned pair g
 
 from __future__ import annotations
 
+import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from judging.agreement.checks import audit_draws
 from judging.models import Collection, Judge, Judgment, PoolEntry
 from judging.services import pool_plan_set
 from metrics.live.scoring import canonical_names
@@ -43,6 +45,7 @@ def pooling_policy_set(
     rel_level: int = 1,
     cutoff: int = 10,
     seed: int = 0,
+    audit_percent: int = 10,
 ) -> PoolingPolicy | None:
     """Make a new version of the collection's pooling policy and replan; None if unchanged.
 
@@ -55,6 +58,7 @@ def pooling_policy_set(
         "rel_level": rel_level,
         "cutoff": cutoff,
         "seed": seed,
+        "audit_percent": audit_percent,
     }
     errors: dict[str, str] = {}
     if strategy not in dict(STRATEGY_CHOICES):
@@ -192,7 +196,13 @@ def _llm_checks(
         for m, s, a in zip(evidence.mean, evidence.spread, evidence.abstain, strict=True)
     ]
     scores = checks.check_scores(unsure, impact)
-    return checks.check_order(scores, live.open, policy.horizon)
+    draws = [
+        audit_draws(np.full(len(docs), query_id), docs, seed=policy.seed)
+        for query_id, docs in zip(live.query_ids, live.document_ids, strict=True)
+    ]
+    return checks.check_order(
+        scores, live.open, policy.horizon, draws=draws, audit_share=policy.audit_percent / 100
+    )
 
 
 def ranking_snapshot_take(*, collection_id: int) -> RankingSnapshot | None:

@@ -155,3 +155,43 @@ def test_settings_take_the_hint_rule_and_name_a_bad_one(setup):
         "exact": None,
         "kappa": None,
     }
+
+
+def test_audit_draws_are_fixed_uniform_and_independent_of_the_seed():
+    from scipy import stats
+
+    q = np.repeat(np.arange(1, 201), 100)
+    d = np.tile(np.arange(5000, 5100), 200)
+    draws = checks.audit_draws(q, d, seed=3)
+    assert draws.min() >= 0 and draws.max() < 1
+    assert np.array_equal(draws, checks.audit_draws(q, d, seed=3))  # fixed
+    assert np.array_equal(draws[::-1], checks.audit_draws(q[::-1], d[::-1], seed=3))
+    assert stats.kstest(draws, "uniform").pvalue > 0.001  # 20,000 draws look uniform
+    assert abs((draws < 0.1).mean() - 0.1) < 0.01
+    other = checks.audit_draws(q, d, seed=4)
+    assert abs(np.corrcoef(draws, other)[0, 1]) < 0.03  # another seed, another sample
+    swapped = checks.audit_draws(d, q, seed=3)  # (q, d) and (d, q) are different pairs
+    assert abs(np.corrcoef(draws, swapped)[0, 1]) < 0.03
+    audit = checks.Audit(seed=3, share=0.1)
+    assert np.array_equal(audit.contains(q, d), draws < 0.1)
+
+
+def test_the_random_audit_group_counts_only_the_sampled_pairs(setup):
+    coll, query, _docs, _entries, user = setup
+    more = [factories.document(coll, f"a{i:02d}") for i in range(40)]
+    llm = factories.llm_judge("llm-audit")
+    for doc in more:
+        services.judgment_record(judge=llm, query=query, document=doc, grade=2)
+    jay = factories.human_judge(user)
+    for i, doc in enumerate(more):  # agrees with the LLM on every third pair
+        services.judgment_record(judge=jay, query=query, document=doc, grade=2 if i % 3 == 0 else 0)
+    audit = checks.Audit(seed=11, share=0.3)
+    sampled = audit.contains([query.pk] * len(more), [d.pk for d in more])
+    assert 0 < sampled.sum() < len(more)
+    report = llm_checks(collection=coll, audit=audit)
+    figures = {g.label: g for g in report.groups}
+    agree = np.array([i % 3 == 0 for i in range(len(more))])
+    assert figures["random audit"].checks == sampled.sum()
+    assert figures["random audit"].exact == pytest.approx(agree[sampled].mean())
+    assert figures["all checks"].checks == len(more)
+    assert "random audit" not in {g.label for g in llm_checks(collection=coll).groups}

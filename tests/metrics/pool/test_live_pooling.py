@@ -196,6 +196,15 @@ def test_rest_reads_and_changes_the_policy_for_coordinators_only(campaign):
     bad = api.patch(url, {"strategy": "best", "horizon": -1}, format="json")
     assert bad.status_code == 400
     assert {e["field"] for e in errors_of(bad)} == {"strategy", "horizon"}
+    assert body["audit_percent"] == 10  # the default share of llm-check's random audit
+    bad = api.patch(url, {"audit_percent": 101}, format="json")
+    assert bad.status_code == 400 and [e["field"] for e in errors_of(bad)] == ["audit_percent"]
+    audited = api.patch(url, {"strategy": "llm-check", "audit_percent": 30}, format="json")
+    assert audited.status_code == 200, audited.content
+    assert (audited.json()["audit_percent"], audited.json()["version"]) == (30, 2)
+    assert audited.json()["history"][0]["audit_percent"] == 30
+    checks = api.get(f"/api/v1/collections/{coll.slug}/agreement/llm/").json()["checks"]
+    assert [g["label"] for g in checks["groups"]][-1] == "random audit"
     judge_api = client_for(jay.user)
     assert judge_api.get(url).status_code == 403
     assert judge_api.patch(url, {"strategy": "depth"}, format="json").status_code == 403
@@ -215,6 +224,7 @@ def test_the_settings_page_sets_a_version_and_shows_the_history(campaign, client
         "rel_level": "1",
         "cutoff": "10",
         "seed": "0",
+        "audit_percent": "10",
     }
     response = client.post(url, form, follow=True)
     assert response.status_code == 200
