@@ -13,7 +13,14 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        # Versions set before the audit existed ran without one: they get 0; new ones 10.
         migrations.AddField(
+            model_name='poolingpolicy',
+            name='audit_percent',
+            field=models.PositiveSmallIntegerField(default=0),
+            preserve_default=False,
+        ),
+        migrations.AlterField(
             model_name='poolingpolicy',
             name='audit_percent',
             field=models.PositiveSmallIntegerField(default=10, help_text="llm-check: percent of the human checks spent on a random sample of the pool (the unbiased audit of the LLM's grades); the rest go to the pairs that matter."),
