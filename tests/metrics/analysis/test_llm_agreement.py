@@ -455,10 +455,11 @@ def test_api_is_documented_and_validates():
 # --- query counts ----------------------------------------------------------------------------
 
 # session, user, collection (coordinator check), judges, grades, runs, rankings, queries,
-# and the human checks' LLM grades and human grades
-PAGE_QUERIES = 10
-# token with user, collection, roles, judges, grades, runs, rankings, queries, checks (2)
-API_QUERIES = 10
+# the human checks' LLM grades and human grades, and the pooling policy (its random audit)
+PAGE_QUERIES = 11
+# token with user, collection, roles, judges, grades, runs, rankings, queries, checks (2),
+# pooling policy
+API_QUERIES = 11
 
 
 def grow(world, n_queries: int, n_llms: int, n_runs: int) -> None:
