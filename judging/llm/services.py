@@ -134,13 +134,25 @@ def outputs_store(
     if not grades:
         return
     by_key = {(g.query_external_id, g.document_external_id): g for g in grades}
-    qids = {k[0] for k in by_key}
+    # Ids first (one indexed look-up each), then the judge's judgments of exactly those
+    # queries and documents through its (judge, query, document) index: the cost follows
+    # the batch, not the number of labels the judge has in the collection.
+    queries = dict(
+        collection.queries.filter(external_id__in={k[0] for k in by_key}).values_list(
+            "pk", "external_id"
+        )
+    )
+    documents = dict(
+        collection.documents.filter(external_id__in={k[1] for k in by_key}).values_list(
+            "pk", "external_id"
+        )
+    )
     judgments = Judgment.objects.filter(
-        judge=judge, collection=collection, query__external_id__in=qids
-    ).values_list("pk", "query__external_id", "document__external_id")
+        judge=judge, query_id__in=list(queries), document_id__in=list(documents)
+    ).values_list("pk", "query_id", "document_id")
     rows = []
-    for pk, qid, docno in judgments:
-        grade = by_key.get((qid, docno))
+    for pk, query_id, document_id in judgments:
+        grade = by_key.get((queries[query_id], documents[document_id]))
         if grade is None:
             continue
         rows.append(
