@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import time
 import uuid
 
@@ -11,39 +10,21 @@ import pytest
 from celery import Celery
 from celery.contrib.testing.worker import start_worker
 from celery.signals import before_task_publish, task_success
-from django.db import connection
 
 from config.celery import app as celery_app
 from judging import services as judging_services
 from judging.models import Collection
 from metrics import services
-from tests import factories
+from tests import factories, processes
 from tests.metrics.live.test_scores import trec
 
 REDIS_URL = os.environ.get("GRADED_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
 
-def _redis_reachable() -> bool:
-    host, port = "127.0.0.1", 6379
-    try:
-        with socket.create_connection((host, port), timeout=0.5):
-            return True
-    except OSError:
-        return False
-
-
 @pytest.fixture
 def redis_worker(settings):
     """Run the project's Celery app against Redis with an embedded worker thread."""
-    if connection.vendor != "postgresql":
-        pytest.skip(
-            "needs PostgreSQL: the worker thread writes while the test reads, which the "
-            "in-memory SQLite test database cannot serve (CI runs it in the PostgreSQL leg)"
-        )
-    if not _redis_reachable():
-        if os.environ.get("CI") == "true":
-            pytest.fail("Redis is not reachable on 127.0.0.1:6379; CI must run this test")
-        pytest.skip("Redis is not reachable on 127.0.0.1:6379")
+    processes.require_services()  # the worker thread writes while the test reads
     # A fresh app, not the project's: an app caches its broker connection and queues on
     # first use, and earlier tests used the project's app in eager mode.
     app = Celery("graded-test")
