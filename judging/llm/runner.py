@@ -480,7 +480,8 @@ def work(
             pairs = chunk_pairs(job, chunk)
             if not pairs:  # every pair recorded before its worker died
                 held[chunk.pk] = _Held(out=0)
-                record(chunk.pk, held.pop(chunk.pk), done=True)
+                record(chunk.pk, held[chunk.pk], done=True)
+                held.pop(chunk.pk, None)
                 continue
             held[chunk.pk] = _Held(out=len(pairs))
             requests.submit(pairs)
@@ -513,8 +514,9 @@ def work(
                     else:
                         state.failures.append(outcome)
                     state.out -= 1
-                    if state.out == 0:
-                        record(pair.chunk, held.pop(pair.chunk), done=True)
+                    if state.out == 0:  # held until recorded: a shutdown now releases it
+                        record(pair.chunk, state, done=True)
+                        held.pop(pair.chunk, None)
                     elif len(state.grades) + len(state.failures) >= batch_size:
                         record(pair.chunk, state, done=False)
                     if on_progress:
@@ -523,11 +525,15 @@ def work(
                 flush()
             if held and now - last_renew >= lease / 4:
                 renew()
-    except BaseException as exc:
+    except Exception as exc:  # a fault of this job: it stops for every worker
         requests.stop.set()
         services_llm.llm_job_set_status(
             job=job, status=LLMJob.Status.FAILED, error=f"Stopped: {exc.__class__.__name__}."
         )
+        raise
+    except BaseException:  # this worker is shutting down: the others take its chunks now
+        requests.stop.set()
+        services_llm.llm_chunks_release(chunk_ids=list(held), owner=owner)
         raise
     finally:
         requests.close()

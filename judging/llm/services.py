@@ -431,6 +431,14 @@ def llm_chunks_renew(*, chunk_ids: Sequence[int], owner: str, lease_seconds: flo
     return ids
 
 
+def llm_chunks_release(*, chunk_ids: Sequence[int], owner: str) -> None:
+    """End ``owner``'s leases on ``chunk_ids`` now, so any worker may take the chunks over."""
+    if chunk_ids:
+        LLMJobChunk.objects.filter(
+            pk__in=list(chunk_ids), owner=owner, status=LLMJobChunk.Status.RUNNING
+        ).update(lease_until=timezone.now())
+
+
 @transaction.atomic
 def llm_job_finish_if_complete(*, job: LLMJob) -> bool:
     """End a running job whose chunks are all done (once, whoever asks); return whether it ended.

@@ -211,3 +211,29 @@ def test_sigkill_a_worker_mid_job_and_every_pair_is_judged_once(process_env, api
         assert job.failed > 0 and job.done > 100
     finally:
         fake.close()
+
+
+@pytest.mark.django_db
+def test_a_worker_that_shuts_down_releases_its_chunks_and_the_job_goes_on(
+    coll, pooled, llm, fake, monkeypatch
+):
+    """A shutdown (KeyboardInterrupt, SystemExit) is not the job's fault: others take over."""
+    job = _planned(coll, llm, chunk_pairs=4, concurrency=2)
+    real = services_llm.llm_batch_record
+    calls = []
+
+    def interrupted(**kwargs):
+        calls.append(kwargs["chunk_id"])
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(services_llm, "llm_batch_record", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        runner.work(job, lease_seconds=60, flush_seconds=0.2)
+    job.refresh_from_db()
+    assert job.status == "running" and job.error == ""  # not failed: no one's fault
+    released = LLMJobChunk.objects.get(pk=calls[0])
+    assert released.status == "running" and released.lease_until <= timezone.now()
+    monkeypatch.setattr(services_llm, "llm_batch_record", real)
+    job = runner.work(job, lease_seconds=60, flush_seconds=0.2)  # another worker, at once
+    assert LLMJobChunk.objects.get(pk=calls[0]).claims == 2
+    assert_each_pair_once(job, 12)
