@@ -8,7 +8,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from judging.admin_base import ReadOnlyAdmin
-from judging.llm.models import LLMFailure, LLMJob, LLMOutput, LLMProvider
+from judging.llm.models import LLMFailure, LLMJob, LLMJobChunk, LLMOutput, LLMProvider
 
 
 @admin.register(LLMProvider)
@@ -39,6 +39,16 @@ class LLMJobAdmin(ReadOnlyAdmin):
     list_display = ["id", "collection", "judge", "status", "total", "done", "failed", "skipped"]
     list_filter = ["status", "collection"]
     list_select_related = ["collection", "judge"]
+
+
+@admin.register(LLMJobChunk)
+class LLMJobChunkAdmin(ReadOnlyAdmin):
+    """LLM job chunks: which worker holds which, under what lease (claims > 1: taken over)."""
+
+    list_display = ["job", "index", "status", "owner", "lease_until", "claims", "finished_at"]
+    list_filter = ["status"]
+    list_select_related = ["job"]
+    exclude = ["pairs"]
 
 
 @admin.register(LLMFailure)

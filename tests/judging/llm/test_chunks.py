@@ -237,3 +237,14 @@ def test_a_worker_that_shuts_down_releases_its_chunks_and_the_job_goes_on(
     job = runner.work(job, lease_seconds=60, flush_seconds=0.2)  # another worker, at once
     assert LLMJobChunk.objects.get(pk=calls[0]).claims == 2
     assert_each_pair_once(job, 12)
+
+
+@pytest.mark.django_db
+def test_the_admin_lists_chunks_with_their_leases_read_only(coll, pooled, llm, admin_client):
+    job = _planned(coll, llm, chunk_pairs=5)
+    services_llm.llm_chunk_claim(job=job, owner="host:42:abc", lease_seconds=60)
+    page = admin_client.get("/admin/judging/llmjobchunk/")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "host:42:abc" in text and text.count("/admin/judging/llmjobchunk/") >= 3
+    assert admin_client.get("/admin/judging/llmjobchunk/add/").status_code == 403
