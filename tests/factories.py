@@ -62,6 +62,27 @@ def llm_judge(name: str = "gpt-test") -> Judge:
     return Judge.objects.create(kind=Judge.Kind.LLM, name=name, provider="test", model=name)
 
 
+def umbrela_judge(
+    coll: Collection, base_url: str, *, api_key_env: str = "", name: str = "umbrela", **fields
+) -> Judge:
+    """Create an LLM judge on a new provider at ``base_url`` with the UMBRELA 0–3 scale.
+
+    The judge is assigned to ``coll``; ``fields`` set the rest (``max_attempts`` ...).
+    """
+    fields.setdefault("timeout_seconds", 5)
+    judge = Judge.objects.create(
+        kind=Judge.Kind.LLM,
+        name=name,
+        model="fake-model",
+        llm_provider=llm_provider(base_url, api_key_env=api_key_env),
+        native_scale=["0", "1", "2", "3"],
+        scale_mapping={"0": 0, "1": 1, "2": 3, "3": 4},
+        **fields,
+    )
+    judge.collections.add(coll)
+    return judge
+
+
 def llm_provider(
     base_url: str,
     *,

@@ -18,7 +18,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.authtoken.models import Token
 
-from judging.models import Judge, Membership
+from judging.models import Membership
 from metrics import engine
 from metrics import services as metrics_services
 from tests import factories, processes
@@ -93,17 +93,7 @@ def test_judge_submit_llm_job_and_leaderboard_over_http(
         factories.member(coll, cora, Membership.Role.COORDINATOR)
         factories.member(coll, judy, Membership.Role.JUDGE)
         metrics_services.team_create(collection=coll, name="Alpha", members=[alice])
-        llm = Judge.objects.create(
-            kind=Judge.Kind.LLM,
-            name="umbrela",
-            model="fake-model",
-            llm_provider=factories.llm_provider(fake.url, api_key_env=KEY_ENV),
-            native_scale=["0", "1", "2", "3"],
-            scale_mapping={"0": 0, "1": 1, "2": 3, "3": 4},
-            max_attempts=2,
-            timeout_seconds=5,
-        )
-        llm.collections.add(coll)
+        llm = factories.umbrela_judge(coll, fake.url, api_key_env=KEY_ENV, max_attempts=2)
         base = deployment
         api = f"/api/v1/collections/{coll.slug}/"
 

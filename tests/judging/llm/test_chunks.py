@@ -20,7 +20,7 @@ from judging.llm import runner
 from judging.llm import services as services_llm
 from judging.llm.models import LLMFailure, LLMJob, LLMJobChunk, LLMOutput
 from judging.llm.services import LeaseLost, LLMGrade
-from judging.models import Judge, Judgment, JudgmentEvent, PoolEntry
+from judging.models import Judgment, JudgmentEvent, PoolEntry
 from tests import factories, processes
 from tests.judging.llm.conftest import KEY, KEY_ENV
 from tests.judging.llm.fake_server import FakeLLM, Reply
@@ -158,17 +158,12 @@ def test_sigkill_a_worker_mid_job_and_every_pair_is_judged_once(process_env, api
     try:
         coll = factories.collection("killed")
         factories.pool(coll, 8, 20)  # 160 pairs, 20 chunks of 8
-        judge = Judge.objects.create(
-            kind=Judge.Kind.LLM,
-            name="shared",
-            model="fake-model",
-            llm_provider=factories.llm_provider(fake.url, api_key_env=KEY_ENV),
-            native_scale=["0", "1", "2", "3"],
-            scale_mapping={"0": 0, "1": 1, "2": 3, "3": 4},
+        judge = factories.umbrela_judge(
+            coll,
+            fake.url,
+            api_key_env=KEY_ENV,
             max_attempts=1,  # a 500 fails its pair at once
-            timeout_seconds=5,
         )
-        judge.collections.add(coll)
         job = services_llm.llm_job_create(collection=coll, judge=judge, concurrency=2)
         with processes.workers(process_env, 2, tmp_path) as (first, second):
             processes.send_task(process_env, "judging.run_llm_job", job.pk)
