@@ -125,6 +125,16 @@ class JudgedPool:
         q = np.repeat(np.arange(len(rows)), lens)
         return JudgedPool(q, self.label[idx], len(rows), presorted=True)
 
+    def shared(self, rows: ArrayLike) -> SharedPool:
+        """Return the pool of queries ``rows`` without copying any label (repeats allowed).
+
+        Like :meth:`take`, but every statistic (``num_rel``, ideal DCG...) is computed once
+        per query of this pool and gathered for the rows: a hundred runs scored against
+        one query cost one ideal ranking, not a hundred. A negative index gives a query
+        with no judgments.
+        """
+        return SharedPool(self, rows)
+
     def labels_of(self, row: int) -> NDArray[np.float64]:
         """Return the judged labels of one query."""
         start = int(self.starts[row])
@@ -190,6 +200,58 @@ class JudgedPool:
         r = rank[mask]
         disc = discounts(discount, int(r.max()) + 1)
         return np.bincount(q[mask], weights=g[mask] * disc[r], minlength=self.n_queries)
+
+
+class SharedPool:
+    """Rows that share the queries of a :class:`JudgedPool` (see :meth:`JudgedPool.shared`).
+
+    Offers what the measures read of a pool -- ``num_rel``, ``num_nonrel``,
+    ``ideal_dcg``, ``label_lists`` and ``n_queries`` -- computed on the base pool's
+    queries and gathered by row; a row of index -1 has no judgments (0, an empty list).
+    """
+
+    __slots__ = ("base", "n_queries", "rows", "valid")
+
+    def __init__(self, base: JudgedPool, rows: ArrayLike) -> None:
+        """Index ``base`` by ``rows`` (one query index per row, -1 for none)."""
+        r = np.asarray(rows, dtype=np.int64).ravel()
+        if len(r) and int(r.max()) >= base.n_queries:
+            raise ValueError("query index out of range")
+        self.base = base
+        self.valid = r >= 0
+        self.rows = np.where(self.valid, r, 0)
+        self.n_queries = len(r)
+
+    def _gather(self, per_query: NDArray[Any]) -> NDArray[Any]:
+        if not self.base.n_queries:
+            return np.zeros(self.n_queries, dtype=per_query.dtype)
+        out = per_query[self.rows]
+        if not self.valid.all():
+            out = np.where(self.valid, out, 0).astype(per_query.dtype)
+        return out
+
+    def num_rel(self, rel: float) -> NDArray[np.int64]:
+        """Return, per row, how many judged documents are relevant at level ``rel``."""
+        return self._gather(self.base.num_rel(rel))
+
+    def num_nonrel(self, rel: float) -> NDArray[np.int64]:
+        """Return, per row, how many documents are judged non-relevant."""
+        return self._gather(self.base.num_nonrel(rel))
+
+    def ideal_dcg(
+        self, gain: Callable[[F64], F64], monotone: bool, discount: str, cutoff: int | None
+    ) -> F64:
+        """Return, per row, the ideal DCG of its query (see :meth:`JudgedPool.ideal_dcg`)."""
+        return self._gather(self.base.ideal_dcg(gain, monotone, discount, cutoff))
+
+    def label_lists(self) -> list[NDArray[np.float64]]:
+        """Return the judged labels of every row's query, one array each."""
+        lists = self.base.label_lists()
+        empty = np.zeros(0)
+        return [
+            lists[r] if ok else empty
+            for r, ok in zip(self.rows.tolist(), self.valid.tolist(), strict=True)
+        ]
 
 
 @lru_cache(maxsize=64)
@@ -284,7 +346,10 @@ class _View:
         k = self._width(k)
         key = ("hits", r, k)
         if key not in self._cache:
-            self._cache[key] = np.nonzero(self.rel(r, k))
+            rel = self.rel(r, k)
+            # One flat scan and a division: twice as fast as np.nonzero on a 2-D matrix.
+            flat = np.flatnonzero(rel)
+            self._cache[key] = np.divmod(flat, max(rel.shape[1], 1))
         return self._cache[key]
 
     def cumrel(self, r: float, k: int | None = None) -> NDArray[np.int32]:
@@ -320,7 +385,7 @@ class _Context:
         self,
         labels: F64,
         n_ret: NDArray[np.int64],
-        pool: JudgedPool,
+        pool: JudgedPool | SharedPool,
         abstain: F64 | None = None,
         padded: bool = False,
     ) -> None:
@@ -432,7 +497,11 @@ def _rr(m: Measure, ctx: _Context) -> F64:
 def _ap(m: Measure, ctx: _Context) -> F64:
     v = ctx.view(m.judged_only)
     rows, cols = v.hits(m.rel, m.cutoff)
-    prec = v.cumrel(m.rel, m.cutoff)[rows, cols] / (cols + 1.0)
+    # Hits come row by row in rank order, so a hit's place among its row's hits is the
+    # number of relevant documents up to it (no running count over the whole matrix).
+    counts = np.bincount(rows, minlength=ctx.nq)
+    seen = np.arange(1, len(rows) + 1) - (np.cumsum(counts) - counts)[rows]
+    prec = seen / (cols + 1.0)
     prec_sum = np.bincount(rows, weights=prec, minlength=ctx.nq)
     return _safe_div(prec_sum, ctx.pool.num_rel(m.rel))
 
@@ -590,7 +659,7 @@ def _udcg(m: Measure, ctx: _Context) -> F64:
     return udcg(v.rel(m.rel), ctx.abstain, v.n_eff, m.cutoff, w_irr=m.w_irr)
 
 
-def _pool_lists(pool: JudgedPool) -> list[F64]:
+def _pool_lists(pool: JudgedPool | SharedPool) -> list[F64]:
     return pool.label_lists()
 
 
@@ -638,11 +707,13 @@ _FAMILIES: dict[str, Callable[[Measure, _Context], F64]] = {
 }
 
 
-def as_pool(judged_labels: JudgedPool | Sequence[ArrayLike], n_queries: int) -> JudgedPool:
-    """Return ``judged_labels`` as a :class:`JudgedPool` of ``n_queries`` queries."""
+def as_pool(
+    judged_labels: JudgedPool | SharedPool | Sequence[ArrayLike], n_queries: int
+) -> JudgedPool | SharedPool:
+    """Return ``judged_labels`` as a pool (shared or not) of ``n_queries`` queries."""
     pool = (
         judged_labels
-        if isinstance(judged_labels, JudgedPool)
+        if isinstance(judged_labels, (JudgedPool, SharedPool))
         else JudgedPool.from_sequences(judged_labels)
     )
     if pool.n_queries != n_queries:
@@ -655,7 +726,7 @@ def as_pool(judged_labels: JudgedPool | Sequence[ArrayLike], n_queries: int) -> 
 def evaluate_ranked(
     ranked_labels: ArrayLike,
     n_ret: ArrayLike,
-    judged_labels: JudgedPool | Sequence[ArrayLike],
+    judged_labels: JudgedPool | SharedPool | Sequence[ArrayLike],
     measures: Sequence[str | Measure] | str,
     *,
     rel_level: float = 1,
@@ -673,7 +744,8 @@ def evaluate_ranked(
             denominator of ``Judged@k`` use it, measures reading past ``depth`` see only
             the stored part.
         judged_labels: per query, the labels of all its judged documents (a
-            :class:`JudgedPool` or a sequence of arrays; NaN entries are ignored).
+            :class:`JudgedPool`, a :class:`SharedPool` of one, or a sequence of arrays;
+            NaN entries are ignored).
         measures: names in any accepted spelling (see :mod:`metrics.engine.measures`).
         rel_level: default relevance level of binary measures (trec_eval ``-l``).
         scale_top: top grade of the scale, for ``ideal=max`` and ``ERR``.
@@ -715,7 +787,7 @@ def compute(
     measures: Sequence[Measure],
     labels: F64,
     n_ret: NDArray[np.int64],
-    pool: JudgedPool,
+    pool: JudgedPool | SharedPool,
     *,
     abstain: F64 | None = None,
     padded: bool = False,

@@ -274,7 +274,7 @@ def rescore(
         if wants_udcg and g.abstain is not None:
             abstain = prepared.labels(width, g.document_ids, g.abstain)
         n_ret = np.fromiter((rows[i].retrieved for i in idx), dtype=np.int64, count=len(idx))
-        pools = [g.grades] * len(idx)
+        pools = engine.JudgedPool.from_sequences([g.grades]).shared(np.zeros(len(idx), np.int64))
         # Padding (-1) is never a live document, so every cell past a row's ranking is
         # NaN already; stored rankings hold all ``retrieved`` documents.
         values = engine.evaluate_ranked(

@@ -390,7 +390,7 @@ def evaluate_rows(
             ]
             or [[]]
         )
-    empty = np.empty(0)
+    base = engine.JudgedPool.from_sequences([grades_by_query[q].grades for q in query_order])
     needed = engine.required_depth(parsed)
     for start in range(0, len(rows), ROWS_PER_CHUNK):
         chunk = rows[start : start + ROWS_PER_CHUNK]
@@ -403,10 +403,7 @@ def evaluate_rows(
         labels = _label_matrix(
             chunk_rankings, query_keys, live_keys, live_grades, stride, max(depth, 1)
         )
-        pools = [
-            grades_by_query[r.query_id].grades if r.query_id in grades_by_query else empty
-            for r in chunk
-        ]
+        pools = base.shared(query_keys)  # one ideal ranking per query, not per row
         n_ret = np.fromiter((r.retrieved for r in chunk), dtype=np.int64, count=len(chunk))
         abstain = None
         if live_abstain is not None:

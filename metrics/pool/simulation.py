@@ -76,7 +76,7 @@ def make_scorer(
         judged = [lab[~np.isnan(lab)] for lab in labels]
         if extra is not None:
             judged = [np.concatenate((a, b)) for a, b in zip(judged, extra, strict=True)]
-        pool = JudgedPool.from_sequences(judged).take(row_query)
+        pool = JudgedPool.from_sequences(judged).shared(row_query)
         values = evaluate_ranked(ranked, n_ret, pool, [measure])
         (column,) = values.values()
         return np.nan_to_num(column).reshape(n_runs, n_queries)

@@ -296,3 +296,69 @@ def test_padded_promise_gives_the_same_values_as_masking():
     assert masked.keys() == trusted.keys()
     for name in masked:
         np.testing.assert_array_equal(masked[name], trusted[name])
+
+
+# One name per family of the core (and flavours of nDCG that read the pool differently).
+EVERY_FAMILY = [
+    "nDCG@10",
+    "nDCG(gain=exp,ideal=global)@5",
+    "nDCG(ideal=recall)@5",
+    "nDCG(ideal=local)",
+    "nDCG(ideal=max)@3",
+    "nDCG(gain=exp,discount=jk,empty=one)",
+    "P@5",
+    "R@10",
+    "success.3",
+    "RR",
+    "AP",
+    "map_cut.5",
+    "Rprec",
+    "bpref",
+    "Judged@5",
+    "ERR@5",
+    "num_q",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "gm_map",
+    "gm_bpref",
+    "IPrec@0.5",
+    "11pt_avg",
+    "set_P",
+    "set_recall",
+    "set_F",
+    "set_map",
+    "set_relative_P",
+    "num_nonrel_judged_ret",
+    "UDCG@5",
+    "sNDCG@5",
+    "RNDCG@5",
+]
+
+
+def test_shared_pool_gives_the_values_of_one_pool_per_row_for_every_family():
+    """A SharedPool (statistics once per query, gathered per row) changes no value."""
+    rng = np.random.default_rng(11)
+    queries = [rng.integers(-1, 5, size=n).astype(float) for n in (7, 0, 1, 25)]
+    rows = rng.integers(-1, len(queries), size=60)  # -1: a row without judgments
+    rows[:4] = [-1, 0, 1, 3]
+    n_ret = rng.integers(0, 30, size=60)
+    labels = np.where(rng.random((60, 30)) < 0.5, rng.integers(-1, 5, (60, 30)), np.nan)
+    abstain = rng.random((60, 30))
+    per_row = [queries[r] if r >= 0 else np.zeros(0) for r in rows]
+    shared = JudgedPool.from_sequences(queries).shared(rows)
+    assert shared.n_queries == 60
+    assert shared.num_rel(1).tolist() == [int((p >= 1).sum()) for p in per_row]
+    expected = evaluate_ranked(labels, n_ret, per_row, EVERY_FAMILY, abstain=abstain)
+    got = evaluate_ranked(labels, n_ret, shared, EVERY_FAMILY, abstain=abstain)
+    assert expected.keys() == got.keys() and len(got) == len(EVERY_FAMILY)
+    for name in expected:
+        np.testing.assert_array_equal(got[name], expected[name], err_msg=name)
+
+
+def test_shared_pool_of_no_query_and_out_of_range_rows():
+    empty = JudgedPool.empty(0).shared([-1, -1])
+    out = evaluate_ranked(np.array([[1.0, NAN], [NAN, 2.0]]), [2, 2], empty, ["AP", "nDCG@2"])
+    assert values(out) == [[0.0, 0.0], [0.0, 0.0]]
+    with pytest.raises(ValueError, match="out of range"):
+        JudgedPool.from_sequences([np.array([1.0])]).shared([1])
