@@ -298,6 +298,7 @@ def run(args: argparse.Namespace) -> str:
     from judging.signals import documents_added, judgments_changing
     from metrics import services
     from metrics.live import rescore as live_rescore
+    from metrics.live import store
     from metrics.models import Run, RunQuery, Team
 
     spec = _spec(args)
@@ -455,23 +456,24 @@ def run(args: argparse.Namespace) -> str:
     # must find nothing to change.
     last_query = rest[-1][0] if len(rest) % 2 == 0 else rest[-2][0]
     collection.refresh_from_db()
-    behind = Run.objects.filter(
-        collection=collection, scored_version__lt=collection.judgments_version
-    ).count()
-    stored = dict(
-        RunQuery.objects.filter(run__collection=collection, query=last_query).values_list(
-            "pk", "scores"
-        )
+    board = store.board_read(collection.pk)
+    version = collection.judgments_version
+    behind = (  # live rescoring moves the scoreboard; a run is behind only if both are
+        0
+        if board.version >= version
+        else Run.objects.filter(collection=collection, scored_version__lt=version).count()
     )
+
+    def column() -> bytes:
+        found = store.columns_read(collection.pk, [last_query.pk])[last_query.pk]
+        return found.lookup(board.run_ids, board.names).tobytes()
+
+    stored = column()
     # Five queries or more take the general path, which reads the rankings afresh.
     others = [q.pk for q, _ in rest if q.pk != last_query.pk]
     recheck = list(dict.fromkeys([last_query.pk, *others]))[: live_rescore.MAX_QUERIES + 1]
     services.runs_score(collection=collection, query_ids=recheck)
-    again = dict(
-        RunQuery.objects.filter(run__collection=collection, query=last_query).values_list(
-            "pk", "scores"
-        )
-    )
+    again = column()
     if behind or again != stored:
         raise SystemExit(f"{behind} runs behind; rescoring again changed {stored != again}")
     return _report(

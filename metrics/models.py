@@ -1,17 +1,21 @@
 """Metrics data model: teams, submitted runs, their stored rankings and scores.
 
 A run's ranking is stored per query as a compact array of document ids (not one row per
-run line), so rescoring one query across every run reads one small row per run. Every
-score records the judgment-list version it was computed against.
+run line). Scores are kept by query -- every run's values of one query in one row
+(:class:`QueryScores`) -- and their sums by collection (:class:`Scoreboard`), so that a
+judgment writes two rows whatever the number of runs (:mod:`metrics.live.store`).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 from django.conf import settings
 from django.db import models
 
 from judging.models import Collection, Query
+from metrics.live import matrices
 
 RANKING_DTYPE = np.dtype("<i8")
 
@@ -69,16 +73,10 @@ class Run(models.Model):
         default=0, help_text="Distinct documents of the run that the collection did not know."
     )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
-    scores = models.JSONField(
-        default=dict, blank=True, help_text="Mean score per measure (canonical names)."
-    )
-    score_sums = models.JSONField(
-        default=dict,
-        blank=True,
-        help_text="Per measure: [sum of per-query values, queries left out]; keeps means exact.",
-    )
     scored_version = models.PositiveBigIntegerField(
-        default=0, help_text="Judgment-list version the scores were computed against."
+        default=0,
+        help_text="Judgment-list version the run was last scored against in full (its "
+        "means live on the collection's scoreboard, which live rescoring moves).",
     )
     scored_at = models.DateTimeField(null=True, blank=True)
 
@@ -93,9 +91,35 @@ class Run(models.Model):
         """Return the run tag."""
         return self.tag
 
+    @property
+    def scores(self) -> dict[str, float | None]:
+        """Return the mean score per measure (canonical names; None: no query counts).
+
+        The means live on the collection's :class:`Scoreboard`; selectors attach them to
+        many runs with one read (:meth:`Scoreboard.attach`), and a run read alone fetches
+        its board on first use. Attaching also brings ``scored_version`` and
+        ``scored_at`` up to the scoreboard's (live rescoring moves the board, not the run).
+        """
+        if "_scores" not in self.__dict__:
+            Scoreboard.attach([self])
+        return self.__dict__["_scores"]
+
+    @scores.setter
+    def scores(self, value: dict[str, float | None]) -> None:
+        self.__dict__["_scores"] = value
+
+    def refresh_from_db(self, *args: Any, **kwargs: Any) -> None:
+        """Reload the row, then its means and version from the scoreboard (one more read)."""
+        self.__dict__.pop("_scores", None)
+        super().refresh_from_db(*args, **kwargs)
+        Scoreboard.attach([self])
+
 
 class RunQuery(models.Model):
-    """One query's ranking in a run, stored as an array of document ids, and its scores."""
+    """One query's ranking in a run, stored as an array of document ids.
+
+    Its scores are in the query's :class:`QueryScores` column, with every other run's.
+    """
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="rankings")
     query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="run_rankings")
@@ -105,15 +129,6 @@ class RunQuery(models.Model):
     retrieved = models.PositiveIntegerField(
         help_text="Documents the run retrieved for the query; 0 for a query of the live "
         "list that the run left out (it scores as an empty ranking)."
-    )
-    scores = models.JSONField(
-        default=dict, blank=True, help_text="Per-measure value for this query (null = skipped)."
-    )
-    version = models.PositiveBigIntegerField(
-        default=0,
-        help_text="Judgment-list version these scores were last written at (rescoring that "
-        "leaves them unchanged does not rewrite them); they are current up to the run's "
-        "scored_version.",
     )
 
     class Meta:
@@ -130,6 +145,92 @@ class RunQuery(models.Model):
     def document_ids(self) -> np.ndarray:
         """Return the ranked document ids as an int64 array."""
         return np.frombuffer(bytes(self.ranking), dtype=RANKING_DTYPE)
+
+
+class QueryScores(models.Model):
+    """Every run's scores for one query: the one row a judgment of the query rewrites.
+
+    A matrix of ``len(run_ids)`` rows by ``len(measures)`` columns of float64, NaN where
+    the query leaves a run's mean (a measure that skips it, or no live grades). A run
+    that is not listed has no score for the query. Rows of deleted runs may linger until
+    the next write; readers keep the runs they know (:mod:`metrics.live.store`).
+    """
+
+    query = models.OneToOneField(
+        Query, primary_key=True, on_delete=models.CASCADE, related_name="run_scores"
+    )
+    collection = models.ForeignKey(
+        Collection, on_delete=models.CASCADE, related_name="query_scores"
+    )
+    version = models.PositiveBigIntegerField(
+        default=0, help_text="Judgment-list version these scores were computed against."
+    )
+    measures = models.JSONField(default=list, help_text="Canonical names: the columns.")
+    run_ids = models.BinaryField(help_text="Run ids, little-endian int64: the rows.")
+    values = models.BinaryField(help_text="Scores, little-endian float64, rows by columns.")
+
+    def __str__(self) -> str:
+        """Return ``query: n runs``."""
+        return f"{self.query_id}: {len(self.run_ids) // 8} runs"
+
+
+class Scoreboard(models.Model):
+    """Every run's sums of per-query scores in one collection: the means shown everywhere.
+
+    One row per collection, so a judgment writes one row whatever the number of runs.
+    ``sums`` and ``counts`` are matrices of runs by measures (float64 and int64,
+    little-endian): the sum of a run's per-query values of a measure and how many queries
+    it counts; the mean is their quotient (none when no query counts).
+    """
+
+    collection = models.OneToOneField(
+        Collection, primary_key=True, on_delete=models.CASCADE, related_name="scoreboard"
+    )
+    version = models.PositiveBigIntegerField(
+        default=0, help_text="Judgment-list version every run's sums were last brought to."
+    )
+    scored_at = models.DateTimeField(null=True, blank=True)
+    epoch = models.PositiveBigIntegerField(
+        default=0,
+        help_text="Changes whenever a run is added or removed; processes' caches of stored "
+        "rankings are valid for one epoch.",
+    )
+    measures = models.JSONField(default=list, help_text="Canonical names: the columns.")
+    run_ids = models.BinaryField(default=b"", help_text="Run ids, little-endian int64: the rows.")
+    sums = models.BinaryField(default=b"", help_text="Sums, little-endian float64.")
+    counts = models.BinaryField(default=b"", help_text="Queries counted, little-endian int64.")
+
+    def __str__(self) -> str:
+        """Return ``collection: n runs at version v``."""
+        return f"{self.collection_id}: {len(self.run_ids) // 8} runs at version {self.version}"
+
+    def means(self) -> dict[int, dict[str, float | None]]:
+        """Return each run's mean per measure (None where no query counts)."""
+        run_ids = matrices.ids(self.run_ids)
+        rows, cols = len(run_ids), len(self.measures)
+        sums = matrices.matrix(self.sums, rows, cols, matrices.F8)
+        counts = matrices.matrix(self.counts, rows, cols, matrices.I8)
+        return matrices.means(list(self.measures), run_ids, sums, counts)
+
+    @classmethod
+    def attach(cls, runs: Any, *, boards: dict[int, Any] | None = None) -> None:
+        """Set each run's ``scores`` and current version from its collection's board.
+
+        ``run.scores`` is a dict of canonical measure name to mean (None where no query
+        counts); a run the board does not know has ``{}``. ``scored_version`` and
+        ``scored_at`` become the board's when it is newer than the run's own. ``boards``
+        caches what was read, by collection id, across calls (one read per collection).
+        """
+        if boards is None:
+            boards = {}
+        for run in runs:
+            if run.collection_id not in boards:
+                board = cls.objects.filter(collection_id=run.collection_id).first()
+                boards[run.collection_id] = (board, board.means() if board else {})
+            board, means = boards[run.collection_id]
+            run.scores = means.get(run.pk, {})
+            if board is not None and board.version > run.scored_version:
+                run.scored_version, run.scored_at = board.version, board.scored_at
 
 
 class DocnoIndexToken(models.Model):

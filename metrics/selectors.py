@@ -17,7 +17,7 @@ from judging.models import Collection, LiveGrade, Membership, Query
 from judging.selectors import user_roles
 from metrics import engine
 from metrics.engine.uncertainty import PairUncertainty, leaderboard_uncertainty
-from metrics.live import scoring
+from metrics.live import scoring, store
 from metrics.models import RANKING_DTYPE, Run, RunQuery, Team
 
 
@@ -92,7 +92,14 @@ def run_for_viewer(*, collection: Collection, who: Viewer, run_id: int) -> Run:
     run = visible_runs(collection=collection, who=who).filter(pk=run_id).first()
     if run is None:
         raise Http404("No such run.")
+    store.attach_means([run])
     return run
+
+
+def any_stale(*, collection: Collection, runs: list[Run]) -> bool:
+    """Return whether any of ``runs`` has scores older than the judgment list (one query)."""
+    store.attach_means(runs)
+    return any(run.scored_version < collection.judgments_version for run in runs)
 
 
 def run_for_owner(*, collection: Collection, who: Viewer, run_id: int) -> Run:
@@ -103,6 +110,7 @@ def run_for_owner(*, collection: Collection, who: Viewer, run_id: int) -> Run:
     run = runs.select_related("team").first()
     if run is None:
         raise Http404("No such run.")
+    store.attach_means([run])
     return run
 
 
@@ -170,13 +178,15 @@ def leaderboard(
     sorted measure on human grades alone and its rank there, so both can be shown.
     """
     version = collection.judgments_version
+    runs = list(visible_runs(collection=collection, who=who))
+    store.attach_means(runs)
     rows = [
         LeaderboardRow(
             run=run,
             scores={m: run.scores.get(m) for m in measures},
             stale=run.scored_version < version,
         )
-        for run in visible_runs(collection=collection, who=who)
+        for run in runs
     ]
     key = sort if sort in measures else (measures[0] if measures else None)
     filled = llm_filled(collection=collection)
@@ -362,25 +372,16 @@ def _with_intervals(
 
 
 def _score_columns(runs: list[Run], measure: str) -> dict[int, np.ndarray]:
-    """Return, per query every run has a scored row for, its ``measure`` in ``runs`` order.
+    """Return, per query that scores every run, its ``measure`` in ``runs`` order.
 
-    One SQL query. A missing value is NaN: :func:`paired_scores` keeps it, the
-    leaderboard's intervals leave such queries out.
+    One SQL query (the collection's query columns). A value left out is NaN:
+    :func:`paired_scores` keeps it, the leaderboard's intervals leave such queries out.
     """
-    index = {run.pk: i for i, run in enumerate(runs)}
-    columns: dict[int, np.ndarray] = {}
-    present: dict[int, int] = {}
-    rows = (
-        RunQuery.objects.filter(run__in=runs)
-        .exclude(scores={})
-        .values_list("run_id", "query_id", "scores")
-    )
-    for run_id, query_id, scores in rows:
-        value = scores.get(measure)
-        column = columns.setdefault(query_id, np.full(len(runs), np.nan))
-        column[index[run_id]] = np.nan if value is None else value
-        present[query_id] = present.get(query_id, 0) + 1
-    return {q: c for q, c in columns.items() if present[q] == len(runs)}
+    if not runs:
+        return {}
+    ids = [run.pk for run in runs]
+    found = store.measure_matrix(collection_id=runs[0].collection_id, run_ids=ids, name=measure)
+    return {q: values for q, (listed, values) in found.items() if listed.all()}
 
 
 def _score_matrix(runs: list[Run], measure: str) -> np.ndarray:
@@ -401,18 +402,20 @@ class PerQuery:
 
 def run_per_query(*, run: Run, measures: list[str]) -> PerQuery:
     """Return the run's per-query scores over the live queries (NaN where left out)."""
+    values = store.run_values(collection_id=run.collection_id, run_id=run.pk, names=measures)
     rows = list(
-        RunQuery.objects.filter(run=run)
-        .exclude(scores={})
+        RunQuery.objects.filter(run=run, query_id__in=list(values))
         .select_related("query")
-        .only("query", "retrieved", "scores")
+        .only("query", "retrieved")
         .order_by("query__external_id")
     )
     return PerQuery(
         queries=[r.query for r in rows],
         retrieved=[r.retrieved for r in rows],
         values={
-            m: np.array([np.nan if r.scores.get(m) is None else r.scores[m] for r in rows])
+            m: np.array(
+                [np.nan if values[r.query_id][m] is None else values[r.query_id][m] for r in rows]
+            )
             for m in measures
         },
     )
@@ -451,4 +454,6 @@ def rescore_progress(*, collection: Collection) -> RescoreProgress:
         total=Count("pk"),
         current=Count("pk", filter=Q(scored_version__gte=collection.judgments_version)),
     )
+    if store.board_read(collection.pk).version >= collection.judgments_version:
+        return RescoreProgress(current=row["total"], total=row["total"])  # live rescoring
     return RescoreProgress(current=row["current"], total=row["total"])

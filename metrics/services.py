@@ -20,14 +20,13 @@ from django.core.exceptions import ValidationError
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
-from psycopg.types.json import Jsonb
 
 from judging import services as judging_services
 from judging.models import Collection, Document, LiveGrade, Membership, PoolEntry, Query
 from judging.textpolicy import MAX_ERRORS, cap_errors, echo, loads_json
-from metrics.live import docno_index, scoring
+from metrics.live import docno_index, scoring, store
 from metrics.live import rescore as live_rescore
-from metrics.live.sqlrows import as_dict, dumps, fetch, live_grade_columns, write_rows, write_scores
+from metrics.live.sqlrows import fetch, live_grade_columns
 from metrics.models import RANKING_DTYPE, Run, RunQuery, Team
 from metrics.pool.tasks import pool_replan_soon
 
@@ -333,21 +332,25 @@ def runs_score(
 ) -> int:
     """Score runs of ``collection`` against the live judgment list; return the version used.
 
-    With ``query_ids`` only those queries are rescored and each run's means are updated
-    incrementally; without, every query is rescored and the means recomputed from scratch.
-    ``new_rows`` (run submission) are the unsaved rankings of the one just-saved run in
-    ``run_ids``: they are scored in memory and inserted, instead of read back and updated.
-    Takes the collection's row lock, so the live list and its version are read consistently
-    and an older rescore can never overwrite a newer one.
+    With ``query_ids`` only those queries are rescored; without, every query. The values
+    go to the queries' score columns and the scoreboard moves by the difference
+    (:mod:`metrics.live.store`); every run and every query at once (or measures that
+    changed) rebuilds the scoreboard from nothing. ``new_rows`` (run submission) are the
+    unsaved rankings of the one just-saved run in ``run_ids``: they are scored in memory
+    and inserted, instead of read back. Takes the collection's row lock, so the live list
+    and its version are read consistently and an older rescore can never overwrite a
+    newer one.
     """
     if new_rows is None and query_ids is not None:
         few = sorted(set(query_ids))
         if live_rescore.handles(few):  # one judgment: the fast path
-            return live_rescore.rescore(
+            version = live_rescore.rescore(
                 collection_id=collection.pk,
                 query_ids=few,
                 run_ids=None if run_ids is None else list(run_ids),
             )
+            if version is not None:
+                return version
     locked = (
         Collection.objects.select_for_update()
         .filter(pk=collection.pk)
@@ -356,80 +359,60 @@ def runs_score(
     )
     version, measures = locked["judgments_version"], locked["measures"]
     names = scoring.canonical_names(measures)
-    runs = Run.objects.filter(collection=collection)
+    board = store.board_read(collection.pk)
+    rebuild = board.names != names or (run_ids is None and query_ids is None)
+    if board.names != names:  # the measures changed: every run, every query, from nothing
+        run_ids = query_ids = None
+    runs_qs = Run.objects.filter(collection=collection)
     if run_ids is not None:
-        runs = runs.filter(pk__in=list(run_ids))
-    runs = {r.pk: r for r in runs.order_by().only("pk", "score_sums", "submitted_at", "status")}
+        runs_qs = runs_qs.filter(pk__in=list(run_ids))
+    runs = {r.pk: r for r in runs_qs.order_by().only("pk", "submitted_at", "status")}
     if not runs:
         return version
     full = query_ids is None
     if not full:
         query_ids = sorted(set(query_ids))
     grades_by_query = _live_grades(collection.pk, None if full else query_ids)
-    if new_rows is not None:
-        rows = list(new_rows)
-    else:
-        rows = _read_rankings(runs, None if full else query_ids)
+    fresh_runs = {r.run_id for r in new_rows} if new_rows is not None else set()
+    rows: list[Any] = list(new_rows or [])
+    stored = [pk for pk in runs if pk not in fresh_runs]
+    if stored:
+        rows += _read_rankings(stored, None if full else query_ids)
     empty = live_rescore.missing_rows(rows, runs, grades_by_query)
-    if new_rows is not None:
-        rows.extend(empty)
-    else:
-        rows.extend(RunQuery.objects.bulk_create(empty, batch_size=1000))
+    fresh_empty = [e for e in empty if e.run_id in fresh_runs]  # inserted with the new rows
+    rows += fresh_empty
+    rows += RunQuery.objects.bulk_create(
+        [e for e in empty if e.run_id not in fresh_runs], batch_size=1000
+    )
     values = scoring.evaluate_rows(rows=rows, grades_by_query=grades_by_query, measures=measures)
-    sums: dict[int, dict[str, list[float]]] = {
-        run_id: {} if full else {k: list(v) for k, v in run.score_sums.items()}
-        for run_id, run in runs.items()
-    }
-    columns = {name: values[name].tolist() for name in names}
-    changed: list[bool] = []
+    matrix = np.column_stack([values[name] for name in names]) if rows else np.zeros((0, 0))
+    if rebuild:
+        board.reset(names)
+    columns = store.columns_read(collection.pk, None if full else query_ids)
+    by_query: dict[int, list[int]] = {}
     for i, row in enumerate(rows):
-        old = {} if full else (row.scores or {})
-        new = (
-            {name: _finite(columns[name][i]) for name in names}
-            if row.query_id in grades_by_query
-            else {}
-        )
-        changed.append(full or new != old)
-        if not changed[-1]:  # not rewritten; the run's sums stay exactly as they are
-            continue
-        run_sums = sums[row.run_id]
-        for name in names:
-            total = run_sums.setdefault(name, [0.0, 0])
-            if old.get(name) is not None:
-                total[0] -= old[name]
-                total[1] -= 1
-            if new.get(name) is not None:
-                total[0] += new[name]
-                total[1] += 1
-        row.scores = new
-        row.version = version
+        by_query.setdefault(row.query_id, []).append(i)
+    run_array = np.fromiter(runs, dtype=np.int64, count=len(runs))
+    touched = set(by_query) | set(columns) | (set() if full else set(query_ids))
+    written = []
+    for query_id in sorted(touched):
+        column = columns.get(query_id)
+        if column is None or rebuild:
+            column = store.Column.empty(query_id, names)
+        idx = by_query.get(query_id, [])
+        if query_id in grades_by_query and idx:
+            ids = np.fromiter((rows[i].run_id for i in idx), dtype=np.int64, count=len(idx))
+            written.append(store.apply(board, column, ids, matrix[idx]))
+        elif rebuild or column.listed(run_array).any():
+            # No live grades: the query leaves every mean of these runs.
+            written.append(store.apply(board, column, run_array, None))
     if new_rows is not None:
-        _insert_rankings(rows)
-    else:
-        write_scores(rows, changed, version)
-    now = timezone.now()
-    updated = []
-    touched = {row.run_id for row, c in zip(rows, changed, strict=True) if c}
-    untouched = []
-    for run_id, run in runs.items():
-        run_sums = {name: sums[run_id].get(name, [0.0, 0]) for name in names}
-        if (
-            run_id not in touched
-            and not full
-            and run.status == Run.Status.SCORED
-            and run_sums == run.score_sums
-        ):
-            untouched.append(run_id)  # its means stand: only the version moves
-            continue
-        run.score_sums = run_sums
-        run.scores = {
-            name: (total / count if count else None) for name, (total, count) in run_sums.items()
-        }
-        run.scored_version, run.scored_at, run.status = version, now, Run.Status.SCORED
-        updated.append(run)
-    write_rows(Run, updated, ["score_sums", "scores", "scored_version", "scored_at", "status"])
-    if untouched:
-        Run.objects.filter(pk__in=untouched).update(scored_version=version, scored_at=now)
+        _insert_rankings([*new_rows, *fresh_empty])
+    store.columns_write(collection.pk, written, version=version)
+    store.board_write(board, version=version, runs_changed=bool(fresh_runs))
+    Run.objects.filter(pk__in=list(runs)).update(
+        scored_version=version, scored_at=timezone.now(), status=Run.Status.SCORED
+    )
     return version
 
 
@@ -440,23 +423,14 @@ def _insert_rankings(rows: Sequence[RunQuery]) -> None:
         return
     quote = connection.ops.quote_name
     meta = RunQuery._meta
-    fields = [meta.get_field(n) for n in ("run", "query", "ranking", "retrieved", "scores")]
-    columns = ", ".join(quote(f.column) for f in [*fields, meta.get_field("version")])
+    fields = [meta.get_field(n) for n in ("run", "query", "ranking", "retrieved")]
+    columns = ", ".join(quote(f.column) for f in fields)
     sql = f"COPY {quote(meta.db_table)} ({columns}) FROM STDIN (FORMAT BINARY)"
     with connection.cursor() as cursor, cursor.cursor.copy(sql) as copy:
         # Binary: the 8 KB rankings travel as bytes, not hex text (a tenth of the COPY).
-        copy.set_types(["int8", "int8", "bytea", "int4", "jsonb", "int8"])
+        copy.set_types(["int8", "int8", "bytea", "int4"])
         for row in rows:
-            copy.write_row(
-                (
-                    row.run_id,
-                    row.query_id,
-                    bytes(row.ranking),
-                    row.retrieved,
-                    Jsonb(row.scores, dumps=dumps),
-                    row.version,
-                )
-            )
+            copy.write_row((row.run_id, row.query_id, bytes(row.ranking), row.retrieved))
 
 
 @dataclass(slots=True)
@@ -468,35 +442,27 @@ class _Ranking:
     query_id: int
     ranking: bytes
     retrieved: int
-    scores: dict[str, Any]
-    version: int = 0
 
 
-def _read_rankings(runs: dict[int, Run], query_ids: Sequence[int] | None) -> list[_Ranking]:
-    """Read the stored rankings of ``runs`` (of ``query_ids`` only, if given).
+def _read_rankings(run_ids: Sequence[int], query_ids: Sequence[int] | None) -> list[_Ranking]:
+    """Read the stored rankings of ``run_ids`` (of ``query_ids`` only, if given).
 
-    A raw fetch: building a thousand model instances (and their JSON) costs more than the
-    query itself. One judgment's rescoring takes :mod:`metrics.live.rescore` instead, which
-    keeps recently rescored queries' rankings prepared in memory.
+    A raw fetch: building a thousand model instances costs more than the query itself.
+    One judgment's rescoring takes :mod:`metrics.live.rescore` instead, which keeps
+    recently rescored queries' rankings prepared in memory.
     """
-    rows = RunQuery.objects.filter(run_id__in=list(runs))
+    rows = RunQuery.objects.filter(run_id__in=list(run_ids))
     if query_ids is not None:
         rows = rows.filter(query_id__in=list(query_ids))
     sql, params = (
         rows.order_by()
-        .values_list("pk", "run_id", "query_id", "ranking", "retrieved", "scores")
+        .values_list("pk", "run_id", "query_id", "ranking", "retrieved")
         .query.sql_with_params()
     )
     return [
-        _Ranking(pk, run_id, query_id, bytes(ranking), retrieved, as_dict(scores))
-        for pk, run_id, query_id, ranking, retrieved, scores in fetch(sql, params)
+        _Ranking(pk, run_id, query_id, bytes(ranking), retrieved)
+        for pk, run_id, query_id, ranking, retrieved in fetch(sql, params)
     ]
-
-
-def _finite(value: float) -> float | None:
-    """Return ``value`` as a float, or None for NaN (a query left out of the mean)."""
-    value = float(value)
-    return None if value != value else value
 
 
 def runs_rescore_after_change(*, collection_id: int, query_ids: Iterable[int]) -> None:
@@ -507,7 +473,8 @@ def runs_rescore_after_change(*, collection_id: int, query_ids: Iterable[int]) -
     """
     few = sorted(set(query_ids))
     if transaction.get_connection().in_atomic_block and live_rescore.handles(few):
-        live_rescore.rescore(collection_id=collection_id, query_ids=few)
+        if live_rescore.rescore(collection_id=collection_id, query_ids=few) is None:
+            runs_score(collection=Collection(pk=collection_id))  # the measures changed
     elif Run.objects.filter(collection_id=collection_id).exists():
         runs_score(collection=Collection(pk=collection_id), query_ids=few)
 
@@ -569,11 +536,21 @@ def run_update(*, run: Run, tag: str | None = None, description: str | None = No
 
 @transaction.atomic
 def run_delete(*, run: Run) -> None:
-    """Delete a run, its stored rankings and its kept file; pooled pairs stay in the pool."""
+    """Delete a run, its stored rankings and its kept file; pooled pairs stay in the pool.
+
+    The run leaves the scoreboard at once (a new epoch); its entries in the query columns
+    are left to the columns' next write (readers keep to the runs they ask for).
+    """
     stored = run.source_file.name
     storage = run.source_file.storage
     collection_id = run.collection_id
+    Collection.objects.select_for_update().filter(pk=collection_id).values("pk").get()
+    board = store.board_read(collection_id)
+    run_id = run.pk
     run.delete()
+    if board.stored:
+        board.drop([run_id])
+        store.board_write(board, version=board.version, runs_changed=True)
     if stored:
         transaction.on_commit(lambda: storage.delete(stored))
     pool_replan_soon(collection_id=collection_id)

@@ -56,6 +56,7 @@ from metrics.selectors import (
     PROVENANCES,
     Interval,
     Viewer,
+    any_stale,
     leaderboard,
     live_state,
     rescore_progress,
@@ -421,9 +422,9 @@ def run_compare(request: HttpRequest, slug: str) -> HttpResponse:
         "rows": list(zip(comparison.rows, delta_charts, strict=True)) if comparison else [],
         "error": error,
         "stale": bool(comparison)
-        and any(
-            r.scored_version < collection.judgments_version
-            for r in [comparison.baseline, *(row.run for row in comparison.rows)]
+        and any_stale(
+            collection=collection,
+            runs=[comparison.baseline, *(row.run for row in comparison.rows)],
         ),
     }
     return render(request, "metrics/run_compare.html", context)

@@ -106,9 +106,8 @@ class RunQuerySerializer(serializers.Serializer):
     )
     stored_version = serializers.IntegerField(
         allow_null=True,
-        help_text="Judgment-list version the stored score was last written at; rescoring "
-        "that leaves it unchanged does not rewrite it, so it is current whenever the run's "
-        "scored_version is.",
+        help_text="Judgment-list version the query's scores were last written at (every "
+        "run's at once); null when the query does not score the run.",
     )
     pool_depth = serializers.IntegerField()
     judged_in_top = serializers.IntegerField()

@@ -15,6 +15,7 @@ import numpy as np
 from judging.models import Document, LiveGrade, PoolEntry, Query
 from metrics.engine import parse_measure
 from metrics.engine.explain import explain_ndcg
+from metrics.live import store
 from metrics.live.scoring import MeasureLabel
 from metrics.models import Run, RunQuery
 from metrics.selectors import Viewer
@@ -73,11 +74,7 @@ def run_query_ranking(*, run: Run, query: Query, label: MeasureLabel, who: Viewe
     front of judges, unless already pooled).
     """
     measure = parse_measure(label.canonical)[0]
-    row = (
-        RunQuery.objects.filter(run=run, query=query)
-        .only("ranking", "retrieved", "scores", "version")
-        .first()
-    )
+    row = RunQuery.objects.filter(run=run, query=query).only("ranking", "retrieved").first()
     ranking = row.document_ids if row is not None else np.empty(0, dtype=np.int64)
     grades = dict(
         LiveGrade.objects.filter(query=query).values_list("document_id", "grade").order_by()
@@ -118,9 +115,11 @@ def run_query_ranking(*, run: Run, query: Query, label: MeasureLabel, who: Viewe
             run_rank=rank_in_run,
         )
 
-    stored = None
-    if row is not None and row.scores:
-        stored = row.scores.get(label.canonical)
+    stored, stored_version = None, None
+    column = store.columns_read(run.collection_id, [query.pk]).get(query.pk)
+    if column is not None and column.listed([run.pk])[0]:
+        value = float(column.lookup([run.pk], [label.canonical])[0, 0])
+        stored, stored_version = (None if value != value else value), column.version
     ranked = [entry(t, d, rank_in_run=t.index + 1) for t, d in zip(top_terms, top_ids, strict=True)]
     if not who.sees_grades:
         return QueryRanking(
@@ -137,7 +136,7 @@ def run_query_ranking(*, run: Run, query: Query, label: MeasureLabel, who: Viewe
             ideal_dcg=None,
             ndcg=_none(explained.ndcg),
             stored=stored,
-            stored_version=row.version if row is not None else None,
+            stored_version=stored_version,
             pool_depth=depth,
             judged_in_top=sum(1 for d in top_ids if d in grades),
             grades_shown=False,
@@ -158,7 +157,7 @@ def run_query_ranking(*, run: Run, query: Query, label: MeasureLabel, who: Viewe
         ideal_dcg=explained.ideal_dcg,
         ndcg=_none(explained.ndcg),
         stored=stored,
-        stored_version=row.version if row is not None else None,
+        stored_version=stored_version,
         pool_depth=depth,
         judged_in_top=sum(1 for d in top_ids if d in grades),
     )

@@ -12,13 +12,14 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
 from judging.models import Collection
-from metrics.models import Run, RunQuery, Team
+from metrics.live import store
+from metrics.models import Run, Team
 from metrics.selectors import Viewer
 
 
 def runs_for_api(runs: QuerySet[Run]) -> QuerySet[Run]:
     """Return ``runs`` with their team and submitter in the same SQL query."""
-    return runs.select_related("team", "submitted_by").defer("score_sums")
+    return runs.select_related("team", "submitted_by")
 
 
 def teams_for_viewer(*, collection: Collection, who: Viewer) -> QuerySet[Team]:
@@ -60,19 +61,16 @@ class RunScores:
 def run_scores(*, run: Run, collection: Collection, measures: list[str]) -> RunScores:
     """Return the scores of ``run`` for ``measures`` (canonical names), by qid.
 
-    Only queries of the live judgment list (those with stored scores) are listed; a
-    measure that left a query out has ``None``. One SQL query.
+    Only queries of the live judgment list (those that score the run) are listed, by
+    qid; a measure that left a query out has ``None``. The means come from the
+    scoreboard, the per-query values from the query columns (one SQL query each).
     """
-    rows = (
-        RunQuery.objects.filter(run=run)
-        .exclude(scores={})
-        .order_by("query__external_id")
-        .values_list("query__external_id", "scores")
-    )
+    means = run.scores  # attached by the selector that found the run, else read now
+    values = store.run_values(collection_id=collection.pk, run_id=run.pk, names=measures, qids=True)
     return RunScores(
         measures=measures,
         version=run.scored_version,
         stale=run.scored_version < collection.judgments_version,
-        aggregate={m: run.scores.get(m) for m in measures},
-        per_query={qid: {m: scores.get(m) for m in measures} for qid, scores in rows},
+        aggregate={m: means.get(m) for m in measures},
+        per_query={qid: values[qid] for qid in sorted(values)},
     )

@@ -11,6 +11,7 @@ from django.db.models.functions import Substr
 
 from judging.agreement.checks import Audit
 from judging.models import Collection, Judge, JudgeProgress, Judgment, LiveGrade, PoolEntry
+from metrics.live import store
 from metrics.live.scoring import canonical_names
 from metrics.models import RANKING_DTYPE, Run, RunQuery
 from metrics.pool import stopping
@@ -342,14 +343,17 @@ def ranking_stability(
     measure = canonical_names(collection.measures[:1])[0] if collection.measures else None
     judged = judged_count(collection_id=collection.pk)
     open_pairs = PoolEntry.objects.filter(collection=collection, is_open=True).count()
-    runs = list(
-        Run.objects.filter(collection=collection, status=Run.Status.SCORED)
+    board = store.board_read(collection.pk)
+    means = board.means()
+    runs = [
+        (pk, max(version, board.version), means.get(pk, {}))
+        for pk, version in Run.objects.filter(collection=collection, status=Run.Status.SCORED)
         .order_by("pk")
-        .values_list("pk", "scored_version", "scores")
-    )
+        .values_list("pk", "scored_version")
+    ]
     history: list[StabilityPoint] = []
     if measure is not None and runs:
-        now = {str(pk): (scores or {}).get(measure) for pk, _, scores in runs}
+        now = {str(pk): scores.get(measure) for pk, _, scores in runs}
         history = _history(collection, measure, judged, step, now)
     ahead = None
     if measure is not None and len(runs) >= 2:

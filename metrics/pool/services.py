@@ -21,6 +21,7 @@ from django.utils import timezone
 from judging.agreement.checks import audit_draws
 from judging.models import Collection, Judge, Judgment, PoolEntry
 from judging.services import pool_plan_set
+from metrics.live import store
 from metrics.live.scoring import canonical_names
 from metrics.models import Run
 from metrics.pool import checks, selectors
@@ -230,15 +231,18 @@ def ranking_snapshot_take(*, collection_id: int) -> RankingSnapshot | None:
         return None
     runs = list(
         Run.objects.filter(collection_id=collection_id).values_list(
-            "pk", "status", "scored_version", "scores"
+            "pk", "status", "scored_version"
         )
     )
+    board = store.board_read(collection_id)
     if not runs or any(
-        status != Run.Status.SCORED or scored != version for _, status, scored, _ in runs
+        status != Run.Status.SCORED or max(scored, board.version) != version
+        for _, status, scored in runs
     ):
         return None
     measure = canonical_names(measures[:1])[0]
-    scores = {str(pk): (values or {}).get(measure) for pk, _, _, values in runs}
+    means = board.means()
+    scores = {str(pk): means.get(pk, {}).get(measure) for pk, _, _ in runs}
     snapshot = RankingSnapshot(
         collection_id=collection_id,
         judged=judged,

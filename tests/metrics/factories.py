@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from judging.models import Collection, Query
 from metrics import services
+from metrics.live import store
 from metrics.models import RANKING_DTYPE, Run, RunQuery, Team
 
 _seq = itertools.count(1)
@@ -62,7 +63,6 @@ def run(
         query_count=len(set(per_query) | set(rankings)),
         line_count=sum(len(r) for r in rankings.values()),
         status=Run.Status.SCORED,
-        scores=dict(scores or {}),
         scored_version=version,
         scored_at=timezone.now(),
     )
@@ -72,9 +72,90 @@ def run(
             query=query,
             ranking=ranking_bytes(rankings.get(query, [0])),
             retrieved=max(1, len(rankings.get(query, []))),
-            scores=dict(per_query.get(query, {})),
-            version=version,
         )
         for query in set(per_query) | set(rankings)
     )
+    store_scores(coll, created, means=dict(scores or {}), per_query=per_query)
     return created
+
+
+def store_scores(
+    coll: Collection,
+    run: Run,
+    *,
+    means: Mapping[str, float | None],
+    per_query: Mapping[Query, Mapping[str, float | None]],
+) -> None:
+    """Store ``run``'s means and per-query scores as given (no engine), as scoring leaves them.
+
+    The scoreboard's sums are set so that each mean is exactly the one given (a sum of
+    the mean over one query; none for None); a query with an empty mapping is not
+    scored. The scoreboard keeps version 0, so each run's own ``scored_version`` says
+    whether it is current (live rescoring then moves the board).
+    """
+    board = store.board_read(coll.pk)
+    names = list(dict.fromkeys([*board.names, *means, *(n for s in per_query.values() for n in s)]))
+    _widen(board, names)
+    row = board.rows([run.pk])[0]
+    for j, name in enumerate(names):
+        value = means.get(name)
+        board.sums[row, j] = 0.0 if value is None else value
+        board.counts[row, j] = 0 if value is None else 1
+    store.board_write(board, version=0, runs_changed=True)
+    columns = store.columns_read(coll.pk, [q.pk for q in per_query])
+    written = []
+    for query, values in per_query.items():
+        if not values:
+            continue
+        column = columns.get(query.pk) or store.Column.empty(query.pk, names)
+        kept = column.lookup(column.run_ids, names)
+        new = [[np.nan if values.get(n) is None else values[n] for n in names]]
+        written.append(
+            store.Column(
+                query.pk,
+                names,
+                np.append(column.run_ids, run.pk),
+                np.vstack([kept.reshape(len(column.run_ids), len(names)), new]),
+            )
+        )
+    store.columns_write(coll.pk, written, version=run.scored_version)
+
+
+def _widen(board: store.Board, names: list[str]) -> None:
+    """Give ``board`` the measures ``names`` (a superset of its own), keeping its sums."""
+    if names == board.names:
+        return
+    sums = np.zeros((len(board.run_ids), len(names)))
+    counts = np.zeros((len(board.run_ids), len(names)), dtype=np.int64)
+    for j, name in enumerate(board.names):
+        sums[:, names.index(name)] = board.sums[:, j]
+        counts[:, names.index(name)] = board.counts[:, j]
+    board.names, board.sums, board.counts = names, sums, counts
+
+
+def query_scores(run: Run) -> dict[int, dict[str, float | None]]:
+    """Return ``run``'s stored scores by query id (the queries that score it)."""
+    names = store.board_read(run.collection_id).names
+    return store.run_values(collection_id=run.collection_id, run_id=run.pk, names=names)
+
+
+def stored_scores(runs: Iterable[Run]) -> dict[tuple[int, int], dict[str, float | None]]:
+    """Return the stored scores of every ranking of ``runs`` by (run id, query id).
+
+    A ranking whose query does not score the run (no live grades) has ``{}``.
+    """
+    runs = list(runs)
+    out: dict[tuple[int, int], dict[str, float | None]] = {}
+    for run_id, query_id in RunQuery.objects.filter(run__in=runs).values_list("run_id", "query_id"):
+        out[(run_id, query_id)] = {}
+    for run in runs:
+        for query_id, values in query_scores(run).items():
+            out[(run.pk, query_id)] = values
+    return out
+
+
+def current(run: Run) -> Run:
+    """Reload ``run`` with its means and version as the scoreboard has them (as pages do)."""
+    run.refresh_from_db()
+    store.attach_means([run])
+    return run

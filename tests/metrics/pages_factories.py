@@ -18,6 +18,7 @@ from judging.models import Collection, Document, LiveGrade, Membership, Query
 from metrics.live.scoring import measure_labels
 from metrics.models import RANKING_DTYPE, Run, RunQuery, Team
 from tests import factories
+from tests.metrics.factories import store_scores
 
 _seq = itertools.count(1)
 
@@ -90,8 +91,6 @@ def run(
         submitted_by=submitted_by,
         query_count=len(set(per_query) | set(rankings)),
         status=Run.Status.SCORED,
-        scores=means,
-        score_sums={},
         scored_version=version,
         scored_at=timezone.now(),
     )
@@ -107,11 +106,10 @@ def run(
                 query=q,
                 ranking=ranking_bytes(docs),
                 retrieved=max(1, len(docs)),
-                scores=per_query.get(q, {}),
-                version=version,
             )
         )
     RunQuery.objects.bulk_create(rows)
+    store_scores(coll, r, means=means, per_query=per_query)
     return r
 
 

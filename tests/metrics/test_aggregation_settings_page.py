@@ -10,6 +10,7 @@ from judging import services
 from judging.models import Collection, LiveGrade, Membership, PolicyChange
 from metrics.models import Run
 from tests import factories
+from tests.metrics import factories as metrics_factories
 from tests.metrics.test_collection_settings import scored  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.django_db
@@ -51,7 +52,10 @@ def test_coordinator_changes_policy_on_the_settings_page(
     assert coll.agreement_alert_threshold == 0.6
     change = PolicyChange.objects.get()
     assert change.actor == boss and change.version == coll.judgments_version
-    assert Run.objects.get(pk=scored.pk).scored_version == coll.judgments_version
+    assert (
+        metrics_factories.current(Run.objects.get(pk=scored.pk)).scored_version
+        == coll.judgments_version
+    )
     assert LiveGrade.objects.get(query=q, document=d).policy == "mean_human_then_llm"
     html = client.get(url).content.decode()
     assert 'id="policy-history"' in html

@@ -12,6 +12,7 @@ from rest_framework.authtoken.models import Token
 from judging.demo.loader import DEMO_SLUG, demo_load
 from judging.models import Judgment, PoolEntry
 from metrics.models import Run, Team
+from tests.metrics import factories as metrics_factories
 
 pytestmark = pytest.mark.django_db
 RUNS = Path(__file__).resolve().parents[2] / "demo" / "runs"
@@ -64,4 +65,4 @@ def test_submit_pool_judge_and_watch_the_leaderboard_move(
     new_version, new_row = board()
     assert new_version > version and not new_row["stale"]
     assert new_row["scores"] != row["scores"]
-    assert Run.objects.get().scored_version == new_version
+    assert metrics_factories.current(Run.objects.get()).scored_version == new_version

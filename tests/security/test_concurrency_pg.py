@@ -16,9 +16,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from judging import services
 from judging.models import Judgment, JudgmentEvent, LiveGrade, Membership
 from metrics import services as metrics_services
-from metrics.models import Run, RunQuery
+from metrics.live import store
+from metrics.models import Run
 from tests import factories
 from tests.api_client import client_for
+from tests.metrics import factories as metrics_factories
 from tests.pg_threads import in_thread
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -103,24 +105,21 @@ def test_concurrent_judgments_and_same_tag_submissions():
     live = sorted(
         LiveGrade.objects.filter(collection=coll).values_list("query", "document", "grade")
     )
-    stored = {
-        (r.run_id, r.query_id): r.scores for r in RunQuery.objects.filter(run__collection=coll)
-    }
-    means = dict(Run.objects.filter(collection=coll).values_list("pk", "scores"))
+    runs = list(Run.objects.filter(collection=coll))
+    stored = metrics_factories.stored_scores(runs)
+    means = store.means_of(coll.pk)
     services.live_grades_rebuild(collection=coll)
     metrics_services.runs_score(collection=coll)
     assert live == sorted(
         LiveGrade.objects.filter(collection=coll).values_list("query", "document", "grade")
     )
-    fresh = {
-        (r.run_id, r.query_id): r.scores for r in RunQuery.objects.filter(run__collection=coll)
-    }
+    fresh = metrics_factories.stored_scores(runs)
     assert stored.keys() == fresh.keys()
     for key, scores in fresh.items():
         for name, value in scores.items():
             old = stored[key][name]
             assert (old is None and value is None) or math.isclose(old, value, abs_tol=1e-12)
-    for pk, scores in Run.objects.filter(collection=coll).values_list("pk", "scores"):
+    for pk, scores in store.means_of(coll.pk).items():
         for name, value in scores.items():
             old = means[pk][name]
             assert (old is None and value is None) or math.isclose(old, value, abs_tol=1e-12)

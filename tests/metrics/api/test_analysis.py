@@ -11,7 +11,6 @@ from scipy import stats as sps
 
 from judging.models import Collection
 from metrics import services
-from metrics.models import RunQuery
 from tests.metrics import factories as metrics_factories
 
 pytestmark = pytest.mark.django_db
@@ -54,7 +53,7 @@ def test_query_of_a_run_explained(world, api, submitted):
     assert body["ideal_dcg"] == pytest.approx(ideal)
     assert body["ndcg"] == pytest.approx(dcg / ideal)
     # The stored score, computed by the scoring service, agrees with the explanation.
-    stored = RunQuery.objects.get(run=submitted, query=world.queries["q1"]).scores[NDCG]
+    stored = metrics_factories.query_scores(submitted)[world.queries["q1"].pk][NDCG]
     assert body["stored_score"] == pytest.approx(stored) == pytest.approx(dcg / ideal)
     ranked = body["ranked"]
     assert [d["docno"] for d in ranked] == ["d2", "d1", "d6", "d3"]

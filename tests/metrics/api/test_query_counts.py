@@ -18,15 +18,15 @@ from tests.metrics import factories as metrics_factories
 pytestmark = pytest.mark.django_db
 NDCG = "nDCG(gain=linear,discount=log2,ideal=global,empty=zero)@10"
 
-# token, collection, roles, viewer roles, viewer teams, count, page
-RUN_LIST_QUERIES = 7
-# token, collection, roles, viewer roles, viewer teams, runs with teams, whether any live
-# grade is LLM-filled (provenance)
-LEADERBOARD_QUERIES = 8  # 7, plus the per-query scores of the bootstrap intervals (uncached)
+# token, collection, roles, viewer roles, viewer teams, count, page, scoreboard
+RUN_LIST_QUERIES = 8
+# token, collection, roles, viewer roles, viewer teams, runs with teams, scoreboard, whether
+# any live grade is LLM-filled (provenance)
+LEADERBOARD_QUERIES = 9  # 8, plus the per-query scores of the bootstrap intervals (uncached)
 # token, collection, roles, viewer roles, viewer teams, teams, members
 TEAM_LIST_QUERIES = 7
-# token, collection, roles, viewer roles, viewer teams, run, per-query scores
-SCORES_QUERIES = 7
+# token, collection, roles, viewer roles, viewer teams, run, scoreboard, per-query scores
+SCORES_QUERIES = 8
 
 
 def _fill(world, n: int) -> None:
@@ -96,8 +96,10 @@ def test_scores_do_not_grow_with_queries(world, api):
     more = [factories.query(world.coll, f"extra{i}") for i in range(20)]
     metrics_factories.run(world.coll, world.alpha)  # another run changes nothing
     RunQuery.objects.bulk_create(
-        RunQuery(run=owner_run, query=q, ranking=b"\0" * 8, retrieved=1, scores={NDCG: 0.1})
-        for q in more
+        RunQuery(run=owner_run, query=q, ranking=b"\0" * 8, retrieved=1) for q in more
+    )
+    metrics_factories.store_scores(
+        world.coll, owner_run, means={NDCG: 0.5}, per_query={q: {NDCG: 0.1} for q in more}
     )
     large, body = _count(client, url)
     assert len(body["per_query"]) == 23

@@ -6,6 +6,7 @@ import pytest
 from django.urls import reverse
 
 from judging import services as judging_services
+from metrics.live import store
 from metrics.models import Run, RunQuery
 from tests.api_client import errors_of
 
@@ -88,7 +89,12 @@ def test_scores_per_query(world, api, runs):
 
 
 def test_scores_leave_out_queries_without_stored_scores(world, api, runs):
-    RunQuery.objects.filter(run=runs["alpha"], query=world.queries["q2"]).update(scores={})
+    q2 = world.queries["q2"]
+    column = store.columns_read(world.coll.pk, [q2.pk])[q2.pk]
+    board = store.board_read(world.coll.pk)
+    store.columns_write(  # the query no longer scores alpha (as when its grades are gone)
+        world.coll.pk, [store.apply(board, column, [runs["alpha"].pk], None)], version=0
+    )
     body = api("alice").get(run_scores(world, runs["alpha"])).json()
     assert list(body["per_query"]) == ["q1"]
 

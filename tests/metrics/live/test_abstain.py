@@ -20,6 +20,7 @@ from metrics import services
 from metrics.engine.udcg import udcg_single
 from metrics.models import Run, RunQuery
 from tests import factories
+from tests.metrics import factories as metrics_factories
 
 pytestmark = pytest.mark.django_db
 
@@ -79,7 +80,7 @@ def test_live_udcg_uses_and_follows_abstain_probabilities(
     # By hand: q1 = sigmoid((1·(1 − 0.5) − 1/3 − 1/3) / 3), q2 = sigmoid(1 · (1 − 0.25)).
     q1_value = _sigmoid((0.5 - 2 / 3) / 3)
     q2_value = _sigmoid(0.75)
-    scores = {r.query_id: r.scores for r in RunQuery.objects.filter(run=run)}
+    scores = metrics_factories.query_scores(run)
     assert scores[q1.pk][UDCG] == pytest.approx(q1_value, abs=1e-12)
     assert scores[q2.pk][UDCG] == pytest.approx(q2_value, abs=1e-12)
     assert run.scores[UDCG] == pytest.approx((q1_value + q2_value) / 2, abs=1e-12)
@@ -91,9 +92,7 @@ def test_live_udcg_uses_and_follows_abstain_probabilities(
     assert LiveGrade.objects.get(query=q1, document=docs["d1"]).abstain_probability == 0.9
     run.refresh_from_db()
     q1_after = _sigmoid((0.1 - 2 / 3) / 3)
-    assert RunQuery.objects.get(run=run, query=q1).scores[UDCG] == pytest.approx(
-        q1_after, abs=1e-12
-    )
+    assert metrics_factories.query_scores(run)[q1.pk][UDCG] == pytest.approx(q1_after, abs=1e-12)
     assert run.scores[UDCG] == pytest.approx((q1_after + q2_value) / 2, abs=1e-12)
     assert run.scores[UDCG] < (q1_value + q2_value) / 2
     assert run.scores["nDCG(gain=linear,discount=log2,ideal=global,empty=zero)@10"] == ndcg_before

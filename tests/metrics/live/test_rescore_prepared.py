@@ -23,10 +23,10 @@ def _rankings(rng, rows: int, universe: int) -> tuple[list[bytes], list[int]]:
 def test_c_and_numpy_preparations_give_the_same_labels(monkeypatch, seed):
     rng = np.random.default_rng(seed)
     rankings, lengths = _rankings(rng, rows=30, universe=60)
-    key = tuple((i, i, None) for i in range(len(rankings)))
-    with_c = live_rescore.prepare(key, rankings, lengths)
+    key, run_ids = (1, 7), list(range(len(rankings)))
+    with_c = live_rescore.prepare(key, run_ids, rankings, lengths)
     monkeypatch.setattr(_creader, "AVAILABLE", False)
-    without = live_rescore.prepare(key, rankings, lengths)
+    without = live_rescore.prepare(key, run_ids, rankings, lengths)
     assert with_c.inverse is None and without.inverse is not None
     np.testing.assert_array_equal(with_c.docs, without.docs)
     ids = np.sort(rng.choice(60, 25, replace=False) + 1000).astype(np.int64)

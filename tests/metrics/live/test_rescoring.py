@@ -12,8 +12,10 @@ from judging import services as judging_services
 from judging.models import Collection, Document
 from metrics import services
 from metrics.live import rescore as live_rescore
-from metrics.models import Run, RunQuery
+from metrics.live import store
+from metrics.models import Run, Scoreboard
 from tests import factories
+from tests.metrics import factories as metrics_factories
 from tests.metrics.live.test_scores import _assert_matches_reference, _run_content, world
 
 pytestmark = pytest.mark.django_db
@@ -59,8 +61,9 @@ def test_a_second_judgment_of_a_query_does_not_read_its_rankings_again(
     first = len(reads)
     with django_capture_on_commit_callbacks(execute=True):
         judging_services.judgment_record(judge=judge, query=queries[1], document=docs[1], grade=1)
-    # The second judgment reads the rows (ids, old scores) and the live grades: no rankings.
-    assert ranking_reads() == 1 and len(reads) == first + 2
+    # The second judgment reads the live grades (and, through the ORM, the scoreboard and
+    # the query's column): no rankings, nothing per run.
+    assert ranking_reads() == 1 and len(reads) == first + 1
     for run, content in runs:
         run.refresh_from_db()
         _assert_matches_reference(run, coll, content)
@@ -81,31 +84,38 @@ def test_a_resubmitted_run_is_never_scored_with_a_cached_ranking(
     _assert_matches_reference(new, coll, content)
 
 
-def test_rows_whose_scores_did_not_change_are_not_rewritten(
+def test_a_judgment_writes_no_run_row_and_unchanged_values_leave_the_sums_exact(
     world, django_capture_on_commit_callbacks
 ):
     coll, queries, _docs, team, judge = world
     run, content = _submit(coll, team, "u", 3)
+    other, _ = _submit(coll, team, "v", 4)
     nobody = factories.document(coll, "retrieved-by-no-run")
-    before = {r.pk: r.scores for r in RunQuery.objects.filter(run=run)}
-    versions_before = dict(RunQuery.objects.filter(run=run).values_list("pk", "version"))
-    sums_before = Run.objects.get(pk=run.pk).score_sums
+    before = metrics_factories.stored_scores([run, other])
+    board_before = store.board_read(coll.pk)
     with (
         CaptureQueriesContext(connection) as captured,
         django_capture_on_commit_callbacks(execute=True),
     ):
-        # Grade 0 for a document no run retrieved: no measure of the run moves.
+        # Grade 0 for a document no run retrieved: no measure of any run moves.
         judging_services.judgment_record(judge=judge, query=queries[0], document=nobody, grade=0)
     version = Collection.objects.get(pk=coll.pk).judgments_version
-    rows = RunQuery.objects.filter(run=run, query=queries[0])
-    assert [r.version for r in rows] == [versions_before[rows[0].pk]] != [version]
-    assert {r.pk: r.scores for r in RunQuery.objects.filter(run=run)} == before
-    run.refresh_from_db()
-    assert run.scored_version == version
-    assert run.score_sums == sums_before  # no subtract-and-add: no floating-point drift
-    if connection.vendor == "sqlite":
-        writes = [q["sql"] for q in captured.captured_queries if q["sql"].startswith("UPDATE")]
-        assert not any("metrics_runquery" in w and '"scores"' in w for w in writes), writes
+    assert metrics_factories.stored_scores([run, other]) == before
+    board = store.board_read(coll.pk)
+    # Unchanged values add exactly 0.0: the sums are the same bits (no drift).
+    assert board.sums.tobytes() == board_before.sums.tobytes()
+    assert board.counts.tobytes() == board_before.counts.tobytes()
+    assert (board.version, board.epoch) == (version, board_before.epoch)
+    assert metrics_factories.current(run).scored_version == version
+    writes = [
+        q["sql"]
+        for q in captured.captured_queries
+        if q["sql"].startswith(("UPDATE", "INSERT", "DELETE"))
+    ]
+    # Two rows whatever the number of runs: the query's column and the scoreboard.
+    assert not any(re.search(r'"metrics_run(query)?"', w) for w in writes), writes
+    assert sum("metrics_queryscores" in w for w in writes) == 1, writes
+    assert sum("metrics_scoreboard" in w for w in writes) == 1, writes
     _assert_matches_reference(run, coll, content)
     assert Document.objects.filter(pk=nobody.pk).exists()
 
@@ -125,7 +135,7 @@ def test_a_judgment_leaves_no_query_of_a_current_run_marked_stale(
     client.force_login(coord)
     with django_capture_on_commit_callbacks(execute=True):
         judging_services.judgment_record(judge=judge, query=queries[0], document=docs[5], grade=3)
-    run.refresh_from_db()
+    metrics_factories.current(run)
     coll.refresh_from_db()
     assert run.scored_version == coll.judgments_version
     detail = client.get(reverse("metrics:run_detail", args=[coll.slug, run.pk])).content.decode()
@@ -135,6 +145,7 @@ def test_a_judgment_leaves_no_query_of_a_current_run_marked_stale(
         assert page.status_code == 200 and "data-stale" not in page.content.decode()
     # A run whose scores lag behind the list is stale on every page, query by query.
     Run.objects.filter(pk=run.pk).update(scored_version=coll.judgments_version - 1)
+    Scoreboard.objects.filter(collection=coll).update(version=coll.judgments_version - 1)
     detail = client.get(reverse("metrics:run_detail", args=[coll.slug, run.pk])).content.decode()
     lines = re.findall(r'<tr class="([^"]*)" data-query="', detail)
     assert lines and all("is-stale" in line for line in lines)

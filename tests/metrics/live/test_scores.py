@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 
 from judging import services as judging_services
-from judging.models import Collection, Document, LiveGrade, PoolEntry
+from judging.models import Collection, Document, LiveGrade, PoolEntry, Query
 from metrics import engine, services
 from metrics.live import scoring
 from metrics.models import Run, RunQuery
 from tests import factories
+from tests.metrics import factories as metrics_factories
 
 pytestmark = pytest.mark.django_db
 
@@ -79,8 +80,8 @@ def _assert_matches_reference(run: Run, coll: Collection, content: bytes) -> Non
     names = scoring.canonical_names(MEASURES)
     for name in names:
         assert run.scores[name] == pytest.approx(ref["all"][name], abs=1e-12), name
-    rows = RunQuery.objects.filter(run=run).exclude(scores={}).select_related("query")
-    scored = {r.query.external_id: r.scores for r in rows}
+    qids = dict(Query.objects.filter(collection=coll).values_list("pk", "external_id"))
+    scored = {qids[q]: values for q, values in metrics_factories.query_scores(run).items()}
     assert set(scored) == set(ref) - {"all"}
     for qid, values in scored.items():
         for name in names:
@@ -109,7 +110,7 @@ def test_a_judgment_moves_only_its_query(world, django_capture_on_commit_callbac
         )
         for tag, c in contents.items()
     ]
-    before = {(r.run_id, r.query_id): r.scores for r in RunQuery.objects.filter(run__in=runs)}
+    before = metrics_factories.stored_scores(runs)
     top = RunQuery.objects.get(run=runs[0], query=queries[1]).document_ids[0]
     doc = Document.objects.get(pk=top)
     current = LiveGrade.objects.filter(query=queries[1], document=doc).first()
@@ -125,12 +126,12 @@ def test_a_judgment_moves_only_its_query(world, django_capture_on_commit_callbac
         judging_services.judgment_record(
             judge=judge, query=queries[1], document=doc, grade=new_grade
         )
-    after = {(r.run_id, r.query_id): r.scores for r in RunQuery.objects.filter(run__in=runs)}
+    after = metrics_factories.stored_scores(runs)
     changed = {key for key in before if before[key] != after[key]}
     assert changed and {q for _, q in changed} == {queries[1].pk}
     version = Collection.objects.get(pk=coll.pk).judgments_version
     for run, content in zip(runs, contents.values(), strict=True):
-        run.refresh_from_db()
+        metrics_factories.current(run)
         assert run.scored_version == version
         _assert_matches_reference(run, coll, content)
 
@@ -160,7 +161,7 @@ def test_bulk_import_rescores_in_the_background_task(world, django_capture_on_co
         judging_services.judgments_import(
             collection=coll, judge=factories.llm_judge("bulk-llm"), rows=rows
         )
-    run.refresh_from_db()
+    metrics_factories.current(run)
     assert run.scored_version == Collection.objects.get(pk=coll.pk).judgments_version
     _assert_matches_reference(run, coll, content)
 
@@ -308,7 +309,7 @@ def test_deleting_judged_rows_rescores_every_run(world, what, django_capture_on_
         else:
             services_progress.query_delete(query=queries[0])
     coll.refresh_from_db()
-    run.refresh_from_db()
+    metrics_factories.current(run)
     assert coll.judgments_version == version + 1
     assert run.scored_version == coll.judgments_version
     _assert_matches_reference(run, coll, content)

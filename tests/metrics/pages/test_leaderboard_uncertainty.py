@@ -7,11 +7,11 @@ import pytest
 from django.core.cache import cache
 from django.test import Client
 from django.urls import reverse
-from django.utils import timezone
 
 from judging.models import Membership
 from metrics.engine.uncertainty import leaderboard_uncertainty
-from metrics.models import Run, RunQuery
+from metrics.live import store
+from metrics.models import RunQuery
 from tests import factories
 from tests.api_client import client_for
 from tests.metrics import pages_factories as pf
@@ -89,12 +89,13 @@ def test_intervals_follow_rescoring(board):
     before = api.get(url).json()["rows"][2]["interval"]
     # a rescore (as live rescoring writes it): the last query now favours "near" strongly
     near = runs["near"]
-    row = RunQuery.objects.get(run=near, query__external_id="q5")
-    row.scores = {**row.scores, pf.NDCG10: 0.95}
-    row.save(update_fields=["scores"])
-    Run.objects.filter(pk=near.pk).update(
-        scored_version=near.scored_version + 1, scored_at=timezone.now()
-    )
+    q5 = RunQuery.objects.get(run=near, query__external_id="q5").query_id
+    column = store.columns_read(coll.pk, [q5])[q5]
+    board = store.board_read(coll.pk)
+    values = column.lookup([near.pk], board.names)
+    values[0, board.names.index(pf.NDCG10)] = 0.95
+    store.columns_write(coll.pk, [store.apply(board, column, [near.pk], values)], version=0)
+    store.board_write(board, version=near.scored_version + 1)
     rows = {r["run"]: r for r in api.get(url).json()["rows"]}
     assert rows["near"]["interval"] != before
     assert rows["near"]["interval"]["high"] > before["high"]

@@ -15,9 +15,9 @@ from scipy import stats
 from judging import services as judging_services
 from judging.models import Membership
 from metrics import services as metrics_services
-from metrics.live import tasks
+from metrics.live import store, tasks
 from metrics.live.scoring import canonical_names
-from metrics.models import Run
+from metrics.models import Run, Scoreboard
 from metrics.pool.models import RankingSnapshot
 from metrics.pool.services import ranking_snapshot_take
 from tests import factories
@@ -75,7 +75,10 @@ def _judge(coll, queries, docs, judge, n, capture):
 
 def _scores(coll) -> dict[str, float | None]:
     measure = canonical_names(coll.measures[:1])[0]
-    return {str(pk): s.get(measure) for pk, s in Run.objects.values_list("pk", "scores")}
+    means = store.means_of(coll.pk)
+    return {
+        str(pk): means.get(pk, {}).get(measure) for pk in Run.objects.values_list("pk", flat=True)
+    }
 
 
 def test_snapshots_follow_the_judgments_a_stride_apart(
@@ -142,6 +145,7 @@ def test_the_rescoring_task_takes_the_snapshot_a_stale_run_defers(campaign):
     assert not RankingSnapshot.objects.exists()
     run = Run.objects.first()
     Run.objects.filter(pk=run.pk).update(scored_version=0)  # one run behind the list
+    Scoreboard.objects.filter(collection=coll).update(version=0)
     assert ranking_snapshot_take(collection_id=coll.pk) is None
     tasks.rescore_queries(coll.pk, [queries[0].pk])  # rescoring catches up, then snapshots
     (snapshot,) = RankingSnapshot.objects.filter(collection=coll)

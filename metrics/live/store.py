@@ -1,0 +1,318 @@
+"""Where live scores are kept: one column per query, one scoreboard per collection.
+
+A judgment changes the live grades of one query, and with them that query's score of
+every run (a relevant document changes every run's AP through its number of relevant
+documents) and so every run's mean. Kept one row per (run, query) and one per run, that
+is two row writes per stored run for every judgment, which grows with the runs. Here it
+is two rows whatever the number of runs:
+
+``QueryScores`` (one per query)
+    every run's values of the collection's measures for the query, a runs × measures
+    float64 matrix; a run the column does not list has no score for the query (the
+    query has no live grades, or the run was added later and not yet scored); NaN
+    inside a listed row is a measure that leaves the query out (``None`` to readers).
+``Scoreboard`` (one per collection)
+    per run and measure, the sum of its listed, finite per-query values and how many
+    there are; the mean is their quotient.
+
+Writers replace a column's entries for some runs and move the scoreboard by exactly the
+difference (:func:`apply`): an unchanged value adds ``0.0`` exactly, so values that do
+not change never make the sums drift. Readers take means from the scoreboard
+(:func:`attach_means`) and per-query values from the columns (:func:`run_values`,
+:func:`measure_matrix`). Rows of runs that were deleted may linger in columns until
+their next write; every reader keeps to the runs it asks for.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from django.utils import timezone
+
+from metrics.live import matrices
+from metrics.models import QueryScores, Run, Scoreboard
+
+F8, I8 = matrices.F8, matrices.I8
+
+
+def positions(have: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """Return the index of each of ``want`` in ``have`` (-1 where absent)."""
+    if not len(have) or not len(want):
+        return np.full(len(want), -1, dtype=np.int64)
+    order = np.argsort(have, kind="stable")
+    at = np.minimum(np.searchsorted(have[order], want), len(have) - 1)
+    found = have[order][at] == want
+    return np.where(found, order[at], -1)
+
+
+@dataclass
+class Column:
+    """One query's scores: ``values[i, j]`` is run ``run_ids[i]``'s value of ``names[j]``."""
+
+    query_id: int
+    names: list[str]
+    run_ids: np.ndarray
+    values: np.ndarray
+    version: int = 0
+
+    @classmethod
+    def empty(cls, query_id: int, names: list[str]) -> Column:
+        """Return a column that lists no run."""
+        return cls(query_id, list(names), np.zeros(0, np.int64), np.zeros((0, len(names))))
+
+    def lookup(self, run_ids: Sequence[int] | np.ndarray, names: Sequence[str]) -> np.ndarray:
+        """Return the values of ``run_ids`` × ``names`` (NaN where not listed or not kept)."""
+        want = np.asarray(run_ids, dtype=np.int64)
+        out = np.full((len(want), len(names)), np.nan)
+        at = positions(self.run_ids, want)
+        hit = at >= 0
+        for j, name in enumerate(names):
+            if name in self.names:
+                out[hit, j] = self.values[at[hit], self.names.index(name)]
+        return out
+
+    def listed(self, run_ids: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Return whether each of ``run_ids`` has a score for the query."""
+        return positions(self.run_ids, np.asarray(run_ids, dtype=np.int64)) >= 0
+
+
+@dataclass
+class Board:
+    """A collection's scoreboard in memory (see :class:`metrics.models.Scoreboard`)."""
+
+    collection_id: int
+    names: list[str]
+    run_ids: np.ndarray
+    sums: np.ndarray
+    counts: np.ndarray
+    version: int = 0
+    epoch: int = 0
+    scored_at: datetime | None = None
+    stored: bool = False
+    changed: bool = field(default=False, repr=False)
+
+    def rows(self, run_ids: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Return the board rows of ``run_ids``, adding a zero row for each new run."""
+        want = np.asarray(run_ids, dtype=np.int64)
+        at = positions(self.run_ids, want)
+        new = np.unique(want[at < 0])
+        if len(new):
+            self.run_ids = np.concatenate([self.run_ids, new])
+            zeros = (len(new), len(self.names))
+            self.sums = np.vstack([self.sums, np.zeros(zeros)])
+            self.counts = np.vstack([self.counts, np.zeros(zeros, dtype=np.int64)])
+            at = positions(self.run_ids, want)
+        return at
+
+    def drop(self, run_ids: Iterable[int]) -> None:
+        """Forget the sums of ``run_ids`` (deleted runs)."""
+        keep = ~np.isin(self.run_ids, np.fromiter(run_ids, dtype=np.int64))
+        self.run_ids, self.sums, self.counts = (
+            self.run_ids[keep],
+            self.sums[keep],
+            self.counts[keep],
+        )
+
+    def reset(self, names: list[str]) -> None:
+        """Start from no sums at all, for measures ``names`` (a full rescoring)."""
+        self.names = list(names)
+        self.run_ids = np.zeros(0, np.int64)
+        self.sums = np.zeros((0, len(names)))
+        self.counts = np.zeros((0, len(names)), dtype=np.int64)
+
+    def means(self) -> dict[int, dict[str, float | None]]:
+        """Return each run's mean per measure (None where no query counts)."""
+        return matrices.means(self.names, self.run_ids, self.sums, self.counts)
+
+
+def board_read(collection_id: int) -> Board:
+    """Return the collection's scoreboard (an empty one if none is stored yet)."""
+    row = (
+        Scoreboard.objects.filter(collection_id=collection_id)
+        .values_list("measures", "run_ids", "sums", "counts", "version", "epoch", "scored_at")
+        .first()
+    )
+    if row is None:
+        return Board(collection_id, [], np.zeros(0, np.int64), np.zeros((0, 0)), np.zeros((0, 0)))
+    names, run_ids, sums, counts, version, epoch, scored_at = row
+    ids = matrices.ids(run_ids)
+    return Board(
+        collection_id,
+        list(names),
+        ids,
+        matrices.matrix(sums, len(ids), len(names), F8),
+        matrices.matrix(counts, len(ids), len(names), I8).astype(np.int64),
+        version,
+        epoch,
+        scored_at,
+        stored=True,
+    )
+
+
+def board_write(board: Board, *, version: int, runs_changed: bool = False) -> None:
+    """Store ``board`` at ``version``; ``runs_changed`` draws a new epoch (a run came or went).
+
+    The epoch is random, not a counter: caches keyed by it can never mistake a new
+    collection (or a test database that reuses ids) for an old one.
+    """
+    board.version = version
+    board.scored_at = timezone.now()
+    if runs_changed or not board.stored:
+        board.epoch = secrets.randbits(62)
+    fields = {
+        "measures": board.names,
+        "run_ids": board.run_ids.astype(I8).tobytes(),
+        "sums": board.sums.astype(F8).tobytes(),
+        "counts": board.counts.astype(I8).tobytes(),
+        "version": board.version,
+        "epoch": board.epoch,
+        "scored_at": board.scored_at,
+    }
+    if board.stored:
+        Scoreboard.objects.filter(collection_id=board.collection_id).update(**fields)
+    else:
+        Scoreboard.objects.create(collection_id=board.collection_id, **fields)
+        board.stored = True
+
+
+def columns_read(
+    collection_id: int, query_ids: Iterable[int] | None = None, *, qids: bool = False
+) -> dict[Any, Column]:
+    """Return the stored columns of ``query_ids`` (every query's, if None).
+
+    Keyed by query id, or with ``qids`` by the query's external id (read in the same SQL
+    query).
+    """
+    rows = QueryScores.objects.filter(collection_id=collection_id)
+    if query_ids is not None:
+        rows = rows.filter(query_id__in=list(query_ids))
+    key = "query__external_id" if qids else "query_id"
+    out: dict[Any, Column] = {}
+    for name, query_id, names, run_ids, values, version in rows.values_list(
+        key, "query_id", "measures", "run_ids", "values", "version"
+    ):
+        ids = matrices.ids(run_ids)
+        out[name] = Column(
+            query_id, list(names), ids, matrices.matrix(values, len(ids), len(names), F8), version
+        )
+    return out
+
+
+def columns_write(collection_id: int, columns: Iterable[Column], *, version: int) -> None:
+    """Store ``columns`` at ``version``; a column that lists no run is deleted."""
+    keep, gone = [], []
+    for column in columns:
+        if len(column.run_ids):
+            keep.append(
+                QueryScores(
+                    query_id=column.query_id,
+                    collection_id=collection_id,
+                    version=version,
+                    measures=column.names,
+                    run_ids=column.run_ids.astype(I8).tobytes(),
+                    values=np.ascontiguousarray(column.values, dtype=F8).tobytes(),
+                )
+            )
+        else:
+            gone.append(column.query_id)
+    if gone:
+        QueryScores.objects.filter(query_id__in=gone).delete()
+    if keep:
+        QueryScores.objects.bulk_create(
+            keep,
+            batch_size=500,
+            update_conflicts=True,
+            unique_fields=["query"],
+            update_fields=["version", "measures", "run_ids", "values"],
+        )
+
+
+def apply(
+    board: Board,
+    column: Column,
+    run_ids: np.ndarray,
+    values: np.ndarray | None,
+) -> Column:
+    """Set ``run_ids``' scores for the column's query; move the board by the difference.
+
+    ``values`` is ``len(run_ids)`` × ``len(board.names)`` (NaN: left out), or None when the
+    query no longer counts for these runs (no live grades): they leave the column. The
+    column and the board must name the same measures (a full rescoring rebuilds both when
+    the measures change). Returns the new column.
+    """
+    names = board.names
+    run_ids = np.asarray(run_ids, dtype=np.int64)
+    old = column.lookup(run_ids, names)
+    was = column.listed(run_ids)
+    old_counted = np.isfinite(old) & was[:, None]
+    if values is None:
+        new = np.full_like(old, np.nan)
+        new_counted = np.zeros_like(old_counted)
+    else:
+        new = np.asarray(values, dtype=np.float64).reshape(len(run_ids), len(names))
+        new_counted = np.isfinite(new)
+    rows = board.rows(run_ids)
+    delta = np.where(new_counted, new, 0.0) - np.where(old_counted, old, 0.0)
+    moved = delta != 0.0
+    if moved.any():  # unchanged values leave the sums exactly as they are
+        board.sums[rows] += delta  # run_ids are distinct, so are their rows
+    counted = new_counted.astype(np.int64) - old_counted.astype(np.int64)
+    if counted.any():
+        board.counts[rows] += counted
+    board.changed = board.changed or bool(moved.any() or counted.any())
+    # The new column: the other runs' entries as they were, these runs' replaced.
+    others = ~np.isin(column.run_ids, run_ids)
+    kept_ids = column.run_ids[others]
+    kept = column.lookup(kept_ids, names)
+    if values is None:
+        ids, mat = kept_ids, kept
+    else:
+        ids = np.concatenate([kept_ids, run_ids])
+        mat = np.vstack([kept, new])
+    return Column(column.query_id, list(names), ids, mat, column.version)
+
+
+# -- readers ----------------------------------------------------------------------------
+
+
+def attach_means(runs: Iterable[Run], *, boards: dict[int, Any] | None = None) -> None:
+    """Set each run's ``scores`` and current version (see :meth:`Scoreboard.attach`)."""
+    Scoreboard.attach(runs, boards=boards)
+
+
+def means_of(collection_id: int) -> dict[int, dict[str, float | None]]:
+    """Return every run's means in the collection (see :func:`attach_means`)."""
+    return board_read(collection_id).means()
+
+
+def run_values(
+    *, collection_id: int, run_id: int, names: Sequence[str], qids: bool = False
+) -> dict[Any, dict[str, float | None]]:
+    """Return, per query that scores the run, its value of each of ``names`` (None: left out).
+
+    Keyed by query id, or with ``qids`` by external id; one SQL query.
+    """
+    out: dict[Any, dict[str, float | None]] = {}
+    for key, column in columns_read(collection_id, qids=qids).items():
+        if not column.listed([run_id])[0]:
+            continue
+        row = column.lookup([run_id], names)[0].tolist()
+        out[key] = {n: (v if v == v else None) for n, v in zip(names, row, strict=True)}
+    return out
+
+
+def measure_matrix(
+    *, collection_id: int, run_ids: Sequence[int], name: str
+) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Return, per query, (which runs it scores, their values of ``name``) in ``run_ids`` order."""
+    out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for query_id, column in columns_read(collection_id).items():
+        listed = column.listed(run_ids)
+        if listed.any():
+            out[query_id] = (listed, column.lookup(run_ids, [name])[:, 0])
+    return out
