@@ -388,7 +388,10 @@ def runs_score(
     matrix = np.column_stack([values[name] for name in names]) if rows else np.zeros((0, 0))
     if rebuild:
         board.reset(names)
-    columns = store.columns_read(collection.pk, None if full else query_ids)
+    # A new run (never listed anywhere: PostgreSQL never reuses ids) is appended to the
+    # columns in SQL, without reading them; elsewhere columns are read and rewritten.
+    append = bool(fresh_runs) and set(runs) == fresh_runs and not rebuild and store.appends()
+    columns = {} if append else store.columns_read(collection.pk, None if full else query_ids)
     by_query: dict[int, list[int]] = {}
     for i, row in enumerate(rows):
         by_query.setdefault(row.query_id, []).append(i)
@@ -408,7 +411,10 @@ def runs_score(
             written.append(store.apply(board, column, run_array, None))
     if new_rows is not None:
         _insert_rankings([*new_rows, *fresh_empty])
-    store.columns_write(collection.pk, written, version=version)
+    if append:
+        store.columns_append(collection.pk, written, version=version)
+    else:
+        store.columns_write(collection.pk, written, version=version)
     store.board_write(board, version=version, runs_changed=bool(fresh_runs))
     Run.objects.filter(pk__in=list(runs)).update(
         scored_version=version, scored_at=timezone.now(), status=Run.Status.SCORED

@@ -25,6 +25,7 @@ their next write; every reader keeps to the runs it asks for.
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
+from django.db import connection
 from django.utils import timezone
 
 from metrics.live import matrices
@@ -230,6 +232,41 @@ def columns_write(collection_id: int, columns: Iterable[Column], *, version: int
             unique_fields=["query"],
             update_fields=["version", "measures", "run_ids", "values"],
         )
+
+
+def appends() -> bool:
+    """Return whether :func:`columns_append` works on this database (PostgreSQL)."""
+    return connection.vendor == "postgresql"
+
+
+def columns_append(collection_id: int, columns: Iterable[Column], *, version: int) -> None:
+    """Append ``columns``' runs to the stored columns (created where missing); PostgreSQL.
+
+    For runs no stored column lists (a new submission) with the stored columns' measures:
+    the server concatenates the bytes, so a submission neither reads nor sends the other
+    runs' scores. One statement.
+    """
+    columns = [c for c in columns if len(c.run_ids)]
+    if not columns:
+        return
+    table = connection.ops.quote_name(QueryScores._meta.db_table)
+    sql = (
+        f"INSERT INTO {table} AS t (query_id, collection_id, version, measures, run_ids, values) "
+        f"SELECT v.q, %s, %s, %s::jsonb, v.ids, v.vals "
+        f"FROM unnest(%s::bigint[], %s::bytea[], %s::bytea[]) AS v(q, ids, vals) "
+        f"ON CONFLICT (query_id) DO UPDATE SET run_ids = t.run_ids || EXCLUDED.run_ids, "
+        f"values = t.values || EXCLUDED.values, version = EXCLUDED.version"
+    )
+    params = [
+        collection_id,
+        version,
+        json.dumps(columns[0].names),
+        [c.query_id for c in columns],
+        [c.run_ids.astype(I8).tobytes() for c in columns],
+        [np.ascontiguousarray(c.values, dtype=F8).tobytes() for c in columns],
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
 
 
 def apply(
