@@ -7,6 +7,7 @@ tuples, and on PostgreSQL bytes and fixed-width binary rows.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,16 +16,46 @@ import psycopg
 from django.db import connection
 
 
+def _logged(sql: str, started: float) -> None:
+    """Record a statement run past Django's cursor where Django records its own.
+
+    Query-count assertions and the debug log then see the same statements on every
+    database.
+    """
+    if connection.queries_logged:
+        connection.queries_log.append({"sql": sql, "time": f"{time.monotonic() - started:.3f}"})
+
+
 def fetch(sql: str, params: Sequence[Any]) -> list[tuple]:
     """Run a read; binary results on PostgreSQL (rankings arrive as bytes, not hex text)."""
     if connection.vendor == "postgresql":
         connection.ensure_connection()
+        started = time.monotonic()
         with psycopg.Cursor(connection.connection) as cursor:
             cursor.execute(sql, params, binary=True)
-            return cursor.fetchall()
+            rows = cursor.fetchall()
+        _logged(sql, started)
+        return rows
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
+
+
+def execute(sql: str, params: Sequence[Any]) -> None:
+    """Run a write; on PostgreSQL with server-side binding, so bytes travel as binary.
+
+    (Django's client-side binding writes a ``bytea`` parameter as hex text inside the
+    statement: twice the bytes, and a parse of them.)
+    """
+    if connection.vendor == "postgresql":
+        connection.ensure_connection()
+        started = time.monotonic()
+        with psycopg.Cursor(connection.connection) as cursor:
+            cursor.execute(sql, params)
+        _logged(sql, started)
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
 
 
 # One row of ``COPY ... (FORMAT binary)`` of (int8, int8, float8, float8), all NOT NULL:

@@ -36,7 +36,9 @@ import numpy as np
 from django.db import connection
 from django.utils import timezone
 
+from judging.models import Query
 from metrics.live import matrices
+from metrics.live.sqlrows import execute, fetch
 from metrics.models import QueryScores, Run, Scoreboard
 
 F8, I8 = matrices.F8, matrices.I8
@@ -132,16 +134,25 @@ class Board:
         return matrices.means(self.names, self.run_ids, self.sums, self.counts)
 
 
+def _table(model: Any) -> str:
+    return connection.ops.quote_name(model._meta.db_table)
+
+
 def board_read(collection_id: int) -> Board:
-    """Return the collection's scoreboard (an empty one if none is stored yet)."""
-    row = (
-        Scoreboard.objects.filter(collection_id=collection_id)
-        .values_list("measures", "run_ids", "sums", "counts", "version", "epoch", "scored_at")
-        .first()
+    """Return the collection's scoreboard (an empty one if none is stored yet).
+
+    One raw read (the live path's); ``scored_at`` is not read (:meth:`Scoreboard.attach`
+    reads it for the pages).
+    """
+    rows = fetch(
+        f"SELECT CAST(measures AS text), run_ids, sums, counts, version, epoch "
+        f"FROM {_table(Scoreboard)} WHERE collection_id = %s",
+        [collection_id],
     )
-    if row is None:
+    if not rows:
         return Board(collection_id, [], np.zeros(0, np.int64), np.zeros((0, 0)), np.zeros((0, 0)))
-    names, run_ids, sums, counts, version, epoch, scored_at = row
+    names_text, run_ids, sums, counts, version, epoch = rows[0]
+    names = json.loads(names_text)
     ids = matrices.ids(run_ids)
     return Board(
         collection_id,
@@ -151,7 +162,7 @@ def board_read(collection_id: int) -> Board:
         matrices.matrix(counts, len(ids), len(names), I8).astype(np.int64),
         version,
         epoch,
-        scored_at,
+        None,
         stored=True,
     )
 
@@ -175,11 +186,17 @@ def board_write(board: Board, *, version: int, runs_changed: bool = False) -> No
         "epoch": board.epoch,
         "scored_at": board.scored_at,
     }
-    if board.stored:
-        Scoreboard.objects.filter(collection_id=board.collection_id).update(**fields)
-    else:
+    if not board.stored:
         Scoreboard.objects.create(collection_id=board.collection_id, **fields)
         board.stored = True
+    elif connection.vendor == "postgresql":
+        execute(
+            f"UPDATE {_table(Scoreboard)} SET measures = %s::jsonb, run_ids = %s, sums = %s, "
+            f"counts = %s, version = %s, epoch = %s, scored_at = %s WHERE collection_id = %s",
+            [json.dumps(board.names), *list(fields.values())[1:], board.collection_id],
+        )
+    else:
+        Scoreboard.objects.filter(collection_id=board.collection_id).update(**fields)
 
 
 def columns_read(
@@ -188,16 +205,27 @@ def columns_read(
     """Return the stored columns of ``query_ids`` (every query's, if None).
 
     Keyed by query id, or with ``qids`` by the query's external id (read in the same SQL
-    query).
+    query). One raw read.
     """
-    rows = QueryScores.objects.filter(collection_id=collection_id)
+    values = connection.ops.quote_name("values")
+    key, join = "c.query_id", ""
+    if qids:
+        key, join = "q.external_id", f" JOIN {_table(Query)} q ON q.id = c.query_id"
+    sql = (
+        f"SELECT {key}, c.query_id, CAST(c.measures AS text), c.run_ids, c.{values}, c.version "
+        f"FROM {_table(QueryScores)} c{join} WHERE c.collection_id = %s"
+    )
+    params: list[Any] = [collection_id]
     if query_ids is not None:
-        rows = rows.filter(query_id__in=list(query_ids))
-    key = "query__external_id" if qids else "query_id"
+        wanted = list(query_ids)
+        if not wanted:
+            return {}
+        sql += f" AND c.query_id IN ({', '.join(['%s'] * len(wanted))})"
+        params += wanted
     out: dict[Any, Column] = {}
-    for name, query_id, names, run_ids, values, version in rows.values_list(
-        key, "query_id", "measures", "run_ids", "values", "version"
-    ):
+    parsed: dict[str, list[str]] = {}
+    for name, query_id, names_text, run_ids, values, version in fetch(sql, params):
+        names = parsed.setdefault(names_text, json.loads(names_text))
         ids = matrices.ids(run_ids)
         out[name] = Column(
             query_id, list(names), ids, matrices.matrix(values, len(ids), len(names), F8), version
@@ -207,31 +235,53 @@ def columns_read(
 
 def columns_write(collection_id: int, columns: Iterable[Column], *, version: int) -> None:
     """Store ``columns`` at ``version``; a column that lists no run is deleted."""
-    keep, gone = [], []
-    for column in columns:
-        if len(column.run_ids):
-            keep.append(
-                QueryScores(
-                    query_id=column.query_id,
-                    collection_id=collection_id,
-                    version=version,
-                    measures=column.names,
-                    run_ids=column.run_ids.astype(I8).tobytes(),
-                    values=np.ascontiguousarray(column.values, dtype=F8).tobytes(),
-                )
-            )
-        else:
-            gone.append(column.query_id)
+    columns = list(columns)
+    keep = [c for c in columns if len(c.run_ids)]
+    gone = [c.query_id for c in columns if not len(c.run_ids)]
     if gone:
         QueryScores.objects.filter(query_id__in=gone).delete()
-    if keep:
-        QueryScores.objects.bulk_create(
-            keep,
-            batch_size=500,
-            update_conflicts=True,
-            unique_fields=["query"],
-            update_fields=["version", "measures", "run_ids", "values"],
-        )
+    if not keep:
+        return
+    if connection.vendor == "postgresql":
+        groups: dict[str, list[Column]] = {}
+        for column in keep:
+            groups.setdefault(json.dumps(column.names), []).append(column)
+        quote = connection.ops.quote_name
+        for names, group in groups.items():
+            execute(
+                f"INSERT INTO {_table(QueryScores)} (query_id, collection_id, version, measures, "
+                f"run_ids, {quote('values')}) SELECT v.q, %s, %s, %s::jsonb, v.ids, v.vals "
+                f"FROM unnest(%s::bigint[], %s::bytea[], %s::bytea[]) AS v(q, ids, vals) "
+                f"ON CONFLICT (query_id) DO UPDATE SET version = EXCLUDED.version, "
+                f"measures = EXCLUDED.measures, run_ids = EXCLUDED.run_ids, "
+                f"{quote('values')} = EXCLUDED.{quote('values')}",
+                [
+                    collection_id,
+                    version,
+                    names,
+                    [c.query_id for c in group],
+                    [c.run_ids.astype(I8).tobytes() for c in group],
+                    [np.ascontiguousarray(c.values, dtype=F8).tobytes() for c in group],
+                ],
+            )
+        return
+    QueryScores.objects.bulk_create(
+        [
+            QueryScores(
+                query_id=c.query_id,
+                collection_id=collection_id,
+                version=version,
+                measures=c.names,
+                run_ids=c.run_ids.astype(I8).tobytes(),
+                values=np.ascontiguousarray(c.values, dtype=F8).tobytes(),
+            )
+            for c in keep
+        ],
+        batch_size=500,
+        update_conflicts=True,
+        unique_fields=["query"],
+        update_fields=["version", "measures", "run_ids", "values"],
+    )
 
 
 def appends() -> bool:
@@ -250,12 +300,13 @@ def columns_append(collection_id: int, columns: Iterable[Column], *, version: in
     if not columns:
         return
     table = connection.ops.quote_name(QueryScores._meta.db_table)
+    values = connection.ops.quote_name("values")
     sql = (
-        f"INSERT INTO {table} AS t (query_id, collection_id, version, measures, run_ids, values) "
-        f"SELECT v.q, %s, %s, %s::jsonb, v.ids, v.vals "
+        f"INSERT INTO {table} AS t (query_id, collection_id, version, measures, run_ids, "
+        f"{values}) SELECT v.q, %s, %s, %s::jsonb, v.ids, v.vals "
         f"FROM unnest(%s::bigint[], %s::bytea[], %s::bytea[]) AS v(q, ids, vals) "
         f"ON CONFLICT (query_id) DO UPDATE SET run_ids = t.run_ids || EXCLUDED.run_ids, "
-        f"values = t.values || EXCLUDED.values, version = EXCLUDED.version"
+        f"{values} = t.{values} || EXCLUDED.{values}, version = EXCLUDED.version"
     )
     params = [
         collection_id,
@@ -265,8 +316,7 @@ def columns_append(collection_id: int, columns: Iterable[Column], *, version: in
         [c.run_ids.astype(I8).tobytes() for c in columns],
         [np.ascontiguousarray(c.values, dtype=F8).tobytes() for c in columns],
     ]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+    execute(sql, params)
 
 
 def apply(
