@@ -4,12 +4,13 @@ A judgment changes the live grades of one query, and every run's scores for that
 must follow before the request returns. :func:`rescore` does that with a fixed, small
 number of statements whatever the number of runs, and no model instances:
 
-1. lock the collection row and read its version and measures (the judgment's own
-   transaction already holds that lock, so this never waits);
-2. read the collection's scoreboard and the queries' score columns
-   (:mod:`metrics.live.store`: one row each), and the queries' live grades;
-3. score every run for the queries and write the columns and the scoreboard back (two
-   rows; the scoreboard moves by exactly the difference).
+1. lock the collection row and read its version, its measures and its scoreboard (one
+   statement; the judgment's own transaction already holds that lock, so this never
+   waits);
+2. read the queries' score columns (:mod:`metrics.live.store`: one row each) and their
+   live grades;
+3. score every run for the queries and write the columns and the scoreboard back (one
+   statement on PostgreSQL; the scoreboard moves by exactly the difference).
 
 Rankings never change after submission, so each process keeps recently rescored queries
 prepared for scoring (:class:`Prepared`: the document ids of every run's ranking as one
@@ -25,7 +26,6 @@ the query scores it as an empty ranking (trec_eval ``-c``).
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from django.db import connection
 
-from judging.models import Collection, LiveGrade
+from judging.models import LiveGrade
 from metrics import engine
 from metrics.engine import _creader
 from metrics.engine.measures import Measure
@@ -172,16 +172,6 @@ def _live(collection_id: int, query_ids: Sequence[int]) -> dict[int, scoring.Que
     return scoring.live_grades_by_query(fetch(sql, [collection_id, *query_ids]))
 
 
-def _lock_collection(collection_id: int) -> tuple[int, tuple[str, ...]]:
-    table = _quote(Collection._meta.db_table)
-    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
-    sql = f"SELECT judgments_version, CAST(measures AS text) FROM {table} WHERE id = %s{lock}"
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [collection_id])
-        version, measures = cursor.fetchone()
-    return version, tuple(json.loads(measures))
-
-
 def rescore(
     *, collection_id: int, query_ids: Sequence[int], run_ids: Sequence[int] | None = None
 ) -> int | None:
@@ -193,9 +183,8 @@ def rescore(
     inside a transaction (``runs_score`` and the judgment services provide it).
     """
     query_ids = sorted(set(query_ids))
-    version, measures = _lock_collection(collection_id)
-    names, parsed, needed, wants_udcg = _measures(measures)
-    board = store.board_read(collection_id)
+    version, measures, board = store.locked_board(collection_id)
+    names, parsed, needed, wants_udcg = _measures(tuple(measures))
     if not len(board.run_ids):
         return version  # no run to score
     if board.names != names:  # the measures changed: the caller rescores in full
@@ -213,8 +202,7 @@ def rescore(
         prepared = _prepared(collection_id, query_id, board)
         values = _score(prepared, targets, g, parsed, names, needed, wants_udcg)
         written.append(store.apply(board, column, targets, values))
-    store.columns_write(collection_id, written, version=version)
-    store.board_write(board, version=version)
+    store.write(board, written, version=version)
     return version
 
 

@@ -36,7 +36,7 @@ import numpy as np
 from django.db import connection
 from django.utils import timezone
 
-from judging.models import Query
+from judging.models import Collection, Query
 from metrics.live import matrices
 from metrics.live.sqlrows import execute, fetch
 from metrics.models import QueryScores, Run, Scoreboard
@@ -138,20 +138,14 @@ def _table(model: Any) -> str:
     return connection.ops.quote_name(model._meta.db_table)
 
 
-def board_read(collection_id: int) -> Board:
-    """Return the collection's scoreboard (an empty one if none is stored yet).
+_BOARD_COLUMNS = "CAST(b.measures AS text), b.run_ids, b.sums, b.counts, b.version, b.epoch"
 
-    One raw read (the live path's); ``scored_at`` is not read (:meth:`Scoreboard.attach`
-    reads it for the pages).
-    """
-    rows = fetch(
-        f"SELECT CAST(measures AS text), run_ids, sums, counts, version, epoch "
-        f"FROM {_table(Scoreboard)} WHERE collection_id = %s",
-        [collection_id],
-    )
-    if not rows:
+
+def _board(collection_id: int, row: Sequence[Any] | None) -> Board:
+    """Return the board of a row of :data:`_BOARD_COLUMNS` (all None: none stored)."""
+    if row is None or row[0] is None:
         return Board(collection_id, [], np.zeros(0, np.int64), np.zeros((0, 0)), np.zeros((0, 0)))
-    names_text, run_ids, sums, counts, version, epoch = rows[0]
+    names_text, run_ids, sums, counts, version, epoch = row
     names = json.loads(names_text)
     ids = matrices.ids(run_ids)
     return Board(
@@ -165,6 +159,36 @@ def board_read(collection_id: int) -> Board:
         None,
         stored=True,
     )
+
+
+def board_read(collection_id: int) -> Board:
+    """Return the collection's scoreboard (an empty one if none is stored yet).
+
+    One raw read; ``scored_at`` is not read (:meth:`Scoreboard.attach` reads it for the
+    pages).
+    """
+    rows = fetch(
+        f"SELECT {_BOARD_COLUMNS} FROM {_table(Scoreboard)} b WHERE b.collection_id = %s",
+        [collection_id],
+    )
+    return _board(collection_id, rows[0] if rows else None)
+
+
+def locked_board(collection_id: int) -> tuple[int, list[str], Board]:
+    """Lock the collection's row; return its judgment-list version, measures and board.
+
+    One statement: the lock every change of the live list takes (a judgment's own
+    transaction holds it already, so this never waits there) and the scoreboard.
+    """
+    lock = " FOR UPDATE OF c" if connection.features.has_select_for_update_of else ""
+    rows = fetch(
+        f"SELECT c.judgments_version, CAST(c.measures AS text), {_BOARD_COLUMNS} "
+        f"FROM {_table(Collection)} c LEFT JOIN {_table(Scoreboard)} b "
+        f"ON b.collection_id = c.id WHERE c.id = %s{lock}",
+        [collection_id],
+    )
+    version, measures, *board = rows[0]
+    return version, json.loads(measures), _board(collection_id, board)
 
 
 def board_write(board: Board, *, version: int, runs_changed: bool = False) -> None:
@@ -197,6 +221,53 @@ def board_write(board: Board, *, version: int, runs_changed: bool = False) -> No
         )
     else:
         Scoreboard.objects.filter(collection_id=board.collection_id).update(**fields)
+
+
+def write(board: Board, columns: Sequence[Column], *, version: int) -> None:
+    """Store the live path's columns and its board at ``version``: one statement on PostgreSQL.
+
+    The columns must all name the board's measures; elsewhere (or for a board not yet
+    stored, or a column that lists no run) :func:`columns_write` and :func:`board_write`.
+    """
+    if (
+        connection.vendor != "postgresql"
+        or not board.stored
+        or any(not len(c.run_ids) or c.names != board.names for c in columns)
+    ):
+        columns_write(board.collection_id, columns, version=version)
+        board_write(board, version=version)
+        return
+    board.version, board.scored_at = version, timezone.now()
+    names = json.dumps(board.names)
+    quote = connection.ops.quote_name
+    values = quote("values")
+    execute(
+        f"WITH c AS (INSERT INTO {_table(QueryScores)} (query_id, collection_id, version, "
+        f"measures, run_ids, {values}) SELECT v.q, %s, %s, %s::jsonb, v.ids, v.vals "
+        f"FROM unnest(%s::bigint[], %s::bytea[], %s::bytea[]) AS v(q, ids, vals) "
+        f"ON CONFLICT (query_id) DO UPDATE SET version = EXCLUDED.version, "
+        f"measures = EXCLUDED.measures, run_ids = EXCLUDED.run_ids, "
+        f"{values} = EXCLUDED.{values} RETURNING 1) "
+        f"UPDATE {_table(Scoreboard)} SET measures = %s::jsonb, run_ids = %s, sums = %s, "
+        f"counts = %s, version = %s, epoch = %s, scored_at = %s "
+        f"WHERE collection_id = %s",  # PostgreSQL runs a data-modifying WITH in any case
+        [
+            board.collection_id,
+            version,
+            names,
+            [c.query_id for c in columns],
+            [c.run_ids.astype(I8).tobytes() for c in columns],
+            [np.ascontiguousarray(c.values, dtype=F8).tobytes() for c in columns],
+            names,
+            board.run_ids.astype(I8).tobytes(),
+            board.sums.astype(F8).tobytes(),
+            board.counts.astype(I8).tobytes(),
+            version,
+            board.epoch,
+            board.scored_at,
+            board.collection_id,
+        ],
+    )
 
 
 def columns_read(
