@@ -138,3 +138,60 @@ def test_appending_a_new_run_equals_rewriting_the_columns():
         assert appended[q.pk].run_ids.tolist() == runs and appended[q.pk].version == 4
         expected = first[q.pk].lookup([5, 6], NAMES).tolist() if q.pk in first else []
         assert appended[q.pk].lookup(runs, NAMES).tolist() == [*expected, [0.5, 0.5]]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_moves_stored_scores_into_columns_and_a_scoreboard():
+    from django.db.migrations.executor import MigrationExecutor
+
+    from metrics.live.scoring import canonical_names
+
+    before, after = [("metrics", "0010_pooling_audit")], [("metrics", "0011_live_score_store")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps
+    coll = old.get_model("judging", "Collection").objects.create(
+        slug="moved", name="Moved", measures=["AP", "nDCG@10"]
+    )
+    ap, ndcg = canonical_names(["AP", "nDCG@10"])
+    q1, q2, q3 = (
+        old.get_model("judging", "Query").objects.create(collection=coll, external_id=q, text=q)
+        for q in ("q1", "q2", "q3")
+    )
+    team = old.get_model("metrics", "Team").objects.create(collection=coll, name="t")
+    Run, RunQuery = old.get_model("metrics", "Run"), old.get_model("metrics", "RunQuery")
+    a = Run.objects.create(
+        collection=coll, team=team, tag="a", scored_version=4,
+        score_sums={ap: [0.75, 2], ndcg: [0.5, 1]},
+    )  # fmt: skip
+    b = Run.objects.create(
+        collection=coll, team=team, tag="b", scored_version=4, score_sums={ap: [0.25, 1]}
+    )
+    for run, query, scores in (
+        (a, q1, {ap: 0.5, ndcg: 0.5}),
+        (a, q2, {ap: 0.25, ndcg: None}),
+        (a, q3, {}),  # no live grades: not scored
+        (b, q1, {ap: 0.25, ndcg: None}),
+    ):
+        RunQuery.objects.create(run=run, query=query, ranking=b"", retrieved=0, scores=scores)
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(after)
+    try:
+        board = store.board_read(coll.pk)
+        assert (board.names, board.version) == ([ap, ndcg], 4)
+        assert board.means() == {
+            a.pk: {ap: 0.375, ndcg: 0.5},
+            b.pk: {ap: 0.25, ndcg: None},
+        }
+        columns = store.columns_read(coll.pk)
+        assert set(columns) == {q1.pk, q2.pk}
+        assert columns[q1.pk].run_ids.tolist() == [a.pk, b.pk]
+        np.testing.assert_array_equal(
+            columns[q1.pk].lookup([a.pk, b.pk], [ap, ndcg]), [[0.5, 0.5], [0.25, np.nan]]
+        )
+        assert columns[q2.pk].lookup([a.pk], [ap, ndcg]).tolist()[0][0] == 0.25
+    finally:  # back to the latest state for the rest of the suite
+        executor = MigrationExecutor(connection)
+        executor.loader.build_graph()
+        executor.migrate(executor.loader.graph.leaf_nodes())
