@@ -198,10 +198,12 @@ def test_sigkill_a_worker_mid_job_and_every_pair_is_judged_once(process_env, api
         logs = "\n".join(processes.log_tail(p) for p in tmp_path.glob("worker*.log"))
         assert job.status == "done", logs
         assert held, "the killed worker held a chunk"
-        assert (
-            set(LLMJobChunk.objects.filter(pk__in=held, claims__gte=2).values_list("pk", flat=True))
-            == held
-        ), "every chunk it held was taken over"
+        chunks = LLMJobChunk.objects.filter(pk__in=held)
+        taken = {c.pk for c in chunks if c.claims >= 2}
+        # A chunk whose last batch the worker recorded between the look and the kill is
+        # done by it (one claim); every other chunk it held was taken over.
+        finished = {c.pk for c in chunks if c.claims == 1 and c.status == "done"}
+        assert taken and taken | finished == held, "every chunk it held was taken over"
         assert_each_pair_once(job, 160)
         assert job.failed > 0 and job.done > 100
     finally:
