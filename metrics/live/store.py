@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -98,7 +98,6 @@ class Board:
     epoch: int = 0
     scored_at: datetime | None = None
     stored: bool = False
-    changed: bool = field(default=False, repr=False)
 
     def rows(self, run_ids: Sequence[int] | np.ndarray) -> np.ndarray:
         """Return the board rows of ``run_ids``, adding a zero row for each new run."""
@@ -214,13 +213,63 @@ def board_write(board: Board, *, version: int, runs_changed: bool = False) -> No
         Scoreboard.objects.create(collection_id=board.collection_id, **fields)
         board.stored = True
     elif connection.vendor == "postgresql":
-        execute(
-            f"UPDATE {_table(Scoreboard)} SET measures = %s::jsonb, run_ids = %s, sums = %s, "
-            f"counts = %s, version = %s, epoch = %s, scored_at = %s WHERE collection_id = %s",
-            [json.dumps(board.names), *list(fields.values())[1:], board.collection_id],
-        )
+        execute(*_board_update(board))
     else:
         Scoreboard.objects.filter(collection_id=board.collection_id).update(**fields)
+
+
+def _upsert(
+    collection_id: int, columns: Sequence[Column], version: int, *, append: bool = False
+) -> tuple[str, list]:
+    """Return the PostgreSQL upsert of ``columns`` (all naming the same measures).
+
+    A stored column is replaced, or with ``append`` extended by the given runs.
+    """
+    values = connection.ops.quote_name("values")
+    if append:
+        conflict = (
+            f"run_ids = t.run_ids || EXCLUDED.run_ids, "
+            f"{values} = t.{values} || EXCLUDED.{values}, version = EXCLUDED.version"
+        )
+    else:
+        conflict = (
+            f"version = EXCLUDED.version, measures = EXCLUDED.measures, "
+            f"run_ids = EXCLUDED.run_ids, {values} = EXCLUDED.{values}"
+        )
+    sql = (
+        f"INSERT INTO {_table(QueryScores)} AS t (query_id, collection_id, version, measures, "
+        f"run_ids, {values}) SELECT v.q, %s, %s, %s::jsonb, v.ids, v.vals "
+        f"FROM unnest(%s::bigint[], %s::bytea[], %s::bytea[]) AS v(q, ids, vals) "
+        f"ON CONFLICT (query_id) DO UPDATE SET {conflict}"
+    )
+    params = [
+        collection_id,
+        version,
+        json.dumps(columns[0].names),
+        [c.query_id for c in columns],
+        [c.run_ids.astype(I8).tobytes() for c in columns],
+        [np.ascontiguousarray(c.values, dtype=F8).tobytes() for c in columns],
+    ]
+    return sql, params
+
+
+def _board_update(board: Board) -> tuple[str, list]:
+    """Return the PostgreSQL update of a stored board (binary parameters)."""
+    sql = (
+        f"UPDATE {_table(Scoreboard)} SET measures = %s::jsonb, run_ids = %s, sums = %s, "
+        f"counts = %s, version = %s, epoch = %s, scored_at = %s WHERE collection_id = %s"
+    )
+    params = [
+        json.dumps(board.names),
+        board.run_ids.astype(I8).tobytes(),
+        board.sums.astype(F8).tobytes(),
+        board.counts.astype(I8).tobytes(),
+        board.version,
+        board.epoch,
+        board.scored_at,
+        board.collection_id,
+    ]
+    return sql, params
 
 
 def write(board: Board, columns: Sequence[Column], *, version: int) -> None:
@@ -232,42 +281,17 @@ def write(board: Board, columns: Sequence[Column], *, version: int) -> None:
     if (
         connection.vendor != "postgresql"
         or not board.stored
+        or not columns
         or any(not len(c.run_ids) or c.names != board.names for c in columns)
     ):
         columns_write(board.collection_id, columns, version=version)
         board_write(board, version=version)
         return
     board.version, board.scored_at = version, timezone.now()
-    names = json.dumps(board.names)
-    quote = connection.ops.quote_name
-    values = quote("values")
-    execute(
-        f"WITH c AS (INSERT INTO {_table(QueryScores)} (query_id, collection_id, version, "
-        f"measures, run_ids, {values}) SELECT v.q, %s, %s, %s::jsonb, v.ids, v.vals "
-        f"FROM unnest(%s::bigint[], %s::bytea[], %s::bytea[]) AS v(q, ids, vals) "
-        f"ON CONFLICT (query_id) DO UPDATE SET version = EXCLUDED.version, "
-        f"measures = EXCLUDED.measures, run_ids = EXCLUDED.run_ids, "
-        f"{values} = EXCLUDED.{values} RETURNING 1) "
-        f"UPDATE {_table(Scoreboard)} SET measures = %s::jsonb, run_ids = %s, sums = %s, "
-        f"counts = %s, version = %s, epoch = %s, scored_at = %s "
-        f"WHERE collection_id = %s",  # PostgreSQL runs a data-modifying WITH in any case
-        [
-            board.collection_id,
-            version,
-            names,
-            [c.query_id for c in columns],
-            [c.run_ids.astype(I8).tobytes() for c in columns],
-            [np.ascontiguousarray(c.values, dtype=F8).tobytes() for c in columns],
-            names,
-            board.run_ids.astype(I8).tobytes(),
-            board.sums.astype(F8).tobytes(),
-            board.counts.astype(I8).tobytes(),
-            version,
-            board.epoch,
-            board.scored_at,
-            board.collection_id,
-        ],
-    )
+    upsert, upsert_params = _upsert(board.collection_id, columns, version)
+    update, update_params = _board_update(board)
+    # PostgreSQL runs a data-modifying WITH whether or not the outer statement reads it.
+    execute(f"WITH c AS ({upsert} RETURNING 1) {update}", upsert_params + update_params)
 
 
 def columns_read(
@@ -317,24 +341,8 @@ def columns_write(collection_id: int, columns: Iterable[Column], *, version: int
         groups: dict[str, list[Column]] = {}
         for column in keep:
             groups.setdefault(json.dumps(column.names), []).append(column)
-        quote = connection.ops.quote_name
-        for names, group in groups.items():
-            execute(
-                f"INSERT INTO {_table(QueryScores)} (query_id, collection_id, version, measures, "
-                f"run_ids, {quote('values')}) SELECT v.q, %s, %s, %s::jsonb, v.ids, v.vals "
-                f"FROM unnest(%s::bigint[], %s::bytea[], %s::bytea[]) AS v(q, ids, vals) "
-                f"ON CONFLICT (query_id) DO UPDATE SET version = EXCLUDED.version, "
-                f"measures = EXCLUDED.measures, run_ids = EXCLUDED.run_ids, "
-                f"{quote('values')} = EXCLUDED.{quote('values')}",
-                [
-                    collection_id,
-                    version,
-                    names,
-                    [c.query_id for c in group],
-                    [c.run_ids.astype(I8).tobytes() for c in group],
-                    [np.ascontiguousarray(c.values, dtype=F8).tobytes() for c in group],
-                ],
-            )
+        for group in groups.values():
+            execute(*_upsert(collection_id, group, version))
         return
     QueryScores.objects.bulk_create(
         [
@@ -370,24 +378,7 @@ def columns_append(collection_id: int, columns: Iterable[Column], *, version: in
     columns = [c for c in columns if len(c.run_ids)]
     if not columns:
         return
-    table = connection.ops.quote_name(QueryScores._meta.db_table)
-    values = connection.ops.quote_name("values")
-    sql = (
-        f"INSERT INTO {table} AS t (query_id, collection_id, version, measures, run_ids, "
-        f"{values}) SELECT v.q, %s, %s, %s::jsonb, v.ids, v.vals "
-        f"FROM unnest(%s::bigint[], %s::bytea[], %s::bytea[]) AS v(q, ids, vals) "
-        f"ON CONFLICT (query_id) DO UPDATE SET run_ids = t.run_ids || EXCLUDED.run_ids, "
-        f"{values} = t.{values} || EXCLUDED.{values}, version = EXCLUDED.version"
-    )
-    params = [
-        collection_id,
-        version,
-        json.dumps(columns[0].names),
-        [c.query_id for c in columns],
-        [c.run_ids.astype(I8).tobytes() for c in columns],
-        [np.ascontiguousarray(c.values, dtype=F8).tobytes() for c in columns],
-    ]
-    execute(sql, params)
+    execute(*_upsert(collection_id, columns, version, append=True))
 
 
 def apply(
@@ -422,7 +413,6 @@ def apply(
     counted = new_counted.astype(np.int64) - old_counted.astype(np.int64)
     if counted.any():
         board.counts[rows] += counted
-    board.changed = board.changed or bool(moved.any() or counted.any())
     # The new column: the other runs' entries as they were, these runs' replaced.
     others = ~np.isin(column.run_ids, run_ids)
     kept_ids = column.run_ids[others]
