@@ -18,7 +18,7 @@ from judging.selectors import user_roles
 from metrics import engine
 from metrics.engine.uncertainty import PairUncertainty, leaderboard_uncertainty
 from metrics.live import scoring, store
-from metrics.models import RANKING_DTYPE, Run, RunQuery, Team
+from metrics.models import RANKING_DTYPE, Run, RunQuery, Scoreboard, Team
 
 
 @dataclass(frozen=True)
@@ -92,13 +92,13 @@ def run_for_viewer(*, collection: Collection, who: Viewer, run_id: int) -> Run:
     run = visible_runs(collection=collection, who=who).filter(pk=run_id).first()
     if run is None:
         raise Http404("No such run.")
-    store.attach_means([run])
+    Scoreboard.attach([run])
     return run
 
 
 def any_stale(*, collection: Collection, runs: list[Run]) -> bool:
     """Return whether any of ``runs`` has scores older than the judgment list (one query)."""
-    store.attach_means(runs)
+    Scoreboard.attach(runs)
     return any(run.scored_version < collection.judgments_version for run in runs)
 
 
@@ -110,7 +110,7 @@ def run_for_owner(*, collection: Collection, who: Viewer, run_id: int) -> Run:
     run = runs.select_related("team").first()
     if run is None:
         raise Http404("No such run.")
-    store.attach_means([run])
+    Scoreboard.attach([run])
     return run
 
 
@@ -179,7 +179,7 @@ def leaderboard(
     """
     version = collection.judgments_version
     runs = list(visible_runs(collection=collection, who=who))
-    store.attach_means(runs)
+    Scoreboard.attach(runs)
     rows = [
         LeaderboardRow(
             run=run,

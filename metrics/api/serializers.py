@@ -9,8 +9,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from config.api import FiniteFloatField
-from metrics.live import store
-from metrics.models import Run, Team
+from metrics.models import Run, Scoreboard, Team
 from metrics.selectors import BOOTSTRAP_CONFIDENCE, LeaderboardRow
 
 JUDGED_PREFIX = "Judged@"
@@ -111,7 +110,7 @@ class RunSerializer(serializers.ModelSerializer):
     def to_representation(self, run: Run) -> dict[str, Any]:
         """Attach the run's means from the scoreboard (read once per response), then serialise."""
         if "_scores" not in run.__dict__:
-            store.attach_means([run], boards=self.context.setdefault("scoreboards", {}))
+            Scoreboard.attach([run], boards=self.context.setdefault("scoreboards", {}))
         return super().to_representation(run)
 
     @extend_schema_field(OpenApiTypes.BOOL)

@@ -18,7 +18,7 @@ is two rows whatever the number of runs:
 Writers replace a column's entries for some runs and move the scoreboard by exactly the
 difference (:func:`apply`): an unchanged value adds ``0.0`` exactly, so values that do
 not change never make the sums drift. Readers take means from the scoreboard
-(:func:`attach_means`) and per-query values from the columns (:func:`run_values`,
+(:meth:`Scoreboard.attach`) and per-query values from the columns (:func:`run_values`,
 :func:`measure_matrix`). Rows of runs that were deleted may linger in columns until
 their next write; every reader keeps to the runs it asks for.
 """
@@ -39,7 +39,7 @@ from django.utils import timezone
 from judging.models import Collection, Query
 from metrics.live import matrices
 from metrics.live.sqlrows import execute, fetch
-from metrics.models import QueryScores, Run, Scoreboard
+from metrics.models import QueryScores, Scoreboard
 
 F8, I8 = matrices.F8, matrices.I8
 
@@ -426,16 +426,6 @@ def apply(
 
 
 # -- readers ----------------------------------------------------------------------------
-
-
-def attach_means(runs: Iterable[Run], *, boards: dict[int, Any] | None = None) -> None:
-    """Set each run's ``scores`` and current version (see :meth:`Scoreboard.attach`)."""
-    Scoreboard.attach(runs, boards=boards)
-
-
-def means_of(collection_id: int) -> dict[int, dict[str, float | None]]:
-    """Return every run's means in the collection (see :func:`attach_means`)."""
-    return board_read(collection_id).means()
 
 
 def run_values(

@@ -156,6 +156,5 @@ def stored_scores(runs: Iterable[Run]) -> dict[tuple[int, int], dict[str, float 
 
 def current(run: Run) -> Run:
     """Reload ``run`` with its means and version as the scoreboard has them (as pages do)."""
-    run.refresh_from_db()
-    store.attach_means([run])
+    run.refresh_from_db()  # reads the scoreboard too
     return run

@@ -107,7 +107,7 @@ def test_concurrent_judgments_and_same_tag_submissions():
     )
     runs = list(Run.objects.filter(collection=coll))
     stored = metrics_factories.stored_scores(runs)
-    means = store.means_of(coll.pk)
+    means = store.board_read(coll.pk).means()
     services.live_grades_rebuild(collection=coll)
     metrics_services.runs_score(collection=coll)
     assert live == sorted(
@@ -119,7 +119,7 @@ def test_concurrent_judgments_and_same_tag_submissions():
         for name, value in scores.items():
             old = stored[key][name]
             assert (old is None and value is None) or math.isclose(old, value, abs_tol=1e-12)
-    for pk, scores in store.means_of(coll.pk).items():
+    for pk, scores in store.board_read(coll.pk).means().items():
         for name, value in scores.items():
             old = means[pk][name]
             assert (old is None and value is None) or math.isclose(old, value, abs_tol=1e-12)

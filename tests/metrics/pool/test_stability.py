@@ -75,7 +75,7 @@ def _judge(coll, queries, docs, judge, n, capture):
 
 def _scores(coll) -> dict[str, float | None]:
     measure = canonical_names(coll.measures[:1])[0]
-    means = store.means_of(coll.pk)
+    means = store.board_read(coll.pk).means()
     return {
         str(pk): means.get(pk, {}).get(measure) for pk in Run.objects.values_list("pk", flat=True)
     }
