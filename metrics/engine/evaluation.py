@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -362,6 +363,8 @@ def evaluate(
 
 # --------------------------------------------------------------------------- many runs
 _WORKER_QRELS: Qrels | None = None
+# "forkserver" where the platform has it (POSIX), else "spawn"; never "fork" (see below).
+_START_METHOD = "forkserver" if sys.platform != "win32" else "spawn"
 
 
 def _init_worker(qrels: Qrels | None, parser_threads: bool = True) -> None:
@@ -439,10 +442,17 @@ def evaluate_many(
         finally:
             _WORKER_QRELS = None
     else:
+        import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        # one single-threaded parser per worker process: no oversubscription of the cores
-        with ProcessPoolExecutor(n_proc, initializer=_init_worker, initargs=(q, False)) as pool:
+        # Workers come from a fork server, never a fork of this process: a fork copies
+        # locks other threads hold (a web server's, pytest-xdist's channel) and can leave
+        # the worker waiting on them forever. One single-threaded parser per worker: no
+        # oversubscription of the cores.
+        context = multiprocessing.get_context(_START_METHOD)
+        with ProcessPoolExecutor(
+            n_proc, mp_context=context, initializer=_init_worker, initargs=(q, False)
+        ) as pool:
             results = list(pool.map(_worker, jobs))
     errors = [e for res in results if isinstance(res, EngineInputError) for e in res.errors]
     total = sum(res.total for res in results if isinstance(res, EngineInputError))

@@ -193,6 +193,28 @@ def test_evaluate_many_matches_evaluate(tmp_path):
     assert serial[2].value("map") == many[2].value("map")
 
 
+def test_evaluate_many_never_forks_this_process(tmp_path, monkeypatch):
+    """Workers come from a fork server: a fork of a threaded process can deadlock.
+
+    A forked child inherits the locks other threads hold (pytest-xdist's channel, a web
+    server's threads) and can wait on them forever; with ``os.fork`` refused here, the
+    pool must still start and answer.
+    """
+    import os
+
+    def refuse_fork() -> int:
+        raise AssertionError("evaluate_many forked the calling process")
+
+    paths = []
+    for i in range(2):
+        p = tmp_path / f"run{i}.txt"
+        p.write_text("".join(f"a Q0 d{d} {d} {9 - d} tag{i}\n" for d in range(4 + i)))
+        paths.append(p)
+    monkeypatch.setattr(os, "fork", refuse_fork)
+    many = evaluate_many(QRELS, paths, ["num_ret"], processes=2)
+    assert [r.value("num_ret") for r in many] == [4, 5]
+
+
 def test_evaluate_many_reports_errors_of_every_run(tmp_path):
     good = tmp_path / "good.txt"
     good.write_text("a Q0 d1 1 1 t\n")
