@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from judging import aggregation
 from judging.abstain import aggregate_abstain
-from judging.db import insert_rows, update_values
+from judging.db import copy_columns, insert_rows, update_values
 from judging.models import Adjudication, Collection, Judge, Judgment, LiveGrade
 from judging.signals import judgments_changed
 
@@ -88,14 +88,81 @@ def refresh(
     changed: set[int] = set()
     # A few queries at a time, so a bulk import's memory does not grow with its size.
     for start in range(0, len(ordered), QUERY_CHUNK):
+        chunk = ordered[start : start + QUERY_CHUNK]
+        # The range as well as the list: PostgreSQL then reads only the chunk's part of
+        # the (collection, query, ...) indexes. With the list alone, a planner whose
+        # statistics predate the import's rows scanned the whole collection per chunk.
         scope: dict[str, object] = {
             "collection_id": collection_id,
-            "query_id__in": ordered[start : start + QUERY_CHUNK],
+            "query_id__gte": chunk[0],
+            "query_id__lte": chunk[-1],
+            "query_id__in": chunk,
         }
         if document_id is not None:
             scope["document_id"] = document_id
         changed |= _refresh(collection_id, policy, version, wanted, scope)
     return changed
+
+
+def _graded(scope: dict[str, object]) -> list[np.ndarray]:
+    """Return the graded judgments in ``scope`` as columns, sorted by query, document, judge.
+
+    Columns: query, document, grade, whether the judge is human (0/1), judge, and the
+    recorded abstention probability (NaN where none). On PostgreSQL one binary ``COPY``
+    (:func:`judging.db.copy_columns`): a bulk import's hundreds of thousands of judgments
+    arrive without a Python tuple each.
+    """
+    table = connection.ops.quote_name(Judgment._meta.db_table)
+    judges = connection.ops.quote_name(Judge._meta.db_table)
+    where, params = ["j.collection_id = %s", "j.status = %s"], [scope["collection_id"], "graded"]
+    if "query_id__gte" in scope:
+        where.append("j.query_id BETWEEN %s AND %s")
+        params += [scope["query_id__gte"], scope["query_id__lte"]]
+    if "query_id__in" in scope:
+        queries = list(scope["query_id__in"])  # type: ignore[call-overload]
+        where.append(f"j.query_id IN ({', '.join(['%s'] * len(queries))})")
+        params += queries
+    if "document_id" in scope:
+        where.append("j.document_id = %s")
+        params.append(scope["document_id"])
+    columns = copy_columns(
+        f"SELECT j.query_id::int8, j.document_id::int8, j.grade::float8, "
+        f"(k.kind = %s)::int::int8, j.judge_id::int8, "
+        f"COALESCE(j.abstain_probability, 'NaN')::float8 "
+        f"FROM {table} j JOIN {judges} k ON k.id = j.judge_id "
+        f"WHERE {' AND '.join(where)} ORDER BY 1, 2, 5",
+        [Judge.Kind.HUMAN.value, *params],
+        "iifiif",
+    )
+    if columns is not None:
+        return columns
+    rows = list(
+        Judgment.objects.filter(status=Status.GRADED, **scope)
+        .order_by("query_id", "document_id", "judge_id")
+        .values_list(
+            "query_id", "document_id", "grade", "judge__kind", "judge_id", "abstain_probability"
+        )
+    )
+    n = len(rows)
+    return [
+        np.fromiter((r[0] for r in rows), dtype=np.int64, count=n),
+        np.fromiter((r[1] for r in rows), dtype=np.int64, count=n),
+        np.fromiter((r[2] for r in rows), dtype=np.float64, count=n),
+        np.fromiter((r[3] == Judge.Kind.HUMAN for r in rows), dtype=np.int64, count=n),
+        np.fromiter((r[4] for r in rows), dtype=np.int64, count=n),
+        np.fromiter((np.nan if r[5] is None else r[5] for r in rows), dtype=np.float64, count=n),
+    ]
+
+
+def _pairs(query: np.ndarray, document: np.ndarray) -> tuple[list, list, np.ndarray]:
+    """Return the distinct (query, document) pairs, sorted, and each row's pair index."""
+    order = np.lexsort((document, query))
+    q, d = query[order], document[order]
+    first = np.ones(len(q), dtype=bool)
+    first[1:] = (q[1:] != q[:-1]) | (d[1:] != d[:-1])
+    inverse = np.empty(len(q), dtype=np.int64)
+    inverse[order] = np.cumsum(first) - 1
+    return q[first].tolist(), d[first].tolist(), inverse
 
 
 def _refresh(
@@ -106,17 +173,12 @@ def _refresh(
     scope: dict[str, object],
 ) -> set[int]:
     """Recompute and write the live grades of the judgments in ``scope`` (see :func:`refresh`)."""
-    rows = list(
-        Judgment.objects.filter(status=Status.GRADED, **scope).values_list(
-            "query_id", "document_id", "grade", "judge__kind", "judge_id", "abstain_probability"
-        )
-    )
-    adjudicated = {
-        (q, d): g
-        for q, d, g in Adjudication.objects.filter(revoked_at__isnull=True, **scope).values_list(
+    query, document, grades, human, judges, recorded = _graded(scope)
+    adjudications = list(
+        Adjudication.objects.filter(revoked_at__isnull=True, **scope).values_list(
             "query_id", "document_id", "grade"
         )
-    }
+    )
     # Plain tuples, not model instances: a bulk import reads hundreds of thousands.
     current = {
         (q, d): rest
@@ -124,47 +186,39 @@ def _refresh(
             "query_id", "document_id", *CURRENT_FIELDS
         )
     }
-    keys = sorted({(q, d) for q, d, *_ in rows} | adjudicated.keys())
-    index = {key: i for i, key in enumerate(keys)}
-    new: dict[tuple[int, int], tuple[float, int, int, bool, list[int], float | None]] = {}
-    pair_index = np.fromiter((index[(q, d)] for q, d, *_ in rows), dtype=np.int64, count=len(rows))
-    grades = np.fromiter((r[2] for r in rows), dtype=np.float64, count=len(rows))
-    is_human = np.fromiter((r[3] == Judge.Kind.HUMAN for r in rows), dtype=bool, count=len(rows))
-    judges = np.fromiter((r[4] for r in rows), dtype=np.int64, count=len(rows))
-    recorded = np.fromiter(
-        (np.nan if r[5] is None else r[5] for r in rows), dtype=np.float64, count=len(rows)
+    n = len(query)
+    key_q, key_d, inverse = _pairs(
+        np.concatenate([query, np.array([a[0] for a in adjudications], dtype=np.int64)]),
+        np.concatenate([document, np.array([a[1] for a in adjudications], dtype=np.int64)]),
     )
-    abstain = aggregate_abstain(pair_index, recorded, is_human, len(keys))
+    n_keys = len(key_q)
+    pair_index, adj_pairs = inverse[:n], inverse[n:]
+    is_human = human.astype(bool)
+    abstain = aggregate_abstain(pair_index, recorded, is_human, n_keys)
     pair_ids, live = policy(pair_index, grades, is_human, judge_index=judges)
-    adj_pairs = np.fromiter((index[key] for key in adjudicated), dtype=np.int64)
-    adj_grades = np.fromiter(adjudicated.values(), dtype=np.int64)
+    adj_grades = np.array([a[2] for a in adjudications], dtype=np.int64)
     pair_ids, live = aggregation.adjudicated_else(pair_ids, live, adj_pairs, adj_grades)
-    used = policy.used_rows(pair_index, is_human) if rows else np.zeros(0, dtype=bool)
-    humans = np.bincount(pair_index[used], weights=is_human[used], minlength=len(keys))
-    totals = np.bincount(pair_index[used], minlength=len(keys))
-    contributors: dict[int, list[int]] = {}
-    for i, judge_id in zip(pair_index[used].tolist(), judges[used].tolist(), strict=True):
-        contributors.setdefault(i, []).append(judge_id)
+    is_adjudicated = np.zeros(n_keys, dtype=bool)
+    is_adjudicated[adj_pairs] = True
+    used = policy.used_rows(pair_index, is_human) if n else np.zeros(0, dtype=bool)
+    humans = np.bincount(pair_index[used], weights=is_human[used], minlength=n_keys)
+    totals = np.bincount(pair_index[used], minlength=n_keys)
+    # Each pair's contributing judges, ascending: the rows come sorted by pair and judge,
+    # so a pair's judges are one slice of the used rows.
+    used_judges = judges[used].tolist()
+    ends = np.cumsum(totals).tolist()
     humans_list, llms_list = humans.astype(int).tolist(), (totals - humans).astype(int).tolist()
     abstain_list = [None if a != a else a for a in abstain.tolist()]  # NaN: none recorded
-    for i, value in zip(pair_ids.tolist(), live.tolist(), strict=True):
-        key = keys[i]
-        new[key] = (
-            float(value),
-            humans_list[i],
-            llms_list[i],
-            key in adjudicated,
-            sorted(contributors.get(i, ())),
-            abstain_list[i],
-        )
+    adjudicated_list = is_adjudicated.tolist()
     changed_queries: set[int] = set()
-    gone = [key for key in current if key not in new]
-    if gone:
-        LiveGrade.objects.filter(pk__in=[current[key][0] for key in gone]).delete()
-        changed_queries.update(key[0] for key in gone)
     changed, created = [], []
+    kept: set[tuple[int, int]] = set()
     now = connection.ops.adapt_datetimefield_value(timezone.now())
-    for key, (grade, n_humans, n_llms, is_adjudicated, judge_ids, abstain_p) in new.items():
+    for i, grade in zip(pair_ids.tolist(), live.tolist(), strict=True):
+        key = (key_q[i], key_d[i])
+        n_humans, n_llms, adjudicated = humans_list[i], llms_list[i], adjudicated_list[i]
+        judge_ids = used_judges[ends[i] - humans_list[i] - llms_list[i] : ends[i]]
+        abstain_p = abstain_list[i]
         existing = current.get(key)
         if existing is None:
             created.append(
@@ -177,7 +231,7 @@ def _refresh(
                     n_llms,
                     version,
                     policy.name,
-                    is_adjudicated,
+                    adjudicated,
                     _json_ids(tuple(judge_ids)),
                     abstain_p,
                     now,
@@ -185,8 +239,9 @@ def _refresh(
             )
             changed_queries.add(key[0])
             continue
+        kept.add(key)
         pk, old_grade, old_abstain, old_version, *old_provenance = existing
-        provenance = [n_humans, n_llms, policy.name, is_adjudicated, judge_ids]
+        provenance = [n_humans, n_llms, policy.name, adjudicated, judge_ids]
         scored = (old_grade, old_abstain) != (grade, abstain_p)
         if scored or old_provenance != provenance:
             if scored:  # what runs are scored by (grade, UDCG's abstention) moved
@@ -199,12 +254,16 @@ def _refresh(
                     n_humans,
                     n_llms,
                     policy.name,
-                    is_adjudicated,
+                    adjudicated,
                     _json_ids(tuple(judge_ids)),
                     now,
                     pk,
                 )
             )
+    gone = [key for key in current if key not in kept]
+    if gone:
+        LiveGrade.objects.filter(pk__in=[current[key][0] for key in gone]).delete()
+        changed_queries.update(key[0] for key in gone)
     insert_rows(LiveGrade, CREATED_FIELDS, created)
     update_values(LiveGrade, CHANGED_FIELDS, changed)
     elsewhere = frozenset(changed_queries - wanted)

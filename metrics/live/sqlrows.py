@@ -15,15 +15,7 @@ import numpy as np
 import psycopg
 from django.db import connection
 
-
-def _logged(sql: str, started: float) -> None:
-    """Record a statement run past Django's cursor where Django records its own.
-
-    Query-count assertions and the debug log then see the same statements on every
-    database.
-    """
-    if connection.queries_logged:
-        connection.queries_log.append({"sql": sql, "time": f"{time.monotonic() - started:.3f}"})
+from judging.db import copy_columns, log_statement
 
 
 def fetch(sql: str, params: Sequence[Any]) -> list[tuple]:
@@ -34,7 +26,7 @@ def fetch(sql: str, params: Sequence[Any]) -> list[tuple]:
         with psycopg.Cursor(connection.connection) as cursor:
             cursor.execute(sql, params, binary=True)
             rows = cursor.fetchall()
-        _logged(sql, started)
+        log_statement(sql, started)
         return rows
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -52,28 +44,10 @@ def execute(sql: str, params: Sequence[Any]) -> None:
         started = time.monotonic()
         with psycopg.Cursor(connection.connection) as cursor:
             cursor.execute(sql, params)
-        _logged(sql, started)
+        log_statement(sql, started)
         return
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-
-
-# One row of ``COPY ... (FORMAT binary)`` of (int8, int8, float8, float8), all NOT NULL:
-# a field count, then each field's length and big-endian value.
-_LIVE_ROW = np.dtype(
-    [
-        ("n", ">i2"),
-        ("lq", ">i4"),
-        ("q", ">i8"),
-        ("ld", ">i4"),
-        ("d", ">i8"),
-        ("lg", ">i4"),
-        ("g", ">f8"),
-        ("la", ">i4"),
-        ("a", ">f8"),
-    ]
-)
-_COPY_HEADER = 19  # signature (11), flags (4), header extension length (4)
 
 
 def live_grade_columns(
@@ -81,27 +55,18 @@ def live_grade_columns(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """Return a collection's whole live list as columns (query, document, grade, abstain).
 
-    PostgreSQL only (``None`` elsewhere): ``COPY ... TO STDOUT (FORMAT binary)`` of
-    fixed-width fields parsed by one structured ``np.frombuffer`` -- 200,000 live grades
-    arrive without a Python tuple per row. Sorted by query, then document; NaN where no
-    abstention probability is recorded.
+    PostgreSQL only (``None`` elsewhere; :func:`judging.db.copy_columns`): 200,000 live
+    grades arrive without a Python tuple per row. Sorted by query, then document; NaN
+    where no abstention probability is recorded.
     """
-    if connection.vendor != "postgresql":
-        return None
-    sql = (
-        f"COPY (SELECT query_id::int8, document_id::int8, grade::float8, "
+    columns = copy_columns(
+        f"SELECT query_id::int8, document_id::int8, grade::float8, "
         f"COALESCE(abstain_probability, 'NaN')::float8 FROM {table} "
-        f"WHERE collection_id = {int(collection_id)} ORDER BY query_id, document_id) "
-        f"TO STDOUT (FORMAT binary)"
+        f"WHERE collection_id = %s ORDER BY query_id, document_id",
+        [collection_id],
+        "iiff",
     )
-    connection.ensure_connection()
-    with psycopg.Cursor(connection.connection) as cursor, cursor.copy(sql) as copy:
-        data = b"".join(bytes(block) for block in copy)
-    body = data[_COPY_HEADER:-2]  # the trailer is a field count of -1
-    rows = np.frombuffer(body, dtype=_LIVE_ROW)
-    return (
-        rows["q"].astype(np.int64),
-        rows["d"].astype(np.int64),
-        rows["g"].astype(np.float64),
-        rows["a"].astype(np.float64),
-    )
+    if columns is None:
+        return None
+    query, document, grade, abstain = columns
+    return query, document, grade, abstain
