@@ -1,6 +1,7 @@
 """Pooling strategies compared: judgments needed for a faithful system ranking.
 
-``python -m benchmarks.pooling [--queries 50] [--runs 30] [--seed 1] [--step 250]``
+``python -m benchmarks.pooling [--queries 50] [--runs 30] [--seed 1] [--step 50]
+[--seeds 1 2 3 4 5]``
 
 Two campaigns, each judged in every strategy's order (:mod:`metrics.pool.strategies`)
 with its full qrels as the oracle (:mod:`metrics.pool.simulation`):
@@ -14,7 +15,8 @@ with its full qrels as the oracle (:mod:`metrics.pool.simulation`):
 Reported per strategy: the judgments after which Kendall's τ-b between the runs'
 ranking by ``ndcg_cut.10`` so far and their ranking under the full qrels reaches 0.9 and
 stays there, that count as a share of depth-k's, and the relevant documents found by
-then. No database; the Markdown report goes to stdout.
+then. ``--seeds`` adds a table of depth-k against ``swap`` on the synthetic campaign drawn
+with each seed. No database; the Markdown report goes to stdout.
 """
 
 from __future__ import annotations
@@ -61,14 +63,19 @@ def demo() -> tuple[Campaign, dict[str, dict[str, float]]]:
     return simulation.load_files(str(ROOT / "demo" / "qrels-reference.txt"), paths, 100)
 
 
-def compare(campaign: Campaign, qrels: dict[str, dict[str, float]], step: int) -> list[str]:
-    """Simulate every strategy; return Markdown table rows."""
+def compare(
+    campaign: Campaign,
+    qrels: dict[str, dict[str, float]],
+    step: int,
+    names: tuple[str, ...] = STRATEGIES,
+) -> dict[str, tuple[int | None, int | None, float]]:
+    """Simulate each strategy; return its judgments to τ ≥ 0.9, relevant found, seconds."""
     grades = simulation.oracle(campaign, qrels)
     reference = simulation.reference_scores(campaign, qrels, MEASURE)
     scorer = simulation.make_scorer(campaign, MEASURE)
     pool = sum(campaign.n_docs)
     results = {}
-    for name in STRATEGIES:
+    for name in names:
         started = time.perf_counter()
         strategy = make_strategy(name, campaign, scores=scorer, refresh=max(1, step // 5))
         rows = simulation.simulate(
@@ -77,6 +84,11 @@ def compare(campaign: Campaign, qrels: dict[str, dict[str, float]], step: int) -
         reached = simulation.judgments_to_reach(rows, 0.9)
         found = next((r.relevant for r in rows if r.judged == reached), None)
         results[name] = (reached, found, time.perf_counter() - started)
+    return results
+
+
+def table_rows(results: dict[str, tuple[int | None, int | None, float]]) -> list[str]:
+    """Return Markdown table rows: each strategy against depth-k."""
     base = results["depth"][0]
     lines = []
     for name, (reached, found, seconds) in results.items():
@@ -94,7 +106,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--step", type=int, default=250)
+    parser.add_argument("--step", type=int, default=50)
+    parser.add_argument("--seeds", type=int, nargs="*", default=[])
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     header = [
         "| Strategy | Judgments to τ ≥ 0.9 | Share of depth-k | Relevant found by then | "
@@ -116,7 +129,19 @@ def main(argv: list[str] | None = None) -> None:
             f"### {title}\n\n{len(campaign.runs)} runs, {len(campaign.queries)} queries, "
             f"{pool:,} pooled pairs; τ checked every {step} judgments.\n"
         )
-        print("\n".join([*header, *compare(campaign, qrels, step)]) + "\n")
+        print("\n".join([*header, *table_rows(compare(campaign, qrels, step))]) + "\n")
+    if args.seeds:
+        print(
+            f"### depth-k against swap, synthetic campaign ({args.queries} topics, "
+            f"{args.runs} runs) drawn with each seed; τ checked every {args.step} judgments\n"
+        )
+        print("| Seed | depth | swap | swap / depth |\n| ---: | ---: | ---: | ---: |")
+        for seed in args.seeds:
+            campaign, qrels = synthetic(args.queries, args.runs, seed)
+            results = compare(campaign, qrels, args.step, ("depth", "swap"))
+            depth, swap = results["depth"][0], results["swap"][0]
+            share = f"{swap / depth:.0%}" if depth and swap else "—"
+            print(f"| {seed} | {depth} | {swap} | {share} |")
 
 
 if __name__ == "__main__":

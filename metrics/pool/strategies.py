@@ -24,13 +24,20 @@ A *campaign* is the runs' rankings of each query, integer-coded (:class:`Campaig
     often relevant, so a run's recent rewards say more than its early ones (our reading
     of the papers' non-stationary variant; see docs/pooling.md).
 ``swap``
-    Graded's own: judge first the pair whose grade could most change the order of runs
-    that are close on the current leaderboard. A pair's weight is its estimated chance of
-    being relevant times the sum, over the pairs of runs next to each other on the
-    leaderboard, of how differently the two runs' measure would move if it were relevant
-    (the difference of their rank discounts at that document, 0 below the cut-off),
-    divided by the gap between the two runs' current scores. Recomputed every
-    ``refresh`` picks from the measure so far.
+    Graded's own: judge first the documents that settle the order of runs the leaderboard
+    may be showing the wrong way round. Each run is compared with the ``window`` runs
+    below it. For a pair of runs, the difference of their DCG at the cut-off (each query
+    over its ideal DCG so far) is what the judged documents give plus a random part from
+    the unjudged ones, whose grades are predicted from the grades judged at the same best
+    rank. A normal approximation of that part gives the chance that the pair's true order
+    is not the one the leaderboard shows. A document's weight is the sum, over the pairs,
+    of that chance times how far its grade would move the pair (its expected gain times
+    the difference of the two runs' rank discounts at it): a document every run ranks
+    alike weighs nothing, nor does one that only moves pairs already settled. The idea is
+    that of minimal test collections (Carterette, Allan and Sitaraman, SIGIR 2006): judge
+    what decides the comparisons between systems, not what is likely relevant. Weighed
+    again every ``refresh`` picks; when nothing above the cut-off weighs anything, it
+    judges in depth order.
 
 The per-query strategies (``depth``, ``mtf``, bandits) share the budget between queries
 round-robin: each pick goes to the next query that still has an unjudged pooled
@@ -328,8 +335,15 @@ class Bandit(_RunPointers):
 Scorer = Callable[[list[F64]], F64]
 
 
+def _normal_cdf(z: F64) -> F64:
+    """Return the standard normal CDF at ``z`` (``math.erf`` per value; inf gives 0 or 1)."""
+    from math import erf, sqrt
+
+    return np.array([0.5 * (1.0 + erf(v / sqrt(2.0))) for v in z.tolist()])
+
+
 class Swap(Strategy):
-    """Judge first the pairs whose grade can most change close runs' order (see module)."""
+    """Judge first the pairs that decide the order of runs still in doubt (see module)."""
 
     name = "swap"
     global_view = True
@@ -341,16 +355,35 @@ class Swap(Strategy):
         scores: Scorer,
         cutoff: int = 10,
         refresh: int = 20,
+        window: int = 6,
+        explore: float = 0.5,
         rel_level: float = 1.0,
     ) -> None:
-        """Keep the scorer; weigh pairs every ``refresh`` picks."""
+        """Keep the scorer; weigh pairs every ``refresh`` picks.
+
+        ``window``: each run is compared with the ``window`` runs below it on the
+        leaderboard (runs further apart are rarely in doubt, and all pairs of many runs
+        cost their square). ``explore``: the share of picks taken in depth order. The
+        weighing learns the chance of relevance at each rank and each query's ideal DCG
+        from the grades so far, and its own picks are documents that split runs; the
+        depth-order picks are an even sample of every query's top ranks that keeps those
+        estimates honest (without them, τ stalled below 0.9 on some simulated campaigns,
+        docs/pooling.md).
+        """
+        if not 0 <= explore <= 1:
+            raise ValueError("explore must be in [0, 1]")
         super().__init__(campaign, rel_level=rel_level)
         self.scores = scores
         self.cutoff = cutoff
         self.refresh = max(1, refresh)
+        self.window = max(1, window)
         self.labels = [np.full(n, np.nan) for n in campaign.n_docs]
         self._queue: list[Pair] = []
+        self._cooldown = 0
+        self.explore = explore
+        self._credit = 0.0  # depth-order picks owed
         self._fallback = DepthK(campaign, k=max(m.shape[1] for m in campaign.rankings))
+        self._best = [campaign.best_rank(q) for q in range(len(campaign.queries))]
         # each run's rank discount at each document of each query, within the cut-off
         self._discount = []
         for matrix in campaign.rankings:
@@ -378,37 +411,122 @@ class Swap(Strategy):
             weight[self.judged[q][: len(weight)]] = 0.0
         return out
 
+    def _pairs(self, labels: list[F64]) -> tuple[I64, I64]:
+        """Return the compared runs: each with the ``window`` runs below it now."""
+        per_run = self.scores(labels).mean(axis=1)
+        order = np.argsort(-per_run, kind="stable")
+        upper, lower = [], []
+        for step in range(1, min(self.window, len(order) - 1) + 1):
+            upper.append(order[:-step])
+            lower.append(order[step:])
+        if not upper:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return np.concatenate(upper), np.concatenate(lower)
+
+    def _band_moments(
+        self, seen: Sequence[NDArray[np.bool_]], labels: list[F64]
+    ) -> tuple[list[F64], list[F64]]:
+        """Return per query the mean and second moment of the grade of each document.
+
+        Both come from the grades of the ``seen`` documents at the same best rank band
+        (the bands of :func:`metrics.pool.stopping.grade_prior`), over all queries, with one
+        added count per grade 0-4 (Laplace); a fractional grade counts as its value.
+        """
+        from metrics.pool.stopping import RANK_BANDS
+
+        bands = np.asarray(RANK_BANDS)
+        n_bands = len(RANK_BANDS) + 1
+        sums = np.full(n_bands, 10.0)  # one count of each grade 0-4: 0 + 1 + 2 + 3 + 4
+        squares = np.full(n_bands, 30.0)  # 0 + 1 + 4 + 9 + 16
+        counts = np.full(n_bands, 5.0)
+        band_of = [np.searchsorted(bands, best, side="right") for best in self._best]
+        for band, s, lab in zip(band_of, seen, labels, strict=True):
+            grades = np.clip(np.nan_to_num(lab[s]), 0.0, 4.0)
+            np.add.at(counts, band[s], 1.0)
+            np.add.at(sums, band[s], grades)
+            np.add.at(squares, band[s], grades**2)
+        mean, second = sums / counts, squares / counts
+        return [mean[b] for b in band_of], [second[b] for b in band_of]
+
     def impact(
         self, labels: list[F64], *, judged: Sequence[NDArray[np.bool_]] | None = None
     ) -> list[F64]:
         """Return each query's weight per document under ``labels`` (NaN: not judged).
 
-        The weight of every document, judged or not: how much its grade could reorder
-        runs next to each other on the leaderboard the labels give. ``judged`` (default:
-        the labelled documents) is what the chance of relevance is counted over.
+        The difference of two runs' mean DCG@cutoff (each query's normalised by its ideal
+        DCG from the grades known, at least 1) is a sum over documents: a judged one adds
+        its gain times the difference of the runs' discounts at it, an unjudged one a
+        random amount whose mean and variance come from the grades judged at the same
+        best rank (:func:`metrics.pool.stopping.grade_prior`). So each compared pair of
+        runs has a normal estimate of its difference, and how much it is in doubt is the
+        density ratio ``exp(-mean^2 / 2 var)`` (1 when the sign is a coin toss, near 0 when
+        it is settled). A document's weight is the sum, over the pairs in doubt, of the
+        share of the pair's variance that judging it would remove: the judgments go to the
+        documents that settle the close pairs, not to those every run ranks alike (a
+        document all runs put at rank 1 moves no pair). Judged documents weigh 0.
+        ``judged`` (default: the labelled documents) is what counts as known.
         """
-        per_run = self.scores(labels).mean(axis=1)
-        order = np.argsort(-per_run, kind="stable")
-        upper, lower = order[:-1], order[1:]
-        gap = per_run[upper] - per_run[lower]
-        closeness = 1.0 / (gap + 1e-3)
-        out = []
+        upper, lower = self._pairs(labels)
+        seen = [~np.isnan(lab) if judged is None else judged[q] for q, lab in enumerate(labels)]
+        first, second = self._band_moments(seen, labels)
+        n_q = max(len(labels), 1)
+        measured = np.zeros(len(upper))  # the difference the leaderboard shows now
+        missing = np.zeros(len(upper))  # the expected difference still unjudged
+        var = np.zeros(len(upper))
+        parts = []
         for q, table in enumerate(self._discount):
-            seen = ~np.isnan(labels[q]) if judged is None else judged[q]
-            hits = np.nansum(labels[q] >= self.rel_level)
-            chance = (1.0 + hits) / (2.0 + seen.sum())
-            moves = np.abs(table[upper] - table[lower]) * closeness[:, None]
+            width = table.shape[1]
+            open_ = ~seen[q][:width]
+            gain_known = np.where(open_, 0.0, np.nan_to_num(labels[q][:width]))
+            band_mean, band_second = first[q][:width], second[q][:width]
+            expected = np.where(open_, band_mean, 0.0)
+            spread = np.where(open_, band_second - band_mean**2, 0.0)
+            judged_gains = np.sort(np.nan_to_num(labels[q][seen[q]]))[::-1][: self.cutoff]
+            ideal = float(judged_gains @ (1.0 / np.log2(np.arange(len(judged_gains)) + 2.0)))
+            scale = 1.0 / (max(ideal, 1.0) * n_q)
+            delta = (table[upper] - table[lower]) * scale
+            measured += delta @ gain_known
+            missing += delta @ expected
+            var += delta**2 @ spread
+            # How far the document's grade moves the pair: judged or not, as a grade drawn
+            # at its rank would (the LLM-first checks weigh judged pairs too).
+            parts.append(np.abs(delta) * band_mean)
+        # The chance that the leaderboard has the pair the wrong way round: the true
+        # difference is normal around measured + missing; the sign shown is measured's.
+        sign = np.where(np.abs(measured) > 1e-12, np.sign(measured), 0.0)  # ties: no sign
+        sd = np.sqrt(var)
+        wrong = np.full(len(upper), 0.5)
+        decided = sign != 0
+        z = np.divide(
+            -sign * (measured + missing), sd, out=np.full(len(upper), -np.inf), where=sd > 0
+        )
+        z = np.where((sd == 0) & (sign * (measured + missing) < 0), np.inf, z)
+        wrong[decided] = _normal_cdf(z[decided])
+        out = []
+        for q, part in enumerate(parts):
             weight = np.zeros(len(labels[q]))
-            weight[: table.shape[1]] = chance * moves.sum(axis=0)
+            weight[: part.shape[1]] = wrong @ part
             out.append(weight)
         return out
 
     def next_pair(self) -> Pair | None:
-        """Return the heaviest pair of the last weighing not judged since, or fall back."""
+        """Return the heaviest pair of the last weighing not judged since, or fall back.
+
+        Every ``1 / explore``-th pick (on average) is depth order's instead.
+        """
+        self._credit += self.explore
+        if self._credit >= 1.0:
+            self._credit -= 1.0
+            pick = self._fallback.next_pair()
+            if pick is not None:
+                return pick
         while self._queue:
             q, d = self._queue.pop()
             if not self.judged[q][d]:
                 return q, d
+        if self._cooldown > 0:  # the last weighing found nothing to weigh
+            self._cooldown -= 1
+            return self._fallback.next_pair()
         weights = self.weights()
         flat = np.concatenate(weights)
         top = np.argsort(-flat, kind="stable")[: self.refresh]
@@ -419,7 +537,10 @@ class Swap(Strategy):
         self._queue = picks[::-1]  # popped from the end: heaviest first
         if self._queue:
             return self._queue.pop()
-        return self._fallback.next_pair()  # nothing above the cut-off left: depth order
+        # Nothing above the cut-off moves a pair in doubt: depth order for ``refresh``
+        # picks, then weigh again (the grades that arrive meanwhile may change that).
+        self._cooldown = self.refresh - 1
+        return self._fallback.next_pair()
 
 
 def plan(
@@ -477,6 +598,8 @@ def make_strategy(
     depth: int = 100,
     cutoff: int = 10,
     refresh: int = 20,
+    window: int = 6,
+    explore: float = 0.5,
     seed: int = 0,
     rel_level: float = 1.0,
 ) -> Strategy:
@@ -490,5 +613,13 @@ def make_strategy(
     if name == "swap":
         if scores is None:
             raise ValueError("the swap strategy needs a scorer")
-        return Swap(campaign, scores=scores, cutoff=cutoff, refresh=refresh, rel_level=rel_level)
+        return Swap(
+            campaign,
+            scores=scores,
+            cutoff=cutoff,
+            refresh=refresh,
+            window=window,
+            explore=explore,
+            rel_level=rel_level,
+        )
     raise ValueError(f"unknown strategy {name!r}; use one of {', '.join(STRATEGIES)}")

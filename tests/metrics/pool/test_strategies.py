@@ -144,6 +144,59 @@ def test_swap_judges_first_the_pair_that_decides_two_close_runs():
     assert weights[campaign.queries.index("q2")].max() == 0.0
 
 
+def test_swap_weighs_a_document_by_the_chance_its_pair_is_shown_the_wrong_way_round():
+    """Worked by hand: one query; A ranks x y, B ranks y x, C ranks z; board A, B, C.
+
+    With ``window=1`` the pairs compared are (A, B) and (B, C). Every document's best rank
+    is 1, one band; before any judgment its grade mean is the prior's (0+1+2+3+4)/5 = 2.
+    A document's weight is, summed over the pairs, the chance that the board shows the
+    pair the wrong way round, times its expected gain, times the difference of the two
+    runs' discounts at it, over the ideal DCG of the grades known (at least 1).
+    """
+    from math import erf, sqrt
+
+    rankings = {"A": {"q": ["x", "y"]}, "B": {"q": ["y", "x"]}, "C": {"q": ["z"]}}
+    campaign = Campaign.from_rankings(rankings)
+    board = {"A": 0.0, "B": 0.0, "C": -1.0}
+    swap = make_strategy(
+        "swap",
+        campaign,
+        scores=lambda labels: np.array([[board[r]] for r in campaign.runs]),
+        window=1,
+    )
+    x, y, z = (campaign.docnos[0].index(n) for n in "xyz")
+    second = 1.0 / np.log2(3.0)  # the discount at rank 2
+    # Nothing judged: both pairs show a tie (no sign), so each is wrong with chance 1/2.
+    # x: A-B discounts 1 - 1/log2 3, B-C 1/log2 3; y: the same, then 1; z: 0, then 1.
+    weights = swap.impact([np.full(3, np.nan)])[0]
+    assert weights[x] == pytest.approx(0.5 * 2 * (1 - second) + 0.5 * 2 * second)
+    assert weights[y] == pytest.approx(0.5 * 2 * (1 - second) + 0.5 * 2 * 1.0)
+    assert weights[z] == pytest.approx(0.5 * 2 * 1.0)
+
+    # z judged 4. The band's mean is now (10 + 4) / 6, its variance (30 + 16) / 6 - mean^2;
+    # the ideal DCG is 4. The board shows C ahead of B by 4 / 4 = 1; B's unjudged x and y
+    # are expected to add mean * (1/log2 3 + 1) / 4, with variance var * (1/log2(3)^2 + 1)
+    # / 16: the chance that B is really ahead is Phi(-(1 - expected) / sd).
+    mean = 14 / 6
+    var = 46 / 6 - mean**2
+    expected = mean * (second + 1) / 4
+    sd = sqrt(var * (second**2 + 1)) / 16**0.5
+    wrong = 0.5 * (1 + erf(-(1 - expected) / sd / sqrt(2)))
+    weights = swap.impact([np.array([np.nan, np.nan, 4.0])])[0]
+    assert weights[x] == pytest.approx(0.5 * mean * (1 - second) / 4 + wrong * mean * second / 4)
+    assert weights[z] == pytest.approx(wrong * mean * 1.0 / 4)
+
+    # x and y judged 0 as well: nothing of B is unknown, C's lead is certain, and the pair
+    # (B, C) weighs nothing; (A, B) is a tie still (both 0), wrong with chance 1/2.
+    weights = swap.impact([np.array([0.0, 0.0, 4.0])])[0]
+    mean = (10 + 4) / 8  # the band holds 0, 0 and 4 beside the prior's counts
+    assert weights[z] == 0.0
+    assert weights[x] == pytest.approx(0.5 * mean * (1 - second) / 4)
+    # As a strategy, judged documents weigh nothing.
+    swap.observe(0, x, 0.0)
+    assert swap.weights()[0][x] == 0.0
+
+
 def _synthetic(n_queries: int = 8, n_runs: int = 6, seed: int = 1):
     """Return a campaign whose runs have clearly different quality, and its qrels."""
     rng = np.random.default_rng(seed)
@@ -159,6 +212,31 @@ def _synthetic(n_queries: int = 8, n_runs: int = 6, seed: int = 1):
             score = np.array([grades[d] for d in docs]) + noise
             rankings[f"run{r}"][f"q{q}"] = [docs[i] for i in np.argsort(-score)[:20]]
     return Campaign.from_rankings(rankings), qrels
+
+
+def test_swap_takes_its_explore_share_of_picks_in_depth_order():
+    campaign, qrels = _synthetic(n_queries=3, n_runs=4)
+    grades = {(q, d): g for q, judged in qrels.items() for d, g in judged.items()}
+    scorer = simulation.make_scorer(campaign, "ndcg_cut.10")
+    width = max(m.shape[1] for m in campaign.rankings)
+    depth_order = _judge_all(DepthK(campaign, k=width), grades)
+    # explore = 1: every pick is depth order's.
+    assert _judge_all(make_strategy("swap", campaign, scores=scorer, explore=1.0), grades) == (
+        depth_order
+    )
+    # explore = 1/2: every second pick is depth order's -- the queries in turn, each the
+    # shallowest of its documents not judged yet -- and the others are the weighing's.
+    picked = _judge_all(make_strategy("swap", campaign, scores=scorer, explore=0.5), grades)
+    assert sorted(picked) == sorted(depth_order)
+    per_query = {
+        q: [p for p in depth_order if p.startswith(f"{q}/")] for q in campaign.queries
+    }
+    for turn, i in enumerate(range(1, 40, 2)):
+        q = campaign.queries[turn % len(campaign.queries)]
+        assert picked[i] == next(p for p in per_query[q] if p not in picked[:i])
+    assert picked[0:40:2] != depth_order[:20]  # the weighing's picks are not depth order
+    with pytest.raises(ValueError, match="explore"):
+        make_strategy("swap", campaign, scores=scorer, explore=1.5)
 
 
 def test_the_simulation_ends_with_the_full_ranking_and_counts_what_it_found():
