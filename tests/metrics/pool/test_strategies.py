@@ -228,9 +228,7 @@ def test_swap_takes_its_explore_share_of_picks_in_depth_order():
     # shallowest of its documents not judged yet -- and the others are the weighing's.
     picked = _judge_all(make_strategy("swap", campaign, scores=scorer, explore=0.5), grades)
     assert sorted(picked) == sorted(depth_order)
-    per_query = {
-        q: [p for p in depth_order if p.startswith(f"{q}/")] for q in campaign.queries
-    }
+    per_query = {q: [p for p in depth_order if p.startswith(f"{q}/")] for q in campaign.queries}
     for turn, i in enumerate(range(1, 40, 2)):
         q = campaign.queries[turn % len(campaign.queries)]
         assert picked[i] == next(p for p in per_query[q] if p not in picked[:i])
