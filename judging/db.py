@@ -126,10 +126,14 @@ def copy_columns(select: str, params: Sequence, kinds: str) -> list[np.ndarray] 
     fields = [("n", ">i2")]
     for k, kind in enumerate(kinds):
         fields += [(f"l{k}", ">i4"), (f"v{k}", {"i": ">i8", "f": ">f8"}[kind])]
+    import psycopg
+
     connection.ensure_connection()
     sql = f"COPY ({select}) TO STDOUT (FORMAT binary)"
     started = time.monotonic()
-    with connection.connection.cursor() as cursor, cursor.copy(sql, params) as copy:
+    # COPY takes no server-side parameters: bind on the client, whatever cursor class the
+    # connection is configured with.
+    with psycopg.ClientCursor(connection.connection) as cursor, cursor.copy(sql, params) as copy:
         data = b"".join(bytes(block) for block in copy)
     log_statement(sql, started)
     rows = np.frombuffer(data[_COPY_HEADER:-_COPY_TRAILER], dtype=np.dtype(fields))
