@@ -17,7 +17,24 @@ from django.db import models
 from judging.models import Collection, Query
 from metrics.live import matrices
 
-RANKING_DTYPE = np.dtype("<i8")
+#: Stored rankings hold document primary keys as little-endian int32: reading a query's
+#: rankings of every run is the first judgment of the query's cost, and half the bytes
+#: halve what PostgreSQL reads, decompresses and sends (docs/benchmarks.md, 2026-11-26).
+RANKING_DTYPE = np.dtype("<i4")
+#: The largest document primary key a stored ranking can hold.
+RANKING_MAX_PK = int(np.iinfo(RANKING_DTYPE).max)
+
+
+def ranking_bytes(document_pks: np.ndarray) -> bytes:
+    """Return document primary keys, in rank order, as a stored ranking.
+
+    Raise ValueError for a key outside ``0 .. RANKING_MAX_PK`` (an installation past two
+    billion documents created), never storing a wrapped-around id.
+    """
+    pks = np.asarray(document_pks)
+    if len(pks) and (int(pks.min()) < 0 or int(pks.max()) > RANKING_MAX_PK):
+        raise ValueError(f"document ids must lie in 0..{RANKING_MAX_PK} to be stored in a ranking")
+    return pks.astype(RANKING_DTYPE).tobytes()
 
 
 def run_upload_path(run: Run, filename: str) -> str:
@@ -124,7 +141,7 @@ class RunQuery(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="rankings")
     query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="run_rankings")
     ranking = models.BinaryField(
-        help_text="Document primary keys in rank order, little-endian int64 bytes."
+        help_text="Document primary keys in rank order, little-endian int32 bytes."
     )
     retrieved = models.PositiveIntegerField(
         help_text="Documents the run retrieved for the query; 0 for a query of the live "
@@ -143,7 +160,7 @@ class RunQuery(models.Model):
 
     @property
     def document_ids(self) -> np.ndarray:
-        """Return the ranked document ids as an int64 array."""
+        """Return the ranked document ids (int32, as stored)."""
         return np.frombuffer(bytes(self.ranking), dtype=RANKING_DTYPE)
 
 

@@ -27,7 +27,7 @@ from judging.textpolicy import MAX_ERRORS, cap_errors, echo, loads_json
 from metrics.live import docno_index, scoring, store
 from metrics.live import rescore as live_rescore
 from metrics.live.sqlrows import fetch, live_grade_columns
-from metrics.models import RANKING_DTYPE, Run, RunQuery, Team
+from metrics.models import RANKING_DTYPE, RANKING_MAX_PK, Run, RunQuery, Team, ranking_bytes
 from metrics.pool.tasks import pool_replan_soon
 
 
@@ -172,6 +172,15 @@ def run_submit(
         line_errors.sort(key=lambda e: (e.get("line") is None, e.get("line") or 0))
         raise RunRejected(cap_errors(errors + line_errors))
     doc_pks, unknown_count = _document_pks(collection, parsed)
+    if len(doc_pks) and int(doc_pks.max()) > RANKING_MAX_PK:
+        raise RunRejected(
+            [
+                {
+                    "message": "This installation has more documents than rankings can store "
+                    f"(document ids above {RANKING_MAX_PK:,}); ask the operator."
+                }
+            ]
+        )
     run = Run(
         collection=collection,
         team=team,
@@ -197,7 +206,7 @@ def run_submit(
             RunQuery(
                 run=run,
                 query_id=queries[qid],
-                ranking=doc_pks[doc_index].astype(RANKING_DTYPE).tobytes(),
+                ranking=ranking_bytes(doc_pks[doc_index]),
                 retrieved=len(doc_index),
             )
             for qid, doc_index in zip(parsed.qids, parsed.rankings, strict=True)

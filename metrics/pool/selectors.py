@@ -63,7 +63,7 @@ def pool_entries(
         for query_id, ranking in RunQuery.objects.filter(run=run, retrieved__gt=0).values_list(
             "query_id", "ranking"
         ):
-            top = np.frombuffer(bytes(ranking), dtype="<i8")[:depth].tolist()
+            top = np.frombuffer(bytes(ranking), dtype=RANKING_DTYPE)[:depth].tolist()
             pairs |= Q(query_id=query_id, document_id__in=top)
         entries = entries.filter(pairs)
     return entries

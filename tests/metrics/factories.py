@@ -15,7 +15,8 @@ from django.utils import timezone
 from judging.models import Collection, Query
 from metrics import services
 from metrics.live import store
-from metrics.models import RANKING_DTYPE, Run, RunQuery, Team
+from metrics.models import Run, RunQuery, Team
+from metrics.models import ranking_bytes as stored_ranking
 
 _seq = itertools.count(1)
 
@@ -29,7 +30,7 @@ def team(coll: Collection, name: str | None = None, members: Iterable = ()) -> T
 
 def ranking_bytes(document_ids: Sequence[int]) -> bytes:
     """Return document ids as the stored little-endian int64 ranking."""
-    return np.array(list(document_ids), dtype=RANKING_DTYPE).tobytes()
+    return stored_ranking(np.array(list(document_ids), dtype=np.int64))
 
 
 def run(

@@ -16,7 +16,8 @@ from django.utils import timezone
 
 from judging.models import Collection, Document, LiveGrade, Membership, Query
 from metrics.live.scoring import measure_labels
-from metrics.models import RANKING_DTYPE, Run, RunQuery, Team
+from metrics.models import Run, RunQuery, Team
+from metrics.models import ranking_bytes as stored_ranking
 from tests import factories
 from tests.metrics.factories import store_scores
 
@@ -35,7 +36,7 @@ JUDGED10 = canonical("Judged@10")
 
 def ranking_bytes(document_ids: Iterable[int]) -> bytes:
     """Return document primary keys as a stored ranking (little-endian int64)."""
-    return np.array(list(document_ids), dtype=RANKING_DTYPE).tobytes()
+    return stored_ranking(np.array(list(document_ids), dtype=np.int64))
 
 
 def team(coll: Collection, name: str | None = None, members: Sequence = ()) -> Team:
