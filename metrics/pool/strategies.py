@@ -428,7 +428,8 @@ class Swap(Strategy):
     ) -> tuple[list[F64], list[F64]]:
         """Return per query the mean and second moment of the grade of each document.
 
-        Both come from the grades of the ``seen`` documents at the same best rank band
+        Both come from the grades of the ``seen`` documents (those with a grade; a pick
+        still waiting for its grade counts for nothing) at the same best rank band
         (the bands of :func:`metrics.pool.stopping.grade_prior`), over all queries, with one
         added count per grade 0-4 (Laplace); a fractional grade counts as its value.
         """
@@ -441,10 +442,11 @@ class Swap(Strategy):
         counts = np.full(n_bands, 5.0)
         band_of = [np.searchsorted(bands, best, side="right") for best in self._best]
         for band, s, lab in zip(band_of, seen, labels, strict=True):
-            grades = np.clip(np.nan_to_num(lab[s]), 0.0, 4.0)
-            np.add.at(counts, band[s], 1.0)
-            np.add.at(sums, band[s], grades)
-            np.add.at(squares, band[s], grades**2)
+            graded = s & ~np.isnan(lab)  # a pick taken without its grade yet says nothing
+            grades = np.clip(lab[graded], 0.0, 4.0)
+            np.add.at(counts, band[graded], 1.0)
+            np.add.at(sums, band[graded], grades)
+            np.add.at(squares, band[graded], grades**2)
         mean, second = sums / counts, squares / counts
         return [mean[b] for b in band_of], [second[b] for b in band_of]
 

@@ -197,6 +197,16 @@ def test_swap_weighs_a_document_by_the_chance_its_pair_is_shown_the_wrong_way_ro
     assert swap.weights()[0][x] == 0.0
 
 
+def test_swap_learns_nothing_from_a_pick_still_waiting_for_its_grade():
+    campaign = Campaign.from_rankings({"A": {"q": ["x", "y"]}, "B": {"q": ["y", "x"]}})
+    swap = make_strategy("swap", campaign, scores=lambda labels: np.zeros((2, 1)))
+    pended = [np.array([True, False])]  # x taken by the plan, no grade yet
+    mean, second = swap._band_moments(pended, [np.array([np.nan, np.nan])])
+    assert mean[0].tolist() == [2.0, 2.0] and second[0].tolist() == [6.0, 6.0]  # the prior
+    mean, _ = swap._band_moments(pended, [np.array([4.0, np.nan])])  # graded: it counts
+    assert mean[0].tolist() == [14 / 6, 14 / 6]
+
+
 def _synthetic(n_queries: int = 8, n_runs: int = 6, seed: int = 1):
     """Return a campaign whose runs have clearly different quality, and its qrels."""
     rng = np.random.default_rng(seed)
