@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import platform
-import resource
 import subprocess
 import sys
 import textwrap
@@ -50,6 +49,5 @@ def test_tuned_processes_reuse_the_memory_of_freed_rescoring_arrays():
 
 
 def test_tune_says_whether_it_applied():
-    expected = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
-    assert allocator.tune() is expected
-    assert resource.getrusage(resource.RUSAGE_SELF).ru_minflt > 0
+    glibc = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
+    assert allocator.tune() is glibc  # applied on glibc, a no-op (False) elsewhere
