@@ -66,7 +66,4 @@ def live_grade_columns(
         [collection_id],
         "iiff",
     )
-    if columns is None:
-        return None
-    query, document, grade, abstain = columns
-    return query, document, grade, abstain
+    return None if columns is None else tuple(columns)  # type: ignore[return-value]

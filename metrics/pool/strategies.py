@@ -54,6 +54,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.special import ndtr
+
+from metrics.pool.stopping import RANK_BANDS
 
 __all__ = [
     "STRATEGIES",
@@ -335,13 +338,6 @@ class Bandit(_RunPointers):
 Scorer = Callable[[list[F64]], F64]
 
 
-def _normal_cdf(z: F64) -> F64:
-    """Return the standard normal CDF at ``z`` (``math.erf`` per value; inf gives 0 or 1)."""
-    from math import erf, sqrt
-
-    return np.array([0.5 * (1.0 + erf(v / sqrt(2.0))) for v in z.tolist()])
-
-
 class Swap(Strategy):
     """Judge first the pairs that decide the order of runs still in doubt (see module)."""
 
@@ -433,8 +429,6 @@ class Swap(Strategy):
         (the bands of :func:`metrics.pool.stopping.grade_prior`), over all queries, with one
         added count per grade 0-4 (Laplace); a fractional grade counts as its value.
         """
-        from metrics.pool.stopping import RANK_BANDS
-
         bands = np.asarray(RANK_BANDS)
         n_bands = len(RANK_BANDS) + 1
         sums = np.full(n_bands, 10.0)  # one count of each grade 0-4: 0 + 1 + 2 + 3 + 4
@@ -503,7 +497,7 @@ class Swap(Strategy):
             -sign * (measured + missing), sd, out=np.full(len(upper), -np.inf), where=sd > 0
         )
         z = np.where((sd == 0) & (sign * (measured + missing) < 0), np.inf, z)
-        wrong[decided] = _normal_cdf(z[decided])
+        wrong[decided] = ndtr(z[decided])  # the standard normal CDF
         out = []
         for q, part in enumerate(parts):
             weight = np.zeros(len(labels[q]))
