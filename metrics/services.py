@@ -397,6 +397,11 @@ def runs_score(
     matrix = np.column_stack([values[name] for name in names]) if rows else np.zeros((0, 0))
     if rebuild:
         board.reset(names)
+    # Every scored run is on the board, even with no query to count yet (no live grades
+    # when it came): the live path rescores the board's runs, so a run left off it would
+    # never be scored.
+    run_array = np.fromiter(runs, dtype=np.int64, count=len(runs))
+    board.rows(run_array)
     # A new run (never listed anywhere: PostgreSQL never reuses ids) is appended to the
     # columns in SQL, without reading them; elsewhere columns are read and rewritten.
     append = bool(fresh_runs) and set(runs) == fresh_runs and not rebuild and store.appends()
@@ -404,7 +409,6 @@ def runs_score(
     by_query: dict[int, list[int]] = {}
     for i, row in enumerate(rows):
         by_query.setdefault(row.query_id, []).append(i)
-    run_array = np.fromiter(runs, dtype=np.int64, count=len(runs))
     touched = set(by_query) | set(columns) | (set() if full else set(query_ids))
     written = []
     for query_id in sorted(touched):

@@ -36,11 +36,6 @@ def _needs_postgres(needs_postgres):
     """Skip unless on PostgreSQL (see tests.pg_threads)."""
 
 
-# Known race, under investigation: in about one run in five (also before 2026-11-26's
-# changes) the submitted run ends up without a ranking row and a score for a query it
-# left out, which a rescoring from scratch gives it (an empty ranking). Every other check
-# of this test holds.
-@pytest.mark.flaky(reruns=3)
 def test_concurrent_judgments_and_same_tag_submissions():
     coll = factories.collection("race")
     for q in QUERIES:
