@@ -42,6 +42,24 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS
 
 
+def _cpu_of_command(command: str) -> float:
+    """Return the CPU seconds so far of every process named ``command`` and its ended children.
+
+    A PostgreSQL backend that ends is reaped by the postmaster, whose children's times
+    then hold its CPU: so backends that come and go during a run are counted too.
+    """
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:  # the process ended meanwhile
+            continue
+        if text.split("(", 1)[1].rsplit(")", 1)[0] == command:
+            fields = text.rsplit(")", 1)[1].split()
+            total += sum(int(v) for v in fields[11:15]) / TICKS  # own and children's
+    return total
+
+
 def _machine_busy() -> tuple[float, float]:
     """Return (busy, total) CPU seconds of the whole machine so far, all cores."""
     values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
@@ -90,6 +108,7 @@ def main(argv: list[str] | None = None) -> None:
                     )
                     cpu = [_cpu_seconds(p.pid) for p in procs]
                     machine, stub_cpu = _machine_busy(), _cpu_seconds(stub.pid)
+                    pg_cpu, redis_cpu = _cpu_of_command("postgres"), _cpu_of_command("redis-server")
                     log(f"{count} worker(s), run {rep + 1}: judging {args.pairs} pairs ...")
                     processes.send_task(env, "judging.run_llm_job", job.pk)
                     while job.status not in (LLMJob.Status.DONE, LLMJob.Status.FAILED):
@@ -98,10 +117,23 @@ def main(argv: list[str] | None = None) -> None:
                     cpu = [_cpu_seconds(p.pid) - c for p, c in zip(procs, cpu, strict=True)]
                     busy, total = (b - a for a, b in zip(machine, _machine_busy(), strict=True))
                     stub_cpu = _cpu_seconds(stub.pid) - stub_cpu
+                    pg_cpu = _cpu_of_command("postgres") - pg_cpu
+                    redis_cpu = _cpu_of_command("redis-server") - redis_cpu
                     assert job.done == args.pairs and job.failed == 0, (job.done, job.failed)
                     seconds = (job.finished_at - job.started_at).total_seconds()
                     rows.append(
-                        (count, rep, job.done, seconds, sum(cpu), cpu, busy / total, stub_cpu)
+                        (
+                            count,
+                            rep,
+                            job.done,
+                            seconds,
+                            sum(cpu),
+                            cpu,
+                            busy / total,
+                            stub_cpu,
+                            pg_cpu,
+                            redis_cpu,
+                        )
                     )
                     log(f"  {job.done / seconds:.1f} pairs/s")
         load_after = os.getloadavg()
@@ -123,14 +155,16 @@ def main(argv: list[str] | None = None) -> None:
     )
     print(
         "| workers | run | pairs | seconds | pairs/s | workers' CPU ms/pair "
-        "| CPU per worker (s) | stub CPU ms/pair | machine busy |"
+        "| CPU per worker (s) | stub CPU ms/pair | PostgreSQL CPU ms/pair "
+        "| Redis CPU ms/pair | machine busy |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---|---:|---:|")
-    for count, rep, done, seconds, cpu, each, busy, stub_cpu in rows:
+    print("|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
+    for count, rep, done, seconds, cpu, each, busy, stub_cpu, pg_cpu, redis_cpu in rows:
         print(
             f"| {count} | {rep + 1} | {done} | {seconds:.2f} | {done / seconds:.1f} | "
             f"{1000 * cpu / done:.2f} | {', '.join(f'{c:.1f}' for c in each)} | "
-            f"{1000 * stub_cpu / done:.2f} | {busy:.0%} |"
+            f"{1000 * stub_cpu / done:.2f} | {1000 * pg_cpu / done:.2f} | "
+            f"{1000 * redis_cpu / done:.2f} | {busy:.0%} |"
         )
     if 1 in best and 2 in best:
         ratio = best[2] / best[1]
