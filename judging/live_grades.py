@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from judging import aggregation
 from judging.abstain import aggregate_abstain
-from judging.db import copy_columns, insert_rows, update_values
+from judging.db import fetch_columns, insert_rows, update_values
 from judging.models import Adjudication, Collection, Judge, Judgment, LiveGrade
 from judging.signals import judgments_changed
 
@@ -108,8 +108,8 @@ def _graded(scope: dict[str, object]) -> list[np.ndarray]:
     """Return the graded judgments in ``scope`` as columns, sorted by query, document, judge.
 
     Columns: query, document, grade, whether the judge is human (0/1), judge, and the
-    recorded abstention probability (NaN where none). On PostgreSQL one binary ``COPY``
-    (:func:`judging.db.copy_columns`): a bulk import's hundreds of thousands of judgments
+    recorded abstention probability (NaN where none). On PostgreSQL packed by the server
+    (:func:`judging.db.fetch_columns`): a bulk import's hundreds of thousands of judgments
     arrive without a Python tuple each.
     """
     table = connection.ops.quote_name(Judgment._meta.db_table)
@@ -125,14 +125,18 @@ def _graded(scope: dict[str, object]) -> list[np.ndarray]:
     if "document_id" in scope:
         where.append("j.document_id = %s")
         params.append(scope["document_id"])
-    columns = copy_columns(
-        f"SELECT j.query_id::int8, j.document_id::int8, j.grade::float8, "
-        f"(k.kind = %s)::int::int8, j.judge_id::int8, "
-        f"COALESCE(j.abstain_probability, 'NaN')::float8 "
-        f"FROM {table} j JOIN {judges} k ON k.id = j.judge_id "
-        f"WHERE {' AND '.join(where)} ORDER BY 1, 2, 5",
-        [Judge.Kind.HUMAN.value, *params],
-        "iifiif",
+    columns = fetch_columns(
+        fields=[
+            ("j.query_id", "i"),
+            ("j.document_id", "i"),
+            ("j.grade", "f"),
+            ("(k.kind = %s)::int", "i"),
+            ("j.judge_id", "i"),
+            ("COALESCE(j.abstain_probability, 'NaN')", "f"),
+        ],
+        source=f"FROM {table} j JOIN {judges} k ON k.id = j.judge_id WHERE {' AND '.join(where)}",
+        params=[Judge.Kind.HUMAN.value, *params],
+        order_by=["j.query_id", "j.document_id", "j.judge_id"],
     )
     if columns is not None:
         return columns

@@ -15,7 +15,7 @@ import numpy as np
 import psycopg
 from django.db import connection
 
-from judging.db import copy_columns, log_statement
+from judging.db import fetch_columns, log_statement
 
 
 def fetch(sql: str, params: Sequence[Any]) -> list[tuple]:
@@ -55,15 +55,19 @@ def live_grade_columns(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """Return a collection's whole live list as columns (query, document, grade, abstain).
 
-    PostgreSQL only (``None`` elsewhere; :func:`judging.db.copy_columns`): 200,000 live
+    PostgreSQL only (``None`` elsewhere; :func:`judging.db.fetch_columns`): 200,000 live
     grades arrive without a Python tuple per row. Sorted by query, then document; NaN
     where no abstention probability is recorded.
     """
-    columns = copy_columns(
-        f"SELECT query_id::int8, document_id::int8, grade::float8, "
-        f"COALESCE(abstain_probability, 'NaN')::float8 FROM {table} "
-        f"WHERE collection_id = %s ORDER BY query_id, document_id",
-        [collection_id],
-        "iiff",
+    columns = fetch_columns(
+        fields=[
+            ("query_id", "i"),
+            ("document_id", "i"),
+            ("grade", "f"),
+            ("COALESCE(abstain_probability, 'NaN')", "f"),
+        ],
+        source=f"FROM {table} WHERE collection_id = %s",
+        params=[collection_id],
+        order_by=["query_id", "document_id"],
     )
     return None if columns is None else tuple(columns)  # type: ignore[return-value]

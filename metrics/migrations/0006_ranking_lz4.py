@@ -8,28 +8,19 @@ rewritten. A server without lz4 support keeps pglz: the change is tried in a sav
 and skipped when refused.
 """
 
-from django.db import DatabaseError, migrations, transaction
+from django.db import migrations
 
-SQL = "ALTER TABLE metrics_runquery ALTER COLUMN ranking SET COMPRESSION {}"
+from metrics.migrations._compression import set_compression
 
-
-def _set(schema_editor, method: str) -> None:
-    connection = schema_editor.connection
-    if connection.vendor != "postgresql" or connection.pg_version < 140000:
-        return
-    try:
-        with transaction.atomic(using=connection.alias):
-            schema_editor.execute(SQL.format(method))
-    except DatabaseError:  # compiled without lz4: keep the default
-        pass
+COLUMNS = {"metrics_runquery": ["ranking"]}
 
 
 def to_lz4(apps, schema_editor):
-    _set(schema_editor, "lz4")
+    set_compression(schema_editor, COLUMNS, "lz4")
 
 
 def to_pglz(apps, schema_editor):
-    _set(schema_editor, "pglz")
+    set_compression(schema_editor, COLUMNS, "pglz")
 
 
 class Migration(migrations.Migration):
