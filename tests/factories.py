@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 
 from django.contrib.auth import get_user_model
 
@@ -50,6 +51,21 @@ def document(coll: Collection, external_id: str | None = None, **fields) -> Docu
 def member(coll: Collection, usr, role: str = Membership.Role.JUDGE) -> Membership:
     """Give ``usr`` a role in ``coll``."""
     return services.membership_grant(collection=coll, user=usr, role=role)
+
+
+def judged_collection(
+    slug: str, *, queries: Sequence[str], documents: Sequence[str], judges: Sequence[str]
+) -> tuple[Collection, list]:
+    """Create a collection with ``queries``, ``documents`` and users judging it; return both."""
+    coll = collection(slug)
+    for qid in queries:
+        query(coll, qid)
+    for docno in documents:
+        document(coll, docno)
+    users = [user(name) for name in judges]
+    for usr in users:
+        member(coll, usr, Membership.Role.JUDGE)
+    return coll, users
 
 
 def human_judge(usr) -> Judge:

@@ -10,20 +10,12 @@ and skipped when refused.
 
 from django.db import migrations
 
-from metrics.migrations._compression import set_compression
+from metrics.migrations._compression import compression_operation
 
 COLUMNS = {"metrics_runquery": ["ranking"]}
-
-
-def to_lz4(apps, schema_editor):
-    set_compression(schema_editor, COLUMNS, "lz4")
-
-
-def to_pglz(apps, schema_editor):
-    set_compression(schema_editor, COLUMNS, "pglz")
 
 
 class Migration(migrations.Migration):
     dependencies = [("metrics", "0005_runquery_version_help")]
 
-    operations = [migrations.RunPython(to_lz4, to_pglz, elidable=False)]
+    operations = [compression_operation(COLUMNS)]

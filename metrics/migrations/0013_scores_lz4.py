@@ -10,7 +10,7 @@ next written (the next submission writes them all). A server without lz4 keeps p
 
 from django.db import migrations
 
-from metrics.migrations._compression import set_compression
+from metrics.migrations._compression import compression_operation
 
 COLUMNS = {
     "metrics_queryscores": ["run_ids", "values"],
@@ -18,15 +18,7 @@ COLUMNS = {
 }
 
 
-def to_lz4(apps, schema_editor):
-    set_compression(schema_editor, COLUMNS, "lz4")
-
-
-def to_pglz(apps, schema_editor):
-    set_compression(schema_editor, COLUMNS, "pglz")
-
-
 class Migration(migrations.Migration):
     dependencies = [("metrics", "0012_rankings_int32")]
 
-    operations = [migrations.RunPython(to_lz4, to_pglz, elidable=False)]
+    operations = [compression_operation(COLUMNS)]

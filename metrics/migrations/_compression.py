@@ -5,7 +5,7 @@ method (compiled without lz4) keeps its default: each change is tried in a savep
 The module's name starts with an underscore, so Django's migration loader skips it.
 """
 
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, migrations, transaction
 
 
 def set_compression(schema_editor, columns: dict[str, list[str]], method: str) -> None:
@@ -21,3 +21,15 @@ def set_compression(schema_editor, columns: dict[str, list[str]], method: str) -
                 schema_editor.execute(f"ALTER TABLE {quote(table)} {changes}")
         except DatabaseError:  # compiled without lz4: keep the default
             pass
+
+
+def compression_operation(columns: dict[str, list[str]]) -> migrations.RunPython:
+    """Return the operation that moves ``columns`` to lz4 (and back to pglz when reversed)."""
+
+    def to_lz4(apps, schema_editor):
+        set_compression(schema_editor, columns, "lz4")
+
+    def to_pglz(apps, schema_editor):
+        set_compression(schema_editor, columns, "pglz")
+
+    return migrations.RunPython(to_lz4, to_pglz, elidable=False)

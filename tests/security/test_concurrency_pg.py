@@ -37,14 +37,9 @@ def _needs_postgres(needs_postgres):
 
 
 def test_concurrent_judgments_and_same_tag_submissions():
-    coll = factories.collection("race")
-    for q in QUERIES:
-        factories.query(coll, q)
-    for d in DOCS:
-        factories.document(coll, d)
-    judges = [factories.user(f"j{i}") for i in range(3)]
-    for user in judges:
-        factories.member(coll, user, Role.JUDGE)
+    coll, judges = factories.judged_collection(
+        "race", queries=QUERIES, documents=DOCS, judges=[f"j{i}" for i in range(3)]
+    )
     submitter = factories.user("sub")
     team = metrics_services.team_create(collection=coll, name="t", members=[submitter])
     lines = "".join(

@@ -78,14 +78,9 @@ MEASURE_SETS = (None, ["P@2", "ndcg_cut.3", "map"])
 @pytest.mark.parametrize("seed", range(40))
 def test_any_order_of_changes_scores_like_a_rescoring(seed, django_capture_on_commit_callbacks):
     rng = np.random.default_rng(seed)
-    coll = factories.collection(f"mix{seed}")
-    for q in QUERIES:
-        factories.query(coll, q)
-    for d in DOCS:
-        factories.document(coll, d)
-    users = [factories.user(f"j{seed}-{i}") for i in range(2)]
-    for user in users:
-        factories.member(coll, user, Membership.Role.JUDGE)
+    coll, users = factories.judged_collection(
+        f"mix{seed}", queries=QUERIES, documents=DOCS, judges=[f"j{seed}-{i}" for i in range(2)]
+    )
     world = _World(coll, [factories.human_judge(u) for u in users], users, rng)
     changed = 0
     for step in range(12):
