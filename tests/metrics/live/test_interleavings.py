@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from judging import services
-from judging.models import Judgment, Membership
+from judging.adjudication import services as adjudication_services
+from judging.models import Adjudication, Judgment, Membership
 from metrics import services as metrics_services
 from metrics.live import store
 from metrics.models import Run
@@ -71,7 +72,21 @@ def test_a_run_submitted_before_any_judgment_is_scored_by_later_judgments():
     _assert_equal_to_rescoring(coll)
 
 
-ACTIONS = ["submit", "submit", "judge", "judge", "judge", "unjudge", "delete", "import", "measures"]
+ACTIONS = [
+    "submit",
+    "submit",
+    "judge",
+    "judge",
+    "judge",
+    "unjudge",
+    "delete",
+    "import",
+    "measures",
+    "adjudicate",
+    "revoke",
+    "policy",
+]
+POLICIES = ("lower_median_human_then_llm", "mean_human_then_llm", "dawid_skene")
 MEASURE_SETS = (None, ["P@2", "ndcg_cut.3", "map"])
 
 
@@ -81,7 +96,8 @@ def test_any_order_of_changes_scores_like_a_rescoring(seed, django_capture_on_co
     coll, users = factories.judged_collection(
         f"mix{seed}", queries=QUERIES, documents=DOCS, judges=[f"j{seed}-{i}" for i in range(2)]
     )
-    world = _World(coll, [factories.human_judge(u) for u in users], users, rng)
+    judges = [factories.human_judge(u) for u in users] + [factories.llm_judge(f"llm-{seed}")]
+    world = _World(coll, judges, users, rng)
     changed = 0
     for step in range(12):
         with django_capture_on_commit_callbacks(execute=True):  # background rescoring
@@ -103,6 +119,7 @@ class _World:
     def step(self, action: str, step: int) -> bool:
         """Apply one random change of kind ``action``; return whether there was one."""
         rng, coll = self.rng, self.coll
+        coll.refresh_from_db()  # as each request reads it afresh
         if action == "submit":
             lines = "".join(
                 f"{q} Q0 {d} {r + 1} {10 - r} x\n"
@@ -132,8 +149,8 @@ class _World:
             ]
             if not rows:
                 return False
-            services.judgments_import(
-                collection=coll, judge=self.judges[rng.integers(2)], rows=rows
+            services.judgments_import(  # a human's or the LLM judge's labels
+                collection=coll, judge=self.judges[rng.integers(3)], rows=rows
             )
         elif action == "unjudge":
             present = list(Judgment.objects.filter(collection=coll).order_by("pk"))
@@ -145,6 +162,27 @@ class _World:
             if not present:
                 return False
             metrics_services.run_delete(run=present[rng.integers(len(present))])
+        elif action == "adjudicate":
+            adjudication_services.adjudication_record(
+                query=self.queries[rng.integers(3)],
+                document=self.docs[rng.integers(4)],
+                grade=int(rng.integers(5)),
+                reason="settled",
+                actor=self.users[0],
+            )
+        elif action == "revoke":
+            present = list(Adjudication.objects.filter(collection=coll, revoked_at__isnull=True))
+            if not present:
+                return False
+            adjudication_services.adjudication_revoke(
+                adjudication=present[rng.integers(len(present))], actor=self.users[0]
+            )
+        elif action == "policy":
+            adjudication_services.aggregation_settings_update(
+                collection=coll,
+                actor=self.users[0],
+                aggregation_policy=POLICIES[rng.integers(len(POLICIES))],
+            )
         else:
             measures = MEASURE_SETS[rng.integers(2)] or self.default_measures
             metrics_services.collection_settings_update(collection=coll, measures=measures)
