@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from django.db import connection, models
@@ -107,6 +108,38 @@ def log_statement(sql: str, started: float) -> None:
         connection.queries_log.append({"sql": sql, "time": f"{time.monotonic() - started:.3f}"})
 
 
+def _raw(sql: str, params: Sequence[Any], *, read: bool) -> list[tuple]:
+    """Run ``sql`` past Django's query compiler; on PostgreSQL with server-side binding.
+
+    Bytes parameters then travel as binary (Django's client-side binding writes a
+    ``bytea`` as hex text inside the statement: twice the bytes, and a parse of them), and
+    a read's results come back binary (rankings as bytes, not hex text).
+    """
+    if connection.vendor == "postgresql":
+        import psycopg  # on first use: an installation on SQLite never loads the driver
+
+        connection.ensure_connection()
+        started = time.monotonic()
+        with psycopg.Cursor(connection.connection) as cursor:
+            cursor.execute(sql, params, binary=read)
+            rows = cursor.fetchall() if read else []
+        log_statement(sql, started)
+        return rows
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall() if read else []
+
+
+def fetch(sql: str, params: Sequence[Any]) -> list[tuple]:
+    """Run a raw read (no model instances); see :func:`_raw`."""
+    return _raw(sql, params, read=True)
+
+
+def execute(sql: str, params: Sequence[Any]) -> None:
+    """Run a raw write (bytes parameters travel as binary); see :func:`_raw`."""
+    _raw(sql, params, read=False)
+
+
 _SEND = {
     "i": ("int8send", "int8", ">i8", np.int64),
     "f": ("float8send", "float8", ">f8", np.float64),
@@ -136,8 +169,6 @@ def fetch_columns(
     """
     if connection.vendor != "postgresql":
         return None
-    import psycopg
-
     packed = " || ".join(f"{_SEND[kind][0]}(({expr})::{_SEND[kind][1]})" for expr, kind in fields)
     group = order_by[0]
     sql = (
@@ -145,12 +176,7 @@ def fetch_columns(
         f"{source} GROUP BY {group} ORDER BY {group}"
     )
     dtype = np.dtype([(f"v{k}", _SEND[kind][2]) for k, (_, kind) in enumerate(fields)])
-    connection.ensure_connection()
-    started = time.monotonic()
-    with psycopg.Cursor(connection.connection) as cursor:
-        cursor.execute(sql, params, binary=True)
-        groups = cursor.fetchall()
-    log_statement(sql, started)
+    groups = fetch(sql, params)
     if sum(n for n, _ in groups) * dtype.itemsize != sum(len(b or b"") for _, b in groups):
         raise ValueError("fetch_columns: a field was NULL")  # string_agg skips NULL rows
     rows = np.frombuffer(b"".join(bytes(b) for _, b in groups if b), dtype=dtype)

@@ -22,11 +22,12 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from judging import services as judging_services
+from judging.db import fetch
 from judging.models import Collection, Document, LiveGrade, Membership, PoolEntry, Query
 from judging.textpolicy import MAX_ERRORS, cap_errors, echo, loads_json
 from metrics.live import docno_index, scoring, store
 from metrics.live import rescore as live_rescore
-from metrics.live.sqlrows import fetch, live_grade_columns
+from metrics.live.sqlrows import live_grade_columns
 from metrics.models import RANKING_DTYPE, RANKING_MAX_PK, Run, RunQuery, Team, ranking_bytes
 from metrics.pool.tasks import pool_replan_soon
 

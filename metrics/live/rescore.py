@@ -36,12 +36,12 @@ from typing import Any
 import numpy as np
 from django.db import connection
 
+from judging.db import fetch
 from judging.models import LiveGrade
 from metrics import engine
 from metrics.engine import _creader
 from metrics.engine.measures import Measure
 from metrics.live import scoring, store
-from metrics.live.sqlrows import fetch
 from metrics.models import RANKING_DTYPE, RunQuery
 
 MAX_QUERIES = 4  # more queries at once take the general path (runs_score)

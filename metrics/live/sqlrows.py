@@ -1,53 +1,15 @@
-"""Raw reads shared by the scoring services (no model instances).
+"""Raw reads of the scoring services (no model instances).
 
 Rescoring reads a query's stored rankings and the live list; building model instances
-and compiling querysets cost more than the database's own work. These helpers read
-tuples, and on PostgreSQL bytes and fixed-width binary rows.
+and compiling querysets cost more than the database's own work. The raw ``fetch`` and
+``execute`` they use live in :mod:`judging.db`, beside the bulk helpers of judging.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Sequence
-from typing import Any
-
 import numpy as np
-import psycopg
-from django.db import connection
 
-from judging.db import fetch_columns, log_statement
-
-
-def fetch(sql: str, params: Sequence[Any]) -> list[tuple]:
-    """Run a read; binary results on PostgreSQL (rankings arrive as bytes, not hex text)."""
-    if connection.vendor == "postgresql":
-        connection.ensure_connection()
-        started = time.monotonic()
-        with psycopg.Cursor(connection.connection) as cursor:
-            cursor.execute(sql, params, binary=True)
-            rows = cursor.fetchall()
-        log_statement(sql, started)
-        return rows
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
-
-
-def execute(sql: str, params: Sequence[Any]) -> None:
-    """Run a write; on PostgreSQL with server-side binding, so bytes travel as binary.
-
-    (Django's client-side binding writes a ``bytea`` parameter as hex text inside the
-    statement: twice the bytes, and a parse of them.)
-    """
-    if connection.vendor == "postgresql":
-        connection.ensure_connection()
-        started = time.monotonic()
-        with psycopg.Cursor(connection.connection) as cursor:
-            cursor.execute(sql, params)
-        log_statement(sql, started)
-        return
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+from judging.db import fetch_columns
 
 
 def live_grade_columns(

@@ -36,9 +36,9 @@ import numpy as np
 from django.db import connection
 from django.utils import timezone
 
+from judging.db import execute, fetch
 from judging.models import Collection, Query
 from metrics.live import matrices
-from metrics.live.sqlrows import execute, fetch
 from metrics.models import QueryScores, Scoreboard
 
 F8, I8 = matrices.F8, matrices.I8
