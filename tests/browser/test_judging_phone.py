@@ -92,6 +92,13 @@ def test_phone_card_shows_query_and_document_above_a_fixed_grade_bar(
     wait_for_new_card(phone, first)
     expect(phone.locator("[data-saved]")).to_contain_text("Saved 2")
     expect(phone.locator(".query-narrative")).to_be_hidden()
+    # card.js scrolls the card into view one frame after htmx settles (and after htmx's
+    # own scroll to the page top): wait for that frame, not for the swap alone.
+    phone.wait_for_function(
+        "() => Math.abs(document.querySelector('[data-judging-card]')"
+        ".getBoundingClientRect().top) <= 10",
+        timeout=5000,
+    )
     card_top = box(phone, "[data-judging-card]")["y"]
     title = box(phone, "#doc-title")
     assert -1 <= card_top <= 10, card_top
