@@ -1,0 +1,67 @@
+"""Read side of live scoring: whether the stored scores agree with a rescoring from nothing."""
+
+from __future__ import annotations
+
+import math
+
+from django.db import transaction
+
+from judging.models import Collection
+from metrics import services
+from metrics.live import store
+from metrics.models import Run
+
+
+def _differs(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return (a is None) != (b is None)
+    return not math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def scores_problems(*, collection: Collection) -> list[str]:
+    """Return how the stored scores of ``collection`` differ from scoring every run afresh.
+
+    Compares what readers show: the runs the scoreboard lists, their means per measure,
+    and every run's per-query values. The fresh scores are computed by a full rescoring
+    inside a transaction that is rolled back, so nothing changes (and the collection's
+    row lock is held meanwhile, like any rescoring). Empty when they agree.
+    """
+    runs = dict(Run.objects.filter(collection=collection).values_list("pk", "tag"))
+    stored_board = store.board_read(collection.pk)
+    stored_means = stored_board.means()
+    stored_columns = store.columns_read(collection.pk)
+    with transaction.atomic():
+        services.runs_score(collection=collection)
+        fresh_means = store.board_read(collection.pk).means()
+        fresh_columns = store.columns_read(collection.pk)
+        transaction.set_rollback(True)
+    problems = [
+        f"run {runs[pk]!r} is not on the scoreboard (never rescored by judgments)"
+        for pk in sorted(runs)
+        if pk not in stored_means
+    ]
+    for pk in sorted(set(runs) & set(stored_means)):
+        for name, value in (fresh_means.get(pk) or {}).items():
+            old = stored_means[pk].get(name)
+            if _differs(old, value):
+                problems.append(
+                    f"run {runs[pk]!r}: mean {name} is {old}, a rescoring gives {value}"
+                )
+    for query_id in sorted(set(stored_columns) | set(fresh_columns)):
+        old_column, new_column = stored_columns.get(query_id), fresh_columns.get(query_id)
+        for pk in sorted(runs):
+            was = old_column is not None and bool(old_column.listed([pk])[0])
+            now = new_column is not None and bool(new_column.listed([pk])[0])
+            if was != now:
+                state = "has no score" if now else "has a score it should not"
+                problems.append(f"run {runs[pk]!r} {state} for query id {query_id}")
+            elif now:
+                old = old_column.lookup([pk], new_column.names)[0]
+                new = new_column.lookup([pk], new_column.names)[0]
+                if any(_differs(_value(o), _value(n)) for o, n in zip(old, new, strict=True)):
+                    problems.append(f"run {runs[pk]!r}: scores for query id {query_id} differ")
+    return problems
+
+
+def _value(x: float) -> float | None:
+    return None if x != x else float(x)
