@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from django.db import transaction
 
 from judging.models import Collection
@@ -47,21 +48,19 @@ def scores_problems(*, collection: Collection) -> list[str]:
                 problems.append(
                     f"run {runs[pk]!r}: mean {name} is {old}, a rescoring gives {value}"
                 )
+    ids = np.array(sorted(runs), dtype=np.int64)
     for query_id in sorted(set(stored_columns) | set(fresh_columns)):
         old_column, new_column = stored_columns.get(query_id), fresh_columns.get(query_id)
-        for pk in sorted(runs):
-            was = old_column is not None and bool(old_column.listed([pk])[0])
-            now = new_column is not None and bool(new_column.listed([pk])[0])
-            if was != now:
-                state = "has no score" if now else "has a score it should not"
-                problems.append(f"run {runs[pk]!r} {state} for query id {query_id}")
-            elif now:
-                old = old_column.lookup([pk], new_column.names)[0]
-                new = new_column.lookup([pk], new_column.names)[0]
-                if any(_differs(_value(o), _value(n)) for o, n in zip(old, new, strict=True)):
-                    problems.append(f"run {runs[pk]!r}: scores for query id {query_id} differ")
+        was = old_column.listed(ids) if old_column else np.zeros(len(ids), dtype=bool)
+        now = new_column.listed(ids) if new_column else np.zeros(len(ids), dtype=bool)
+        for pk, scored in zip(ids[was != now].tolist(), now[was != now].tolist(), strict=True):
+            state = "has no score" if scored else "has a score it should not"
+            problems.append(f"run {runs[pk]!r} {state} for query id {query_id}")
+        both = ids[was & now]
+        if len(both):
+            old = old_column.lookup(both, new_column.names)
+            new = new_column.lookup(both, new_column.names)
+            same = (np.isnan(old) & np.isnan(new)) | np.isclose(old, new, rtol=1e-9, atol=1e-12)
+            for pk in both[~same.all(axis=1)].tolist():
+                problems.append(f"run {runs[pk]!r}: scores for query id {query_id} differ")
     return problems
-
-
-def _value(x: float) -> float | None:
-    return None if x != x else float(x)

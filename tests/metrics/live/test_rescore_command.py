@@ -83,9 +83,15 @@ def test_a_drifted_mean_and_a_missing_query_score_are_named(scored):
     kept = column.run_ids != b.pk
     column = store.Column(q2.pk, column.names, column.run_ids[kept], column.values[kept])
     store.columns_write(scored.pk, [column], version=board.version)
+    q1 = scored.queries.get(external_id="q1")
+    column = store.columns_read(scored.pk, [q1.pk])[q1.pk]
+    column.values[column.run_ids == a.pk, -1] += 1e-6  # a value off, the mean as stored
+    store.columns_write(scored.pk, [column], version=board.version)
     problems = selectors_live.scores_problems(collection=scored)
     assert any(p.startswith(f"run 'a': mean {board.names[0]} is ") for p in problems), problems
     assert f"run 'b' has no score for query id {q2.pk}" in problems
+    assert f"run 'a': scores for query id {q1.pk} differ" in problems
+    assert not any("run 'c'" in p for p in problems), problems
 
 
 def test_an_unknown_collection_is_named():
