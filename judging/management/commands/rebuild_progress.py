@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from django.core.management.base import BaseCommand, CommandError, CommandParser
-
+from judging.management.collections_command import CollectionsCommand
 from judging.models import Collection
 from judging.progress import selectors as selectors_progress
 from judging.progress import services as services_progress
 
 
-class Command(BaseCommand):
+class Command(CollectionsCommand):
     """Rebuild (or only check) the open-pair and per-judge counters of collections."""
 
     help = (
@@ -19,33 +16,14 @@ class Command(BaseCommand):
         "given collections (slugs) or all. --check compares them with a recount instead "
         "and exits 1 when they differ."
     )
+    agrees = "counters agree with a recount"
+    repaired = "progress counters rebuilt"
+    differs = "progress counters differ from a recount"
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        """Declare the options."""
-        parser.add_argument("slugs", nargs="*", help="Collection slugs (default: all).")
-        parser.add_argument(
-            "--check", action="store_true", help="Only compare with a recount; change nothing."
-        )
+    def problems(self, collection: Collection) -> list[str]:
+        """Return how the counters differ from a recount."""
+        return selectors_progress.progress_problems(collection=collection)
 
-    def handle(self, *args: Any, **options: Any) -> None:
-        """Rebuild or check each collection; report what was done."""
-        collections = Collection.objects.order_by("slug")
-        if options["slugs"]:
-            collections = collections.filter(slug__in=options["slugs"])
-            missing = set(options["slugs"]) - set(collections.values_list("slug", flat=True))
-            if missing:
-                raise CommandError(f"No collection {', '.join(sorted(missing))}.")
-        failed = False
-        for collection in collections:
-            if options["check"]:
-                problems = selectors_progress.progress_problems(collection=collection)
-                failed |= bool(problems)
-                for problem in problems:
-                    self.stdout.write(f"{collection.slug}: {problem}")
-                if not problems:
-                    self.stdout.write(f"{collection.slug}: counters agree with a recount")
-            else:
-                services_progress.progress_rebuild(collection=collection)
-                self.stdout.write(f"{collection.slug}: progress counters rebuilt")
-        if failed:
-            raise CommandError("progress counters differ from a recount")
+    def repair(self, collection: Collection) -> None:
+        """Rebuild the counters."""
+        services_progress.progress_rebuild(collection=collection)
