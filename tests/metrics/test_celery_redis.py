@@ -81,7 +81,8 @@ def test_bulk_import_is_rescored_by_the_worker(redis_worker):
         judging_services.judgments_import(collection=coll, judge=factories.llm_judge(), rows=rows)
         version = Collection.objects.get(pk=coll.pk).judgments_version
         deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and run.scored_version != version:
+        # The worker commits the scores, then reports success: wait for both.
+        while time.monotonic() < deadline and (run.scored_version != version or not succeeded):
             time.sleep(0.1)
             run.refresh_from_db()
     finally:
