@@ -155,7 +155,7 @@ REST_FRAMEWORK = {
 
 # Set glibc's allocation thresholds at start so that live rescoring's arrays reuse heap
 # memory instead of faulting in fresh pages each judgment (metrics/live/allocator.py).
-GRADED_TUNE_MALLOC = os.environ.get("GRADED_TUNE_MALLOC", "1") not in ("0", "false", "no")
+GRADED_TUNE_MALLOC = env_bool("GRADED_TUNE_MALLOC", True)
 
 # Rate limits ("<count>/<s|min|hour|day>"; empty: no limit); see config/throttling.py.
 GRADED_THROTTLE_RATES = {

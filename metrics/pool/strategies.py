@@ -453,13 +453,16 @@ class Swap(Strategy):
         DCG from the grades known, at least 1) is a sum over documents: a judged one adds
         its gain times the difference of the runs' discounts at it, an unjudged one a
         random amount whose mean and variance come from the grades judged at the same
-        best rank (:func:`metrics.pool.stopping.grade_prior`). So each compared pair of
-        runs has a normal estimate of its difference, and how much it is in doubt is the
-        density ratio ``exp(-mean^2 / 2 var)`` (1 when the sign is a coin toss, near 0 when
-        it is settled). A document's weight is the sum, over the pairs in doubt, of the
-        share of the pair's variance that judging it would remove: the judgments go to the
-        documents that settle the close pairs, not to those every run ranks alike (a
-        document all runs put at rank 1 moves no pair). Judged documents weigh 0.
+        best rank (:meth:`_band_moments`). So each compared pair of runs has a normal
+        estimate of its difference, and the chance that the leaderboard shows the pair
+        the wrong way round is the normal CDF at ``-sign(measured) * (measured + missing)
+        / sd`` (one half for a tie shown as a tie). A document's weight is the sum, over
+        the pairs, of that chance times how far its grade would move the pair (the
+        difference of the two runs' discounts at it times the expected grade at its
+        rank): the judgments go to the documents that settle pairs in doubt, not to those
+        every run ranks alike (a document all runs put at rank 1 moves no pair). Judged
+        documents weigh 0 in :meth:`weights`; here they weigh like unjudged ones, for the
+        LLM-first checks that re-judge them.
         ``judged`` (default: the labelled documents) is what counts as known.
         """
         upper, lower = self._pairs(labels)

@@ -15,8 +15,7 @@ from django.utils import timezone
 from judging.models import Collection, Query
 from metrics import services
 from metrics.live import store
-from metrics.models import Run, RunQuery, Team
-from metrics.models import ranking_bytes as stored_ranking
+from metrics.models import Run, RunQuery, Team, ranking_bytes
 
 _seq = itertools.count(1)
 
@@ -26,11 +25,6 @@ def team(coll: Collection, name: str | None = None, members: Iterable = ()) -> T
     return services.team_create(
         collection=coll, name=name or f"team{next(_seq)}", members=list(members)
     )
-
-
-def ranking_bytes(document_ids: Sequence[int]) -> bytes:
-    """Return document ids as the stored little-endian int64 ranking."""
-    return stored_ranking(np.array(list(document_ids), dtype=np.int64))
 
 
 def run(

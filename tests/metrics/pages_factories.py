@@ -8,7 +8,7 @@ sending ``judgments_changed`` (no rescoring is triggered).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from django.core.files.base import ContentFile
@@ -16,8 +16,7 @@ from django.utils import timezone
 
 from judging.models import Collection, Document, LiveGrade, Membership, Query
 from metrics.live.scoring import measure_labels
-from metrics.models import Run, RunQuery, Team
-from metrics.models import ranking_bytes as stored_ranking
+from metrics.models import Run, RunQuery, Team, ranking_bytes
 from tests import factories
 from tests.metrics.factories import store_scores
 
@@ -32,11 +31,6 @@ def canonical(name: str) -> str:
 NDCG10 = canonical("nDCG@10")
 P10 = canonical("P@10")
 JUDGED10 = canonical("Judged@10")
-
-
-def ranking_bytes(document_ids: Iterable[int]) -> bytes:
-    """Return document primary keys as a stored ranking (little-endian int64)."""
-    return stored_ranking(np.array(list(document_ids), dtype=np.int64))
 
 
 def team(coll: Collection, name: str | None = None, members: Sequence = ()) -> Team:

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from metrics.analysis.difficulty import topic_difficulty
 from metrics.engine.standardized import rndcg
-from metrics.models import Run, RunQuery
+from metrics.models import Run, RunQuery, ranking_bytes
 from tests import factories
 from tests.metrics import pages_factories as pf
 
@@ -100,7 +100,7 @@ def test_difficulty_page_sorts(world, example):
     pf.live_grades(world.coll, easy, {docs["x"]: 2.0, docs["y"]: 0.0})
     for run in example["runs"]:
         RunQuery.objects.create(
-            run=run, query=easy, ranking=pf.ranking_bytes([docs["x"].pk]), retrieved=1
+            run=run, query=easy, ranking=ranking_bytes([docs["x"].pk]), retrieved=1
         )
     url = reverse("metrics:difficulty", args=[world.coll.slug])
     order = re.findall(r'<tr data-query="([^"]+)"', world.client("coord").get(url).content.decode())
