@@ -347,9 +347,10 @@ def runs_score(
     (:mod:`metrics.live.store`); every run and every query at once (or measures that
     changed) rebuilds the scoreboard from nothing. ``new_rows`` (run submission) are the
     unsaved rankings of the one just-saved run in ``run_ids``: they are scored in memory
-    and inserted, instead of read back. Takes the collection's row lock, so the live list
-    and its version are read consistently and an older rescore can never overwrite a
-    newer one.
+    and inserted, instead of read back. Takes the collection's row lock first and reads
+    everything after it (:mod:`metrics.live.store`, "Locks"), so the live list, its
+    version and the stored scores are read consistently and an older rescore can never
+    overwrite a newer one.
     """
     if new_rows is None and query_ids is not None:
         few = sorted(set(query_ids))
@@ -361,15 +362,9 @@ def runs_score(
             )
             if version is not None:
                 return version
-    locked = (
-        Collection.objects.select_for_update()
-        .filter(pk=collection.pk)
-        .values("judgments_version", "measures")
-        .get()
-    )
-    version, measures = locked["judgments_version"], locked["measures"]
+    version, measures = store.lock(collection.pk)
     names = scoring.canonical_names(measures)
-    board = store.board_read(collection.pk)
+    board = store.board_read(collection.pk)  # after the lock: see store's "Locks"
     rebuild = board.names != names or (run_ids is None and query_ids is None)
     if board.names != names:  # the measures changed: every run, every query, from nothing
         run_ids = query_ids = None
@@ -429,7 +424,7 @@ def runs_score(
         store.columns_append(collection.pk, written, version=version)
     else:
         store.columns_write(collection.pk, written, version=version)
-    store.board_write(board, version=version, runs_changed=bool(fresh_runs))
+    store.board_write(board, version=version, renew=rebuild)
     Run.objects.filter(pk__in=list(runs)).update(
         scored_version=version, scored_at=timezone.now(), status=Run.Status.SCORED
     )
@@ -564,13 +559,13 @@ def run_delete(*, run: Run) -> None:
     stored = run.source_file.name
     storage = run.source_file.storage
     collection_id = run.collection_id
-    Collection.objects.select_for_update().filter(pk=collection_id).values("pk").get()
+    store.lock(collection_id)
     board = store.board_read(collection_id)
     run_id = run.pk
     run.delete()
     if board.stored:
         board.drop([run_id])
-        store.board_write(board, version=board.version, runs_changed=True)
+        store.board_write(board, version=board.version, renew=True)
     if stored:
         transaction.on_commit(lambda: storage.delete(stored))
     pool_replan_soon(collection_id=collection_id)
@@ -590,6 +585,7 @@ def collection_settings_update(
     Every measure name is checked with the engine first; unknown names raise
     ``ValidationError`` on ``measures`` naming each bad entry, and nothing changes.
     """
+    store.lock(collection.pk)  # first, as every writer of scores (store's "Locks")
     fields: list[str] = []
     if measures is not None:
         cleaned = [m.strip() for m in measures if m.strip()]

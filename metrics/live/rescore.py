@@ -4,9 +4,10 @@ A judgment changes the live grades of one query, and every run's scores for that
 must follow before the request returns. :func:`rescore` does that with a fixed, small
 number of statements whatever the number of runs, and no model instances:
 
-1. lock the collection row and read its version, its measures and its scoreboard (one
-   statement; the judgment's own transaction already holds that lock, so this never
-   waits);
+1. lock the collection row (reading its version and measures), then read its
+   scoreboard in a statement of its own (a statement that waited for the lock would see
+   the board as it was before the wait: :mod:`metrics.live.store`, "Locks"); the
+   judgment's own transaction already holds that lock, so there it never waits;
 2. read the queries' score columns (:mod:`metrics.live.store`: one row each) and their
    live grades;
 3. score every run for the queries and write the columns and the scoreboard back (one
@@ -18,9 +19,11 @@ padded matrix). Labelling that matrix with the query's live grades is one pass o
 extension's hash lookup (``_creader.label``, well under a millisecond for 100 x 1,000
 cells); without the extension the matrix is factorised once into its distinct
 documents, and a judgment costs a ``searchsorted`` of those and a gather. A prepared
-query is valid for one epoch of the scoreboard, which is drawn afresh whenever a run is
-submitted or deleted, so a deleted and re-submitted run -- SQLite may reuse its ids -- is
-never scored with a stale ranking. A run of the scoreboard without a stored ranking for
+query is valid for one epoch of the scoreboard, which is drawn afresh whenever a write
+changes the board's runs (a submission, a deletion) and on every rescoring from nothing,
+so a deleted and re-submitted run -- SQLite may reuse its ids -- is never scored with a
+stale ranking; and only while it covers every run of the board (a second guard: a board
+whose runs it never read is read again). A run of the scoreboard without a stored ranking for
 the query scores it as an empty ranking (trec_eval ``-c``).
 """
 
@@ -66,6 +69,14 @@ class Prepared:
     inverse: np.ndarray | None
     nbytes: int
     complete: bool  # every row's ranking holds exactly its ``retrieved`` documents
+    #: Sorted ids of every run the preparation knows the ranking of (stored rows, and
+    #: the runs it gave an empty one); a board with any other run needs a new read.
+    covered: np.ndarray | None = None
+
+    def covers(self, run_ids: np.ndarray) -> bool:
+        """Return whether the rankings of all of ``run_ids`` were read with this preparation."""
+        known = self.run_ids if self.covered is None else self.covered
+        return bool(np.isin(run_ids, known, assume_unique=True).all())
 
     def labels(self, width: int, ids: np.ndarray, values: np.ndarray) -> np.ndarray:
         """Return ``values`` of each ranked document in the first ``width`` ranks (NaN if absent).
@@ -97,10 +108,11 @@ def cache_clear() -> None:
         _cache_bytes = 0
 
 
-def _cached(query_id: int, key: tuple) -> Prepared | None:
+def _cached(query_id: int, key: tuple, run_ids: np.ndarray) -> Prepared | None:
+    """Return the query's preparation if it is of ``key`` and covers ``run_ids``."""
     with _lock:
         prepared = _cache.get(query_id)
-        if prepared is None or prepared.key != key:
+        if prepared is None or prepared.key != key or not prepared.covers(run_ids):
             return None
         _cache.move_to_end(query_id)
         return prepared
@@ -242,7 +254,7 @@ def _score(
 def _prepared(collection_id: int, query_id: int, board: store.Board) -> Prepared:
     """Return the prepared rankings of the query (cached for the epoch, or read now)."""
     key = (collection_id, board.epoch)
-    prepared = _cached(query_id, key)
+    prepared = _cached(query_id, key, board.run_ids)
     if prepared is None:
         table = _quote(RunQuery._meta.db_table)
         rows = fetch(
@@ -261,6 +273,7 @@ def _prepared(collection_id: int, query_id: int, board: store.Board) -> Prepared
             [bytes(r[1]) for r in rows],
             [r[2] for r in rows],
         )
+        prepared.covered = np.union1d(prepared.run_ids, [m.run_id for m in missing])
         _remember(query_id, prepared)
     return prepared
 

@@ -24,14 +24,15 @@ def scores_problems(*, collection: Collection) -> list[str]:
 
     Compares what readers show: the runs the scoreboard lists, their means per measure,
     and every run's per-query values. The fresh scores are computed by a full rescoring
-    inside a transaction that is rolled back, so nothing changes (and the collection's
-    row lock is held meanwhile, like any rescoring). Empty when they agree.
+    inside a transaction that is rolled back, so nothing changes; the collection's row
+    lock is taken before the stored scores are read and held to the end, so no write
+    comes between the two. Empty when they agree.
     """
-    runs = dict(Run.objects.filter(collection=collection).values_list("pk", "tag"))
-    stored_board = store.board_read(collection.pk)
-    stored_means = stored_board.means()
-    stored_columns = store.columns_read(collection.pk)
     with transaction.atomic():
+        store.lock(collection.pk)  # what is stored cannot change until the comparison ends
+        runs = dict(Run.objects.filter(collection=collection).values_list("pk", "tag"))
+        stored_means = store.board_read(collection.pk).means()
+        stored_columns = store.columns_read(collection.pk)
         services.runs_score(collection=collection)
         fresh_means = store.board_read(collection.pk).means()
         fresh_columns = store.columns_read(collection.pk)

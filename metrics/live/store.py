@@ -21,6 +21,30 @@ not change never make the sums drift. Readers take means from the scoreboard
 (:meth:`Scoreboard.attach`) and per-query values from the columns (:func:`run_values`,
 :func:`measure_matrix`). Rows of runs that were deleted may linger in columns until
 their next write; every reader keeps to the runs it asks for.
+
+Locks, in the one order every writer of scores takes them
+-----------------------------------------------------------
+Every path that writes scores -- one judgment (inside its transaction), a bulk change's
+background rescoring, a submission, a run's deletion, a change of measures or of the
+aggregation policy, ``rescore_runs`` -- holds **the collection's row lock** (:func:`lock`,
+the same ``FOR UPDATE`` of the collection row that ``judging.services._lock_collection``
+takes for the live list) before it reads anything it will write, and keeps it to commit.
+Under it, in this order as needed: judgments and adjudications (``FOR UPDATE`` of their
+rows), live grades, pool entries and progress counters, runs and their rankings, the
+score columns, the scoreboard; none of these is written by anyone who does not hold the
+collection lock. Locks a writer may hold *before* the collection lock, never after it:
+an LLM job's and its chunks' rows (``judging.llm.services``) and the pooling policy row
+(``metrics.pool.services.pool_replan``); new rows (a submission's run and id-only
+documents) are inserted before it and conflict only on their own unique keys.
+
+Under the lock a writer reads in **new statements**: in PostgreSQL's READ COMMITTED, a
+statement that waited for a row lock returns every row it did not lock as its snapshot
+saw it before the wait. The scoreboard read in the locking statement (a join) was the
+board from before the submission it waited for, and writing it back dropped the new run
+and restored the old epoch (issue 32). So :func:`lock` locks and reads only the
+collection row, and :func:`board_read` then reads the board afresh. The epoch of a board
+changes whenever a write changes its set of runs, and on every full rescoring, so
+rankings cached for an older epoch (:mod:`metrics.live.rescore`) are never used again.
 """
 
 from __future__ import annotations
@@ -28,7 +52,7 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -98,6 +122,17 @@ class Board:
     epoch: int = 0
     scored_at: datetime | None = None
     stored: bool = False
+    #: The run ids the board was read with (sorted): a write that changes them draws a
+    #: new epoch.
+    read_run_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+
+    def __post_init__(self) -> None:
+        """Remember the runs the board starts with."""
+        self.read_run_ids = np.sort(self.run_ids)
+
+    def runs_changed(self) -> bool:
+        """Return whether the board's set of runs differs from the one it was read with."""
+        return not np.array_equal(np.sort(self.run_ids), self.read_run_ids)
 
     def rows(self, run_ids: Sequence[int] | np.ndarray) -> np.ndarray:
         """Return the board rows of ``run_ids``, adding a zero row for each new run."""
@@ -173,33 +208,53 @@ def board_read(collection_id: int) -> Board:
     return _board(collection_id, rows[0] if rows else None)
 
 
+def lock(collection_id: int) -> tuple[int, list[str]]:
+    """Take the collection's row lock; return its judgment-list version and measures.
+
+    The lock every writer of the live list and of scores takes first (see the module's
+    "Locks"); a judgment's own transaction holds it already, so this never waits there.
+    Read what the lock protects in later statements (:func:`board_read`): a statement
+    that waited returns other tables' rows as they were before the wait.
+    """
+    suffix = " FOR UPDATE" if connection.features.has_select_for_update else ""
+    rows = fetch(
+        f"SELECT judgments_version, CAST(measures AS text) FROM {_table(Collection)} "
+        f"WHERE id = %s{suffix}",
+        [collection_id],
+    )
+    version, measures = rows[0]
+    return version, json.loads(measures)
+
+
 def locked_board(collection_id: int) -> tuple[int, list[str], Board]:
     """Lock the collection's row; return its judgment-list version, measures and board.
 
-    One statement: the lock every change of the live list takes (a judgment's own
-    transaction holds it already, so this never waits there) and the scoreboard.
+    Two statements: the board is read after the lock is granted (see :func:`lock`).
     """
-    lock = " FOR UPDATE OF c" if connection.features.has_select_for_update_of else ""
-    rows = fetch(
-        f"SELECT c.judgments_version, CAST(c.measures AS text), {_BOARD_COLUMNS} "
-        f"FROM {_table(Collection)} c LEFT JOIN {_table(Scoreboard)} b "
-        f"ON b.collection_id = c.id WHERE c.id = %s{lock}",
-        [collection_id],
-    )
-    version, measures, *board = rows[0]
-    return version, json.loads(measures), _board(collection_id, board)
+    version, measures = lock(collection_id)
+    return version, measures, board_read(collection_id)
 
 
-def board_write(board: Board, *, version: int, runs_changed: bool = False) -> None:
-    """Store ``board`` at ``version``; ``runs_changed`` draws a new epoch (a run came or went).
+def _stamp(board: Board, *, version: int, renew: bool) -> None:
+    """Set the board's version and time; draw a new epoch if its runs changed or ``renew``.
 
     The epoch is random, not a counter: caches keyed by it can never mistake a new
     collection (or a test database that reuses ids) for an old one.
     """
     board.version = version
     board.scored_at = timezone.now()
-    if runs_changed or not board.stored:
+    if renew or not board.stored or board.runs_changed():
         board.epoch = secrets.randbits(62)
+    board.read_run_ids = np.sort(board.run_ids)
+
+
+def board_write(board: Board, *, version: int, renew: bool = False) -> None:
+    """Store ``board`` at ``version``: a new epoch when its runs changed, or with ``renew``.
+
+    ``renew`` is for a rescoring from nothing: no ranking cached before it is used after.
+    Must run under :func:`lock`, with ``board`` read after it.
+    """
+    _stamp(board, version=version, renew=renew)
     fields = {
         "measures": board.names,
         "run_ids": board.run_ids.astype(I8).tobytes(),
@@ -287,7 +342,7 @@ def write(board: Board, columns: Sequence[Column], *, version: int) -> None:
         columns_write(board.collection_id, columns, version=version)
         board_write(board, version=version)
         return
-    board.version, board.scored_at = version, timezone.now()
+    _stamp(board, version=version, renew=False)
     upsert, upsert_params = _upsert(board.collection_id, columns, version)
     update, update_params = _board_update(board)
     # PostgreSQL runs a data-modifying WITH whether or not the outer statement reads it.

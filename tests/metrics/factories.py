@@ -96,7 +96,7 @@ def store_scores(
         value = means.get(name)
         board.sums[row, j] = 0.0 if value is None else value
         board.counts[row, j] = 0 if value is None else 1
-    store.board_write(board, version=0, runs_changed=True)
+    store.board_write(board, version=0)
     columns = store.columns_read(coll.pk, [q.pk for q in per_query])
     written = []
     for query, values in per_query.items():

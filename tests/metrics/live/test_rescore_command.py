@@ -97,3 +97,38 @@ def test_a_drifted_mean_and_a_missing_query_score_are_named(scored):
 def test_an_unknown_collection_is_named():
     with pytest.raises(CommandError, match="No collection nope"):
         call_command("rescore_runs", "nope")
+
+
+def test_rankings_cached_before_a_stale_board_are_not_used_after_the_repair(scored):
+    """The audit's sequence: a stale board write, a repair, then judgments in a warm process.
+
+    A process had prepared q1 before run "d" came; a stale write (issue 32) then put the
+    board back as it was before "d" -- its runs and its epoch. The repair puts "d" back on
+    the board; the next judgment of q1 in that process must score "d"'s ranking, not read
+    the preparation of the old epoch that never saw "d" (it scored "d" as an empty ranking
+    until the web workers restarted).
+    """
+    from metrics.live import rescore as live_rescore
+    from metrics.models import Scoreboard
+
+    live_rescore.cache_clear()
+    q1 = scored.queries.get(external_id="q1")
+    d1, d2 = (scored.documents.get(external_id=d) for d in ("d1", "d2"))
+    judge = factories.human_judge(scored.memberships.first().user)
+    services.judgment_record(judge=judge, query=q1, document=d2, grade=2)  # q1 prepared
+    stale = Scoreboard.objects.values().get(collection=scored)
+    team = Run.objects.get(collection=scored, tag="a").team
+    metrics_services.run_submit(
+        collection=scored, team=team, tag="d", content=b"q1 Q0 d1 1 3 d\n", filename="d.txt",
+        user=None,
+    )  # fmt: skip
+    d = Run.objects.get(collection=scored, tag="d")
+    Scoreboard.objects.filter(collection=scored).update(
+        **{k: v for k, v in stale.items() if k in {"run_ids", "sums", "counts", "epoch"}}
+    )  # the stale write: the board before "d", with its epoch
+    call_command("rescore_runs", "rescore")
+    assert d.pk in store.board_read(scored.pk).means()
+    services.judgment_record(judge=judge, query=q1, document=d1, grade=4)
+    assert selectors_live.scores_problems(collection=scored) == []
+    column = store.columns_read(scored.pk, [q1.pk])[q1.pk]
+    assert column.lookup([d.pk], column.names)[0, 0] > 0  # d's one document, graded 4

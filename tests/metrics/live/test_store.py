@@ -96,7 +96,7 @@ def _stored_columns(coll, queries) -> tuple[store.Board, dict[int, store.Column]
         for q in queries[:2]
     }
     store.columns_write(coll.pk, first.values(), version=3)
-    store.board_write(board, version=3, runs_changed=True)
+    store.board_write(board, version=3)
     return board, first
 
 
