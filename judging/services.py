@@ -474,6 +474,9 @@ def pool_plan_set(*, collection: Collection, waves: Mapping[tuple[int, int], int
     """
     if any(wave < 0 for wave in waves.values()):
         raise ValueError("waves are non-negative")
+    # The pool's rows are written under the collection lock, as judgments write their
+    # counts: two writers of many pool rows in different orders could deadlock.
+    _lock_collection(collection.pk)
     PoolEntry.objects.filter(collection=collection, priority__isnull=False).update(priority=None)
     if not waves:
         return 0

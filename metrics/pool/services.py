@@ -117,6 +117,10 @@ def pool_replan(*, collection_id: int, force: bool = False) -> int | None:
         return None
     else:
         waves = _waves(collection, policy)
+    store.lock(collection_id)  # the plan is written under the collection lock (store's "Locks")
+    newest = PoolingPolicy.objects.filter(collection_id=collection_id).order_by("-version")
+    if newest.values_list("version", flat=True).first() != policy.version:
+        return None  # a policy change committed while this plan was made: its replan wins
     planned = pool_plan_set(collection=collection, waves=waves)
     PoolingPolicy.objects.filter(pk=policy.pk).update(
         planned_version=collection.judgments_version,

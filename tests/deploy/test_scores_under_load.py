@@ -111,10 +111,17 @@ def _assert_scores_equal_a_rescoring(coll: Collection, base: str, coordinator) -
 
 
 def _client(base: str, user) -> httpx.Client:
-    token, _ = Token.objects.get_or_create(user=user)
-    return httpx.Client(
-        base_url=base, headers={"Authorization": f"Token {token.key}"}, timeout=60.0
-    )
+    """Return an HTTP client with ``user``'s token (read on first use by the main thread).
+
+    The client threads must not touch the database: each would leave a connection open.
+    """
+    key = _tokens.get(user.pk)
+    if key is None:
+        key = _tokens[user.pk] = Token.objects.get_or_create(user=user)[0].key
+    return httpx.Client(base_url=base, headers={"Authorization": f"Token {key}"}, timeout=60.0)
+
+
+_tokens: dict[int, str] = {}
 
 
 @pytest.mark.django_db(transaction=True)
@@ -186,6 +193,9 @@ def test_scores_equal_a_rescoring_after_a_concurrent_mix_of_writes(deployment, t
                 api + "judgments/", data={"judge": import_judge.pk}, files=files
             ).status_code
 
+    _tokens.clear()  # a new test database: new users, new tokens
+    for user in [coordinator, *judges, *submitters]:
+        _client(base, user).close()
     work: list[tuple[str, Callable[[], int]]] = []
     work += [("batch", lambda u=judges[i % JUDGES]: post_batch(u)) for i in range(BATCHES)]
     work += [("single", lambda u=judges[i % JUDGES]: post_single(u)) for i in range(SINGLES)]
