@@ -9,7 +9,7 @@ from django import forms
 from django.db.models import QuerySet
 
 from judging.models import Collection
-from metrics.live.scoring import MeasureLabel
+from metrics.live.scoring import MeasureLabel, error_text
 from metrics.models import Run, Team
 
 
@@ -71,10 +71,10 @@ class RunSubmitForm(forms.Form):
         """Attach ``RunRejected.errors`` to the form: per field where known, else the file."""
         for error in errors:
             field = error.get("field")
-            message = error["message"]
-            if error.get("line"):
-                message = f"Line {error['line']}: {message}"
-            self.add_error(field if field in self.fields else "file", message)
+            message = error_text(error)
+            self.add_error(
+                field if field in self.fields else "file", message[:1].upper() + message[1:]
+            )
 
 
 class MeasureForm(forms.Form):

@@ -40,10 +40,7 @@ class RunRejected(Exception):
 
     def __str__(self) -> str:
         """Return the problems, one per line."""
-        return "\n".join(
-            f"line {e['line']}: {e['message']}" if e.get("line") else e["message"]
-            for e in self.errors
-        )
+        return "\n".join(scoring.error_text(e) for e in self.errors)
 
 
 def _first_lines(text: str, qids: set[str]) -> dict[str, int]:
@@ -170,7 +167,9 @@ def run_submit(
                 {"message": f"... and {len(unknown) - MAX_ERRORS} more unknown queries"}
             )
     if errors or line_errors:
-        line_errors.sort(key=lambda e: (e.get("line") is None, e.get("line") or 0))
+        line_errors.sort(
+            key=lambda e: (e.get("line") is None, e.get("line") or 0, e.get("item") or 0)
+        )
         raise RunRejected(cap_errors(errors + line_errors))
     doc_pks, unknown_count = _document_pks(collection, parsed)
     if len(doc_pks) and int(doc_pks.max()) > RANKING_MAX_PK:

@@ -14,7 +14,13 @@ Array level (what the web app uses for stored rankings)::
 See ``docs/measures.md`` for every measure name and flavour.
 """
 
-from metrics.engine.core import JudgedPool, discounts, evaluate_ranked, gain_function
+from metrics.engine.core import (
+    JudgedPool,
+    discounts,
+    evaluate_ranked,
+    gain_function,
+    zero_omitted,
+)
 from metrics.engine.errors import EngineInputError, InputError, MeasureError
 from metrics.engine.evaluation import Evaluation, evaluate, evaluate_many
 from metrics.engine.io import Qrels, Run, read_qrels, read_run
@@ -46,4 +52,5 @@ __all__ = [
     "read_qrels",
     "read_run",
     "required_depth",
+    "zero_omitted",
 ]

@@ -803,3 +803,21 @@ def compute(
         if name not in out:
             out[name] = np.asarray(_FAMILIES[m.family](m, ctx), dtype=np.float64)
     return out
+
+
+def zero_omitted(measures: Sequence[Measure], values: dict[str, F64], omitted: ArrayLike) -> None:
+    """Score the queries a run omits 0 on every averaged measure, in place (trec_eval ``-c``).
+
+    The one rule for a judged query the run has no ranking for, shared by ``evaluate``
+    and live scoring: 0 on every measure that is averaged (``mean`` and ``gm``), whatever
+    an empty ranking would score otherwise -- ``nDCG(ideal=local,empty=one)`` of nothing
+    would be 1, and sNDCG of nothing undefined. Counts (``num_rel``...) keep their values:
+    the query's relevant documents still count. ``omitted`` is a boolean mask over the
+    rows of ``values``.
+    """
+    mask = np.asarray(omitted, dtype=bool)
+    if not mask.any():
+        return
+    for m in measures:
+        if m.aggregate != "sum":
+            values[m.canonical][mask] = 0.0

@@ -15,19 +15,35 @@ MAX_ERRORS = 100
 """At most this many :class:`InputError` objects are kept; the rest are only counted."""
 
 
+def place(line: int | None, item: int | None = None) -> str:
+    """Name where a problem is: ``item 2 (line 1)`` in a JSON array, else ``line 3``.
+
+    A JSON array may hold every record on one line, so its records are named by their
+    1-based position in the array; the line is added for arrays spread over lines.
+    Empty when neither is known.
+    """
+    if item is not None:
+        return f"item {item}" if line is None else f"item {item} (line {line})"
+    return "" if line is None else f"line {line}"
+
+
 @dataclass(frozen=True)
 class InputError:
     """One problem in one input: the file (or source) name, the 1-based line, the reason.
 
-    ``line`` is ``None`` when the problem concerns the input as a whole.
+    ``line`` is ``None`` when the problem concerns the input as a whole; ``item`` is the
+    1-based position of the record in a JSON array (``None`` elsewhere).
     """
 
     file: str
     line: int | None
     message: str
+    item: int | None = None
 
     def __str__(self) -> str:
-        """Return ``file:line: message`` (``file: message`` without a line)."""
+        """Return ``file:line: message``, ``file: item N (line L): message``, ``file: message``."""
+        if self.item is not None:
+            return f"{self.file}: {place(self.line, self.item)}: {self.message}"
         if self.line is None:
             return f"{self.file}: {self.message}"
         return f"{self.file}:{self.line}: {self.message}"
@@ -78,11 +94,11 @@ class ErrorCollector:
         self.errors: list[InputError] = []
         self.total = 0
 
-    def add(self, line: int | None, message: str) -> None:
-        """Record one problem at ``line``."""
+    def add(self, line: int | None, message: str, item: int | None = None) -> None:
+        """Record one problem at ``line`` (and ``item`` of a JSON array)."""
         self.total += 1
         if len(self.errors) < self.limit:
-            self.errors.append(InputError(self.file, line, message))
+            self.errors.append(InputError(self.file, line, message, item))
 
     def __bool__(self) -> bool:
         """Return whether any problem was recorded."""

@@ -33,7 +33,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from metrics.engine import _strings as S
-from metrics.engine.core import JudgedPool, compute
+from metrics.engine.core import JudgedPool, compute, zero_omitted
 from metrics.engine.errors import EngineInputError, MeasureError
 from metrics.engine.io import Format, Qrels, Run, Source, read_qrels, read_run, set_parser_threads
 from metrics.engine.measures import (
@@ -285,11 +285,7 @@ def _evaluate_parsed(
         for key, arr in values.items():
             per_query[key][rows] = arr
 
-    absent = row_run < 0
-    if absent.any():  # judged queries the run does not have score 0 (trec_eval -c)
-        for m in measures:
-            if m.aggregate != "sum":
-                per_query[m.canonical][absent] = 0.0
+    zero_omitted(measures, per_query, row_run < 0)  # judged queries the run does not have
     aggregates = {m.canonical: _aggregate(m, per_query[m.canonical]) for m in measures}
     return Evaluation(
         run_tag=run.tag,

@@ -306,16 +306,29 @@ def _slow_trec(
 
 
 def _duplicates(
-    qids: Sequence[bytes], docs: Sequence[bytes], lines: Sequence[int], errs: ErrorCollector
+    qids: Sequence[bytes],
+    docs: Sequence[bytes],
+    lines: Sequence[int],
+    errs: ErrorCollector,
+    items: Sequence[int] | None = None,
 ) -> None:
+    """Report every record whose (qid, docno) an earlier record has.
+
+    Records are told apart by their position, never by their line: a JSON array may
+    hold them all on one line. ``items`` are the records' 1-based positions in a JSON
+    array (named in the messages instead of bare lines); None for line-based inputs.
+    """
     first: dict[tuple[bytes, bytes], int] = {}
-    for q, d, line in zip(qids, docs, lines, strict=True):
-        seen = first.setdefault((q, d), line)
-        if seen != line:
+    for i, (q, d) in enumerate(zip(qids, docs, strict=True)):
+        seen = first.setdefault((q, d), i)
+        if seen != i:
+            item = None if items is None else items[i]
+            earlier = f"line {lines[seen]}" if items is None else f"item {items[seen]}"
             errs.add(
-                line,
+                lines[i],
                 f"docno {_cut(S.decode(d))} repeated for query {_cut(S.decode(q))} "
-                f"(first on line {seen})",
+                f"(first {'on' if items is None else 'as'} {earlier})",
+                item,
             )
 
 
@@ -332,8 +345,11 @@ _SCORE_KEYS = ("score",)
 _GRADE_KEYS = ("grade", "relevance", "label", "rel")
 
 
-def _json_records(data: bytes, name: str, kind: str) -> list[tuple[int, Any]]:
-    """Return (line, object) pairs of a JSON array or a JSONL input."""
+def _json_records(data: bytes, name: str, kind: str) -> list[tuple[int, int | None, Any]]:
+    """Return (line, item, object) triples of a JSON array or a JSONL input.
+
+    ``item`` is the object's 1-based position in a JSON array, None in JSON Lines.
+    """
     errs = ErrorCollector(name)
     data = bytes(data)
     try:
@@ -343,13 +359,13 @@ def _json_records(data: bytes, name: str, kind: str) -> list[tuple[int, Any]]:
         errs.add(line, "not valid UTF-8")
         errs.raise_if_any()
         raise AssertionError from None  # pragma: no cover
-    out: list[tuple[int, Any]] = []
+    out: list[tuple[int, int | None, Any]] = []
     if kind == "jsonl":
         for lineno, raw in enumerate(text.split("\n"), 1):
             if not raw.strip():
                 continue
             try:
-                out.append((lineno, json.loads(raw)))
+                out.append((lineno, None, json.loads(raw)))
             except json.JSONDecodeError as exc:
                 errs.add(lineno, f"invalid JSON: {exc.msg}")
             except (RecursionError, ValueError) as exc:  # deep nesting, a 5,000-digit int
@@ -374,15 +390,16 @@ def _json_records(data: bytes, name: str, kind: str) -> list[tuple[int, Any]]:
     if text.startswith("]", pos):
         return out
     while True:
+        item = len(out) + 1
         try:
             obj, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            errs.add(line_of(exc.pos), f"invalid JSON: {exc.msg}")
+            errs.add(line_of(exc.pos), f"invalid JSON: {exc.msg}", item)
             errs.raise_if_any()
         except (RecursionError, ValueError) as exc:  # deep nesting, a 5,000-digit int
-            errs.add(line_of(pos), _json_refusal(exc))
+            errs.add(line_of(pos), _json_refusal(exc), item)
             errs.raise_if_any()
-        out.append((line_of(pos), obj))
+        out.append((line_of(pos), item, obj))
         pos = ws.match(text, end).end()  # type: ignore[union-attr]
         if text.startswith(",", pos):
             pos = ws.match(text, pos + 1).end()  # type: ignore[union-attr]
@@ -431,17 +448,18 @@ def _json_rows(
     docs: list[bytes] = []
     vals: list[float] = []
     lines: list[int] = []
+    items: list[int] = []
     tag = b""
-    for lineno, obj in records:
+    for lineno, item, obj in records:
         if not isinstance(obj, dict):
-            errs.add(lineno, f"expected a JSON object, found {type(obj).__name__}")
+            errs.add(lineno, f"expected a JSON object, found {type(obj).__name__}", item)
             continue
         q, d, v = _field(obj, _QID_KEYS), _field(obj, _DOC_KEYS), _field(obj, value_keys)
         missing = [
             k for k, x in ((_QID_KEYS[0], q), (_DOC_KEYS[0], d), (value_keys[0], v)) if x is None
         ]
         if missing:
-            errs.add(lineno, f"missing field {missing[0]!r}")
+            errs.add(lineno, f"missing field {missing[0]!r}", item)
             continue
         bad = next(
             (
@@ -452,36 +470,39 @@ def _json_rows(
             None,
         )
         if bad:
-            errs.add(lineno, f"{bad} must be a string or an integer")
+            errs.add(lineno, f"{bad} must be a string or an integer", item)
             continue
         if isinstance(v, bool) or not isinstance(v, (int, float)):
-            errs.add(lineno, f"{what} {_short(v)} is not a number")
+            errs.add(lineno, f"{what} {_short(v)} is not a number", item)
             continue
         if not _finite_number(v):
-            errs.add(lineno, f"{what} {_short(v)} is not a finite number")
+            errs.add(lineno, f"{what} {_short(v)} is not a finite number", item)
             continue
         if (isinstance(q, int) and q.bit_length() > 1000) or (
             isinstance(d, int) and d.bit_length() > 1000
         ):
-            errs.add(lineno, "qid and docno must be shorter")
+            errs.add(lineno, "qid and docno must be shorter", item)
             continue
         q_s, d_s = str(q), str(d)
         if not q_s or not d_s or any(ch.isspace() or ch == "\x00" for ch in q_s + d_s):
-            errs.add(lineno, "qid and docno must be non-empty, without whitespace or NUL")
+            errs.add(lineno, "qid and docno must be non-empty, without whitespace or NUL", item)
             continue
         if _SURROGATE.search(q_s) or _SURROGATE.search(d_s):
-            errs.add(lineno, "qid and docno must not contain lone surrogates (\\ud800-\\udfff)")
+            errs.add(
+                lineno, "qid and docno must not contain lone surrogates (\\ud800-\\udfff)", item
+            )
             continue
         qids.append(S.encode(q_s))
         docs.append(S.encode(d_s))
         vals.append(float(v))
         lines.append(lineno)
+        items.append(0 if item is None else item)
         t = obj.get("tag", obj.get("run"))
         if isinstance(t, str) and t and not tag and not _SURROGATE.search(t):
             tag = S.encode(t)
     if not qids and not errs:
         errs.add(1, "file is empty (no records)")
-    _duplicates(qids, docs, lines, errs)
+    _duplicates(qids, docs, lines, errs, items if kind == "json" else None)
     _raise_sorted(errs)
     return qids, docs, vals, lines, tag
 

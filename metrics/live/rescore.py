@@ -246,6 +246,7 @@ def _score(
     values = engine.evaluate_ranked(
         labels, n_ret, pool, parsed, abstain=abstain, padded=prepared.complete
     )
+    engine.zero_omitted(parsed, values, n_ret == 0)  # runs that left the query out
     matrix = np.column_stack([values[name] for name in names])
     at = store.positions(prepared.run_ids, targets)
     return matrix[np.where(at >= 0, at, n)]

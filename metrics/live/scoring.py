@@ -17,6 +17,7 @@ import pyarrow as pa
 from judging import textpolicy
 from metrics import engine
 from metrics.engine import _strings
+from metrics.engine.errors import place
 from metrics.engine.measures import Measure, parse_measures
 from metrics.models import RANKING_DTYPE
 
@@ -277,11 +278,25 @@ def id_problems(parsed: ParsedRun, content: bytes) -> list[dict]:
 
 
 def error_items(exc: engine.EngineInputError) -> list[dict]:
-    """Turn the engine's input errors into API error items (``line`` and ``message``)."""
-    items: list[dict] = [{"line": e.line, "message": e.message} for e in exc.errors]
+    """Turn the engine's input errors into API error items (``line``, ``item``, ``message``).
+
+    ``item`` (a record's position in a JSON array) is there only for JSON arrays.
+    """
+    items: list[dict] = [
+        {"line": e.line, "message": e.message}
+        if e.item is None
+        else {"line": e.line, "item": e.item, "message": e.message}
+        for e in exc.errors
+    ]
     if exc.omitted:
         items.append({"line": None, "message": f"... and {exc.omitted} more problems"})
     return items
+
+
+def error_text(error: dict) -> str:
+    """Return an error item as one sentence: ``item 2 (line 1): ...``, ``line 3: ...``."""
+    where = place(error.get("line"), error.get("item"))
+    return f"{where}: {error['message']}" if where else error["message"]
 
 
 def sorted_search(haystack: np.ndarray, needles: np.ndarray) -> np.ndarray:
@@ -411,6 +426,8 @@ def evaluate_rows(
                 chunk_rankings, query_keys, live_keys, live_abstain, stride, max(depth, 1)
             )
         values = engine.evaluate_ranked(labels, n_ret, pools, parsed, abstain=abstain)
+        # A stored ranking is never empty but for a query the run left out (trec_eval -c).
+        engine.zero_omitted(parsed, values, n_ret == 0)
         for name in names:
             out[name][start : start + len(chunk)] = values[name]
     return out

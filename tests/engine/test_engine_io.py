@@ -8,6 +8,8 @@ import json
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from metrics.engine import (
     EngineInputError,
@@ -225,12 +227,44 @@ def test_json_errors_have_lines():
     assert errors_of(exc) == [
         (3, "missing field 'score'"),
         (4, "score 'x' is not a number"),
-        (5, "docno a repeated for query 1 (first on line 2)"),
+        (5, "docno a repeated for query 1 (first as item 1)"),
         (6, "qid must be a string or an integer"),
     ]
+    assert [e.item for e in exc.value.errors] == [2, 3, 4, 5]
+    assert str(exc.value.errors[2]) == (
+        "r.json: item 4 (line 5): docno a repeated for query 1 (first as item 1)"
+    )
     with pytest.raises(EngineInputError) as exc:
         read_qrels(b'{"qid": 1, "docno": "a", "grade": 1}\n{"qid": 1, "docno": \n', name="q.jsonl")
     assert errors_of(exc)[0][0] == 2 and "invalid JSON" in errors_of(exc)[0][1]
+
+
+@pytest.mark.parametrize("kind", ["run", "qrels"])
+def test_a_pair_repeated_on_one_line_of_a_json_array_is_refused_naming_the_item(kind):
+    """The audit's run: one array on one line, the same docno twice (it counted twice)."""
+    value = "score" if kind == "run" else "grade"
+    text = (
+        f'[{{"qid":"101","docno":"hg-377192","{value}":1}},'
+        f'{{"qid":"101","docno":"x","{value}":1}},'
+        f'{{"qid":"101","docno":"hg-377192","{value}":2}}]'
+    ).encode()
+    reader = read_run if kind == "run" else read_qrels
+    with pytest.raises(EngineInputError) as exc:
+        reader(text, name="r.json")
+    (error,) = exc.value.errors
+    assert (error.line, error.item) == (1, 3)
+    assert str(error) == (
+        "r.json: item 3 (line 1): docno hg-377192 repeated for query 101 (first as item 1)"
+    )
+    lines = text.replace(b"},{", b"}\n{")[1:-1]  # the same records as JSON Lines
+    with pytest.raises(EngineInputError) as exc:
+        reader(lines, name="r.jsonl")
+    (error,) = exc.value.errors
+    assert (error.line, error.item, error.message) == (
+        3,
+        None,
+        "docno hg-377192 repeated for query 101 (first on line 1)",
+    )
 
 
 def test_error_list_is_capped_with_a_count():
@@ -312,3 +346,42 @@ def test_bad_file_on_disk_reports_lines(tmp_path):
     assert [str(e) for e in exc.value.errors] == [
         f"{path}:4: docno D1 repeated for query q2 (first on line 3)"
     ]
+
+
+_pairs = st.lists(
+    st.tuples(st.sampled_from(["1", "2", "q3"]), st.sampled_from(["a", "b", "c", "d-4"])),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(pairs=_pairs, layout=st.sampled_from(["trec", "array-one-line", "array", "jsonl"]))
+def test_a_repeated_pair_is_refused_in_every_layout(pairs, layout):
+    """Whatever the layout, the run is refused iff a (qid, docno) repeats, naming each repeat."""
+    records = [{"qid": q, "docno": d, "score": i} for i, (q, d) in enumerate(pairs)]
+    if layout == "trec":
+        text = "".join(f"{q} Q0 {d} 1 {i} t\n" for i, (q, d) in enumerate(pairs))
+    elif layout == "jsonl":
+        text = "".join(json.dumps(r) + "\n" for r in records)
+    else:
+        text = json.dumps(records, indent=None if layout == "array-one-line" else 1)
+    repeats = len(pairs) - len(set(pairs))
+    if not repeats:
+        assert len(read_run(text.encode(), name="r")) == len(pairs)
+        return
+    with pytest.raises(EngineInputError) as exc:
+        read_run(text.encode(), name="r")
+    errors = exc.value.errors
+    assert len(errors) == repeats
+    assert all("repeated for query" in e.message for e in errors)
+    seen: set[tuple[str, str]] = set()
+    repeated_at = []
+    for position, pair in enumerate(pairs, start=1):
+        if pair in seen:
+            repeated_at.append(position)
+        seen.add(pair)
+    if layout.startswith("array"):
+        assert [e.item for e in errors] == repeated_at
+    else:
+        assert [e.line for e in errors] == repeated_at

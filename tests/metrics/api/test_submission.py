@@ -261,6 +261,21 @@ def test_malformed_files_are_refused_with_line_numbers(world, api, media, case):
     assert_nothing_stored(before, media)
 
 
+def test_a_json_array_repeating_a_pair_on_one_line_is_refused_naming_the_item(world, api, media):
+    """The audit's file: accepted before, and the document counted twice."""
+    content = (
+        b'[{"qid":"q1","docno":"d1","score":1},{"qid":"q1","docno":"d2","score":3},'
+        b'{"qid":"q1","docno":"d1","score":2}]'
+    )
+    before = snapshot()
+    response = submit(api("alice"), world, content, name="run.json", tag="twice")
+    assert response.status_code == 400, response.json()
+    (error,) = errors_of(response)
+    assert (error["line"], error["item"]) == (1, 3)
+    assert "d1 repeated for query q1 (first as item 1)" in error["message"]
+    assert_nothing_stored(before, media)
+
+
 def test_unknown_documents_in_a_refused_run_are_not_created(world, api, media):
     before = snapshot()
     content = b"q1 Q0 dnew1 1 2.0 t\nq9 Q0 dnew2 1 1.0 t\n"

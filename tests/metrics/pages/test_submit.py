@@ -123,6 +123,16 @@ def test_rejected_run_lists_problems_with_line_numbers(world, graded):
     assert not Run.objects.filter(tag="bad").exists()
 
 
+def test_a_json_array_repeating_a_pair_names_the_item(world, graded):
+    content = b'[{"qid":"q1","docno":"d1","score":1},{"qid":"q1","docno":"d1","score":2}]'
+    response = world.client("alice").post(url(world), {"tag": "js", "file": upload(content)})
+    assert response.status_code == 400
+    assert "Item 2 (line 1): docno d1 repeated for query q1 (first as item 1)" in (
+        response.content.decode()
+    )
+    assert not Run.objects.filter(tag="js").exists()
+
+
 def test_unknown_query_is_reported_with_its_line(world, graded):
     content = b"q1 Q0 d1 1 2.0 r\nq99 Q0 d1 1 1.0 r\n"
     response = world.client("alice").post(url(world), {"tag": "unk", "file": upload(content)})
