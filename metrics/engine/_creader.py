@@ -44,6 +44,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from metrics.engine._strings import RaggedWords, Words
+
 BLOCK = 1 << 18  # bytes per pread (fits in L2 with the separator index)
 
 
@@ -70,19 +72,28 @@ def read_clean_c(
     threads: bool | int = True,
     block: int = BLOCK,
     simd: bool = True,
-) -> tuple[list[bytes], NDArray[np.int32], NDArray[np.uint64], NDArray[np.float64], bytes] | None:
+    ragged: bool = False,
+) -> tuple[list[bytes], NDArray[np.int32], Words, NDArray[np.float64], bytes] | None:
     """Read a clean TREC file with the C reader (see the module doc); ``None`` if not clean.
 
     ``threads``: ``True`` parses two slices at once, ``False`` one, an int that many
     (at most 16).  ``block`` and ``simd`` exist for tests (tiny blocks cross many
-    block boundaries; ``simd=False`` runs the portable code).
+    block boundaries; ``simd=False`` runs the portable code).  ``ragged``: docnos of
+    different word counts come back as a :class:`~metrics.engine._strings.RaggedWords`
+    (each row only its own words) instead of the padded matrix.
 
     Raises:
         RuntimeError: the extension is not available (check :data:`AVAILABLE`).
         MemoryError: the output does not fit in memory.
     """
     parsed = _module().parse(
-        os.fspath(path), ncols, value_col, threads=_threads(threads), block=block, simd=simd
+        os.fspath(path),
+        ncols,
+        value_col,
+        threads=_threads(threads),
+        block=block,
+        simd=simd,
+        ragged=ragged,
     )
     return _arrays(parsed)
 
@@ -95,7 +106,8 @@ def read_clean_c_buffer(
     threads: bool | int = True,
     block: int = BLOCK,
     simd: bool = True,
-) -> tuple[list[bytes], NDArray[np.int32], NDArray[np.uint64], NDArray[np.float64], bytes] | None:
+    ragged: bool = False,
+) -> tuple[list[bytes], NDArray[np.int32], Words, NDArray[np.float64], bytes] | None:
     """:func:`read_clean_c` for the bytes of ``data`` (any C-contiguous bytes-like object).
 
     The result is the one :func:`read_clean_c` gives for a file holding those bytes.
@@ -109,7 +121,13 @@ def read_clean_c_buffer(
         MemoryError: the output does not fit in memory.
     """
     parsed = _module().parse_buffer(
-        data, ncols, value_col, threads=_threads(threads), block=block, simd=simd
+        data,
+        ncols,
+        value_col,
+        threads=_threads(threads),
+        block=block,
+        simd=simd,
+        ragged=ragged,
     )
     return _arrays(parsed)
 
@@ -127,14 +145,30 @@ def _threads(threads: bool | int) -> int:
 
 def _arrays(
     parsed: tuple | None,
-) -> tuple[list[bytes], NDArray[np.int32], NDArray[np.uint64], NDArray[np.float64], bytes] | None:
+) -> tuple[list[bytes], NDArray[np.int32], Words, NDArray[np.float64], bytes] | None:
     if parsed is None:
         return None
-    names, codes_buf, words_buf, width, values_buf, last = parsed
+    names, codes_buf, words_buf, width, values_buf, last, *rest = parsed
     codes = np.frombuffer(codes_buf, np.int32)
-    words = np.frombuffer(words_buf, np.uint64).reshape(len(codes), width)
+    flat = np.frombuffer(words_buf, np.uint64)
+    words: Words
+    if rest and rest[0] is not None:
+        words = RaggedWords(flat, np.frombuffer(rest[0], np.uint32), width)
+    else:
+        words = flat.reshape(len(codes), width)
     values = np.frombuffer(values_buf, np.float64)
     return names, codes, words, values, last
+
+
+def mmap_threshold(nbytes: int) -> bool:
+    """Fix glibc's mmap threshold at ``nbytes`` (its trim threshold at twice); whether done.
+
+    For short-lived command-line processes: glibc otherwise raises the threshold each
+    time a large block is freed (up to 32 MiB), after which big arrays come from the
+    heap, grow by copying and are kept after being freed.  False without the extension
+    or off glibc.
+    """
+    return bool(_ctrec is not None and _ctrec.mmap_threshold(int(nbytes)))
 
 
 def label(docs: NDArray[np.int64], keys: NDArray[np.int64], values: NDArray[np.float64]) -> Any:

@@ -1,8 +1,8 @@
 /*
  * _ctrec: an optional C reader of clean TREC text (runs and qrels).
  *
- * parse(path, ncols, vcol, threads=2, block=262144)
- *     -> (names, codes, words, width, values, last) or None
+ * parse(path, ncols, vcol, threads=2, block=262144, simd=True, ragged=False)
+ *     -> (names, codes, words, width, values, last[, starts]) or None
  * parse_buffer(data, ncols, vcol, threads=2, block=262144): the same for the bytes of
  *     a bytes-like object (buffer protocol, C-contiguous)
  * label(docs, keys, values, out): look documents up in a table of live grades (see
@@ -21,6 +21,10 @@
  *   names   list of bytes: the distinct qids in order of first appearance;
  *   codes   buffer of int32: the index into names of each row's qid;
  *   words   buffer of uint64, rows of ``width`` words: each docno's bytes, NUL-padded;
+ *           with ragged=True, each row takes only its own ceil(len / 8) words (packed
+ *           one after the other) and ``starts`` (uint32, n + 1 entries: row i is
+ *           words[starts[i]:starts[i + 1]]) is added, or None when every row has
+ *           ``width`` words (then words is the padded matrix itself);
  *   values  buffer of float64: the ``vcol`` field of each row, correctly rounded
  *           (bit-identical to Python's float(); see parse_number below);
  *   last    bytes: the last field of the last line.
@@ -44,6 +48,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #define CTREC_POSIX 1
@@ -167,8 +172,12 @@ typedef struct {
     size_t n, cap;              /* rows */
     int32_t *codes;
     double *values;
-    uint64_t *words;
-    size_t width;               /* words per docno row */
+    uint64_t *words;            /* packed: row i at words[starts[i]], ceil(len / 8) words */
+    uint32_t *starts;           /* first word of each row (rows, then one more at the end);
+                                 * NULL while every row has `fixed` words */
+    size_t fixed;               /* the words of every row while starts is NULL (0: no row) */
+    size_t nwords, wcap;        /* words used and allocated */
+    size_t width;               /* most words of a row */
     Names names;
     Bytes slow;                 /* values parsed later: NUL-terminated tokens */
     int64_t *slow_rows;
@@ -180,6 +189,7 @@ static void part_free(Part *w) {
     free(w->codes);
     free(w->values);
     free(w->words);
+    free(w->starts);
     names_free(&w->names);
     free(w->slow.p);
     free(w->slow_rows);
@@ -297,22 +307,55 @@ static int grow_rows(Part *w) {
     double *values = realloc(w->values, cap * sizeof *values);
     if (!values) return -1;
     w->values = values;
-    uint64_t *words = realloc(w->words, cap * w->width * sizeof *words);
-    if (!words) return -1;
-    w->words = words;
+    if (w->starts) {
+        uint32_t *starts = realloc(w->starts, (cap + 1) * sizeof *starts);
+        if (!starts) return -1;
+        w->starts = starts;
+    }
     w->cap = cap;
     return 0;
 }
 
-/* Re-lay the n first rows of a (cap x width) matrix as (cap x wide); zero the new words. */
-static uint64_t *widen(uint64_t *m, size_t n, size_t cap, size_t width, size_t wide) {
-    uint64_t *out = realloc(m, cap * wide * sizeof *out);
-    if (!out) return NULL;
-    for (size_t i = n; i-- > 0;) {
-        memmove(out + i * wide, out + i * width, width * sizeof *out);
-        memset(out + i * wide + width, 0, (wide - width) * sizeof *out);
+/* Give the rows so far (all of w->fixed words) their starts, room for cap + 1. */
+static int make_starts(Part *w, size_t cap) {
+    uint32_t *starts = malloc((cap + 1) * sizeof *starts);
+    if (!starts) return -1;
+    for (size_t i = 0; i < w->n; i++) starts[i] = (uint32_t)(i * w->fixed);
+    w->starts = starts;
+    return 0;
+}
+
+/* Make room for one more docno (at most MAX_DOCNO / 8 words) in the packed words. */
+static int grow_words(Part *w) {
+    size_t cap = w->wcap ? w->wcap * 2 : 8192;
+    uint64_t *words = realloc(w->words, cap * sizeof *words);
+    if (!words) return -1;
+    w->words = words;
+    w->wcap = cap;
+    return 0;
+}
+
+/* memcpy that gives the source's whole pages back to the system as they are copied
+ * (the source is freed right after): merging two slices never holds both copies. */
+static void copy_release(void *dst, void *src, size_t len) {
+    const size_t chunk = (size_t)1 << 22;
+    char *d = dst, *s = src;
+#ifdef CTREC_POSIX
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = ((uintptr_t)s + page - 1) & ~(page - 1); /* first whole page */
+#endif
+    for (size_t done = 0; done < len;) {
+        size_t n = len - done < chunk ? len - done : chunk;
+        memcpy(d + done, s + done, n);
+        done += n;
+#if defined(CTREC_POSIX) && defined(MADV_DONTNEED)
+        uintptr_t hi = ((uintptr_t)s + done) & ~(page - 1);
+        if (hi > lo) {
+            madvise((void *)lo, hi - lo, MADV_DONTNEED);
+            lo = hi;
+        }
+#endif
     }
-    return out;
 }
 
 static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
@@ -482,22 +525,24 @@ static inline int parse_lines_n(Part *w, const char *buf, size_t *at, const uint
         /* docno */
         const char *d = buf + s[1] + 1;
         len = s[2] - s[1] - 1;
-        if (len <= 8 && w->width == 1) {
-            w->words[row] = raw64(d) & FIRST[len];
+        if (w->nwords + MAX_DOCNO / 8 > w->wcap && grow_words(w) < 0) goto oom;
+        if (w->nwords > UINT32_MAX - MAX_DOCNO / 8) goto unclean; /* starts are uint32 */
+        size_t nw = len <= 8 ? 1 : (len + 7) >> 3;
+        if (!w->starts) { /* fixed-width docnos need no starts (numbers, ClueWeb ids) */
+            if (!w->fixed) w->fixed = nw;
+            else if (nw != w->fixed && make_starts(w, w->cap) < 0) goto oom;
+        }
+        if (w->starts) w->starts[row] = (uint32_t)w->nwords;
+        if (len <= 8) {
+            w->words[w->nwords++] = raw64(d) & FIRST[len];
         } else {
             if (len > MAX_DOCNO) goto unclean;
-            size_t nw = (len + 7) >> 3;
-            if (nw > w->width) {
-                uint64_t *m = widen(w->words, row, w->cap, w->width, nw);
-                if (!m) goto oom;
-                w->words = m;
-                w->width = nw;
-            }
-            uint64_t *dst = w->words + row * w->width;
+            if (nw > w->width) w->width = nw;
+            uint64_t *dst = w->words + w->nwords;
             size_t j = 0;
             for (; (j + 1) * 8 <= len; j++) dst[j] = raw64(d + 8 * j);
-            if (j < w->width) dst[j] = raw64(d + 8 * j) & FIRST[len - 8 * j];
-            for (j++; j < w->width; j++) dst[j] = 0;
+            if (j < nw) dst[j] = raw64(d + 8 * j) & FIRST[len - 8 * j];
+            w->nwords += nw;
         }
         /* value */
         const char *v = buf + s[vcol - 1] + 1;
@@ -674,35 +719,53 @@ static int merge(Part *a, Part *b) {
         }
     }
     size_t n = a->n + b->n;
-    size_t wide = a->width > b->width ? a->width : b->width;
-    int32_t *codes = realloc(a->codes, n * sizeof *codes);
-    double *values = codes ? realloc(a->values, n * sizeof *values) : NULL;
-    uint64_t *words = NULL;
-    if (codes) a->codes = codes;
-    if (values) {
-        a->values = values;
-        words = a->width < wide ? widen(a->words, a->n, n, a->width, wide)
-                                : realloc(a->words, n * wide * sizeof *words);
+    size_t nwords = a->nwords + b->nwords;
+    if (nwords > UINT32_MAX) { /* starts are uint32: let another reader take it */
+        free(map);
+        a->status = 1;
+        return 0;
     }
-    if (!words) {
+    /* b's arrays are released as they are copied (copy_release), each before the next */
+    int32_t *codes = realloc(a->codes, n * sizeof *codes);
+    if (codes) a->codes = codes;
+    double *values = codes ? realloc(a->values, n * sizeof *values) : NULL;
+    if (values) a->values = values;
+    if (!a->n && !a->starts) a->fixed = b->fixed;
+    int ragged = a->starts || b->starts || a->fixed != b->fixed;
+    uint32_t *starts = NULL;
+    if (values && ragged) {
+        if (!a->starts && make_starts(a, n) < 0) starts = NULL;
+        else starts = realloc(a->starts, (n + 1) * sizeof *starts);
+        if (starts) a->starts = starts;
+    }
+    if (!values || (ragged && !starts)) {
         free(map);
         return -1;
     }
-    a->words = words;
     a->cap = n;
-    a->width = wide;
     for (size_t i = 0; i < b->n; i++) a->codes[a->n + i] = map[b->codes[i]];
     free(map);
-    memcpy(a->values + a->n, b->values, b->n * sizeof *b->values);
-    if (b->width == wide) {
-        memcpy(a->words + a->n * wide, b->words, b->n * wide * sizeof *b->words);
-    } else {
-        for (size_t i = 0; i < b->n; i++) {
-            uint64_t *dst = a->words + (a->n + i) * wide;
-            memcpy(dst, b->words + i * b->width, b->width * sizeof *dst);
-            memset(dst + b->width, 0, (wide - b->width) * sizeof *dst);
-        }
+    free(b->codes);
+    b->codes = NULL;
+    if (ragged) {
+        for (size_t i = 0; i < b->n; i++)
+            a->starts[a->n + i] =
+                (b->starts ? b->starts[i] : (uint32_t)(i * b->fixed)) + (uint32_t)a->nwords;
     }
+    free(b->starts);
+    b->starts = NULL;
+    copy_release(a->values + a->n, b->values, b->n * sizeof *b->values);
+    free(b->values);
+    b->values = NULL;
+    uint64_t *words = realloc(a->words, (nwords ? nwords : 1) * sizeof *words);
+    if (!words) return -1;
+    a->words = words;
+    a->wcap = nwords;
+    copy_release(a->words + a->nwords, b->words, b->nwords * sizeof *b->words);
+    free(b->words);
+    b->words = NULL;
+    a->nwords = nwords;
+    if (b->width > a->width) a->width = b->width;
     size_t token = 0;
     for (size_t i = 0; i < b->nslow; i++) {
         const char *s = b->slow.p + token;
@@ -718,7 +781,7 @@ static int merge(Part *a, Part *b) {
 /* ------------------------------------------------------------------ parse() */
 
 typedef struct {
-    int ncols, vcol, threads, simd;
+    int ncols, vcol, threads, simd, ragged;
     Py_ssize_t block;
 } Options;
 
@@ -739,12 +802,12 @@ static PyObject *parse_input(int fd, const char *mem, int64_t size, Options o);
 #endif
 
 static PyObject *ctrec_parse(PyObject *module, PyObject *args, PyObject *kwargs) {
-    static char *kwlist[] = {"path", "ncols", "vcol", "threads", "block", "simd", NULL};
+    static char *kwlist[] = {"path", "ncols", "vcol", "threads", "block", "simd", "ragged", NULL};
     PyObject *path = NULL;
-    Options o = {0, 0, 2, 1, 1 << 18};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&ii|inp:parse", kwlist,
+    Options o = {0, 0, 2, 1, 0, 1 << 18};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&ii|inpp:parse", kwlist,
                                      PyUnicode_FSConverter, &path, &o.ncols, &o.vcol,
-                                     &o.threads, &o.block, &o.simd))
+                                     &o.threads, &o.block, &o.simd, &o.ragged))
         return NULL;
     if (check_options(&o) < 0) {
         Py_DECREF(path);
@@ -767,11 +830,12 @@ static PyObject *ctrec_parse(PyObject *module, PyObject *args, PyObject *kwargs)
 }
 
 static PyObject *ctrec_parse_buffer(PyObject *module, PyObject *args, PyObject *kwargs) {
-    static char *kwlist[] = {"data", "ncols", "vcol", "threads", "block", "simd", NULL};
+    static char *kwlist[] = {"data", "ncols", "vcol", "threads", "block", "simd", "ragged", NULL};
     Py_buffer view;
-    Options o = {0, 0, 2, 1, 1 << 18};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*ii|inp:parse_buffer", kwlist, &view,
-                                     &o.ncols, &o.vcol, &o.threads, &o.block, &o.simd))
+    Options o = {0, 0, 2, 1, 0, 1 << 18};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*ii|inpp:parse_buffer", kwlist, &view,
+                                     &o.ncols, &o.vcol, &o.threads, &o.block, &o.simd,
+                                     &o.ragged))
         return NULL;
     PyObject *result = Py_None;
     if (check_options(&o) < 0) result = NULL;
@@ -830,7 +894,7 @@ static PyObject *parse_input(int fd, const char *mem, int64_t size, Options o) {
             goto done;
         }
     }
-    if (!a->n) goto none;
+    if (a->status || !a->n) goto none;
     /* the tokens the fast rule left: Python's own correctly rounded conversion */
     size_t token = 0;
     for (size_t i = 0; i < a->nslow; i++) {
@@ -850,9 +914,35 @@ static PyObject *parse_input(int fd, const char *mem, int64_t size, Options o) {
         if (codes) a->codes = codes;
         double *values = realloc(a->values, a->n * sizeof *values);
         if (values) a->values = values;
-        uint64_t *words = realloc(a->words, a->n * a->width * sizeof *words);
-        if (words) a->words = words;
+        if (a->starts) {
+            uint32_t *starts = realloc(a->starts, (a->n + 1) * sizeof *starts);
+            if (starts) a->starts = starts;
+        }
         a->cap = a->n;
+    }
+    if (a->starts) a->starts[a->n] = (uint32_t)a->nwords;
+    int uniform = !a->starts; /* every row has width words */
+    if (uniform || !o.ragged) {
+        if (!uniform) { /* the padded matrix of the packed rows */
+            uint64_t *m = calloc(a->n * a->width, sizeof *m);
+            if (!m) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            for (size_t i = 0; i < a->n; i++)
+                memcpy(m + i * a->width, a->words + a->starts[i],
+                       (a->starts[i + 1] - a->starts[i]) * sizeof *m);
+            free(a->words);
+            a->words = m;
+            a->nwords = a->n * a->width;
+        }
+        free(a->starts);
+        a->starts = NULL;
+    }
+    if (a->wcap > a->nwords) {
+        uint64_t *words = realloc(a->words, (a->nwords ? a->nwords : 1) * sizeof *words);
+        if (words) a->words = words;
+        a->wcap = a->nwords;
     }
     PyObject *names = PyList_New(a->names.n);
     if (!names) goto done;
@@ -868,19 +958,29 @@ static PyObject *parse_input(int fd, const char *mem, int64_t size, Options o) {
     size_t n = a->n, width = a->width;
     PyObject *codes = wrap(a->codes, n * sizeof(int32_t));
     a->codes = NULL;
-    PyObject *words = wrap(a->words, n * width * sizeof(uint64_t));
+    PyObject *words = wrap(a->words, a->nwords * sizeof(uint64_t));
     a->words = NULL;
     PyObject *values = wrap(a->values, n * sizeof(double));
     a->values = NULL;
+    PyObject *starts = Py_None;
+    if (a->starts) {
+        starts = wrap(a->starts, (n + 1) * sizeof(uint32_t));
+        a->starts = NULL;
+    } else Py_INCREF(starts);
     PyObject *last = PyBytes_FromStringAndSize(a->last.p ? a->last.p : "", (Py_ssize_t)a->last.len);
-    if (codes && words && values && last)
+    if (codes && words && values && last && starts && o.ragged)
+        result = Py_BuildValue("(NNNnNNN)", names, codes, words, (Py_ssize_t)width, values, last,
+                               starts);
+    else if (codes && words && values && last && starts) {
+        Py_DECREF(starts);
         result = Py_BuildValue("(NNNnNN)", names, codes, words, (Py_ssize_t)width, values, last);
-    else {
+    } else {
         Py_DECREF(names);
         Py_XDECREF(codes);
         Py_XDECREF(words);
         Py_XDECREF(values);
         Py_XDECREF(last);
+        Py_XDECREF(starts);
     }
     goto done;
 none:
@@ -979,12 +1079,31 @@ done:
     return result;
 }
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+/* mmap_threshold(nbytes): fix glibc's mmap threshold (and a trim threshold of twice it). */
+static PyObject *ctrec_mmap_threshold(PyObject *module, PyObject *arg) {
+    long nbytes = PyLong_AsLong(arg);
+    if (nbytes == -1 && PyErr_Occurred()) return NULL;
+#if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD) && defined(M_TRIM_THRESHOLD)
+    if (nbytes > 0 && nbytes <= (1L << 30) && mallopt(M_MMAP_THRESHOLD, (int)nbytes) == 1 &&
+        mallopt(M_TRIM_THRESHOLD, (int)(2 * nbytes)) == 1)
+        Py_RETURN_TRUE;
+#endif
+    Py_RETURN_FALSE;
+}
+
 static PyMethodDef ctrec_methods[] = {
+    {"mmap_threshold", (PyCFunction)ctrec_mmap_threshold, METH_O,
+     "mmap_threshold(nbytes)\n--\n\n"
+     "Fix glibc's mmap threshold to nbytes (trim threshold: twice it); True if done."},
     {"parse", (PyCFunction)(void (*)(void))ctrec_parse, METH_VARARGS | METH_KEYWORDS,
-     "parse(path, ncols, vcol, threads=2, block=262144)\n--\n\n"
-     "Read a clean TREC file: (names, codes, words, width, values, last) or None."},
+     "parse(path, ncols, vcol, threads=2, block=262144, simd=True, ragged=False)\n--\n\n"
+     "Read a clean TREC file: (names, codes, words, width, values, last[, starts]) or None."},
     {"parse_buffer", (PyCFunction)(void (*)(void))ctrec_parse_buffer, METH_VARARGS | METH_KEYWORDS,
-     "parse_buffer(data, ncols, vcol, threads=2, block=262144)\n--\n\n"
+     "parse_buffer(data, ncols, vcol, threads=2, block=262144, simd=True, ragged=False)\n--\n\n"
      "The same for the bytes of a bytes-like object (C-contiguous)."},
     {"label", (PyCFunction)ctrec_label, METH_VARARGS,
      "label(docs, keys, values, out)\n--\n\n"

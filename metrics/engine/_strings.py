@@ -235,12 +235,95 @@ def words(arr: pa.BinaryArray | pa.ChunkedArray) -> NDArray[np.uint64]:
     return out.view(np.uint64)
 
 
-def hash_words(w: NDArray[np.uint64]) -> NDArray[np.uint64]:
+class RaggedWords:
+    """Docnos as packed words: each row only its own ``ceil(len / 8)`` NUL-padded words.
+
+    What the C reader returns for docnos of different lengths (URLs, MS MARCO's): the
+    padded matrix would give every row the longest row's width.  Row ``i`` is
+    ``flat[starts[i]:starts[i + 1]]``.  Indexing with a slice or an integer array gives
+    the padded matrix of just those rows (as wide as the widest of them), so the code
+    written for matrices (hashes, comparisons, tie order) works on the rows it needs;
+    an integer gives the row's own words.
+    """
+
+    __slots__ = ("flat", "starts", "width")
+    ndim = 2
+    dtype = np.dtype(np.uint64)
+
+    def __init__(self, flat: NDArray[np.uint64], starts: NDArray[np.uint32], width: int) -> None:
+        """Wrap packed words ``flat`` and the ``n + 1`` row ``starts`` (``width``: widest row)."""
+        self.flat = flat
+        self.starts = starts
+        self.width = int(width)
+
+    def __len__(self) -> int:
+        """Return the number of rows."""
+        return len(self.starts) - 1
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """Return (rows, words of the widest row): the shape of the padded matrix."""
+        return len(self), self.width
+
+    @property
+    def nbytes(self) -> int:
+        """Return the bytes held (words and row starts)."""
+        return int(self.flat.nbytes + self.starts.nbytes)
+
+    def __getitem__(self, key: Any) -> NDArray[np.uint64]:
+        """Return one row's words (an integer) or the padded matrix of some rows."""
+        if isinstance(key, (int, np.integer)):
+            i = int(key) + len(self) if key < 0 else int(key)
+            if not 0 <= i < len(self):
+                raise IndexError(f"row {key} out of range")
+            return self.flat[int(self.starts[i]) : int(self.starts[i + 1])]
+        if isinstance(key, slice):
+            a, b, step = key.indices(len(self))
+            if step == 1:
+                st = self.starts[a : max(a, b) + 1].astype(np.intp)
+                return self._gather(st[:-1], np.diff(st))
+            key = np.arange(a, b, step)
+        rows = np.asarray(key, dtype=np.intp)
+        if rows.dtype == np.bool_:
+            rows = np.flatnonzero(rows)
+        st = self.starts[rows].astype(np.intp)
+        return self._gather(st, self.starts[rows + 1].astype(np.intp) - st)
+
+    def _gather(self, st: NDArray[np.intp], nw: NDArray[np.intp]) -> NDArray[np.uint64]:
+        """Return the padded matrix of the rows starting at ``st`` with ``nw`` words."""
+        width = max(1, int(nw.max(initial=1)))
+        out = np.zeros((len(st), width), np.uint64)
+        if not len(st):
+            return out
+        out[:, 0] = self.flat[st]
+        for j in range(1, width):
+            live = np.flatnonzero(nw > j)
+            out[live, j] = self.flat[st[live] + j]
+        return out
+
+    def row_bytes(self) -> list[bytes]:
+        """Return every row's bytes (without padding)."""
+        flat, starts = self.flat, self.starts.tolist()
+        return [flat[starts[i] : starts[i + 1]].tobytes().rstrip(b"\x00") for i in range(len(self))]
+
+
+Words = NDArray[np.uint64] | RaggedWords
+"""Docnos as words: the padded ``(n, w)`` matrix or :class:`RaggedWords`."""
+
+_HASH_SLICE = 1 << 16  # rows of a ragged column hashed at once
+
+
+def hash_words(w: Words) -> NDArray[np.uint64]:
     """Return a 64-bit hash per row that ignores trailing zero (padding) words.
 
     It is a plain multiply-add of the words (cheap); keys built from it are
-    always verified on the words.
+    always verified on the words.  Ragged words are hashed a slice of rows at a time.
     """
+    if isinstance(w, RaggedWords):
+        out = np.empty(len(w), np.uint64)
+        for a in range(0, len(w), _HASH_SLICE):
+            out[a : a + _HASH_SLICE] = hash_words(w[a : a + _HASH_SLICE])
+        return out
     h = w[:, 0] * _word_multiplier(0)
     for j in range(1, w.shape[1]):
         h += w[:, j] * _word_multiplier(j)
@@ -273,17 +356,16 @@ def name_hashes(names: Sequence[str]) -> NDArray[np.uint64]:
     return mix64(h ^ np.uint64(0x5851F42D4C957F2D))
 
 
-def same_words(
-    a: NDArray[np.uint64], ia: NDArray[np.intp], b: NDArray[np.uint64], ib: NDArray[np.intp]
-) -> NDArray[np.bool_]:
+def same_words(a: Words, ia: NDArray[np.intp], b: Words, ib: NDArray[np.intp]) -> NDArray[np.bool_]:
     """Return whether rows ``a[ia]`` and ``b[ib]`` hold the same bytes (any padding widths)."""
-    wa, wb = a.shape[1], b.shape[1]
+    ra, rb = a[ia], b[ib]
+    wa, wb = ra.shape[1], rb.shape[1]
     w = min(wa, wb)
-    eq = (a[ia, :w] == b[ib, :w]).all(axis=1)
+    eq = (ra[:, :w] == rb[:, :w]).all(axis=1)
     if wa > w:
-        eq &= (a[ia, w:] == 0).all(axis=1)
+        eq &= (ra[:, w:] == 0).all(axis=1)
     if wb > w:
-        eq &= (b[ib, w:] == 0).all(axis=1)
+        eq &= (rb[:, w:] == 0).all(axis=1)
     return eq
 
 

@@ -541,7 +541,8 @@ def _find_duplicates(qcode: NDArray[np.int32], words: NDArray[np.uint64]) -> NDA
 
     The top 32 bits of the pair keys are sorted (twice as fast as 64-bit keys); the
     few values seen twice are checked on the full keys, then on the bytes.  Keys are
-    made in slices, so only the 32-bit halves of all of them are ever in memory.
+    made, and the candidates found, in slices: besides the 32-bit halves and their
+    sorted copy (8 bytes a row), the temporaries are bounded whatever the length.
     """
     n = len(qcode)
     if n < 2:
@@ -553,10 +554,16 @@ def _find_duplicates(qcode: NDArray[np.int32], words: NDArray[np.uint64]) -> NDA
         top[i : i + step] = part >> np.uint64(32)
     srt = np.sort(top)
     twice = np.unique(srt[1:][srt[1:] == srt[:-1]])
+    del srt
     if not len(twice):
         return np.zeros(0, np.intp)
-    pos = np.minimum(np.searchsorted(twice, top), len(twice) - 1)
-    cand = np.flatnonzero(twice[pos] == top)
+    found = []
+    for i in range(0, n, step):
+        part_top = top[i : i + step]
+        pos = np.minimum(np.searchsorted(twice, part_top), len(twice) - 1)
+        found.append(np.flatnonzero(twice[pos] == part_top) + i)
+    del top
+    cand = np.concatenate(found)
     full = S.pair_key(S.hash_words(words[cand]), qcode[cand])
     order = np.argsort(full, kind="stable")
     same = full[order][1:] == full[order][:-1]
@@ -574,7 +581,7 @@ class _Table:
         name: str,
         qid_names: list[str],
         qcode: NDArray[np.int32],
-        docnos: pa.BinaryArray | pa.ChunkedArray | NDArray[np.uint64],
+        docnos: pa.BinaryArray | pa.ChunkedArray | S.Words,
         values: NDArray[np.float64],
     ) -> None:
         self.name = name
@@ -582,7 +589,9 @@ class _Table:
         self.qcode = qcode
         self.values = values
         # The docnos live on only as NUL-padded words (they cannot contain NUL).
-        self.words = docnos if isinstance(docnos, np.ndarray) else S.words(docnos)
+        self.words: S.Words = (
+            docnos if isinstance(docnos, (np.ndarray, S.RaggedWords)) else S.words(docnos)
+        )
         self._index: dict[str, int] | None = None
         self._qid_hashes: NDArray[np.uint64] | None = None
 
@@ -601,6 +610,8 @@ class _Table:
     def docnos(self) -> pa.BinaryArray:
         """Return the docno of every row as an Arrow binary array (rebuilt from the words)."""
         n = len(self.qcode)
+        if isinstance(self.words, S.RaggedWords):
+            return S.binary_from_list(self.docno_bytes())
         mat = self.words.view(np.uint8).reshape(n, -1)
         used = mat != 0  # docnos contain no NUL: each row is a prefix plus padding
         offsets = np.zeros(n + 1, np.int64)
@@ -630,6 +641,8 @@ class _Table:
 
     def docno_bytes(self) -> list[bytes]:
         """Return every row's docno as bytes."""
+        if isinstance(self.words, S.RaggedWords):
+            return self.words.row_bytes()
         return [w.tobytes().rstrip(b"\x00") for w in self.words]
 
     def docno(self, row: int) -> str:
@@ -811,8 +824,7 @@ class Run(_Table):
             w = S.big_endian(self.words[rows])
             keys = [~w[:, j] for j in range(w.shape[1] - 1, -1, -1)]
             perm = np.lexsort([*keys, group])
-            order = order.copy()
-            order[pos] = rows[perm]
+            order[pos] = rows[perm]  # order is this function's own array
         return order, starts, counts
 
 
@@ -1120,10 +1132,11 @@ def _read_clean(
     """
     ncols, vcol = (6, 4) if kind == "run" else (4, 3)
     if isinstance(path, memoryview):
-        read = _creader.read_clean_c_buffer
+        parsed = _creader.read_clean_c_buffer(path, ncols, vcol, threads=_USE_THREADS, ragged=True)
+    elif reader == "c":  # docnos of different widths packed, not padded to the widest
+        parsed = _creader.read_clean_c(path, ncols, vcol, threads=_USE_THREADS, ragged=True)
     else:
-        read = _creader.read_clean_c if reader == "c" else read_clean
-    parsed = read(path, ncols, vcol, threads=_USE_THREADS)
+        parsed = read_clean(path, ncols, vcol, threads=_USE_THREADS)
     if parsed is None:
         return None
     raw_names, codes, words, values, last = parsed

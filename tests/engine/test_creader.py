@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from metrics.engine import _creader, _textread, read_qrels, read_run
+from metrics.engine import _strings as S
 from metrics.engine.errors import EngineInputError
 
 needs_c = pytest.mark.skipif(not _creader.AVAILABLE, reason=f"C reader {_creader.WHY_NOT}")
@@ -65,6 +66,31 @@ def _assert_same_arrays(c, ref) -> None:
     assert values.dtype == np.float64
     assert np.array_equal(values.view(np.uint64), rvalues.view(np.uint64))
     assert last == rlast
+
+
+def _assert_same_packed(packed, dense) -> None:
+    """``ragged=True`` gives the padded answer, rows packed when their widths differ.
+
+    Each packed row holds exactly its own ``ceil(len / 8)`` words; a file whose docnos
+    all take the same number of words comes back as the plain matrix.
+    """
+    names, codes, words, values, last = packed
+    _names, _codes, dwords, _values, _last = dense
+    _assert_same_arrays((names, codes, dwords, values, last), dense)
+    own = (dwords != 0).sum(axis=1)  # docnos hold no NUL: their words, then padding
+    own = np.maximum(own, 1)
+    if isinstance(words, S.RaggedWords):
+        assert len(set(own.tolist())) > 1, "packed although every row has the same width"
+        assert words.shape == dwords.shape and len(words) == len(dwords)
+        assert words.starts.dtype == np.uint32 and int(words.starts[0]) == 0
+        assert int(words.starts[-1]) == len(words.flat) == int(own.sum())
+        assert np.array_equal(np.diff(words.starts.astype(np.int64)), own)
+        assert np.array_equal(words[:], dwords)  # the padded matrix, rebuilt
+        rows = np.arange(len(dwords))[::-3]
+        assert np.array_equal(words[rows], dwords[rows][:, : words[rows].shape[1]])
+        assert all(words[int(i)].tobytes() == dwords[i, : own[i]].tobytes() for i in rows)
+    else:
+        assert len(set(own.tolist())) == 1 and np.array_equal(words, dwords)
 
 
 def _assert_matches_python(c, data: bytes, ncols: int, vcol: int) -> None:
@@ -122,6 +148,8 @@ def _check_buffers(path, data: bytes, ncols: int, vcol: int, threads, block, sim
             assert (got is None) == (want is None), where
             if got is not None:
                 _assert_same_arrays(got, want)
+                packed = _creader.read_clean_c_buffer(buf, ncols, vcol, ragged=True, **opts)
+                _assert_same_packed(packed, want)
 
 
 def _check_file(path, data: bytes, ncols: int, vcol: int, *, clean: bool, configs) -> None:
@@ -141,6 +169,10 @@ def _check_file(path, data: bytes, ncols: int, vcol: int, *, clean: bool, config
         assert ref is not None, f"C accepted text the numpy reader refuses ({where})"
         _assert_same_arrays(got, ref)
         _assert_matches_python(got, data, ncols, vcol)
+        packed = _creader.read_clean_c(
+            path, ncols, vcol, threads=threads, block=block, simd=simd, ragged=True
+        )
+        _assert_same_packed(packed, got)
 
 
 CONFIGS = [(1, 1 << 18, True), (2, 1 << 18, True), (3, 97, True), (2, 64, False), (5, 251, True)]
