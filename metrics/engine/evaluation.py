@@ -32,6 +32,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from metrics.engine import _creader
 from metrics.engine import _strings as S
 from metrics.engine.core import JudgedPool, compute, zero_omitted
 from metrics.engine.errors import EngineInputError, MeasureError
@@ -365,6 +366,9 @@ _START_METHOD = "forkserver" if sys.platform != "win32" else "spawn"
 
 def _init_worker(qrels: Qrels | None, parser_threads: bool = True) -> None:
     global _WORKER_QRELS
+    # A worker reads one run after another: each run's arrays are mapped and given back
+    # when freed, so the worker stays at one run's working set (see cli.MMAP_THRESHOLD).
+    _creader.mmap_threshold(1 << 20)
     _WORKER_QRELS = qrels
     set_parser_threads(parser_threads)
 
