@@ -871,6 +871,14 @@ def main(argv: list[str] | None = None) -> int:
         "--no-baseline-many", action="store_true", help="skip pytrec_eval on the N runs"
     )
     parser.add_argument("--output", type=Path, default=RESULTS_DIR / "latest.md")
+    parser.add_argument(
+        "--ids",
+        action="store_true",
+        help="only the whole processes on W1 with real collections' id styles (issue 36)",
+    )
+    parser.add_argument(
+        "--ids-runs", type=int, default=20, help="runs in one call for --ids (20; 0 skips)"
+    )
     args = parser.parse_args(argv)
     launcher = Launcher()  # first, while this process is small (see launcher.py)
     try:
@@ -881,6 +889,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(args: argparse.Namespace, launcher: Launcher) -> int:
     """Run everything (``main`` without the launcher's lifetime)."""
+    if args.ids:
+        return _main_ids(args, launcher)
     n_many = args.runs if args.runs is not None else (10 if args.quick else 100)
     reps = args.reps or (2 if args.quick else 5)
     proc_reps = 1 if args.quick else 3
@@ -927,6 +937,34 @@ def _main(args: argparse.Namespace, launcher: Launcher) -> int:
         )
     )
     log(f"wrote {args.output}")
+    return 0
+
+
+def _main_ids(args: argparse.Namespace, launcher: Launcher) -> int:
+    """``--ids``: every id style beside C trec_eval and pytrec_eval; several runs in one call."""
+    from benchmarks import ids_bench
+
+    reps = args.reps or (1 if args.quick else 3)
+    machine = machine_info()
+    binary, why = build_trec_eval()
+    if binary is None:
+        log(f"C trec_eval: not available ({why})")
+    log(f"id styles: {reps} repetitions of each process ...")
+    styles = ids_bench.bench_styles(launcher, binary, reps)
+    many = []
+    if args.ids_runs > 0:
+        log(f"{args.ids_runs} runs in one call ...")
+        many = ids_bench.bench_many(args.ids_runs, reps)
+    machine["load"] = f"{machine['load']} at the start, {_loadavg()} at the end"
+    text = ids_bench.render(machine, styles, many)
+    print(text)
+    out = args.output if args.output != RESULTS_DIR / "latest.md" else RESULTS_DIR / "ids.md"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    out.with_suffix(".json").write_text(
+        json.dumps({"machine": machine, "styles": styles, "many": many}, indent=1)
+    )
+    log(f"wrote {out}")
     return 0
 
 

@@ -21,10 +21,12 @@
  *   names   list of bytes: the distinct qids in order of first appearance;
  *   codes   buffer of int32: the index into names of each row's qid;
  *   words   buffer of uint64, rows of ``width`` words: each docno's bytes, NUL-padded;
- *           with ragged=True, each row takes only its own ceil(len / 8) words (packed
- *           one after the other) and ``starts`` (uint32, n + 1 entries: row i is
- *           words[starts[i]:starts[i + 1]]) is added, or None when every row has
- *           ``width`` words (then words is the padded matrix itself);
+ *           with ragged=True, ``starts`` is added: when packing the rows (each its own
+ *           ceil(len / 8) words, one after the other) takes at most three quarters
+ *           of the padded matrix's bytes, counting 4 bytes of ``starts`` a row, the
+ *           words are packed and starts (uint32, n + 1 entries: row i is
+ *           words[starts[i]:starts[i + 1]]) says where rows begin; otherwise words
+ *           is the padded matrix and starts is None;
  *   values  buffer of float64: the ``vcol`` field of each row, correctly rounded
  *           (bit-identical to Python's float(); see parse_number below);
  *   last    bytes: the last field of the last line.
@@ -921,21 +923,30 @@ static PyObject *parse_input(int fd, const char *mem, int64_t size, Options o) {
         a->cap = a->n;
     }
     if (a->starts) a->starts[a->n] = (uint32_t)a->nwords;
-    int uniform = !a->starts; /* every row has width words */
-    if (uniform || !o.ragged) {
-        if (!uniform) { /* the padded matrix of the packed rows */
-            uint64_t *m = calloc(a->n * a->width, sizeof *m);
+    /* Packed rows are kept only where they save a quarter of the padded matrix (URLs);
+     * docnos of nearly one width (TREC's, MS MARCO's) are padded in place. */
+    size_t padded = a->n * a->width;
+    int pad = !o.ragged || 4 * (a->nwords * 8 + (a->n + 1) * 4) > 3 * padded * 8;
+    if (a->starts && pad) {
+        if (padded > a->wcap) {
+            uint64_t *m = realloc(a->words, padded * sizeof *m);
             if (!m) {
                 PyErr_NoMemory();
                 goto done;
             }
-            for (size_t i = 0; i < a->n; i++)
-                memcpy(m + i * a->width, a->words + a->starts[i],
-                       (a->starts[i + 1] - a->starts[i]) * sizeof *m);
-            free(a->words);
             a->words = m;
-            a->nwords = a->n * a->width;
+            a->wcap = padded;
         }
+        /* last row first: row i moves up to i * width, past every earlier row's words */
+        for (size_t i = a->n; i-- > 0;) {
+            size_t nw = a->starts[i + 1] - a->starts[i];
+            uint64_t *dst = a->words + i * a->width;
+            memmove(dst, a->words + a->starts[i], nw * sizeof *dst);
+            memset(dst + nw, 0, (a->width - nw) * sizeof *dst);
+        }
+        a->nwords = padded;
+    }
+    if (a->starts && pad) {
         free(a->starts);
         a->starts = NULL;
     }
