@@ -4,7 +4,11 @@ Contract: :func:`read_clean_c` returns exactly what
 :func:`metrics.engine._textread.read_clean` returns for the same file -- (raw qid
 names in order of first appearance, int32 query codes, docnos as a NUL-padded
 ``(n, w)`` uint64 word matrix, float64 values, the last field of the last line) --
-bit for bit, or ``None``.  ``None`` means "use another reader"; it is returned for
+bit for bit, or ``None``.  With ``ragged=True`` (what :mod:`metrics.engine.io` asks
+for) docnos whose word counts differ enough -- packing every row's own words, plus a
+4-byte start per row, takes at most three quarters of the padded matrix: URLs -- come
+back as :class:`~metrics.engine._strings.RaggedWords` instead, the same bytes without
+the padding to the longest docno.  ``None`` means "use another reader"; it is returned for
 every text the numpy reader calls unclean (fields not separated by single spaces,
 tabs, CR, NUL or other bytes below 33, blank or comment lines, another number of
 fields, values that are not plain or exponent decimals or not finite, an empty or

@@ -40,7 +40,9 @@ TREC bytes in memory too when it is ``"c"``):
 All give identical results; each falls back to the other paths below.  Bytes
 (unless the C reader takes them), file objects and unclean text are tokenised by
 pyarrow's CSV reader (after normalising blanks and comments).  Identifiers are
-handled as byte matrices (see :mod:`metrics.engine._strings`).  Anything the fast
+handled as byte matrices (see :mod:`metrics.engine._strings`); the C reader packs
+docnos of very different lengths (URLs) instead of padding every row to the longest
+(:class:`~metrics.engine._strings.RaggedWords`).  Anything the fast
 paths cannot take exactly (any error) falls back to a line-by-line reader that also
 produces the error messages.
 """
