@@ -1094,6 +1094,55 @@ done:
 #include <malloc.h>
 #endif
 
+/*
+ * hash_packed(flat, starts, mult, out): out[i] = sum_j flat[starts[i] + j] * mult[j]
+ * (mod 2**64) over the words of row i, flat[starts[i]:starts[i + 1]].
+ *
+ * The hash of metrics.engine._strings.hash_words, for packed rows without building
+ * their padded matrix.  flat and mult: uint64; starts: uint32, at least len(out) + 1;
+ * out: writable uint64.  ValueError when a row lies outside flat or has more words
+ * than mult.
+ */
+static PyObject *ctrec_hash_packed(PyObject *module, PyObject *args) {
+    Py_buffer flat, starts, mult, out;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*:hash_packed", &flat, &starts, &mult, &out))
+        return NULL;
+    PyObject *result = NULL;
+    size_t n = (size_t)out.len / 8, nf = (size_t)flat.len / 8, nm = (size_t)mult.len / 8;
+    if ((size_t)starts.len / 4 < n + 1) {
+        PyErr_SetString(PyExc_ValueError, "starts needs len(out) + 1 entries");
+        goto done;
+    }
+    const uint64_t *f = flat.buf, *m = mult.buf;
+    const uint32_t *st = starts.buf;
+    uint64_t *o = out.buf;
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (size_t i = 0; i < n; i++) {
+        size_t a = st[i], b = st[i + 1];
+        if (b < a || b > nf || b - a > nm) {
+            bad = 1;
+            break;
+        }
+        uint64_t h = 0;
+        for (size_t j = 0; j < b - a; j++) h += f[a + j] * m[j];
+        o[i] = h;
+    }
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "a row lies outside flat or is longer than mult");
+        goto done;
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&flat);
+    PyBuffer_Release(&starts);
+    PyBuffer_Release(&mult);
+    PyBuffer_Release(&out);
+    return result;
+}
+
 /* mmap_threshold(nbytes): fix glibc's mmap threshold (and a trim threshold of twice it). */
 static PyObject *ctrec_mmap_threshold(PyObject *module, PyObject *arg) {
     long nbytes = PyLong_AsLong(arg);
@@ -1107,6 +1156,9 @@ static PyObject *ctrec_mmap_threshold(PyObject *module, PyObject *arg) {
 }
 
 static PyMethodDef ctrec_methods[] = {
+    {"hash_packed", (PyCFunction)ctrec_hash_packed, METH_VARARGS,
+     "hash_packed(flat, starts, mult, out)\n--\n\n"
+     "out[i] = sum of flat[starts[i] + j] * mult[j] over row i's words (uint64)."},
     {"mmap_threshold", (PyCFunction)ctrec_mmap_threshold, METH_O,
      "mmap_threshold(nbytes)\n--\n\n"
      "Fix glibc's mmap threshold to nbytes (trim threshold: twice it); True if done."},

@@ -301,10 +301,34 @@ class RaggedWords:
             out[live, j] = self.flat[st[live] + j]
         return out
 
+    def hashes(self) -> NDArray[np.uint64]:
+        """Return :func:`hash_words` of every row (in C when the extension is built)."""
+        out = np.empty(len(self), np.uint64)
+        ctrec = _ctrec_module()
+        if ctrec is not None:
+            mult = _multipliers(self.width)
+            ctrec.hash_packed(self.flat, self.starts, mult, out)
+            return out
+        for a in range(0, len(self), _HASH_SLICE):
+            out[a : a + _HASH_SLICE] = hash_words(self[a : a + _HASH_SLICE])
+        return out
+
     def row_bytes(self) -> list[bytes]:
         """Return every row's bytes (without padding)."""
         flat, starts = self.flat, self.starts.tolist()
         return [flat[starts[i] : starts[i + 1]].tobytes().rstrip(b"\x00") for i in range(len(self))]
+
+
+def _ctrec_module() -> Any:
+    """Return the C extension (for :meth:`RaggedWords.hashes`), or None where unavailable."""
+    from metrics.engine import _creader  # imported late: _creader imports this module
+
+    return _creader._ctrec
+
+
+def _multipliers(width: int) -> NDArray[np.uint64]:
+    """Return the per-position multipliers of :func:`hash_words` for ``width`` words."""
+    return np.array([_word_multiplier(j) for j in range(max(1, width))], dtype=np.uint64)
 
 
 Words = NDArray[np.uint64] | RaggedWords
@@ -320,14 +344,18 @@ def hash_words(w: Words) -> NDArray[np.uint64]:
     always verified on the words.  Ragged words are hashed a slice of rows at a time.
     """
     if isinstance(w, RaggedWords):
-        out = np.empty(len(w), np.uint64)
-        for a in range(0, len(w), _HASH_SLICE):
-            out[a : a + _HASH_SLICE] = hash_words(w[a : a + _HASH_SLICE])
-        return out
+        return w.hashes()
     h = w[:, 0] * _word_multiplier(0)
     for j in range(1, w.shape[1]):
         h += w[:, j] * _word_multiplier(j)
     return h
+
+
+def hash_range(w: Words, a: int, b: int) -> NDArray[np.uint64]:
+    """Return :func:`hash_words` of rows ``a:b`` (packed rows without their padded matrix)."""
+    if isinstance(w, RaggedWords):
+        return RaggedWords(w.flat, w.starts[a : b + 1], w.width).hashes()
+    return hash_words(w[a:b])
 
 
 def pair_key(hashes: NDArray[np.uint64], codes: NDArray[np.integer]) -> NDArray[np.uint64]:

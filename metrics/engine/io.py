@@ -552,7 +552,7 @@ def _find_duplicates(qcode: NDArray[np.int32], words: NDArray[np.uint64]) -> NDA
     top = np.empty(n, np.uint32)
     step = 1 << 16
     for i in range(0, n, step):
-        part = S.pair_key(S.hash_words(words[i : i + step]), qcode[i : i + step])
+        part = S.pair_key(S.hash_range(words, i, i + step), qcode[i : i + step])
         top[i : i + step] = part >> np.uint64(32)
     srt = np.sort(top)
     twice = np.unique(srt[1:][srt[1:] == srt[:-1]])

@@ -90,6 +90,8 @@ def _assert_same_packed(packed, dense) -> None:
         assert int(words.starts[-1]) == len(words.flat) == int(own.sum())
         assert np.array_equal(np.diff(words.starts.astype(np.int64)), own)
         assert np.array_equal(words[:], dwords)  # the padded matrix, rebuilt
+        assert np.array_equal(words.hashes(), S.hash_words(dwords))  # in C
+        assert np.array_equal(S.hash_range(words, 1, n - 1), S.hash_words(dwords[1 : n - 1]))
         rows = np.arange(len(dwords))[::-3]
         assert np.array_equal(words[rows], dwords[rows][:, : words[rows].shape[1]])
         assert all(words[int(i)].tobytes() == dwords[i, : own[i]].tobytes() for i in rows)
@@ -597,3 +599,16 @@ def test_label_refuses_mismatched_buffers():
         _ctrec.label(docs, keys, np.zeros(3), np.empty(3))
     with pytest.raises(TypeError):
         _ctrec.label(docs, keys, np.zeros(3), b"\0" * 32)  # not writable
+
+
+@needs_c
+def test_hash_packed_refuses_rows_outside_its_buffers():
+    """The C hash of packed rows checks every row against the words and multipliers."""
+    flat = np.arange(1, 7, dtype=np.uint64)
+    mult = np.array([3, 5], dtype=np.uint64)
+    out = np.empty(2, np.uint64)
+    _creader._ctrec.hash_packed(flat, np.array([0, 2, 3], np.uint32), mult, out)
+    assert out.tolist() == [1 * 3 + 2 * 5, 3 * 3]
+    for starts in ([0, 2, 9], [0, 3, 4], [2, 1, 3], [0, 2]):
+        with pytest.raises(ValueError):
+            _creader._ctrec.hash_packed(flat, np.array(starts, np.uint32), mult, out)

@@ -199,3 +199,22 @@ def test_memory_does_not_grow_with_the_number_of_runs(tmp_path):
     # kept freed arrays in its heap: +11 MiB, +6 MiB from two to twelve)
     assert twelve - one < working_set // 2, (one, two, twelve)
     assert twelve - two < working_set // 4, (one, two, twelve)
+
+
+def test_packed_rows_without_the_extension(monkeypatch):
+    """Packed rows hash, compare and gather the same in numpy alone (no C extension)."""
+    docs = [b"a", b"https://e.org/" + b"q" * 70, b"abcdefgh", b"abcdefghi", b"x" * 200]
+    dense = S.words_from_list(docs)
+    own = np.maximum((dense != 0).sum(axis=1), 1)
+    starts = np.zeros(len(docs) + 1, np.uint32)
+    np.cumsum(own, out=starts[1:])
+    flat = np.concatenate([dense[i, : own[i]] for i in range(len(docs))])
+    packed = S.RaggedWords(flat, starts, dense.shape[1])
+    with_c = packed.hashes()
+    monkeypatch.setattr(S, "_ctrec_module", lambda: None)
+    assert np.array_equal(packed.hashes(), S.hash_words(dense))
+    assert np.array_equal(with_c, S.hash_words(dense)) or not _creader.AVAILABLE
+    assert np.array_equal(packed[:], dense) and packed.row_bytes() == docs
+    rows = np.array([4, 0, 2])
+    assert S.same_words(packed, rows, dense, rows).all()
+    assert not S.same_words(packed, rows, dense, np.roll(rows, 1)).any()
