@@ -32,10 +32,6 @@ from metrics.engine.errors import EngineInputError, MeasureError
 from metrics.engine.evaluation import Evaluation, evaluate_many
 from metrics.engine.measures import DEFAULT_SCALE_TOP, Expanded, expand_nicknames, trec_order
 
-MMAP_THRESHOLD = 1 << 20
-"""glibc's mmap threshold in ``evaluate``'s processes: larger blocks are mapped, and
-unmapped when freed (a run's arrays); smaller ones (a slice's temporaries) are reused."""
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the command-line interface on ``parser``."""
@@ -272,7 +268,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m metrics.en
     # A process of its own: big arrays mapped and given back when freed, whatever was
     # freed before (glibc would otherwise move the threshold up, and keep a run's
     # freed arrays in its heap for the next one; see docs/benchmarks.md, issue 36).
-    _creader.mmap_threshold(MMAP_THRESHOLD)
+    _creader.mmap_threshold(_creader.MMAP_THRESHOLD)
     try:
         results = evaluate_args(opts)
     except EngineInputError as exc:

@@ -367,8 +367,8 @@ _START_METHOD = "forkserver" if sys.platform != "win32" else "spawn"
 def _init_worker(qrels: Qrels | None, parser_threads: bool = True) -> None:
     global _WORKER_QRELS
     # A worker reads one run after another: each run's arrays are mapped and given back
-    # when freed, so the worker stays at one run's working set (see cli.MMAP_THRESHOLD).
-    _creader.mmap_threshold(1 << 20)
+    # when freed, so the worker stays at one run's working set.
+    _creader.mmap_threshold(_creader.MMAP_THRESHOLD)
     _WORKER_QRELS = qrels
     set_parser_threads(parser_threads)
 

@@ -195,7 +195,7 @@ def test_memory_does_not_grow_with_the_number_of_runs(tmp_path):
     two = _peak_kib(qrels, [run] * 2, 1)
     twelve = _peak_kib(qrels, [run] * 12, 1)
     working_set = 14 * 1024  # KiB: the run's arrays, a lower bound of its working set
-    # measured: +0.1 MiB from one to twelve runs (without the fixed mmap threshold, glibc
+    # measured: +0.2 MiB from one to twelve runs (without the fixed mmap threshold, glibc
     # kept freed arrays in its heap: +11 MiB, +6 MiB from two to twelve)
     assert twelve - one < working_set // 2, (one, two, twelve)
     assert twelve - two < working_set // 4, (one, two, twelve)
