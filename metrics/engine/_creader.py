@@ -164,12 +164,11 @@ def _arrays(
     return names, codes, words, values, last
 
 
-MMAP_THRESHOLD = 2 << 20
+MMAP_THRESHOLD = 1 << 20
 """glibc's mmap threshold in ``evaluate``'s processes (the command line, ``evaluate_many``'s
 workers): larger blocks -- a run's arrays -- are mapped, and unmapped when freed; smaller
-ones -- the 1 MiB blocks of labels and measures, a slice's temporaries -- come from the
-heap and are reused (at 1 MiB each block was mapped afresh: 0.04 s more system time on
-trec_eval's default set for a W1 run)."""
+ones -- the labelling's 512 KiB blocks, a slice's temporaries -- come from the heap and
+are reused."""
 
 
 def mmap_threshold(nbytes: int) -> bool:

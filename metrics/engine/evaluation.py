@@ -48,7 +48,10 @@ from metrics.engine.measures import (
 Missing = Literal["zero", "ignore"]
 Extra = Literal["ignore", "include"]
 
-_CELL_BUDGET = 1 << 17  # padded matrix cells per block of queries (bounds peak memory)
+# Padded matrix cells per block of queries (bounds peak memory). 2^16: a block's float
+# arrays (512 KiB) stay below the 1 MiB mmap threshold of evaluate's processes and are
+# reused from the heap, not mapped afresh (2^17 cost 0.04 s more system time on W1).
+_CELL_BUDGET = 1 << 16
 
 
 @dataclass
