@@ -612,3 +612,20 @@ def test_hash_packed_refuses_rows_outside_its_buffers():
     for starts in ([0, 2, 9], [0, 3, 4], [2, 1, 3], [0, 2]):
         with pytest.raises(ValueError):
             _creader._ctrec.hash_packed(flat, np.array(starts, np.uint32), mult, out)
+
+
+@needs_c
+def test_first_block_is_a_poor_guess_of_the_rest(tmp_path):
+    """Arrays sized from the first block still grow when later lines are denser or wider.
+
+    The first 256 KiB hold long lines with short docnos (few rows per byte, one word a
+    row); the rest short lines (many rows per byte) and then 300-byte docnos (many
+    words a row): both guesses the reader makes after its first block fall short.
+    """
+    head = [f"1 Q0 d{i} {i} {i * 0.5} {'t' * 60}" for i in range(4000)]
+    dense = [f"2 Q0 e{i} {i} 1 t" for i in range(40000)]
+    wide = [f"3 Q0 {'w' * 300}{i} {i} 2 t" for i in range(3000)]
+    data = ("\n".join(head + dense + wide) + "\n").encode()
+    path = tmp_path / "run.txt"
+    path.write_bytes(data)
+    _check_file(path, data, 6, 4, clean=True, configs=[(1, 1 << 18, True), (2, 1 << 18, True)])
