@@ -60,6 +60,8 @@ def _load() -> tuple[ModuleType | None, str]:
         module = importlib.import_module(f"{__package__}._ctrec")
     except ImportError as exc:
         return None, f"not built ({exc})"
+    if not hasattr(module, "hash_packed"):  # built from an older _ctrec.c (no ragged=)
+        return None, "out of date (rebuild it: python setup.py build_ext --inplace)"
     return module, ""
 
 
