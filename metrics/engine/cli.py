@@ -79,6 +79,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="evaluate only the N best documents of each ranking",
     )
     parser.add_argument(
+        "-N",
+        dest="num_docs",
+        type=_non_negative,
+        default=0,
+        metavar="N",
+        help="documents in the collection (trec_eval -N; only utility's fourth "
+        "coefficient reads it; default 0, as trec_eval)",
+    )
+    parser.add_argument(
         "--scale-top",
         type=float,
         default=DEFAULT_SCALE_TOP,
@@ -134,6 +143,7 @@ def evaluate_args(opts: dict[str, Any]) -> list[Evaluation]:
         run_format=opts["input_format"],
         max_ret=opts.get("max_ret"),
         judged_only=bool(opts.get("judged_only", False)),
+        num_docs=int(opts.get("num_docs") or 0),
     )
     for res in results:
         res.measures = trec_order(res.measures)

@@ -314,6 +314,7 @@ def evaluate(
     run_format: Format = "auto",
     max_ret: int | None = None,
     judged_only: bool = False,
+    num_docs: int = 0,
 ) -> Evaluation:
     """Evaluate one run against qrels for any list of measures, in one pass.
 
@@ -335,12 +336,20 @@ def evaluate(
             each ranking (``None``: all).
         judged_only: trec_eval ``-J``: remove unjudged and negative-labelled
             documents from every ranking (after ``max_ret``) for every measure.
+        num_docs: trec_eval ``-N``: documents in the collection (read only by
+            ``utility`` with a non-zero fourth coefficient).
 
     Raises:
         EngineInputError: an input has errors (all of them are reported).
         MeasureError: a measure name is invalid.
     """
-    ms = parse_measures(measures, rel_level=rel_level, scale_top=scale_top, judged_only=judged_only)
+    ms = parse_measures(
+        measures,
+        rel_level=rel_level,
+        scale_top=scale_top,
+        judged_only=judged_only,
+        num_docs=num_docs,
+    )
     if not ms:
         raise MeasureError("no measures given")
     q = read_qrels(qrels, format=qrels_format)
@@ -402,6 +411,7 @@ def evaluate_many(
     run_format: Format = "auto",
     max_ret: int | None = None,
     judged_only: bool = False,
+    num_docs: int = 0,
 ) -> list[Evaluation]:
     """Evaluate several runs against the same qrels; return one :class:`Evaluation` per run.
 
@@ -412,7 +422,13 @@ def evaluate_many(
     Raises:
         EngineInputError: with the problems of every run that has any.
     """
-    ms = parse_measures(measures, rel_level=rel_level, scale_top=scale_top, judged_only=judged_only)
+    ms = parse_measures(
+        measures,
+        rel_level=rel_level,
+        scale_top=scale_top,
+        judged_only=judged_only,
+        num_docs=num_docs,
+    )
     if not ms:
         raise MeasureError("no measures given")
     if max_ret is not None and max_ret < 0:
