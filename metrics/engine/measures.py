@@ -118,6 +118,8 @@ class Measure:
             flags.append(f"-l{_fmt(self.rel)}")
         if self.judged_only:
             flags.append("-J")
+        if self.family == "Utility" and self.coeffs[3] != 0:
+            flags.append(f"-N{self.n_docs}")
         return tuple(flags)
 
     @property
@@ -840,6 +842,9 @@ def _parse_trec(text: str, defaults: Measure) -> list[Measure] | None:
             elif base == "rbp_resid":
                 raise MeasureError(f"{stripped!r}: rbp_resid takes only p=, got {item!r}")
             else:
+                if not re.fullmatch(r"[+-]?\d+", key):
+                    takes = "p= and level=gain" if base == "rbp" else "level=gain"
+                    raise MeasureError(f"{stripped!r}: {base} takes {takes}, got {item!r}")
                 gain_pairs.append((_number(key, "gain level"), _number(value, "gain")))
         if gain_pairs:
             params["gains"] = tuple(gain_pairs)
