@@ -182,7 +182,9 @@ def run_labels(results: Sequence[Evaluation]) -> list[str]:
     return out
 
 
-def _trec_value(value: float, integer: bool) -> str:
+def _trec_value(value: float | str, integer: bool) -> str:
+    if isinstance(value, str):  # relstring, quoted as trec_eval prints it
+        return f"'{value}'"
     if math.isnan(value):
         return "nan"
     return f"{round(value):d}" if integer else f"{value:.4f}"
@@ -224,7 +226,7 @@ def to_json(results: Sequence[Evaluation], per_query: bool) -> str:
     for res, label in zip(results, run_labels(results), strict=True):
         block: dict[str, Any] = res.to_dict(per_query=per_query)
         for m in res.measures:
-            if m.is_integer:
+            if m.is_integer and m.display in block:
                 block[m.display] = {
                     k: (None if v is None else round(v)) for k, v in block[m.display].items()
                 }
@@ -241,7 +243,9 @@ def write_csv(results: Sequence[Evaluation], per_query: bool, stream: IO[str]) -
         for m, qid, value in rows:
             if qid != "all" and m.summary_only:
                 continue
-            if math.isnan(value):
+            if isinstance(value, str):
+                text = value
+            elif math.isnan(value):
                 text = ""
             elif m.is_integer:
                 text = str(round(value))

@@ -1075,8 +1075,35 @@ def compute(
     out: dict[str, F64] = {}
     for m in measures:
         name = m.canonical
-        if name not in out:
+        if name not in out and not m.is_text:
             out[name] = np.asarray(_FAMILIES[m.family](m, ctx), dtype=np.float64)
+    return out
+
+
+def relstrings(
+    m: Measure, labels: F64, n_ret: NDArray[np.int64], *, padded: bool = False
+) -> list[str]:
+    """Return trec_eval's ``relstring`` of each row: one character per top-k document.
+
+    ``0``-``9`` a label (decimal labels shown by their whole part), ``>`` above 9, ``-``
+    a document outside the qrels, ``.`` a negative label (in the qrels, unjudged).
+    Text measures are not computed by :func:`compute` (they have no numeric value).
+    """
+    v = _Context(labels, n_ret, JudgedPool.empty(labels.shape[0]), None, padded).view(m.judged_only)
+    k = int(m.cutoff)  # type: ignore[arg-type]
+    out = []
+    for row, n in zip(v.L[:, :k].tolist(), np.minimum(v.n_eff, k).tolist(), strict=True):
+        chars = []
+        for x in row[:n]:
+            if x != x:  # NaN: not in the qrels
+                chars.append("-")
+            elif x < 0:
+                chars.append(".")
+            elif x > 9:
+                chars.append(">")
+            else:
+                chars.append(str(int(x)))
+        out.append("".join(chars))
     return out
 
 
@@ -1094,5 +1121,5 @@ def zero_omitted(measures: Sequence[Measure], values: dict[str, F64], omitted: A
     if not mask.any():
         return
     for m in measures:
-        if m.aggregate != "sum":
+        if m.aggregate in ("mean", "gm"):
             values[m.canonical][mask] = 0.0

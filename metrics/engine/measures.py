@@ -51,6 +51,9 @@ GEOMETRIC_FAMILIES = frozenset({"GMAP", "GMBpref"})
 SUMMARY_ONLY_FAMILIES = frozenset({"NumQ", "GMAP", "GMBpref"})
 # Families computed by sibling modules owned by other code (see core._external).
 EXTERNAL_FAMILIES = frozenset({"UDCG", "sNDCG", "RNDCG"})
+# Families whose per-query value is text, not a number (no summary; trec_eval relstring).
+TEXT_FAMILIES = frozenset({"RelString"})
+RELSTRING_DEFAULT_LENGTH = 10
 # trec_eval's measures whose gains come from the label (or a level=gain map).
 GAIN_LEVEL_FAMILIES = frozenset({"RBP", "G", "nDCGRel", "RLevelNDCG"})
 
@@ -157,19 +160,27 @@ class Measure:
 
     @property
     def aggregate(self) -> str:
-        """Return how per-query values are summarised: ``"mean"``, ``"sum"`` or ``"gm"``.
+        """Return how per-query values are summarised: ``"mean"``, ``"sum"``, ``"gm"``, ``"none"``.
 
+        ``"none"``: a text measure (``relstring``), printed per query only.
         ``"gm"`` is trec_eval's geometric mean: ``exp(mean(log(max(v, MIN_GEO_MEAN))))``,
         so one query scoring 0 costs as much as a query scoring 0.00001.
         """
         if self.family in SUM_FAMILIES:
             return "sum"
+        if self.family in TEXT_FAMILIES:
+            return "none"
         return "gm" if self.family in GEOMETRIC_FAMILIES else "mean"
 
     @property
     def summary_only(self) -> bool:
         """Return whether trec_eval prints this measure only over all queries (not ``-q``)."""
         return self.family in SUMMARY_ONLY_FAMILIES
+
+    @property
+    def is_text(self) -> bool:
+        """Return whether values are text (``relstring``): per query only, never summarised."""
+        return self.family in TEXT_FAMILIES
 
     @property
     def is_integer(self) -> bool:
@@ -188,7 +199,7 @@ class Measure:
 
 _SET_FAMILIES = frozenset({"SetP", "SetR", "SetF", "SetAP", "SetRelP"})
 # trec_eval measures whose -m parameters are free text it prints back as written.
-_TREC_PARAM_TEXT = frozenset({"rbp", "rbp_resid", "utility", "G", "ndcg_rel", "Rndcg"})
+_TREC_PARAM_TEXT = frozenset({"rbp", "rbp_resid", "utility", "G", "ndcg_rel", "Rndcg", "relstring"})
 _REL_FAMILIES = frozenset(
     {
         "P",
@@ -261,8 +272,8 @@ def _canonical(m: Measure) -> str:
     if fam in ("RelP", "RprecMult"):
         at = f"@{_fmt(m.level)}" if fam == "RprecMult" else at  # type: ignore[arg-type]
         return f"{fam}(rel={_fmt(m.rel)}{jo}){at}"
-    if fam == "Unj":
-        return f"Unj{'(judged_only=true)' if m.judged_only else ''}{at}"
+    if fam in ("Unj", "RelString"):
+        return f"{fam}{'(judged_only=true)' if m.judged_only else ''}{at}"
     if fam in ("RBP", "RBPResid"):
         gain = f",gain={_gain_text(m)}" if fam == "RBP" else ""
         return f"{fam}(p={_fmt(m.p)}{gain}{jo})"
@@ -337,6 +348,8 @@ def _trec_name(m: Measure) -> str | None:
         return "rbp_resid" + ("" if m.p == DEFAULT_RBP_P else f".p={_fmt(m.p)}")
     if fam in ("G", "nDCGRel", "RLevelNDCG"):
         return {"G": "G", "nDCGRel": "ndcg_rel", "RLevelNDCG": "Rndcg"}[fam] + _pairs_text(m)
+    if fam == "RelString":
+        return "relstring" if k == RELSTRING_DEFAULT_LENGTH else f"relstring.{k}"
     if fam == "Utility":
         if m.coeffs == DEFAULT_UTILITY:
             return "utility"
@@ -424,6 +437,7 @@ _TREC_FAMILY = {
     "ndcg_rel": "nDCGRel",
     "Rndcg": "RLevelNDCG",
     "unj": "Unj",
+    "relstring": "RelString",
 }
 _TREC_CUT = {"ndcg_cut", "map_cut", "P", "recall", "success", "relative_P", "unj"}
 _TREC_DEFAULT_CUTS = {"success": SUCCESS_DEFAULT_CUTOFFS, "unj": UNJ_DEFAULT_CUTOFFS}
@@ -472,6 +486,7 @@ _IR_FAMILY = {
     "nDCGRel": "nDCGRel",
     "RLevelNDCG": "RLevelNDCG",
     "Unj": "Unj",
+    "RelString": "RelString",
 }
 
 _ALLOWED = {
@@ -513,6 +528,7 @@ _ALLOWED = {
     "nDCGRel": {"gain", "gains", "judged_only"},
     "RLevelNDCG": {"rel", "gain", "gains", "judged_only"},
     "Unj": {"judged_only", "cutoff"},
+    "RelString": {"judged_only", "cutoff"},
 }
 _CUTOFF_REQUIRED = {"P", "R", "Success", "Judged", "IPrec", "RelP", "Unj", "RprecMult"}
 # Families whose value trec_eval's -J does not change (they read judged documents only).
@@ -650,6 +666,8 @@ def _build(family: str, params: dict[str, object], name: str, defaults: Measure)
         kw["level"] = level
     elif "cutoff" in params:
         kw["cutoff"] = _as_int_cutoff(params["cutoff"], name)
+    elif family == "RelString":
+        kw["cutoff"] = RELSTRING_DEFAULT_LENGTH
     elif family in _CUTOFF_REQUIRED:
         raise MeasureError(f"{name!r} needs a cutoff, e.g. {family}@10")
     if "rel" in params:
@@ -822,7 +840,9 @@ def _parse_trec(text: str, defaults: Measure) -> list[Measure] | None:
             out.append(replace(built, trec_style=True))
         return out
     params: dict[str, object] = {}
-    if rest and base == "utility":
+    if base == "relstring":
+        params["cutoff"] = rest.strip() if rest else RELSTRING_DEFAULT_LENGTH
+    elif rest and base == "utility":
         values = [v.strip() for v in rest.split(",")]
         if len(values) != 4:
             raise MeasureError(
@@ -1045,7 +1065,7 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
     ),
 }
 # Members of trec_eval's sets that the engine does not compute (docs/measures.md).
-TREC_NOT_IMPLEMENTED = frozenset({"relstring"})
+TREC_NOT_IMPLEMENTED: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

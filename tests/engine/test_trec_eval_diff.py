@@ -75,6 +75,8 @@ MEASURES = [
     "Rndcg.0=1,1=3",
     "unj",
     "unj.1,3,50",
+    "relstring",
+    "relstring.25",
 ]
 # trec_eval's ndcg gain maps (integer gains: trec_eval sorts the ideal with an
 # integer comparison, see docs/measures.md), including non-monotone ones.
@@ -95,22 +97,25 @@ FLAG_SETS = [
 ]
 
 
-def parse_trec_output(text: str) -> dict[tuple[str, str], float]:
-    """Return ``{(measure, qid): value}`` from trec_eval's printed lines."""
-    out: dict[tuple[str, str], float] = {}
+def parse_trec_output(text: str) -> dict[tuple[str, str], float | str]:
+    """Return ``{(measure, qid): value}`` from trec_eval's printed lines.
+
+    ``relstring``'s quoted text stays a string (without the quotes).
+    """
+    out: dict[tuple[str, str], float | str] = {}
     for line in text.splitlines():
         name, qid, value = line.split("\t")
         key = (name.strip(), qid)
         assert key not in out, f"trec_eval printed {key} twice"
-        out[key] = float(value)
+        out[key] = value[1:-1] if value.startswith("'") else float(value)
     return out
 
 
 def run_trec_eval(
     binary: Path, flags: list[str], measures: list[str], qrels: Path, run: Path
-) -> dict[tuple[str, str], float]:
+) -> dict[tuple[str, str], float | str]:
     """Run trec_eval once per measure (it keeps one parameterisation per name); merge."""
-    out: dict[tuple[str, str], float] = {}
+    out: dict[tuple[str, str], float | str] = {}
     for m in measures:
         proc = subprocess.run(
             [str(binary), "-q", *flags, "-m", m, str(qrels), str(run)],
@@ -120,7 +125,8 @@ def run_trec_eval(
         )
         assert proc.returncode == 0, f"trec_eval {flags} -m {m}: {proc.stderr}"
         for key, value in parse_trec_output(proc.stdout).items():
-            assert key not in out or out[key] == value or math.isnan(out[key] - value), key
+            same = key not in out or out[key] == value
+            assert same or math.isnan(out[key] - value), key  # type: ignore[operator]
             out[key] = value
     return out
 
@@ -140,7 +146,7 @@ def run_engine(
     results = cli.evaluate_args(opts)
     (block,) = json.loads(cli.to_json(results, per_query=True)).values()
     return {
-        (name, qid): (math.nan if v is None else float(v))
+        (name, qid): (math.nan if v is None else v if isinstance(v, str) else float(v))
         for name, values in block.items()
         for qid, v in values.items()
     }
@@ -174,7 +180,7 @@ def assert_same(
     # all), Graded scores the query 0: under -J a query whose every retrieved document is
     # unjudged has no ranking left (interpolated precision); Rndcg of a query with
     # relevant documents but none of positive gain (-l 0, or a gain map giving them 0).
-    for key in [k for k, v in theirs.items() if math.isnan(v)]:
+    for key in [k for k, v in theirs.items() if isinstance(v, float) and math.isnan(v)]:
         if key[0].startswith("Rndcg"):
             if key[1] != "all":
                 assert ours[key] == 0.0, key
@@ -186,15 +192,20 @@ def assert_same(
         del theirs[key]
     if "-c" in flags:
         # documented difference: trec_eval -c scores a judged query the run lacks on a
-        # stand-in ranking of one unjudged document, then zeroes utility and rbp_resid
-        # only when they are named without parameters; with parameters it keeps
-        # utility = b + c*R and rbp_resid = 1 (c*R and 0 under -J, which drops the
-        # stand-in). Graded scores such a query 0 throughout.
+        # stand-in ranking of one unjudged document, then resets utility, rbp_resid and
+        # relstring only when they are named without parameters; with parameters it
+        # keeps utility = b + c*R, rbp_resid = 1 and relstring '-' (c*R, 0 and '' under
+        # -J, which drops the stand-in). Graded scores such a query 0 throughout ('').
         omitted = omitted_queries(qrels, run)
-        for key in [k for k in theirs if k[0].startswith(("utility_", "rbp_resid_"))]:
+        quirky = ("utility_", "rbp_resid_", "relstring_")
+        for key in [k for k in theirs if k[0].startswith(quirky)]:
             if key[1] in omitted:
-                assert ours.pop(key) == 0.0, key
-                if key[0].startswith("rbp_resid_"):  # -J drops the stand-in document
+                if key[0].startswith("relstring_"):
+                    assert ours.pop(key) == "", key
+                    assert theirs[key] == ("" if "-J" in flags else "-"), key
+                else:
+                    assert ours.pop(key) == 0.0, key
+                if key[0].startswith("rbp_resid_"):
                     assert theirs[key] == (0.0 if "-J" in flags else 1.0), key
                 del theirs[key]
             elif key[1] == "all" and omitted:
@@ -205,7 +216,11 @@ def assert_same(
     bad = [
         (key, ours[key], theirs[key])
         for key in sorted(theirs)
-        if not math.isclose(ours[key], theirs[key], rel_tol=0, abs_tol=1e-9)
+        if (
+            ours[key] != theirs[key]
+            if isinstance(theirs[key], str) or isinstance(ours[key], str)
+            else not math.isclose(ours[key], theirs[key], rel_tol=0, abs_tol=1e-9)
+        )
     ]
     assert not bad, f"{len(bad)} values differ, first: {bad[:5]}"
     return ours
@@ -368,7 +383,7 @@ def test_measure_sets_print_trec_evals_lines_in_its_order(trec_eval_bin, tmp_pat
         theirs = [row for row in theirs if not row[0].rstrip().startswith(tuple(left_out))]
     assert [(a.rstrip(), q) for a, q, _ in ours] == [(a.rstrip(), q) for a, q, _ in theirs]
     for (name, qid, mine), (_, _, their) in zip(ours, theirs, strict=True):
-        if name.rstrip() == "runid":
+        if name.rstrip() == "runid" or their.startswith("'"):  # the run's tag, relstring
             assert mine == their
         elif (name.rstrip(), qid) == ("num_rel", "all") and "-l" in flags:
             continue  # the documented difference, asserted on its own below

@@ -144,6 +144,27 @@ def test_unj_is_the_share_of_unjudged_documents_in_the_top_k():
     assert [m.cutoff for m in parse_measure("unj")] == [5, 10, 20]
 
 
+def test_relstring_spells_the_top_labels(tmp_path):
+    qrels = tmp_path / "q.txt"
+    run = tmp_path / "r.txt"
+    qrels.write_text("1 0 a 3\n1 0 b 0\n1 0 c 12\n1 0 d -1\n1 0 e 1.5\n2 0 a 1\n")
+    # ranked a (3), x (not in the qrels), c (12), d (-1), b (0), e (1.5)
+    run.write_text("".join(f"1 Q0 {d} {i} {9 - i} t\n" for i, d in enumerate("axcdbe")))
+    res = evaluate(qrels, run, ["relstring", "relstring.3", "map"])
+    assert res.texts["RelString@10"] == ["3->.01", ""]  # query 2: not in the run (-c)
+    assert res.texts["RelString@3"] == ["3->", ""]
+    assert res.to_dict()["relstring_3"] == {"1": "3->", "2": ""}  # no "all"
+    assert "relstring" not in res.to_dict(per_query=False)
+    rows = [(m.display, q, v) for m, q, v in res.rows() if m.is_text]
+    assert rows[:2] == [("relstring", "1", "3->.01"), ("relstring_3", "1", "3->")]
+    assert all(not m.is_text for m, _, _ in res.summary_rows())
+    judged = evaluate(qrels, run, ["relstring"], judged_only=True)
+    assert judged.texts["RelString(judged_only=true)@10"][0] == "3>01"
+    m = measure_info("relstring")
+    assert (m.aggregate, m.is_text, m.depth, m.trec_output_name) == ("none", True, 10, "relstring")
+    assert evaluate_ranked(RANKED, [5], JUDGED, ["relstring"]) == {}  # text: files only
+
+
 @pytest.mark.parametrize(
     ("name", "canonical", "printed"),
     [
@@ -192,13 +213,14 @@ def test_bad_names(bad):
         parse_measure(bad)
 
 
-def test_all_trec_computes_all_but_relstring_in_trec_evals_order():
+def test_all_trec_computes_every_measure_in_trec_evals_order():
     expanded = expand_nicknames(["all_trec"])
-    assert expanded.left_out == ("relstring",)
+    assert not expanded.left_out
     printed = [m.trec_output_name for m in trec_order(parse_measure_list(expanded.names))]
     heads = [p for p in printed if p in ("infAP", "utility", "binG", "G", "ndcg_rel", "Rndcg")]
     assert heads == ["infAP", "utility", "binG", "G", "ndcg_rel", "Rndcg"]
     assert printed.index("Rprec_mult_2.00") < printed.index("utility")
+    assert printed.index("P_1000") + 1 == printed.index("relstring")
     assert printed[-6:] == [
         "num_nonrel_judged_ret",
         "rbp",

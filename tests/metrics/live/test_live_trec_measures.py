@@ -4,7 +4,8 @@ Every one of them (infAP, rbp, rbp_resid, utility, relative_P, Rprec_mult, binG,
 ndcg_rel, Rndcg, unj) is an arithmetic mean of per-query values, so a leaderboard shows it
 like map. Live scores must equal ``manage.py evaluate`` on the exported list to 1e-12, per
 query and as means. The one refusal: utility with a non-zero fourth coefficient and no
-collection size (trec_eval's ``-N``; a leaderboard has none).
+collection size (trec_eval's ``-N``; a leaderboard has none). ``relstring`` is text, not a
+score, and is refused too.
 """
 
 from __future__ import annotations
@@ -60,6 +61,12 @@ def test_utility_without_a_collection_size_is_refused_naming_why(name):
     coll = factories.collection("utility-n")
     with pytest.raises(ValidationError, match="collection's size"):
         services.collection_settings_update(collection=coll, measures=["map", name])
+
+
+@pytest.mark.parametrize("name", ["relstring", "relstring.5", "RelString@3"])
+def test_relstring_is_text_and_refused_naming_why(name):
+    with pytest.raises(MeasureError, match="is text"):
+        scoring.measure_labels([name])
 
 
 @pytest.mark.parametrize("seed", range(3))
