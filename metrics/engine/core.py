@@ -1,6 +1,8 @@
 """The vectorised evaluation core: measures computed from padded label matrices.
 
-Everything here works on whole matrices (one row per query), never query by query:
+Everything here works on whole matrices (one row per query), not query by query (the
+exceptions: the gain levels and ideal rankings of trec_eval's rbp, G, ndcg_rel and
+Rndcg, and relstring's text, are built in a short loop over the queries):
 
 ``ranked_labels``
     float64 ``(n_queries, depth)``: the label of the document at each rank, NaN for
