@@ -35,9 +35,13 @@ Two estimators:
     the sampling of the queries: ``(1/n − 1/N)·S²(h − λf) + S²(h)/N``.
 
   Both variances are minimised by ``λ* = S(h, f) / S²(f)``, estimated on the audited
-  units and clipped to [0, 1]. The interval is Student's t with ``n − 1`` degrees of
-  freedom (``interval="t"``, the default: audits of a few queries are common, and the
-  z quantile then under-covers) or the normal one (``interval="z"``).
+  units and clipped to [0, 1]. The interval is Student's t (``interval="t"``, the
+  default: audits of a few queries are common, and the z quantile then under-covers) or
+  the normal one (``interval="z"``). With a fixed λ, ``S²(h − λf)`` has ``n − 1``
+  degrees of freedom; a tuned λ is a fitted slope, so, as for survey sampling's
+  regression estimator, the residual variance divides by ``n − 2`` and t has ``n − 2``
+  degrees of freedom (the benchmark showed the ``n − 1`` version under-covering with
+  ten audited queries).
 
 What :func:`audited_mean` assumes: the audited units are a simple random sample of the
 ``N`` units (or a Bernoulli sample, analysed given its size), chosen independently of
@@ -52,10 +56,10 @@ differences ``h_a − h_b`` and ``f_a − f_b``.
 Edge cases (see the tests): no audited unit gives a NaN estimate and interval (nothing
 can correct the LLM); every unit audited gives the human mean itself, with a point
 interval for ``"collection"`` and the classical interval for ``"topics"``; one audited
-unit of several gives the plain-PPI estimate (λ cannot be tuned from one unit, so
-``lam=None`` uses 1) and an infinite interval; one unit in all, audited, is exact for
-``"collection"``. An LLM score that is constant on the audited units gives λ* = 0.
-Non-finite scores and mismatched lengths raise ValueError.
+unit of several gives the plain-PPI estimate and an infinite interval (λ is tuned from
+three audited units or more; with fewer, ``lam=None`` uses 1, plain PPI); one unit in
+all, audited, is exact for ``"collection"``. An LLM score that is constant on the
+audited units gives λ* = 0. Non-finite scores and mismatched lengths raise ValueError.
 """
 
 from __future__ import annotations
@@ -168,7 +172,8 @@ def audited_mean(
     ``llm`` holds every unit's LLM-filled score; ``audited`` is a boolean mask of the
     units with a human score; ``human`` is aligned with ``llm`` and read only where
     ``audited`` is true (anything, NaN included, elsewhere). ``lam=None`` tunes λ (the
-    variance-minimising ``S(h, f)/S²(f)`` on the audited units, clipped to [0, 1]);
+    variance-minimising ``S(h, f)/S²(f)`` on the audited units, clipped to [0, 1]; plain
+    PPI, λ = 1, below three audited units);
     ``lam=0`` is the human-only mean of the audited units, ``lam=1`` plain PPI. See the
     module docstring for the two targets, the assumptions and the edge cases.
     """
@@ -188,10 +193,12 @@ def audited_mean(
     nan = float("nan")
     if n == 0:
         return PPIEstimate(nan, nan, nan, nan, nan, 0, big_n)
+    fitted = 0  # parameters estimated from the audit besides the mean (λ when tuned)
     if lam is None:
-        if n < 2:
+        if n < 3:
             lam = 1.0
         else:
+            fitted = 1
             variance = float(np.var(f, ddof=1))
             covariance = float(np.cov(h, f, ddof=1)[0, 1]) if variance > 0 else 0.0
             lam = float(np.clip(covariance / variance, 0.0, 1.0)) if variance > 0 else 0.0
@@ -206,12 +213,12 @@ def audited_mean(
             return PPIEstimate(estimate, estimate, estimate, float(lam), 0.0, n, big_n)
     if n < 2:
         return PPIEstimate(estimate, -math.inf, math.inf, float(lam), math.inf, n, big_n)
-    variance = (1.0 / n - 1.0 / big_n) * float(np.var(rectifier, ddof=1))
+    variance = (1.0 / n - 1.0 / big_n) * float(np.var(rectifier, ddof=1 + fitted))
     if target == "topics":
         variance += float(np.var(h, ddof=1)) / big_n
     std_error = math.sqrt(max(variance, 0.0))
     if interval == "t":
-        quantile = float(stats.t.ppf(1.0 - alpha / 2.0, df=n - 1))
+        quantile = float(stats.t.ppf(1.0 - alpha / 2.0, df=n - 1 - fitted))
     else:
         quantile = float(stats.norm.ppf(1.0 - alpha / 2.0))
     return PPIEstimate(

@@ -92,12 +92,12 @@ def test_audited_mean_hand_worked_plain_ppi():
 
 
 def test_audited_mean_hand_worked_tuning():
-    # h = f·0 + 0.4 on the audit: cov(h, f) = 0 → λ* = 0, the human-only mean 0.4 with no
-    # spread (both human scores equal).
-    got = audited_mean(F4, H4, A4)
-    assert got.lam == 0.0
+    # h = 0.4 on three audited units: cov(h, f) = 0 → λ* = 0, the human-only mean 0.4 with
+    # no spread (the human scores are equal).
+    got = audited_mean(F4, [0.4, 0.4, 0.4, np.nan], [True, True, True, False])
+    assert got.lam == pytest.approx(0.0, abs=1e-15)
     assert got.estimate == pytest.approx(0.4)
-    assert got.low == got.high == pytest.approx(0.4)
+    assert got.low == pytest.approx(0.4) and got.high == pytest.approx(0.4)
     # f_a = [0.2, 0.4, 0.8], h_a = [0.1, 0.5, 0.9]: S(h, f) = 0.12, S²(f) = 0.09333 →
     # λ* = 1.2857, clipped to 1.
     f = np.array([0.2, 0.4, 0.8, 0.6, 0.0])
@@ -108,7 +108,15 @@ def test_audited_mean_hand_worked_tuning():
     # (−1/15)(−4/15) + (−1/15)(−1/15) + (2/15)(5/15) = 15/225 = 1/15, so S(h, f) = 1/30
     # and λ* = (1/30) / (0.28/3) = 5/14.
     h2 = np.array([0.3, 0.3, 0.5, 0.0, 0.0])
-    assert audited_mean(f, h2, audit).lam == pytest.approx(5 / 14)
+    got = audited_mean(f, h2, audit)
+    assert got.lam == pytest.approx(5 / 14)
+    # A tuned λ is a fitted slope: the residuals' variance divides by n − 2 = 1 and t has
+    # 1 degree of freedom.
+    residuals = h2[:3] - 5 / 14 * f[:3]
+    se = math.sqrt((1 / 3 - 1 / 5) * np.sum((residuals - residuals.mean()) ** 2) / 1)
+    assert got.std_error == pytest.approx(se)
+    assert got.half_width == pytest.approx(12.706204736174698 * se)
+    assert got.estimate == pytest.approx(5 / 14 * f.mean() + residuals.mean())
 
 
 def test_audited_mean_lambda_zero_is_the_human_only_survey_mean():
@@ -139,12 +147,15 @@ def test_tuned_lambda_is_never_wider_than_human_only_or_plain_ppi(seed, n_units,
     f = rng.random(n_units)
     h = np.clip(f * rng.uniform(-1, 2) + rng.normal(0, 0.2, n_units), 0, 1)
     audit = rng.random(n_units) < share
-    if audit.sum() < 2 or audit.all():
+    if audit.sum() < 3 or audit.all():
         return
     tuned = audited_mean(f, h, audit)
-    for lam in (0.0, 1.0):
+    # at the tuned λ (held fixed, so the same degrees of freedom) the standard error is
+    # the smallest of λ in [0, 1]
+    best = audited_mean(f, h, audit, lam=tuned.lam)
+    for lam in (0.0, 0.25, 0.5, 0.75, 1.0):
         other = audited_mean(f, h, audit, lam=lam)
-        assert tuned.std_error <= other.std_error + 1e-12
+        assert best.std_error <= other.std_error + 1e-12
     assert 0.0 <= tuned.lam <= 1.0
     assert tuned.low <= tuned.estimate <= tuned.high
 
@@ -189,7 +200,7 @@ def test_everything_audited_gives_the_human_mean():
 
 def test_one_audited_unit():
     got = audited_mean(F4, np.array([0.5, 0, 0, 0]), np.array([True, False, False, False]))
-    # λ cannot be tuned from one unit: plain PPI, 0.5 + (0.5 − 0.2) = 0.8, no interval
+    # λ is not tuned below three units: plain PPI, 0.5 + (0.5 − 0.2) = 0.8, no interval
     assert got.lam == 1.0
     assert got.estimate == pytest.approx(0.8)
     assert got.low == -math.inf and got.high == math.inf
@@ -197,6 +208,14 @@ def test_one_audited_unit():
     one = audited_mean([0.3], [0.9], [True])
     assert one.estimate == one.low == one.high == pytest.approx(0.9)
     assert audited_mean([0.3], [0.9], [True], target="topics").high == math.inf
+
+
+def test_two_audited_units_use_plain_ppi():
+    # λ is not fitted to two points (it would fit them exactly)
+    h = np.array([0.1, 0.7, np.nan, np.nan])
+    two = audited_mean(F4, h, A4)
+    assert two.lam == 1.0
+    assert two.estimate == pytest.approx(0.5 + ((0.1 - 0.2) + (0.7 - 0.4)) / 2)
 
 
 def test_constant_llm_scores_on_the_audit_give_lambda_zero():
