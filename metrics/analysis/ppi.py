@@ -177,6 +177,10 @@ def prediction_powered_means(
     available without a random audit (``llm-check`` with ``audit_percent`` above 0), without
     live grades, or before a sampled query is fully human-graded.
     """
+    if target not in ("collection", "topics"):
+        raise ValueError("target: must be 'collection' or 'topics'")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError("confidence: must lie strictly between 0 and 1")
     share, seed = 0.0, 0
     audit = audit_sample(collection=collection)
     if audit is not None:
@@ -227,13 +231,13 @@ def prediction_powered_means(
         return result("no live grades, runs or measures", empty)
     if not audited:
         return result("no sampled query has human grades on all its pairs yet", empty)
+    audited_set = set(audited)
     llm = _llm_grades(collection)
-    human = scoring.live_grades_by_query(r[:4] for r in live if r[0] in set(audited))
+    human = scoring.live_grades_by_query(r[:4] for r in live if r[0] in audited_set)
     rows = _rankings(runs, queries, measures)
     run_index = {run.pk: i for i, run in enumerate(runs)}
     query_index = {q: j for j, q in enumerate(queries)}
     f_values = scoring.evaluate_rows(rows=rows, grades_by_query=llm, measures=measures)
-    audited_set = set(audited)
     audited_rows = [r for r in rows if r.query_id in audited_set]
     h_values = scoring.evaluate_rows(rows=audited_rows, grades_by_query=human, measures=measures)
     mask = np.isin(np.asarray(queries), np.asarray(audited))

@@ -148,3 +148,12 @@ def test_nothing_without_an_audit_or_before_a_sampled_query_is_complete(world):
     got = prediction_powered_means(collection=coll, runs=[runs["A"]], measures=[p1])
     assert not got.available and "no sampled query" in got.reason
     assert (got.sampled, got.audited) == (4, 0)
+
+
+def test_bad_arguments_are_refused(world):
+    coll, _cora, runs, _queries = world
+    p1 = canonical_names(coll.measures)[0]
+    with pytest.raises(ValueError, match="target"):
+        prediction_powered_means(collection=coll, runs=[runs["A"]], measures=[p1], target="x")
+    with pytest.raises(ValueError, match="confidence"):
+        prediction_powered_means(collection=coll, runs=[runs["A"]], measures=[p1], confidence=1)
