@@ -2,34 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib import admin
-from django.http import HttpRequest
 
-from judging.admin_base import ReadOnlyAdmin
+from judging.admin_base import ReadOnlyAdmin, TenantScopedAdmin
 from judging.llm.models import LLMFailure, LLMJob, LLMJobChunk, LLMOutput, LLMProvider
 
 
 @admin.register(LLMProvider)
-class LLMProviderAdmin(admin.ModelAdmin):
+class LLMProviderAdmin(TenantScopedAdmin):
     """Where LLM judges may send requests, with which key: the operator's, superusers only.
 
-    No permission granted to staff opens this page: a provider decides what the server
-    connects to and which secret it sends, so only superusers see or change providers.
+    No permission granted to staff opens this page (a provider belongs to no collection,
+    see :mod:`judging.admin_base`): a provider decides what the server connects to, which
+    secret it sends and how much may be spent, so only superusers see or change providers.
     """
 
     list_display = ["name", "base_url", "api_key_env", "allowed_models", "allowed_private_hosts"]
     search_fields = ["name", "base_url"]
-
-    def _superuser(self, request: HttpRequest, obj: Any = None) -> bool:
-        return bool(request.user.is_active and request.user.is_superuser)
-
-    has_module_permission = _superuser  # type: ignore[assignment]
-    has_view_permission = _superuser  # type: ignore[assignment]
-    has_add_permission = _superuser  # type: ignore[assignment]
-    has_change_permission = _superuser  # type: ignore[assignment]
-    has_delete_permission = _superuser  # type: ignore[assignment]
 
 
 @admin.register(LLMJob)
