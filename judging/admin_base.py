@@ -51,6 +51,7 @@ COLLECTION_PATHS: dict[str, str] = {
     "judging.llmjobchunk": "job__collection",
     "judging.llmfailure": "job__collection",
     "judging.llmoutput": "judgment__collection",
+    "judging.llmusage": "collection",
     "metrics.team": "collection",
     "metrics.run": "collection",
     "metrics.poolingpolicy": "collection",

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django.contrib import admin
 
-from judging.admin_base import ReadOnlyAdmin, TenantScopedAdmin
-from judging.llm.models import LLMFailure, LLMJob, LLMJobChunk, LLMOutput, LLMProvider
+from judging.admin_base import OPERATOR_CHOICES, ReadOnlyAdmin, TenantScopedAdmin
+from judging.llm import selectors as selectors_llm
+from judging.llm.models import (
+    LLMFailure,
+    LLMJob,
+    LLMJobChunk,
+    LLMOutput,
+    LLMProvider,
+    LLMUsage,
+)
 
 
 @admin.register(LLMProvider)
@@ -17,8 +27,45 @@ class LLMProviderAdmin(TenantScopedAdmin):
     secret it sends and how much may be spent, so only superusers see or change providers.
     """
 
-    list_display = ["name", "base_url", "api_key_env", "allowed_models", "allowed_private_hosts"]
+    list_display = [
+        "name",
+        "base_url",
+        "api_key_env",
+        "allowed_models",
+        "token_budget",
+        "tokens_used",
+        "spend_budget",
+        "spent",
+    ]
     search_fields = ["name", "base_url"]
+    filter_horizontal = ["allowed_collections", "allowed_groups"]
+    readonly_fields = ["tokens_used", "spent"]
+    exclude = ["spend_used_nanos"]
+
+    @admin.display(description="Spent")
+    def spent(self, obj: LLMProvider) -> Decimal:
+        """Return what was spent (and is reserved), in the operator's currency."""
+        return Decimal(obj.spend_used_nanos) / 1_000_000_000
+
+
+@admin.register(LLMUsage)
+class LLMUsageAdmin(ReadOnlyAdmin):
+    """What each collection used through each provider (kept by the runner)."""
+
+    help_text = "Read-only: the runner reserves and settles every request's tokens here."
+    list_display = ["provider", "collection", "tokens_used", "spent", "updated_at"]
+    list_select_related = ["provider", "collection"]
+    exclude = ["spend_used_nanos"]
+    readonly_fields = ["spent"]
+
+    @admin.display(description="Spent")
+    def spent(self, obj: LLMUsage) -> Decimal:
+        """Return what the collection spent (and has reserved) through the provider."""
+        return Decimal(obj.spend_used_nanos) / 1_000_000_000
+
+
+# A coordinator editing an LLM judge in the admin picks among the providers open to them.
+OPERATOR_CHOICES["judging.llmprovider"] = lambda user: selectors_llm.providers_for(user=user)
 
 
 @admin.register(LLMJob)

@@ -7,11 +7,13 @@ live list and one bulk ``judgments_changed`` per batch), and their provenance is
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from decimal import Decimal
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
@@ -20,6 +22,7 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from judging import background, services
+from judging.llm import selectors as selectors_llm
 from judging.llm.egress import EgressRefused, check_base_url
 from judging.llm.models import (
     KEY_ENV_MESSAGE,
@@ -28,6 +31,8 @@ from judging.llm.models import (
     LLMJob,
     LLMJobChunk,
     LLMOutput,
+    LLMProvider,
+    LLMUsage,
 )
 from judging.models import Collection, Judge, Judgment, JudgmentEvent
 from judging.services import ImportSummary, JudgmentRow
@@ -121,6 +126,152 @@ def check_runnable(judge: Judge) -> None:
             {"model": f"The provider {provider.name} does not allow the model {judge.model}."}
         )
     api_key_for(judge)
+
+
+def check_open_to(*, judge: Judge, collection: Collection, user: AbstractBaseUser | None) -> None:
+    """Refuse (``ValidationError`` on ``llm_provider``) a provider not open to ``collection``.
+
+    ``user`` None is the operator; see :func:`judging.llm.selectors.provider_open_to`.
+    """
+    provider = judge.llm_provider
+    if provider is not None and not selectors_llm.provider_open_to(
+        provider=provider, collection=collection, user=user
+    ):
+        raise ValidationError(
+            {
+                "llm_provider": f"The provider {provider.name} is not open to this collection: "
+                "the operator decides which collections may use it."
+            }
+        )
+
+
+# --- budgets ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TokenCount:
+    """Tokens of one request or of several: prompt and completion."""
+
+    prompt: int = 0
+    completion: int = 0
+
+    @property
+    def total(self) -> int:
+        """Return prompt and completion tokens together."""
+        return self.prompt + self.completion
+
+    def __add__(self, other: TokenCount) -> TokenCount:
+        """Return the sum of two counts."""
+        return TokenCount(self.prompt + other.prompt, self.completion + other.completion)
+
+
+def _nanos_per_token(price_per_1k: Decimal) -> int:
+    """Return the price of one token in 10⁻⁹ of the currency (exact: prices have 6 places)."""
+    return int(Decimal(price_per_1k) * 1_000_000)
+
+
+def spend_nanos(provider: LLMProvider, count: TokenCount) -> int:
+    """Return what ``count`` costs at the provider's prices, in 10⁻⁹ of the currency."""
+    return count.prompt * _nanos_per_token(provider.price_input_per_1k) + (
+        count.completion * _nanos_per_token(provider.price_output_per_1k)
+    )
+
+
+def _left(limit: int | None, used: int) -> float:
+    return math.inf if limit is None else max(0, limit - used)
+
+
+def _money_nanos(amount: Decimal | None) -> int | None:
+    return None if amount is None else int(Decimal(amount) * 1_000_000_000)
+
+
+class BudgetReached(Exception):
+    """No more requests fit in a provider's budgets; the message says which one."""
+
+
+def budget_message(provider: LLMProvider, usage: LLMUsage) -> str:
+    """Return which budget of ``provider`` (or of its use by a collection) is spent."""
+    limits = [
+        (provider.token_budget, provider.tokens_used, "token budget"),
+        (provider.collection_token_budget, usage.tokens_used, "token budget per collection"),
+        (_money_nanos(provider.spend_budget), provider.spend_used_nanos, "spend budget"),
+        (
+            _money_nanos(provider.collection_spend_budget),
+            usage.spend_used_nanos,
+            "spend budget per collection",
+        ),
+    ]
+    tightest = min(limits, key=lambda item: _left(item[0], item[1]))
+    return (
+        f"Budget reached: the provider {provider.name}'s {tightest[2]} has no room for "
+        "another request (the operator can raise it); the pairs not asked are left for "
+        "a later job."
+    )
+
+
+@transaction.atomic
+def llm_budget_reserve(
+    *, provider_id: int, collection_id: int, counts: Sequence[TokenCount]
+) -> tuple[int, str]:
+    """Reserve the first of ``counts`` that fit in every budget; return how many, and why not more.
+
+    Each count is the most one request may use (its prompt's upper bound and its
+    ``max_tokens``). The provider's row is locked first, then the collection's usage row,
+    so concurrent workers (and jobs of other collections) reserve one after the other and
+    together never pass a budget. The message is empty when every count fitted.
+    """
+    provider = LLMProvider.objects.select_for_update().get(pk=provider_id)
+    usage, _ = LLMUsage.objects.get_or_create(provider_id=provider_id, collection_id=collection_id)
+    usage = LLMUsage.objects.select_for_update().get(pk=usage.pk)
+    tokens_left = min(
+        _left(provider.token_budget, provider.tokens_used),
+        _left(provider.collection_token_budget, usage.tokens_used),
+    )
+    spend_left = min(
+        _left(_money_nanos(provider.spend_budget), provider.spend_used_nanos),
+        _left(_money_nanos(provider.collection_spend_budget), usage.spend_used_nanos),
+    )
+    granted, tokens, spend = 0, 0, 0
+    for count in counts:
+        cost = spend_nanos(provider, count)
+        if tokens + count.total > tokens_left or spend + cost > spend_left:
+            break
+        granted, tokens, spend = granted + 1, tokens + count.total, spend + cost
+    if granted:
+        _add_usage(provider, usage, tokens, spend)
+    return granted, "" if granted == len(counts) else budget_message(provider, usage)
+
+
+def _add_usage(provider: LLMProvider, usage: LLMUsage, tokens: int, spend: int) -> None:
+    """Add ``tokens`` and ``spend`` (either may be negative) to both locked rows."""
+    provider.tokens_used = max(0, provider.tokens_used + tokens)
+    provider.spend_used_nanos = max(0, provider.spend_used_nanos + spend)
+    provider.save(update_fields=["tokens_used", "spend_used_nanos"])
+    usage.tokens_used = max(0, usage.tokens_used + tokens)
+    usage.spend_used_nanos = max(0, usage.spend_used_nanos + spend)
+    usage.save(update_fields=["tokens_used", "spend_used_nanos", "updated_at"])
+
+
+@transaction.atomic
+def llm_budget_settle(
+    *, provider_id: int, collection_id: int, reserved: TokenCount, used: TokenCount
+) -> None:
+    """Replace a reservation by what the requests used (as the API reported it).
+
+    ``reserved`` is the sum of the settled requests' reservations (released whole for a
+    request never sent), ``used`` the sum of their reported usage.
+    """
+    if reserved == used:
+        return
+    provider = LLMProvider.objects.select_for_update().get(pk=provider_id)
+    usage, _ = LLMUsage.objects.get_or_create(provider_id=provider_id, collection_id=collection_id)
+    usage = LLMUsage.objects.select_for_update().get(pk=usage.pk)
+    _add_usage(
+        provider,
+        usage,
+        used.total - reserved.total,
+        spend_nanos(provider, used) - spend_nanos(provider, reserved),
+    )
 
 
 def outputs_store(
@@ -307,6 +458,7 @@ def llm_job_create(
         raise ValidationError(
             {"judge": f"LLM judge {judge.pk} is not assigned to this collection."}
         )
+    check_open_to(judge=judge, collection=collection, user=actor)
     if not 1 <= concurrency <= 256:
         raise ValidationError({"concurrency": "Use a concurrency from 1 to 256."})
     if limit is not None and limit < 1:

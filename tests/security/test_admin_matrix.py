@@ -25,7 +25,14 @@ from rest_framework.authtoken.models import Token, TokenProxy
 
 from judging import services
 from judging.admin_base import TenantScopedMixin, collection_path
-from judging.llm.models import LLMFailure, LLMJob, LLMJobChunk, LLMOutput, LLMProvider
+from judging.llm.models import (
+    LLMFailure,
+    LLMJob,
+    LLMJobChunk,
+    LLMOutput,
+    LLMProvider,
+    LLMUsage,
+)
 from judging.models import Collection, Judge, Membership, Query
 from metrics import services as metrics_services
 from tests import factories
@@ -79,6 +86,7 @@ def _fill(coll: Collection, coordinator: Any, judge_user: Any, provider: LLMProv
     chunk = LLMJobChunk.objects.create(job=job, index=0, pairs=[[query.pk, document.pk]])
     failure = LLMFailure.objects.create(job=job, query=query, document=document, reason="x")
     output = LLMOutput.objects.create(judgment=llm_judgment, job=job, native_label="2")
+    usage = LLMUsage.objects.create(provider=provider, collection=coll, tokens_used=107)
     team = metrics_services.team_create(collection=coll, name="team-" + coll.slug, members=[])
     run = metrics_services.run_submit(
         collection=coll,
@@ -102,6 +110,7 @@ def _fill(coll: Collection, coordinator: Any, judge_user: Any, provider: LLMProv
         LLMJobChunk: chunk,
         LLMFailure: failure,
         LLMOutput: output,
+        LLMUsage: usage,
         type(team): team,
         type(run): run,
     }
@@ -123,7 +132,7 @@ def world(db) -> World:
     every = list(Permission.objects.all())
     for name in ("cora", "jude", "nora"):
         users[name].user_permissions.set(every)
-    provider = factories.llm_provider("http://127.0.0.1:9/v1", name="local")
+    provider = factories.llm_provider("http://127.0.0.1:9/v1", name="local", open_to=())
     in_a = _fill(a, users["cora"], users["jude"], provider)
     factories.member(a, users["nora"], Role.COORDINATOR)
     in_b = _fill(b, users["bea"], users["bob"], provider)
