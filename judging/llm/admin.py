@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 from django.contrib import admin
+from django.http import HttpRequest
 
 from judging.admin_base import OPERATOR_CHOICES, ReadOnlyAdmin, TenantScopedAdmin
 from judging.llm import selectors as selectors_llm
@@ -39,13 +41,31 @@ class LLMProviderAdmin(TenantScopedAdmin):
     ]
     search_fields = ["name", "base_url"]
     filter_horizontal = ["allowed_collections", "allowed_groups"]
-    readonly_fields = ["tokens_used", "spent"]
-    exclude = ["spend_used_nanos"]
+    readonly_fields = ["tokens_used", "spent", "tokens_reserved", "spend_reserved"]
+    exclude = ["spend_used_nanos", "spend_reserved_nanos"]
 
     @admin.display(description="Spent")
     def spent(self, obj: LLMProvider) -> Decimal:
         """Return what was spent (and is reserved), in the operator's currency."""
         return Decimal(obj.spend_used_nanos) / 1_000_000_000
+
+    @admin.display(description="Spend reserved")
+    def spend_reserved(self, obj: LLMProvider) -> Decimal:
+        """Return what is reserved for requests in flight, in the operator's currency."""
+        return Decimal(obj.spend_reserved_nanos) / 1_000_000_000
+
+    def save_model(self, request: HttpRequest, obj: LLMProvider, form: Any, change: bool) -> None:
+        """Save the operator's settings, never the usage the runner keeps meanwhile."""
+        if not change:
+            super().save_model(request, obj, form, change)
+            return
+        counters = {"tokens_used", "spend_used_nanos", "tokens_reserved", "spend_reserved_nanos"}
+        fields = [
+            f.name
+            for f in LLMProvider._meta.concrete_fields
+            if not f.primary_key and f.name not in counters
+        ]
+        obj.save(update_fields=fields)
 
 
 @admin.register(LLMUsage)
@@ -53,9 +73,9 @@ class LLMUsageAdmin(ReadOnlyAdmin):
     """What each collection used through each provider (kept by the runner)."""
 
     help_text = "Read-only: the runner reserves and settles every request's tokens here."
-    list_display = ["provider", "collection", "tokens_used", "spent", "updated_at"]
+    list_display = ["provider", "collection", "tokens_used", "spent", "tokens_reserved"]
     list_select_related = ["provider", "collection"]
-    exclude = ["spend_used_nanos"]
+    exclude = ["spend_used_nanos", "spend_reserved_nanos"]
     readonly_fields = ["spent"]
 
     @admin.display(description="Spent")

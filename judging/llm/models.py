@@ -113,13 +113,18 @@ class LLMProvider(models.Model):
         help_text="Most each collection may spend through this provider; empty: no limit.",
     )
     tokens_used = models.PositiveBigIntegerField(
-        default=0,
-        help_text="Tokens used so far, with those reserved for requests in flight "
-        "(kept by the runner).",
+        default=0, help_text="Tokens used so far, as the API reported them (kept by the runner)."
     )
     spend_used_nanos = models.PositiveBigIntegerField(
+        default=0, help_text="Spent so far, in 10⁻⁹ of the currency (kept by the runner)."
+    )
+    tokens_reserved = models.PositiveBigIntegerField(
         default=0,
-        help_text="Spent so far (and reserved for requests in flight), in 10⁻⁹ of the currency.",
+        help_text="Tokens reserved for requests in flight (their most: prompt bound and "
+        "max_tokens); given back as answers come.",
+    )
+    spend_reserved_nanos = models.PositiveBigIntegerField(
+        default=0, help_text="Spend reserved for requests in flight, in 10⁻⁹ of the currency."
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -175,17 +180,21 @@ class LLMProvider(models.Model):
 
 
 class LLMUsage(models.Model):
-    """What one collection used through one provider (tokens and spend, reservations included)."""
+    """What one collection used (and has reserved) through one provider: tokens and spend."""
 
     provider = models.ForeignKey(LLMProvider, on_delete=models.CASCADE, related_name="usage")
     collection = models.ForeignKey(
         "judging.Collection", on_delete=models.CASCADE, related_name="llm_usage"
     )
-    tokens_used = models.PositiveBigIntegerField(
-        default=0, help_text="Tokens used, with those reserved for requests in flight."
-    )
+    tokens_used = models.PositiveBigIntegerField(default=0, help_text="Tokens used.")
     spend_used_nanos = models.PositiveBigIntegerField(
-        default=0, help_text="Spent (and reserved), in 10⁻⁹ of the operator's currency."
+        default=0, help_text="Spent, in 10⁻⁹ of the operator's currency."
+    )
+    tokens_reserved = models.PositiveBigIntegerField(
+        default=0, help_text="Tokens reserved for requests in flight."
+    )
+    spend_reserved_nanos = models.PositiveBigIntegerField(
+        default=0, help_text="Spend reserved for requests in flight, in 10⁻⁹ of the currency."
     )
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -621,7 +621,7 @@ def work(
             if budget.deferred:  # waiting for room: settle what came back, try again
                 budget.settle()
                 send(budget.take_deferred())
-                if budget.deferred and not budget.in_flight(requests.dropped):
+                if budget.hopeless(requests.dropped, patience=lease):
                     stop_for_budget()
                     continue
             if now - last_flush >= flush_seconds:
@@ -657,7 +657,8 @@ class _Budget:
     database, so that all workers of all jobs together stay within the provider's token
     and spend budgets and those of each collection. Answers replace reservations by what
     they used (:meth:`settle`). Pairs with no room wait in :attr:`deferred` while
-    requests are out (their answers may free room), then end the job.
+    requests of any worker are out (their answers give back room); the job ends when no
+    room is left once they have all answered (:meth:`hopeless`).
     """
 
     def __init__(self, job: LLMJob) -> None:
@@ -667,6 +668,8 @@ class _Budget:
         self.reserved: dict[tuple[int, int], tuple[int, services_llm.TokenCount]] = {}
         self.deferred: list[Pair] = []
         self.why = ""
+        self.final = False
+        self.waiting_since = 0.0
         self._settle_reserved = services_llm.TokenCount()
         self._settle_used = services_llm.TokenCount()
 
@@ -683,15 +686,32 @@ class _Budget:
         if not pairs:
             return []
         bounds = [pair_bound(self.judge, pair) for pair in pairs]
-        granted, why = services_llm.llm_budget_reserve(
+        reservation = services_llm.llm_budget_reserve(
             provider_id=self.provider_id, collection_id=self.collection_id, counts=bounds
         )
+        granted = reservation.granted
         for pair, bound in zip(pairs[:granted], bounds[:granted], strict=True):
             self.reserved[(pair.query_id, pair.document_id)] = (pair.chunk, bound)
         if granted < len(pairs):
+            if not self.deferred or granted:
+                self.waiting_since = time.monotonic()  # (still) making progress
             self.deferred.extend(pairs[granted:])
-            self.why = why
+            self.why, self.final = reservation.why, reservation.final
         return pairs[:granted]
+
+    def hopeless(self, dropped: set[int], patience: float) -> bool:
+        """Return whether the waiting pairs will never fit: end the job.
+
+        When no room is left even once every request in flight (of any worker) has
+        answered, or this worker has nothing in flight and others' reservations have not
+        made room for ``patience`` seconds (a worker that died holding some).
+        """
+        if not self.deferred:
+            return False
+        if self.final:
+            return not self.in_flight(dropped)
+        waited = time.monotonic() - self.waiting_since
+        return not self.in_flight(dropped) and waited >= patience
 
     def take_deferred(self) -> list[Pair]:
         """Return the waiting pairs (to reserve again)."""

@@ -185,92 +185,128 @@ def _money_nanos(amount: Decimal | None) -> int | None:
     return None if amount is None else int(Decimal(amount) * 1_000_000_000)
 
 
-class BudgetReached(Exception):
-    """No more requests fit in a provider's budgets; the message says which one."""
+@dataclass(frozen=True)
+class Reservation:
+    """What :func:`llm_budget_reserve` granted.
+
+    ``granted``: how many of the counts (from the first) were reserved. ``why``: which
+    budget had no room for the next one (empty when all fitted). ``final``: whether the
+    next one would not fit even once every request in flight has answered (what they
+    reserved given back), so waiting cannot help.
+    """
+
+    granted: int
+    why: str = ""
+    final: bool = False
 
 
-def budget_message(provider: LLMProvider, usage: LLMUsage) -> str:
-    """Return which budget of ``provider`` (or of its use by a collection) is spent."""
-    limits = [
-        (provider.token_budget, provider.tokens_used, "token budget"),
-        (provider.collection_token_budget, usage.tokens_used, "token budget per collection"),
-        (_money_nanos(provider.spend_budget), provider.spend_used_nanos, "spend budget"),
+def _limits(provider: LLMProvider, usage: LLMUsage) -> list[tuple[str, float, float, str]]:
+    """Return each budget as (unit, room left, room left once reservations are back, name)."""
+    budgets = [
+        ("tokens", provider.token_budget, provider, "token budget"),
+        ("tokens", provider.collection_token_budget, usage, "token budget per collection"),
+        ("spend", _money_nanos(provider.spend_budget), provider, "spend budget"),
         (
+            "spend",
             _money_nanos(provider.collection_spend_budget),
-            usage.spend_used_nanos,
+            usage,
             "spend budget per collection",
         ),
     ]
-    tightest = min(limits, key=lambda item: _left(item[0], item[1]))
+    limits = []
+    for unit, limit, row, name in budgets:
+        if unit == "tokens":
+            used, reserved = row.tokens_used, row.tokens_reserved
+        else:
+            used, reserved = row.spend_used_nanos, row.spend_reserved_nanos
+        limits.append((unit, _left(limit, used + reserved), _left(limit, used), name))
+    return limits
+
+
+def budget_message(provider: LLMProvider, name: str) -> str:
+    """Return the message of a job stopped by ``provider``'s budget ``name``."""
     return (
-        f"Budget reached: the provider {provider.name}'s {tightest[2]} has no room for "
-        "another request (the operator can raise it); the pairs not asked are left for "
-        "a later job."
+        f"Budget reached: the provider {provider.name}'s {name} has no room for another "
+        "request (the operator can raise it); the pairs not asked are left for a later job."
     )
+
+
+def _locked_rows(provider_id: int, collection_id: int) -> tuple[LLMProvider, LLMUsage]:
+    """Lock the provider's row, then the collection's usage row (always in this order)."""
+    provider = LLMProvider.objects.select_for_update().get(pk=provider_id)
+    usage, _ = LLMUsage.objects.get_or_create(provider_id=provider_id, collection_id=collection_id)
+    return provider, LLMUsage.objects.select_for_update().get(pk=usage.pk)
 
 
 @transaction.atomic
 def llm_budget_reserve(
     *, provider_id: int, collection_id: int, counts: Sequence[TokenCount]
-) -> tuple[int, str]:
-    """Reserve the first of ``counts`` that fit in every budget; return how many, and why not more.
+) -> Reservation:
+    """Reserve the first of ``counts`` that fit in every budget, before their requests go.
 
-    Each count is the most one request may use (its prompt's upper bound and its
-    ``max_tokens``). The provider's row is locked first, then the collection's usage row,
-    so concurrent workers (and jobs of other collections) reserve one after the other and
-    together never pass a budget. The message is empty when every count fitted.
+    Each count is the most one request may use (its prompt's bound and its
+    ``max_tokens``); a budget holds what was used plus what is reserved. The provider's
+    row is locked first, then the collection's usage row, so concurrent workers (and jobs
+    of other collections) reserve one after the other and together never pass a budget.
     """
-    provider = LLMProvider.objects.select_for_update().get(pk=provider_id)
-    usage, _ = LLMUsage.objects.get_or_create(provider_id=provider_id, collection_id=collection_id)
-    usage = LLMUsage.objects.select_for_update().get(pk=usage.pk)
-    tokens_left = min(
-        _left(provider.token_budget, provider.tokens_used),
-        _left(provider.collection_token_budget, usage.tokens_used),
-    )
-    spend_left = min(
-        _left(_money_nanos(provider.spend_budget), provider.spend_used_nanos),
-        _left(_money_nanos(provider.collection_spend_budget), usage.spend_used_nanos),
-    )
+    provider, usage = _locked_rows(provider_id, collection_id)
+    limits = _limits(provider, usage)
     granted, tokens, spend = 0, 0, 0
+    refusal: Reservation | None = None
     for count in counts:
-        cost = spend_nanos(provider, count)
-        if tokens + count.total > tokens_left or spend + cost > spend_left:
+        cost = {"tokens": count.total, "spend": spend_nanos(provider, count)}
+        taken = {"tokens": tokens, "spend": spend}
+        short = [
+            (cost[unit] > without, name)
+            for unit, room, without, name in limits
+            if taken[unit] + cost[unit] > room
+        ]
+        if short:
+            final = any(never for never, _ in short)
+            name = next((n for never, n in short if never), short[0][1])
+            refusal = Reservation(granted, budget_message(provider, name), final)
             break
-        granted, tokens, spend = granted + 1, tokens + count.total, spend + cost
+        granted, tokens, spend = granted + 1, tokens + count.total, spend + cost["spend"]
     if granted:
-        _add_usage(provider, usage, tokens, spend)
-    return granted, "" if granted == len(counts) else budget_message(provider, usage)
+        _add(provider, usage, reserved=(tokens, spend))
+    return refusal or Reservation(granted)
 
 
-def _add_usage(provider: LLMProvider, usage: LLMUsage, tokens: int, spend: int) -> None:
-    """Add ``tokens`` and ``spend`` (either may be negative) to both locked rows."""
-    provider.tokens_used = max(0, provider.tokens_used + tokens)
-    provider.spend_used_nanos = max(0, provider.spend_used_nanos + spend)
-    provider.save(update_fields=["tokens_used", "spend_used_nanos"])
-    usage.tokens_used = max(0, usage.tokens_used + tokens)
-    usage.spend_used_nanos = max(0, usage.spend_used_nanos + spend)
-    usage.save(update_fields=["tokens_used", "spend_used_nanos", "updated_at"])
+def _add(
+    provider: LLMProvider,
+    usage: LLMUsage,
+    *,
+    reserved: tuple[int, int] = (0, 0),
+    used: tuple[int, int] = (0, 0),
+) -> None:
+    """Add tokens and spend (reserved ones may be negative) to both locked rows."""
+    for row in (provider, usage):
+        row.tokens_reserved = max(0, row.tokens_reserved + reserved[0])
+        row.spend_reserved_nanos = max(0, row.spend_reserved_nanos + reserved[1])
+        row.tokens_used += used[0]
+        row.spend_used_nanos += used[1]
+    fields = ["tokens_reserved", "spend_reserved_nanos", "tokens_used", "spend_used_nanos"]
+    provider.save(update_fields=fields)
+    usage.save(update_fields=[*fields, "updated_at"])
 
 
 @transaction.atomic
 def llm_budget_settle(
     *, provider_id: int, collection_id: int, reserved: TokenCount, used: TokenCount
 ) -> None:
-    """Replace a reservation by what the requests used (as the API reported it).
+    """Give back the reservations of answered requests and count what they used.
 
-    ``reserved`` is the sum of the settled requests' reservations (released whole for a
-    request never sent), ``used`` the sum of their reported usage.
+    ``reserved`` is the sum of those requests' reservations (a request never sent gives
+    its back whole), ``used`` the sum of their usage as the API reported it.
     """
-    if reserved == used:
+    if reserved == used == TokenCount():
         return
-    provider = LLMProvider.objects.select_for_update().get(pk=provider_id)
-    usage, _ = LLMUsage.objects.get_or_create(provider_id=provider_id, collection_id=collection_id)
-    usage = LLMUsage.objects.select_for_update().get(pk=usage.pk)
-    _add_usage(
+    provider, usage = _locked_rows(provider_id, collection_id)
+    _add(
         provider,
         usage,
-        used.total - reserved.total,
-        spend_nanos(provider, used) - spend_nanos(provider, reserved),
+        reserved=(-reserved.total, -spend_nanos(provider, reserved)),
+        used=(used.total, spend_nanos(provider, used)),
     )
 
 
