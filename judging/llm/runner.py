@@ -669,6 +669,7 @@ class _Budget:
         self.deferred: list[Pair] = []
         self.why = ""
         self.final = False
+        self.waiting = False
         self.waiting_since = 0.0
         self._settle_reserved = services_llm.TokenCount()
         self._settle_used = services_llm.TokenCount()
@@ -680,6 +681,7 @@ class _Budget:
     def drop(self, chunk_id: int) -> None:
         """Forget the waiting pairs of a chunk this worker lost."""
         self.deferred = [pair for pair in self.deferred if pair.chunk != chunk_id]
+        self.waiting = bool(self.deferred)
 
     def reserve(self, pairs: list[Pair]) -> list[Pair]:
         """Reserve room for ``pairs`` in order; return those that fit (the rest wait)."""
@@ -693,10 +695,13 @@ class _Budget:
         for pair, bound in zip(pairs[:granted], bounds[:granted], strict=True):
             self.reserved[(pair.query_id, pair.document_id)] = (pair.chunk, bound)
         if granted < len(pairs):
-            if not self.deferred or granted:
-                self.waiting_since = time.monotonic()  # (still) making progress
+            if granted or not self.waiting:  # waiting from now (any progress restarts it)
+                self.waiting_since = time.monotonic()
+            self.waiting = True
             self.deferred.extend(pairs[granted:])
             self.why, self.final = reservation.why, reservation.final
+        else:
+            self.waiting = False
         return pairs[:granted]
 
     def hopeless(self, dropped: set[int], patience: float) -> bool:

@@ -207,6 +207,21 @@ def test_a_spent_budget_sends_nothing_and_a_judge_without_max_tokens_is_capped(
     assert fake.requests[0]["body"]["max_tokens"] == runner.DEFAULT_MAX_TOKENS
 
 
+def test_room_held_by_a_worker_that_died_stops_the_job_after_a_lease(
+    coll, pooled, llm, fake, provider
+):
+    """Reservations nobody will settle: the worker waits one lease for them, then stops."""
+    bound = _bound(llm, coll)
+    _set(provider, token_budget=2 * bound, tokens_reserved=2 * bound)  # a dead worker's
+    job = services_llm.llm_job_create(collection=coll, judge=llm)
+    assert runner.plan(job)
+    job = runner.work(job, lease_seconds=1.0, flush_seconds=0.1)
+    assert job.status == "failed" and job.error.startswith("Budget reached")
+    assert fake.requests == []
+    provider.refresh_from_db()
+    assert (provider.tokens_reserved, provider.tokens_used) == (2 * bound, 0)
+
+
 def test_trying_a_judge_counts_against_the_budget(coll, pooled, llm, fake, provider):
     cora = factories.user("cora")
     factories.member(coll, cora, Role.COORDINATOR)
