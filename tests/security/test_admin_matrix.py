@@ -199,7 +199,6 @@ def test_admin_pages_show_a_staff_coordinator_only_their_collections(world, role
                         assert response.status_code == 200, (role, model, where, view)
                 else:
                     assert _refused(response), (role, model, where, view, response.status_code)
-                    assert str(obj).encode() not in response.content or not str(obj)
 
 
 def _autocomplete_urls() -> list[tuple[type[Model], str, type[Model]]]:
