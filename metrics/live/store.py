@@ -37,7 +37,8 @@ an LLM job's and its chunks' rows (``judging.llm.services``) and the pooling pol
 (``metrics.pool.services.pool_replan``, which writes its plan under the collection lock;
 a policy change locks the collection first and then only the policy row it creates);
 new rows (a submission's run and id-only documents) are inserted before it and conflict
-only on their own unique keys.
+only on their own unique keys. An LLM provider's and its usage rows (budgets) are locked
+in transactions of their own, never together with the collection's.
 
 Under the lock a writer reads in **new statements**: in PostgreSQL's READ COMMITTED, a
 statement that waited for a row lock returns every row it did not lock as its snapshot
