@@ -30,6 +30,7 @@ from metrics.live import rescore as live_rescore
 from metrics.live.sqlrows import live_grade_columns
 from metrics.models import RANKING_DTYPE, RANKING_MAX_PK, Run, RunQuery, Team, ranking_bytes
 from metrics.pool.tasks import pool_replan_soon
+from metrics.visibility.services import budget_take, submission_record
 
 
 @dataclass
@@ -120,13 +121,18 @@ def run_submit(
 ) -> Run:
     """Validate, store, pool and score a run; all or nothing.
 
-    Raises ``RunRejected`` listing every problem: a tag already used in the collection, a
+    Raises ``BudgetExhausted`` when the team has used its runs of the last 24 hours
+    (:mod:`metrics.visibility.services`; deleted runs count), and ``RunRejected`` listing
+    every problem: a tag already used in the collection, a
     file over the size limit, anything the engine's reader refuses (with line numbers), and
     queries unknown to the collection. Documents unknown to the collection are allowed:
     they are recorded as id-only documents (unjudged) and counted. The returned run's
     ``pairs_pooled`` says how many new pairs its top ``pool_depth`` added to the pool.
     """
     errors: list[dict[str, Any]] = []
+    counted = False
+    if team.collection_id == collection.pk:  # the team's row lock first (see visibility)
+        counted = budget_take(collection=collection, team_id=team.pk, user=user)
     tag = tag.strip()
     if not tag:
         errors.append({"field": "tag", "message": "A run needs a tag."})
@@ -203,6 +209,7 @@ def run_submit(
             if not Run.objects.filter(collection=collection, tag=tag).exists():
                 raise
             raise RunRejected([_tag_taken(tag)]) from None
+        submission_record(collection=collection, run=run, user=user, counted=counted)
         rankings = [
             RunQuery(
                 run=run,
