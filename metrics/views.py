@@ -69,6 +69,7 @@ from metrics.selectors import (
 )
 from metrics.services import RunRejected, collection_settings_update, run_submit, runs_repool
 from metrics.visibility.forms import ScoreVisibilityForm
+from metrics.visibility.selectors import budgets
 from metrics.visibility.selectors import rules as visibility_rules
 from metrics.visibility.services import FIELDS as VISIBILITY_FIELDS
 from metrics.visibility.services import BudgetExhausted, score_visibility_update
@@ -272,6 +273,7 @@ def run_create(request: HttpRequest, slug: str) -> HttpResponse:
                     return HttpResponse(status=201, headers={"Location": url})
                 return see_other(url)
     context = _base_context(collection, who, "submit") | {
+        "budgets": budgets(collection=collection, teams=teams),
         "form": form,
         "max_megabytes": settings.GRADED_RUN_MAX_BYTES // (1024 * 1024),
     }

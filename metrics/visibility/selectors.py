@@ -272,3 +272,41 @@ def score_policy(*, collection: Collection, is_coordinator: bool) -> ScorePolicy
             Mode.SPLIT: Exposure.PUBLIC,
         }.get(mode, Exposure.NONE)
     return ScorePolicy(exposure=exposure, collection=collection)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A team's submissions left in the rolling day, of how many, and when one frees up."""
+
+    team: Any
+    left: int
+    limit: int
+    next_allowed: Any = None  # datetime when ``left`` is 0 and the limit above 0
+
+
+def budgets(*, collection: Collection, teams: Iterable[Any], now: Any = None) -> list[Budget]:
+    """Return each team's budget of runs (one SQL query for all the teams)."""
+    from django.utils import timezone
+
+    from metrics.visibility.models import Submission
+    from metrics.visibility.services import BUDGET_WINDOW
+
+    teams = list(teams)
+    limit = rules(collection=collection).runs_per_day
+    now = now or timezone.now()
+    recent: dict[int, list[Any]] = {team.pk: [] for team in teams}
+    for team_id, at in (
+        Submission.objects.filter(
+            team_id__in=list(recent), counted=True, submitted_at__gt=now - BUDGET_WINDOW
+        )
+        .order_by("-submitted_at")
+        .values_list("team_id", "submitted_at")
+    ):
+        recent[team_id].append(at)
+    out = []
+    for team in teams:
+        times = recent[team.pk]
+        left = max(0, limit - len(times))
+        next_allowed = times[limit - 1] + BUDGET_WINDOW if limit and not left else None
+        out.append(Budget(team=team, left=left, limit=limit, next_allowed=next_allowed))
+    return out
