@@ -261,9 +261,16 @@ def _document_pks(collection: Collection, parsed: scoring.ParsedRun) -> tuple[np
         known.update(documents.filter(external_id__in=chunk).values_list("external_id", "pk"))
     missing = [d for d in wanted if d not in known]
     if missing:
+        # Another team's submission may be creating the same documents at this moment:
+        # skip those (ON CONFLICT DO NOTHING waits for it, then the read below finds them),
+        # inserting in docno order so two such submissions never wait on each other.
         Document.objects.bulk_create(
-            [Document(collection=collection, external_id=d, has_content=False) for d in missing],
+            [
+                Document(collection=collection, external_id=d, has_content=False)
+                for d in sorted(missing)
+            ],
             batch_size=2000,
+            ignore_conflicts=True,
         )
         for start in range(0, len(missing), _IN_CHUNK):
             chunk = missing[start : start + _IN_CHUNK]
