@@ -279,7 +279,9 @@ class RunDetailView(MetricsScopedView, generics.RetrieveUpdateDestroyAPIView):
         summary="Show a run's scores",
         description="The run's mean and per-query scores for the collection's measures "
         "(canonical names), over the queries of the live judgment list, and the "
-        "judgment-list version they were computed against.",
+        "judgment-list version they were computed against. Teams see what the collection's "
+        "score visibility allows until the judgments are published (`visibility`): by "
+        "default no score at all, and never a per-query value (docs/security.md).",
         parameters=[SLUG, RUN_ID],
         responses={
             200: RunScoresSerializer,
@@ -314,7 +316,9 @@ class RunScoresView(MetricsScopedView):
         "the first measure). Team members see every team's runs only once the leaderboard "
         "is published, their own before; coordinators always see all. `judged` holds the "
         "Judged@k coverage, `scores` the other measures. A row is `stale` while its "
-        "scores rest on an older judgment-list version.",
+        "scores rest on an older judgment-list version. Until the judgments are published "
+        "teams see the scores the collection's score visibility allows (`visibility`; by "
+        "default none) and no intervals.",
         parameters=[
             SLUG,
             OpenApiParameter(
