@@ -161,6 +161,7 @@ def test_a_team_over_its_runs_per_day_is_told_when_in_place(page, console, runs_
         "input[name=file]",
         files=[{"name": "two.txt", "mimeType": "text/plain", "buffer": RUN_FILE.encode()}],
     )
+    page.fill("input[name=tag]", "second")
     page.click("button:has-text('Submit run')")
     errors = page.locator("[data-run-errors]")
     expect(errors).to_contain_text("next submission is allowed at")
