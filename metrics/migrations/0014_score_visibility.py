@@ -113,7 +113,7 @@ class Migration(migrations.Migration):
                     "counted",
                     models.BooleanField(
                         default=True,
-                        help_text="Whether it counts against the team's budget (a coordinator's does not).",
+                        help_text="Whether it counts against the team's budget (a coordinator's does not, nor one made without a user by a command or script).",
                     ),
                 ),
                 (

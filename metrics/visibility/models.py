@@ -104,7 +104,8 @@ class Submission(models.Model):
     submitted_at = models.DateTimeField(db_index=False, help_text="When it was accepted.")
     counted = models.BooleanField(
         default=True,
-        help_text="Whether it counts against the team's budget (a coordinator's does not).",
+        help_text="Whether it counts against the team's budget (a coordinator's does not, "
+        "nor one made without a user by a command or script).",
     )
 
     class Meta:

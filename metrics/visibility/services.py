@@ -7,7 +7,8 @@ submissions of the last :data:`BUDGET_WINDOW` are counted, and the submission is
 queue on that lock, so the count each sees includes the ones that committed before it;
 a rejected or failed submission rolls its record back with everything else.
 
-Lock order: the team's row, then the collection's (taken later by scoring).
+Lock order: the team's row (``FOR NO KEY UPDATE``), then the collection's (taken later
+by scoring).
 """
 
 from __future__ import annotations
@@ -82,17 +83,21 @@ def budget_take(
     """Lock the team's row and check its budget; return whether this submission counts.
 
     Must run inside the submission's transaction. Submissions by a coordinator of the
-    collection (on a team's behalf) are recorded but never counted nor refused. Raise
+    collection (on a team's behalf), and those without a user (management commands and
+    scripts; the pages and the API always have one), are recorded but never counted nor
+    refused. Raise
     :class:`BudgetExhausted` when the team's counted submissions of the last 24 hours
     reach the collection's ``runs_per_day``.
     """
     from metrics.models import Team  # metrics.models imports this package's models
 
-    Team.objects.select_for_update().filter(pk=team_id).values("pk").first()
-    if user is not None and Membership.Role.COORDINATOR in user_roles(
+    # FOR NO KEY UPDATE: budget takers queue on it; rows that merely reference the team
+    # (its runs, members, these records) are not held up.
+    Team.objects.select_for_update(no_key=True).filter(pk=team_id).values("pk").first()
+    if user is None or Membership.Role.COORDINATOR in user_roles(
         user=user, collection=collection
     ):
-        return False
+        return False  # a coordinator's, or the server's own (commands, scripts)
     limit = rules(collection=collection).runs_per_day
     if limit == 0:
         raise BudgetExhausted(limit=0, next_allowed=None)

@@ -107,20 +107,20 @@ def test_rejected_submissions_do_not_count(world):
     assert post(coll, users["alice"], "good").status_code == 201
 
 
-def test_coordinators_submitting_for_a_team_are_not_counted(world):
+def test_coordinators_and_scripts_submitting_for_a_team_are_not_counted(world):
     coll, users, alpha, _ = world
     score_visibility_update(collection=coll, runs_per_day=1)
-    for tag in ("c1", "c2"):
+    for tag, user in (("c1", users["cora"]), ("c2", users["cora"]), ("script", None)):
         run = services.run_submit(
             collection=coll,
             team=alpha,
             tag=tag,
             content=b"q1 Q0 d1 1 1.0 x\n",
             filename="r.txt",
-            user=users["cora"],
+            user=user,
         )
         assert run.pk
-    assert Submission.objects.filter(counted=False).count() == 2
+    assert Submission.objects.filter(counted=False).count() == 3
     assert post(coll, users["alice"], "own").status_code == 201
 
 
