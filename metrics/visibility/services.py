@@ -94,9 +94,7 @@ def budget_take(
     # FOR NO KEY UPDATE: budget takers queue on it; rows that merely reference the team
     # (its runs, members, these records) are not held up.
     Team.objects.select_for_update(no_key=True).filter(pk=team_id).values("pk").first()
-    if user is None or Membership.Role.COORDINATOR in user_roles(
-        user=user, collection=collection
-    ):
+    if user is None or Membership.Role.COORDINATOR in user_roles(user=user, collection=collection):
         return False  # a coordinator's, or the server's own (commands, scripts)
     limit = rules(collection=collection).runs_per_day
     if limit == 0:
