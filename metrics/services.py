@@ -123,9 +123,9 @@ def run_submit(
 
     Raises ``BudgetExhausted`` when the team has used its runs of the last 24 hours
     (:mod:`metrics.visibility.services`; deleted runs count), and ``RunRejected`` listing
-    every problem: a tag already used in the collection, a
-    file over the size limit, anything the engine's reader refuses (with line numbers), and
-    queries unknown to the collection. Documents unknown to the collection are allowed:
+    every problem: a tag already used in the collection, a file over the size limit,
+    anything the engine's reader refuses (with line numbers), and queries unknown to the
+    collection. Documents unknown to the collection are allowed:
     they are recorded as id-only documents (unjudged) and counted. The returned run's
     ``pairs_pooled`` says how many new pairs its top ``pool_depth`` added to the pool.
     """
