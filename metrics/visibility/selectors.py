@@ -25,16 +25,20 @@ import hashlib
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
 import numpy as np
 from django.db.models import Count, Subquery
+from django.utils import timezone
 
 from judging.models import Collection, LiveGrade
 from metrics.live import store
-from metrics.visibility.models import ScoreVisibility
+from metrics.visibility.models import ScoreVisibility, Submission
 
+#: The submission budget counts the submissions of the last 24 hours (a rolling day).
+BUDGET_WINDOW = timedelta(days=1)
 #: Decimals the aggregate mode rounds means to (two: a change of a few thousandths, what
 #: one document of one query moves a mean over dozens of queries, mostly disappears).
 ROUND_DECIMALS = 2
@@ -286,11 +290,6 @@ class Budget:
 
 def budgets(*, collection: Collection, teams: Iterable[Any], now: Any = None) -> list[Budget]:
     """Return each team's budget of runs (one SQL query for all the teams)."""
-    from django.utils import timezone
-
-    from metrics.visibility.models import Submission
-    from metrics.visibility.services import BUDGET_WINDOW
-
     teams = list(teams)
     limit = rules(collection=collection).runs_per_day
     now = now or timezone.now()

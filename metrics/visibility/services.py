@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -26,10 +26,8 @@ from django.utils import timezone
 from judging.models import Collection, Membership
 from judging.selectors import user_roles
 from metrics.visibility.models import ScoreVisibility, Submission
-from metrics.visibility.selectors import rules
+from metrics.visibility.selectors import BUDGET_WINDOW, rules
 
-#: The budget counts the submissions of the last 24 hours (a rolling day).
-BUDGET_WINDOW = timedelta(days=1)
 #: Bounds of the settings (the form, the REST serializer and this service share them).
 MAX_MIN_QUERIES = 100_000
 MAX_RUNS_PER_DAY = 10_000
