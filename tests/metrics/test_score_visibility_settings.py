@@ -81,11 +81,18 @@ def test_bad_values_are_400_naming_the_field(world, field, value):
     assert not ScoreVisibility.objects.exclude(mode="hidden").exists()
 
 
+FIELDS = st.sampled_from(["mode", "public_share", "min_queries", "runs_per_day", "x"])
+VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=20),
+)
+
+
 @settings(max_examples=40, deadline=None)
-@given(body=st.dictionaries(st.sampled_from(["mode", "public_share", "min_queries",
-                                              "runs_per_day", "x"]),
-                            st.one_of(st.none(), st.booleans(), st.integers(), st.floats(),
-                                      st.text(max_size=20))))  # fmt: skip
+@given(body=st.dictionaries(FIELDS, VALUES))
 def test_any_body_is_200_or_400_never_500(body):
     coll = factories.collection()
     cora = factories.user()
@@ -94,6 +101,16 @@ def test_any_body_is_200_or_400_never_500(body):
     assert response.status_code in (200, 400), response.content
     found = rules(collection=type(coll).objects.get(pk=coll.pk))
     assert 0.0 <= found.public_share <= 1.0 and found.min_queries >= 1
+
+
+@pytest.mark.parametrize("raw", ['{"public_share": NaN}', '{"public_share": Infinity}'])
+def test_non_finite_numbers_are_400(world, raw):
+    coll, users = world
+    response = client_for(users["cora"]).generic(
+        "PATCH", endpoint(coll), raw, content_type="application/json"
+    )
+    assert response.status_code == 400
+    assert not ScoreVisibility.objects.exists()
 
 
 def test_only_coordinators(world):
