@@ -36,6 +36,11 @@ from metrics.live.scoring import MeasureLabel, measure_labels
 from metrics.pool import selectors as pool_selectors
 from metrics.views import _measure_labels
 
+NO_PER_QUERY = (
+    "Judges never see runs; teams get 403 while the collection's score visibility hides "
+    "per-query scores (until the judgments are published)."
+)
+
 
 def _finite(value: float | None) -> float | None:
     return None if value is None or math.isnan(value) else float(value)
@@ -110,7 +115,13 @@ class RunQuerySerializer(serializers.Serializer):
         "run's at once); null when the query does not score the run.",
     )
     pool_depth = serializers.IntegerField()
-    judged_in_top = serializers.IntegerField()
+    judged_in_top = serializers.IntegerField(
+        allow_null=True, help_text="Null while your score visibility hides per-query values."
+    )
+    scores_shown = serializers.BooleanField(
+        help_text="False while your collection's score visibility hides per-query values: "
+        "then ndcg, stored_score, stored_version and judged_in_top are null."
+    )
     ranked = RankedDocumentSerializer(many=True)
     ideal = RankedDocumentSerializer(many=True)
 
@@ -217,7 +228,7 @@ class ComparisonSerializer(serializers.Serializer):
         ],
         responses={
             200: ComparisonSerializer,
-            **error_responses(400, 401, 403, 404, e403=JUDGES_SEE_NO_RUNS),
+            **error_responses(400, 401, 403, 404, e403=NO_PER_QUERY),
         },
     )
 )
@@ -257,6 +268,7 @@ class RunCompareView(MetricsScopedView):
             errors.update(exc.detail)
         if errors:
             raise exceptions.ValidationError(errors)
+        self.per_query_or_403()
         if len(ids["baseline"]) != 1:
             raise exceptions.ValidationError({"baseline": ["Give exactly one baseline run."]})
         visible = {
@@ -593,7 +605,7 @@ class DifficultySerializer(serializers.Serializer):
         ],
         responses={
             200: DifficultySerializer,
-            **error_responses(400, 401, 403, 404, e403=JUDGES_SEE_NO_RUNS),
+            **error_responses(400, 401, 403, 404, e403=NO_PER_QUERY),
         },
     )
 )
@@ -611,6 +623,7 @@ class DifficultyView(MetricsScopedView):
             {"sort": serializers.ChoiceField(choices=list(difficulty.SORTS), default="difficulty")},
         )(data=request.query_params)
         params.is_valid(raise_exception=True)
+        self.per_query_or_403()
         runs = list(
             metrics_selectors.visible_runs(collection=self.collection, who=self.who).order_by("tag")
         )

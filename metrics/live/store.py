@@ -33,7 +33,8 @@ Under it, in this order as needed: judgments and adjudications (``FOR UPDATE`` o
 rows), live grades, pool entries and progress counters, runs and their rankings, the
 score columns, the scoreboard; none of these is written by anyone who does not hold the
 collection lock. Locks a writer may hold *before* the collection lock, never after it:
-an LLM job's and its chunks' rows (``judging.llm.services``) and the pooling policy row
+a team's row (a submission's budget, ``metrics.visibility.services``), an LLM job's and
+its chunks' rows (``judging.llm.services``) and the pooling policy row
 (``metrics.pool.services.pool_replan``, which writes its plan under the collection lock;
 a policy change locks the collection first and then only the policy row it creates);
 new rows (a submission's run and id-only documents) are inserted before it and conflict
