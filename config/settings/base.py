@@ -138,7 +138,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "config.pagination.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 100,
     "EXCEPTION_HANDLER": "config.api.exception_handler",
     "DEFAULT_METADATA_CLASS": "config.metadata.APIMetadata",
@@ -152,6 +152,9 @@ REST_FRAMEWORK = {
         "config.throttling.UserApiThrottle",
     ],
 }
+
+# Most items one API page holds (?limit= above it is a 400); bounds the memory of a request.
+GRADED_API_MAX_PAGE_SIZE = int(os.environ.get("GRADED_API_MAX_PAGE_SIZE", "1000"))
 
 # Set glibc's allocation thresholds at start so that live rescoring's arrays reuse heap
 # memory instead of faulting in fresh pages each judgment (metrics/live/allocator.py).

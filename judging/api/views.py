@@ -32,6 +32,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.api import error_responses
+from config.params import MAX_ROW_ID, whole_param
 from config.parsers import PolicyJSONParser
 from judging import selectors as judging_selectors
 from judging import services
@@ -83,9 +84,15 @@ _FALSE = {"0", "false", "no", "off"}
 
 
 class IdFilter(filters.NumberFilter):
-    """Filter on a whole-number id."""
+    """Filter on a whole-number id (1 to :data:`MAX_ROW_ID`; else a 400 naming the filter)."""
 
     field_class = forms.IntegerField
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """Bound the id to what a database row can have."""
+        kwargs.setdefault("min_value", 1)
+        kwargs.setdefault("max_value", MAX_ROW_ID)
+        super().__init__(*args, **kwargs)
 
 
 def _judge_filter() -> IdFilter:
@@ -107,24 +114,12 @@ def _flag(request: Request, name: str) -> bool | None:
     raise exceptions.ValidationError({name: "Use 1 or 0."})
 
 
-#: The largest id a database row can have (a signed 64-bit integer).
-MAX_ROW_ID = 2**63 - 1
-
-
 def _int_param(request: Request, name: str) -> int | None:
     """Read an id query parameter (1 to :data:`MAX_ROW_ID`); None when absent.
 
     A number no row can have is a 400 naming the parameter, not a database error.
     """
-    value = request.query_params.get(name, "").strip()
-    if not value:
-        return None
-    if not (value.isascii() and value.isdigit() and len(value) <= 19):
-        raise exceptions.ValidationError({name: "A whole number is required."})
-    number = int(value)
-    if not 1 <= number <= MAX_ROW_ID:
-        raise exceptions.ValidationError({name: f"Give an id from 1 to {MAX_ROW_ID}."})
-    return number
+    return whole_param(request.query_params, name, minimum=1, maximum=MAX_ROW_ID)
 
 
 def llm_labels_judge(judge_id: Any) -> Judge | None:
