@@ -174,9 +174,10 @@ GRADED_THROTTLE_RATES = {
 # REMOTE_ADDR and the header is ignored). Rate limits count per client address.
 GRADED_TRUSTED_PROXIES = int(os.environ.get("GRADED_TRUSTED_PROXIES", "0") or 0)
 # Counters of the limits above: per process unless CACHE_URL names a shared Redis cache.
+# While that Redis is unreachable, each process falls back to its own memory (config/cache.py).
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}
+        {"BACKEND": "config.cache.DegradingRedisCache", "LOCATION": _cache_url}
         if (_cache_url := os.environ.get("CACHE_URL", ""))
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
