@@ -144,8 +144,8 @@ REST_FRAMEWORK = {
     "DEFAULT_METADATA_CLASS": "config.metadata.APIMetadata",
     "DEFAULT_PARSER_CLASSES": [
         "config.parsers.PolicyJSONParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
+        "config.parsers.PolicyFormParser",
+        "config.parsers.PolicyMultiPartParser",
     ],
     "DEFAULT_THROTTLE_CLASSES": [
         "config.throttling.AnonApiThrottle",

@@ -25,7 +25,6 @@ from drf_spectacular.utils import (
     extend_schema_view,
 )
 from rest_framework import exceptions, generics, status
-from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
@@ -33,7 +32,7 @@ from rest_framework.response import Response
 
 from config.api import error_responses
 from config.params import MAX_ROW_ID, whole_param
-from config.parsers import PolicyJSONParser
+from config.parsers import PolicyFormParser, PolicyJSONParser, PolicyMultiPartParser
 from judging import selectors as judging_selectors
 from judging import services
 from judging.api import selectors
@@ -429,7 +428,7 @@ class JudgmentListCreateView(CollectionScopedView, generics.ListCreateAPIView):
     serializer_class = JudgmentSerializer
     filterset_class = JudgmentFilter
     filter_backends: ClassVar[list] = [filters.DjangoFilterBackend]
-    parser_classes: ClassVar[list] = [PolicyJSONParser, MultiPartParser, FormParser]
+    parser_classes: ClassVar[list] = [PolicyJSONParser, PolicyMultiPartParser, PolicyFormParser]
     role_rules: ClassVar[dict[str, frozenset[str]]] = {
         "GET": JUDGING_ROLES,
         "POST": JUDGING_ROLES,
