@@ -215,4 +215,4 @@ def test_memory_of_a_maximum_page_is_bounded(arena):
     # The page, not the collection, sets the cost: within 25% while the labels tripled.
     assert large_peak < 1.25 * small_peak, (small_peak, large_peak)
     assert large_peak < 64 * 1024 * 1024, large_peak
-    print(f"peak of a {items}-item judgments page: {large_peak / 2**20:.1f} MiB")
+    print(f"peak of a {items}-item page: {small_peak / 2**20:.2f} / {large_peak / 2**20:.2f} MiB")
