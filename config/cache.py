@@ -199,27 +199,16 @@ class DegradingRedisCache(RedisCache):
         self._try(lambda: super(DegradingRedisCache, self).clear(), lambda: None)
 
     def hit(self, key: str, seconds: int) -> tuple[int, float]:
-        """Count one more under ``key`` in a window of ``seconds``; return (count, seconds left).
-
-        One Lua script on Redis: the increment and the window's expiry are one atomic step.
-        """
-        name = self.make_and_validate_key(key)
-
-        def shared() -> tuple[int, float]:
-            client = self._cache.get_client(name, write=True)
-            count, left_ms = client.eval(_HIT, 1, name, int(seconds * 1000))
-            return int(count), max(0.0, int(left_ms) / 1000)
-
-        return self._try(shared, lambda: _local_hit(key, seconds))
+        """Count one more under ``key`` in a window of ``seconds``; return (count, seconds left)."""
+        return self._try(lambda: _redis_hit(self, key, seconds), lambda: _local_hit(key, seconds))
 
     def release(self, key: str) -> None:
         """Give back one count under ``key`` (never below zero, never creating the key)."""
-        name = self.make_and_validate_key(key)
+        self._try(lambda: _redis_release(self, key), lambda: _local_release(key))
 
-        def shared() -> None:
-            self._cache.get_client(name, write=True).eval(_RELEASE, 1, name)
-
-        self._try(shared, lambda: _local_release(key))
+    def count(self, key: str) -> tuple[int, float]:
+        """Return (count, seconds left) under ``key`` without counting."""
+        return self._try(lambda: _redis_count(self, key), lambda: _local_count(key))
 
     def ping(self) -> bool:
         """Return whether Redis itself answers now (the fallback does not count)."""
@@ -230,60 +219,90 @@ class DegradingRedisCache(RedisCache):
             return False
 
 
+def _redis_hit(backend: RedisCache, key: str, seconds: int) -> tuple[int, float]:
+    """Count under ``key`` with one Lua script: the increment and the expiry are one step."""
+    name = backend.make_and_validate_key(key)
+    client = backend._cache.get_client(name, write=True)
+    number, left_ms = client.eval(_HIT, 1, name, int(seconds * 1000))
+    return int(number), max(0.0, int(left_ms) / 1000)
+
+
+def _redis_release(backend: RedisCache, key: str) -> None:
+    name = backend.make_and_validate_key(key)
+    backend._cache.get_client(name, write=True).eval(_RELEASE, 1, name)
+
+
+def _redis_count(backend: RedisCache, key: str) -> tuple[int, float]:
+    name = backend.make_and_validate_key(key)
+    client = backend._cache.get_client(name)
+    value, left_ms = client.get(name), client.pttl(name)
+    return int(value or 0), max(0.0, int(left_ms) / 1000)
+
+
 def _local_hit(key: str, seconds: int, store: BaseCache = _LOCAL) -> tuple[int, float]:
     """Count one more under ``key`` in ``store`` (a local cache), under a process-wide lock."""
     with _local_lock:
         now = time.time()
-        count, ends = store.get(key, (0, 0.0))
+        number, ends = store.get(key, (0, 0.0))
         if ends <= now:
-            count, ends = 0, now + seconds
-        count += 1
-        store.set(key, (count, ends), timeout=max(1, int(ends - now + 1)))
-        return count, ends - now
+            number, ends = 0, now + seconds
+        number += 1
+        store.set(key, (number, ends), timeout=max(1, int(ends - now + 1)))
+        return number, ends - now
 
 
 def _local_release(key: str, store: BaseCache = _LOCAL) -> None:
     with _local_lock:
         now = time.time()
-        count, ends = store.get(key, (0, 0.0))
-        if count > 0 and ends > now:
-            store.set(key, (count - 1, ends), timeout=max(1, int(ends - now + 1)))
+        number, ends = store.get(key, (0, 0.0))
+        if number > 0 and ends > now:
+            store.set(key, (number - 1, ends), timeout=max(1, int(ends - now + 1)))
+
+
+def _local_count(key: str, store: BaseCache = _LOCAL) -> tuple[int, float]:
+    number, ends = store.get(key, (0, 0.0))
+    now = time.time()
+    return (number, ends - now) if ends > now else (0, 0.0)
+
+
+def _backend(cache: Any) -> Any:
+    """Return the backend behind ``django.core.cache.cache`` (a proxy), or ``cache`` itself."""
+    connections = getattr(cache, "_connections", None)
+    return connections[cache._alias] if connections is not None else cache
 
 
 def hit(cache: BaseCache, key: str, seconds: int) -> tuple[int, float]:
     """Count one more under ``key`` in ``cache``, atomically; return (count, seconds left).
 
-    The window starts at the first count and lasts ``seconds``. Redis (through
-    :class:`DegradingRedisCache`) counts with one script; any other cache (the local memory
-    cache of development and tests) counts under a lock of this process.
+    The window starts at the first count and lasts ``seconds``. On Redis one Lua script
+    counts and sets the expiry (:class:`DegradingRedisCache` falls back to this process's
+    memory while Redis is down); any other cache (the local memory cache of development
+    and tests) counts under a lock of this process.
     """
-    if isinstance(cache, DegradingRedisCache):
-        return cache.hit(key, seconds)
-    return _local_hit(key, seconds, store=cache)
+    backend = _backend(cache)
+    if isinstance(backend, DegradingRedisCache):
+        return backend.hit(key, seconds)
+    if isinstance(backend, RedisCache):
+        return _redis_hit(backend, key, seconds)
+    return _local_hit(key, seconds, store=backend)
 
 
 def release(cache: BaseCache, key: str) -> None:
     """Give back one count of :func:`hit` under ``key``."""
-    if isinstance(cache, DegradingRedisCache):
-        cache.release(key)
+    backend = _backend(cache)
+    if isinstance(backend, DegradingRedisCache):
+        backend.release(key)
+    elif isinstance(backend, RedisCache):
+        _redis_release(backend, key)
     else:
-        _local_release(key, store=cache)
+        _local_release(key, store=backend)
 
 
 def count(cache: BaseCache, key: str) -> tuple[int, float]:
     """Return (count, seconds left) under ``key`` without counting."""
-    if isinstance(cache, DegradingRedisCache):
-        name = cache.make_and_validate_key(key)
-
-        def shared() -> tuple[int, float]:
-            client = cache._cache.get_client(name)
-            value, left_ms = client.get(name), client.pttl(name)
-            return int(value or 0), max(0.0, int(left_ms) / 1000)
-
-        def local() -> tuple[int, float]:
-            number, ends = _LOCAL.get(key, (0, 0.0))
-            return (number, ends - time.time()) if ends > time.time() else (0, 0.0)
-
-        return cache._try(shared, local)
-    number, ends = cache.get(key, (0, 0.0))
-    return (number, ends - time.time()) if ends > time.time() else (0, 0.0)
+    backend = _backend(cache)
+    if isinstance(backend, DegradingRedisCache):
+        return backend.count(key)
+    if isinstance(backend, RedisCache):
+        return _redis_count(backend, key)
+    return _local_count(key, store=backend)

@@ -379,3 +379,53 @@ def test_with_the_broker_down_a_bulk_judgment_post_is_rescored_inline(broker_dow
     assert scores.version == coll.judgments_version > 0
     assert run.pk in np.frombuffer(bytes(scores.run_ids), dtype="<i8")
     assert any("Broker unreachable" in r.getMessage() for r in caplog.records)
+
+
+RESERVE_IN_ANOTHER_PROCESS = """
+import sys, threading, time
+import django
+django.setup()
+from config.throttling import FailureCounter
+ident, start = sys.argv[1], float(sys.argv[2])
+got = []
+def attempt():
+    while time.time() < start:
+        time.sleep(0.001)
+    got.append(FailureCounter("login", ident).reserve() is None)
+threads = [threading.Thread(target=attempt) for _ in range(25)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(sum(got))
+"""
+
+
+@pytest.mark.skipif(not _redis_up(), reason="needs Redis on 127.0.0.1:6379")
+def test_four_processes_share_one_exact_limit_through_redis():
+    """4 processes × 25 threads reserve sign-in slots at once: exactly 10 get one in all."""
+    import os
+    import sys
+    import uuid
+    from pathlib import Path
+
+    env = {
+        **{k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")},
+        "DJANGO_SETTINGS_MODULE": "config.settings.dev",
+        "CACHE_URL": "redis://127.0.0.1:6379/5",
+        "GRADED_THROTTLE_LOGIN_FAILURES": "10/hour",
+    }
+    ident = f"192.0.2.99\njudge-{uuid.uuid4().hex}"
+    start = time.time() + 4
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", RESERVE_IN_ANOTHER_PROCESS, ident, str(start)],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=Path(__file__).resolve().parents[2],
+            env=env,
+        )
+        for _ in range(4)
+    ]
+    granted = [int(p.communicate(timeout=60)[0].split()[-1]) for p in processes]
+    assert sum(granted) == 10, granted
