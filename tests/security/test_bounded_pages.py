@@ -216,3 +216,27 @@ def test_memory_of_a_maximum_page_is_bounded(arena):
     assert large_peak < 1.25 * small_peak, (small_peak, large_peak)
     assert large_peak < 64 * 1024 * 1024, large_peak
     print(f"peak of a {items}-item page: {small_peak / 2**20:.2f} / {large_peak / 2**20:.2f} MiB")
+
+
+#: Whole-number query parameters of the API, with an endpoint that reads each.
+NUMBER_PARAMS = [
+    *[(url, name) for url in LISTS for name in ("limit", "offset")],
+    (C + "judgments/", "judge"),
+    (C + "events/", "judge"),
+    (C + "pool/", "unjudged_by"),
+    (C + "qrels/", "judge"),
+    (C + "qrels/", "since_version"),
+    (C + "qrels/", "min_judges"),
+    (C + "disagreements/", "min_spread"),
+    (C + "pooling/stability/", "step"),
+]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(where=st.sampled_from(NUMBER_PARAMS), value=NUMBERS)
+def test_fuzzed_number_parameters_of_every_endpoint_are_never_a_500(arena, where, value):
+    url, name = where
+    response = arena.client("cora").get(f"{url}?{name}={quote(value)}")
+    assert response.status_code in (200, 400), (url, name, value, response.content[:300])
+    if response.status_code == 400:
+        assert errors_of(response)[0].get("field") == name, response.json()
