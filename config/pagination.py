@@ -84,3 +84,18 @@ class BoundedLimitOffsetPagination(LimitOffsetPagination):
         """Check both parameters before counting, then return the page."""
         self.get_offset(request)  # a bad offset is refused before any query runs
         return super().paginate_queryset(queryset, request, view)
+
+
+def page_parameters() -> list[Any]:
+    """Return the OpenAPI ``limit`` and ``offset`` parameters, for views that page by hand."""
+    from drf_spectacular.types import OpenApiTypes
+    from drf_spectacular.utils import OpenApiParameter
+
+    return [
+        OpenApiParameter(
+            "limit",
+            OpenApiTypes.INT,
+            description=f"Items per page, 1 to {MAX_PAGE_SIZE}; {DEFAULT_PAGE_SIZE} by default.",
+        ),
+        OpenApiParameter("offset", OpenApiTypes.INT, description="Index of the first item."),
+    ]

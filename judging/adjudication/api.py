@@ -20,7 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.api import error_responses
-from config.pagination import MAX_PAGE_SIZE, page_bounds
+from config.pagination import MAX_PAGE_SIZE, page_bounds, page_parameters
 from judging import aggregation
 from judging.adjudication import selectors as selectors_disagreement
 from judging.adjudication import services
@@ -391,8 +391,9 @@ def _pair(collection: Any, data: Any) -> tuple[Query, Document]:
 @extend_schema_view(
     get=extend_schema(
         summary="List the adjudications in force",
-        parameters=[SLUG],
-        responses={200: AdjudicationSerializer(many=True), **error_responses(401, 403, 404)},
+        description="A page of them (`limit`, `offset`), by query and document id.",
+        parameters=[SLUG, *page_parameters()],
+        responses={200: AdjudicationSerializer(many=True), **error_responses(400, 401, 403, 404)},
     ),
     post=extend_schema(
         summary="Adjudicate a pair",
@@ -406,20 +407,20 @@ def _pair(collection: Any, data: Any) -> tuple[Query, Document]:
     ),
 )
 class AdjudicationListCreateView(CollectionScopedView):
-    """Adjudications of a collection."""
+    """Adjudications of a collection (a page of them: one may exist per pooled pair)."""
 
     serializer_class = AdjudicationSerializer
-    pagination_class = None
     role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": ADJUDICATING, "POST": ADJUDICATING}
 
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """Return the adjudications in force."""
+        """Return a page of the adjudications in force."""
         rows = (
             Adjudication.objects.filter(collection=self.collection, revoked_at__isnull=True)
             .select_related("query", "document", "adjudicator")
-            .order_by("query__external_id", "document__external_id")
+            .order_by("query__external_id", "document__external_id", "pk")
         )
-        return Response(AdjudicationSerializer(rows, many=True).data)
+        page = self.paginate_queryset(rows)
+        return self.get_paginated_response(AdjudicationSerializer(page, many=True).data)
 
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Record an adjudication."""

@@ -39,6 +39,7 @@ LISTS = (
     C + "llm-jobs/",
     C + "pooling/plan/",
     C + "disagreements/",
+    C + "adjudications/",
 )
 #: Values no page parameter accepts, with the reason.
 BAD = {

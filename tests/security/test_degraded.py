@@ -71,7 +71,11 @@ def _redis_cache(url: str) -> dict:
 
 LOCAL = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 REAL_REDIS = _redis_cache("redis://127.0.0.1:6379/5")
-DEAD_PORT = _free_port()
+# A port bound but never listening, held for the whole run: connections to it are refused,
+# and no other process (another test's redis-server) can take it in the meantime.
+_HELD = socket.socket()
+_HELD.bind(("127.0.0.1", 0))
+DEAD_PORT = _HELD.getsockname()[1]
 DEAD_REDIS = _redis_cache(f"redis://127.0.0.1:{DEAD_PORT}/0")
 STORES = {
     "redis": pytest.param(
