@@ -347,8 +347,20 @@ def broker_down() -> Iterator[None]:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_with_the_broker_down_a_bulk_judgment_post_is_rescored_inline(broker_down, caplog):
+def test_with_the_broker_down_a_bulk_judgment_post_is_rescored_inline(
+    broker_down, caplog, settings, tmp_path
+):
     """A REST batch (rescored by a task after commit) answers 2xx and the scores move."""
+    from celery.signals import task_prerun
+
+    # Files of earlier tests' collections (the same ids, after a flush) are not this one's.
+    settings.GRADED_DOCNO_INDEX_DIR = str(tmp_path)
+    ran: list[tuple[str, tuple]] = []
+
+    def record(sender=None, args=None, **_):
+        ran.append((sender.name, tuple(args or ())))
+
+    task_prerun.connect(record, weak=False)
     from judging.models import Collection
     from metrics.models import QueryScores
     from tests.api_client import client_for
@@ -378,7 +390,9 @@ def test_with_the_broker_down_a_bulk_judgment_post_is_rescored_inline(broker_dow
     )
     assert response.status_code in (200, 201), response.content[:500]
     coll = Collection.objects.get(pk=coll.pk)
+    task_prerun.disconnect(record)
     # The bulk change's rescoring task ran inline: q1's scores are of the new list version.
+    assert ("metrics.rescore_queries", (coll.pk, [q1.pk])) in ran, ran
     scores = QueryScores.objects.get(query=q1)
     assert scores.version == coll.judgments_version > 0
     assert run.pk in np.frombuffer(bytes(scores.run_ids), dtype="<i8")
