@@ -447,3 +447,26 @@ def test_four_processes_share_one_exact_limit_through_redis():
     ]
     granted = [int(p.communicate(timeout=60)[0].split()[-1]) for p in processes]
     assert sum(granted) == 10, granted
+
+
+def _prod_setting(name: str):
+    """Return the literal value the production settings assign to ``name``."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse((Path(__file__).resolve().parents[2] / "config/settings/prod.py").read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
+            return ast.literal_eval(node.value)
+    raise AssertionError(f"{name} is not set in config/settings/prod.py")
+
+
+@pytest.mark.django_db
+def test_healthz_is_exempt_from_the_https_redirect_and_nothing_else_is():
+    exempt = _prod_setting("SECURE_REDIRECT_EXEMPT")
+    with override_settings(SECURE_SSL_REDIRECT=True, SECURE_REDIRECT_EXEMPT=exempt):
+        assert Client().get("/healthz").status_code == 200
+        assert Client().get("/accounts/login/").status_code == 301
+        assert Client().get("/api/v1/collections/").status_code == 301
