@@ -338,12 +338,19 @@ def broker_down() -> Iterator[None]:
     """Point Celery at a broker nobody listens on, with tasks really queued (not eager)."""
     conf = celery_app.conf
     saved = conf.broker_url, conf.task_always_eager
+    # Connection and producer pools made earlier in this process would still reach their
+    # broker (whatever conf says now): start from none.
+    pools = celery_app._pool, celery_app.amqp._producer_pool
+    celery_app._pool = celery_app.amqp._producer_pool = None
     conf.broker_url, conf.task_always_eager = f"redis://127.0.0.1:{DEAD_PORT}/0", False
     try:
         with override_settings(CELERY_BROKER_URL=conf.broker_url):
             yield
     finally:
         conf.broker_url, conf.task_always_eager = saved
+        if celery_app._pool is not None:
+            celery_app._pool.force_close_all()
+        celery_app._pool, celery_app.amqp._producer_pool = pools
 
 
 @pytest.mark.django_db(transaction=True)
