@@ -13,6 +13,7 @@ work runs in the request). No error text is shown: the endpoint needs no sign-in
 from __future__ import annotations
 
 import logging
+import time
 
 from django.conf import settings
 from django.core.cache import caches
@@ -48,22 +49,36 @@ def cache_state() -> str:
     return "local"
 
 
+#: Seconds a broker check's answer is reused: a flood of probes opens few connections.
+BROKER_MEMO_SECONDS = 5.0
+_broker_memo: dict[str, tuple[float, str]] = {}
+
+
 def broker_state() -> str:
     """Return ``ok`` if the Celery broker accepts a connection, else ``unavailable``.
 
-    ``inline`` when no broker is configured (background work runs in the request).
+    ``inline`` when no broker is configured (background work runs in the request). The
+    answer is reused for :data:`BROKER_MEMO_SECONDS` (a dead broker costs up to
+    :data:`BROKER_TIMEOUT` to find out, and the endpoint needs no sign-in).
     """
-    if not settings.CELERY_BROKER_URL:
+    url = settings.CELERY_BROKER_URL
+    if not url:
         return "inline"
+    memo = _broker_memo.get(url)
+    if memo is not None and time.monotonic() < memo[0]:
+        return memo[1]
     from config.celery import app
 
     try:
-        with app.connection_for_write(connect_timeout=BROKER_TIMEOUT) as conn:
+        with app.connection_for_write(url, connect_timeout=BROKER_TIMEOUT) as conn:
             conn.ensure_connection(max_retries=0, timeout=BROKER_TIMEOUT)
     except Exception as exc:  # any failure to connect means "unavailable"
         log.info("Broker check failed: %s: %s", type(exc).__name__, exc)
-        return "unavailable"
-    return "ok"
+        state = "unavailable"
+    else:
+        state = "ok"
+    _broker_memo[url] = (time.monotonic() + BROKER_MEMO_SECONDS, state)
+    return state
 
 
 @never_cache
