@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import exceptions, serializers
@@ -19,6 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.api import FiniteFloatField, error_responses
+from config.params import MAX_ROW_ID, parse_whole
 from judging.agreement.api import CoefficientSerializer, JudgeRefSerializer
 from judging.agreement.selectors import llm_checks
 from judging.api.views import SLUG, CollectionScopedView
@@ -244,9 +246,12 @@ class RunCompareView(MetricsScopedView):
             part = part.strip()
             if not part:
                 continue
-            if not part.isdigit() or len(part) > 18:
-                raise exceptions.ValidationError({name: [f"Not a run id: {part[:40]!r}."]})
-            ids.append(int(part))
+            try:
+                ids.append(parse_whole(part, name, minimum=1, maximum=MAX_ROW_ID))
+            except DjangoValidationError:
+                raise exceptions.ValidationError(
+                    {name: [f"Not a run id: {part[:40]!r}."]}
+                ) from None
         if not ids:
             raise exceptions.ValidationError({name: ["This parameter is required."]})
         return ids

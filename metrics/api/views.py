@@ -21,12 +21,11 @@ from drf_spectacular.utils import (
     extend_schema_view,
 )
 from rest_framework import exceptions, generics, status
-from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.api import ErrorSerializer, error_responses
-from config.parsers import PolicyJSONParser
+from config.parsers import PolicyFormParser, PolicyJSONParser, PolicyMultiPartParser
 from judging.api.views import SLUG, CollectionScopedView
 from judging.lists.api_parsers import LineErrors
 from metrics import selectors as metrics_selectors
@@ -142,7 +141,7 @@ class RunListCreateView(MetricsScopedView, generics.ListCreateAPIView):
     """List and submit runs."""
 
     serializer_class = RunSerializer
-    parser_classes: ClassVar[list] = [MultiPartParser, FormParser]
+    parser_classes: ClassVar[list] = [PolicyMultiPartParser, PolicyFormParser]
     role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": RUN_ROLES, "POST": RUN_ROLES}
 
     def get_queryset(self) -> Any:
@@ -394,7 +393,7 @@ class TeamListCreateView(MetricsScopedView, generics.ListCreateAPIView):
 
     serializer_class = TeamSerializer
     pagination_class = None
-    parser_classes: ClassVar[list] = [PolicyJSONParser, FormParser, MultiPartParser]
+    parser_classes: ClassVar[list] = [PolicyJSONParser, PolicyFormParser, PolicyMultiPartParser]
     role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": RUN_ROLES, "POST": COORDINATORS}
 
     def get_queryset(self) -> Any:
