@@ -1,13 +1,53 @@
-"""The API's JSON parser: request bodies are read under the project's text policy."""
+"""The API's parsers: every request body is read under the project's text policy.
+
+JSON, form-encoded and multipart bodies get the same rules (:mod:`judging.textpolicy`): a
+NUL character or a lone surrogate in any value or field name, or a value longer than
+:data:`judging.textpolicy.MAX_TEXT_LENGTH`, is a 400 naming the field, before any
+serializer, form field or database sees it. A form field once took a NUL to PostgreSQL
+and came back as a 500 (``collections``, ``llm_provider`` of ``POST /api/v1/judges/``).
+Every API view uses these classes (``DEFAULT_PARSER_CLASSES``, or the same classes named
+in its ``parser_classes``).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import IO, Any
 
 from rest_framework.exceptions import ParseError
-from rest_framework.parsers import JSONParser
+from rest_framework.parsers import DataAndFiles, FormParser, JSONParser, MultiPartParser
 
 from judging import textpolicy
+
+
+def _refused(kind: str, message: str, field: str | None) -> ParseError:
+    """Return the 400 of a refused body, with ``field`` set when known."""
+    where = f" (at {field})" if field else ""
+    error = ParseError(f"{kind} parse error - {message}{where}")
+    item: dict[str, Any] = {"message": str(error.detail)}
+    if field:  # so a client sees which field was refused
+        item["field"] = field[:200]
+    error.errors = [item]  # rendered as is by config.api.exception_handler
+    return error
+
+
+def check_fields(kind: str, items: Iterable[tuple[str, list[Any]]]) -> None:
+    """Raise ``ParseError`` naming the first field whose name or text value the policy refuses."""
+    for key, values in items:
+        name_problem = textpolicy.text_problem(
+            key, max_length=textpolicy.MAX_NAME_LENGTH, what="a field name"
+        )
+        if name_problem:
+            raise _refused(kind, name_problem, textpolicy.FORBIDDEN.sub("?", key))
+        for value in values:
+            text = value if isinstance(value, str) else getattr(value, "name", None)
+            if not isinstance(text, str):
+                continue
+            problem = textpolicy.text_problem(
+                text, max_length=textpolicy.MAX_TEXT_LENGTH, what=f"field {key!r}"
+            )
+            if problem:
+                raise _refused(kind, problem, key)
 
 
 class PolicyJSONParser(JSONParser):
@@ -29,10 +69,35 @@ class PolicyJSONParser(JSONParser):
         try:
             return textpolicy.loads_json(data)
         except textpolicy.TextRefused as exc:
-            where = f" (at {exc.field})" if exc.field else ""
-            error = ParseError(f"JSON parse error - {exc.message}{where}")
-            item: dict[str, Any] = {"message": str(error.detail)}
-            if exc.field:  # the JSON path, so a client sees which field was refused
-                item["field"] = exc.field
-            error.errors = [item]  # rendered as is by config.api.exception_handler
-            raise error from None
+            raise _refused("JSON", exc.message, exc.field) from None
+
+
+class PolicyFormParser(FormParser):
+    """Parse ``application/x-www-form-urlencoded`` bodies; refuse NUL, surrogates, huge values."""
+
+    def parse(
+        self,
+        stream: IO[bytes] | None,
+        media_type: str | None = None,
+        parser_context: dict[str, Any] | None = None,
+    ) -> Any:
+        """Return the form's QueryDict or raise ``ParseError`` naming the field."""
+        data = super().parse(stream, media_type, parser_context)
+        check_fields("Form", data.lists())
+        return data
+
+
+class PolicyMultiPartParser(MultiPartParser):
+    """Parse multipart bodies; field values and file names follow the text policy."""
+
+    def parse(
+        self,
+        stream: IO[bytes] | None,
+        media_type: str | None = None,
+        parser_context: dict[str, Any] | None = None,
+    ) -> Any:
+        """Return data and files or raise ``ParseError`` naming the field."""
+        parsed = super().parse(stream, media_type, parser_context)
+        check_fields("Multipart form", parsed.data.lists())
+        check_fields("Multipart form", parsed.files.lists())
+        return DataAndFiles(parsed.data, parsed.files)

@@ -5,6 +5,12 @@ Rates are ``"<count>/<s|min|hour|day>"`` strings in ``settings.GRADED_THROTTLE_R
 read on every request, so ``override_settings`` works in tests. Counters live in Django's
 default cache: per process with the default local-memory cache, shared between workers
 when ``CACHE_URL`` points at Redis. An exceeded limit answers 429 with ``Retry-After``.
+
+Counting is atomic (:func:`config.cache.hit`: one Lua script on Redis, a lock locally), and
+a sign-in reserves its slot in every counter *before* the password is checked: of any
+number of concurrent attempts, exactly as many as the limit allow are checked. While Redis
+is unreachable the counters fall back to this process's memory (:mod:`config.cache`), so
+sign-ins and the API keep working under per-process limits.
 """
 
 from __future__ import annotations
@@ -12,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import secrets
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -27,6 +32,8 @@ from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
+
+from config import cache as counting
 
 _PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -68,7 +75,12 @@ def client_ip(request: HttpRequest) -> str:
 
 
 class FailureCounter:
-    """Count failures under a key in a fixed window; block once the rate is used up."""
+    """Count failures under a key in a fixed window; block once the rate is used up.
+
+    The window starts at the first failure and lasts the rate's period. Every change is
+    one atomic step of the cache (:mod:`config.cache`), so concurrent attempts cannot
+    overshoot the limit.
+    """
 
     def __init__(self, scope: str, ident: str) -> None:
         """Count failures of ``scope`` for ``ident`` (hashed into the cache key)."""
@@ -76,33 +88,43 @@ class FailureCounter:
         digest = hashlib.sha256(ident.encode("utf-8", "surrogatepass")).hexdigest()[:32]
         self.key = f"graded-throttle:{scope}:{digest}"
 
-    def _state(self) -> tuple[int, float]:
-        count, started = cache.get(self.key, (0, 0.0))
-        return count, started
-
     def wait(self) -> int | None:
         """Return the seconds until another attempt is allowed, or ``None`` if allowed now."""
         parsed = parse_rate(_rate(self.scope))
         if parsed is None:
             return None
+        limit, _ = parsed
+        count, left = counting.count(cache, self.key)
+        if count >= limit and left > 0:
+            return max(1, int(left + 0.999))
+        return None
+
+    def reserve(self) -> int | None:
+        """Take one slot of the limit before an attempt; return the wait if none is left.
+
+        A refused attempt gives its slot straight back, so the count stays at the limit and
+        at most ``limit`` attempts hold a slot in one window, however many run at once.
+        """
+        parsed = parse_rate(_rate(self.scope))
+        if parsed is None:
+            return None
         limit, period = parsed
-        count, started = self._state()
-        remaining = started + period - time.time()
-        if count >= limit and remaining > 0:
-            return max(1, int(remaining + 0.999))
+        count, left = counting.hit(cache, self.key, period)
+        if count > limit:
+            counting.release(cache, self.key)
+            return max(1, int(left + 0.999))
         return None
 
     def add(self) -> None:
         """Record one failure."""
         parsed = parse_rate(_rate(self.scope))
-        if parsed is None:
-            return
-        _, period = parsed
-        count, started = self._state()
-        now = time.time()
-        if now - started >= period:
-            count, started = 0, now
-        cache.set(self.key, (count + 1, started), timeout=period)
+        if parsed is not None:
+            counting.hit(cache, self.key, parsed[1])
+
+    def release(self) -> None:
+        """Give back a slot taken by :meth:`reserve` (the attempt was not a failure)."""
+        if parse_rate(_rate(self.scope)) is not None:
+            counting.release(cache, self.key)
 
     def reset(self) -> None:
         """Forget the failures (after a success)."""
@@ -110,16 +132,36 @@ class FailureCounter:
 
 
 class SettingsRateThrottle(SimpleRateThrottle):
-    """A DRF rate throttle whose rate is read from settings on every request."""
+    """A DRF rate throttle whose rate is read from settings on every request.
+
+    Requests are counted in a fixed window with the cache's atomic increment
+    (:func:`config.cache.hit`), so concurrent requests cannot overshoot the rate, and a
+    cache that is down degrades to per-process counting instead of failing the request.
+    """
 
     def __init__(self) -> None:
         """Skip DRF's class-level rate lookup (it is read in :meth:`get_rate`)."""
         self.rate = self.get_rate()
         self.num_requests, self.duration = parse_rate(self.rate) or (None, None)
+        self.left = 0.0
 
     def get_rate(self) -> str | None:
         """Return the configured rate of this scope."""
         return _rate(self.scope)
+
+    def allow_request(self, request: Request, view: Any) -> bool:
+        """Count this request; return whether it is within the rate."""
+        if self.num_requests is None or self.duration is None:
+            return True
+        self.key = self.get_cache_key(request, view)
+        if self.key is None:
+            return True
+        count, self.left = counting.hit(cache, self.key, self.duration)
+        return count <= self.num_requests
+
+    def wait(self) -> float | None:
+        """Return the seconds until the window ends."""
+        return max(1.0, self.left)
 
 
 class AnonApiThrottle(SettingsRateThrottle):
@@ -162,11 +204,10 @@ class ThrottledTokenAuthentication(TokenAuthentication):
         try:
             return super().authenticate(request)
         except exceptions.AuthenticationFailed:
-            counter = FailureCounter("token_failure", client_ip(request))
-            wait = counter.wait()
+            # Count first, atomically: of N concurrent bad tokens exactly `limit` get a 401.
+            wait = FailureCounter("token_failure", client_ip(request)).reserve()
             if wait is not None:
                 raise exceptions.Throttled(wait=wait) from None
-            counter.add()
             raise
 
     def get_header_value(self, request: Request) -> str | None:
@@ -239,14 +280,27 @@ class LoginGuard:
         waits = [w for w in (c.wait() for c in self.counters) if w is not None]
         return max(waits) if waits else None
 
-    def failed(self) -> None:
-        """Count one failure."""
+    def reserve(self) -> int | None:
+        """Take a slot in every counter before the password is checked; the wait if refused.
+
+        The attempt counts as a failure from here on; :meth:`succeeded` gives the slots
+        back. A refused attempt holds no slot.
+        """
+        taken: list[FailureCounter] = []
         for counter in self.counters:
-            counter.add()
+            wait = counter.reserve()
+            if wait is not None:
+                for held in taken:
+                    held.release()
+                return wait
+            taken.append(counter)
+        return None
 
     def succeeded(self) -> None:
-        """Forget this client's own failures for the account."""
+        """Give the reserved slots back, and forget this client's own failures for the account."""
         self.counters[0].reset()
+        for counter in self.counters[1:]:
+            counter.release()
 
 
 class ThrottledModelBackend(ModelBackend):
@@ -270,14 +324,12 @@ class ThrottledModelBackend(ModelBackend):
             return super().authenticate(request, username, password, **kwargs)
         field = get_user_model().USERNAME_FIELD
         guard = LoginGuard(request, username or kwargs.get(field))
-        wait = guard.wait()
+        wait = guard.reserve()  # before the password is checked: limits hold under concurrency
         if wait is not None:
             request.graded_login_wait = wait  # type: ignore[attr-defined]
             raise PermissionDenied("Too many failed sign-ins.")
         user = super().authenticate(request, username, password, **kwargs)
-        if user is None:
-            guard.failed()
-        else:
+        if user is not None:
             guard.succeeded()
             request.graded_device_for = guard.account  # type: ignore[attr-defined]
         return user

@@ -5,7 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from config import profile
+from config import health, profile
 
 
 class APIDocsView(SpectacularSwaggerSplitView):
@@ -15,6 +15,7 @@ class APIDocsView(SpectacularSwaggerSplitView):
 
 
 urlpatterns = [
+    path("healthz", health.healthz, name="healthz"),
     path("admin/", admin.site.urls),
     # Sign-ins here and at /admin/login/ are limited by config.throttling.ThrottledModelBackend.
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),

@@ -1,4 +1,4 @@
-"""Django admin for coordinators.
+"""Django admin for coordinators, scoped to their collections (see judging.admin_base).
 
 Collections, members, queries, documents, judges and pool entries are edited here.
 Judgments, their history and the live grades are read-only: every judgment change must go
@@ -14,7 +14,12 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from judging.adjudication import services as services_adjudication
-from judging.admin_base import ReadOnlyAdmin
+from judging.admin_base import (
+    ReadOnlyAdmin,
+    TenantScopedAdmin,
+    TenantScopedInline,
+    operator_only,
+)
 from judging.aggregation import POLICIES
 from judging.llm import admin as llm_admin  # noqa: F401  (registers the LLM job admins)
 from judging.llm.forms import JudgeAdminForm
@@ -32,7 +37,7 @@ from judging.models import (
 from judging.progress import services as services_progress
 
 
-class MembershipInline(admin.TabularInline):
+class MembershipInline(TenantScopedInline):
     """Members of a collection, edited on the collection's page."""
 
     model = Membership
@@ -43,7 +48,7 @@ class MembershipInline(admin.TabularInline):
 
 
 @admin.register(Collection)
-class CollectionAdmin(admin.ModelAdmin):
+class CollectionAdmin(TenantScopedAdmin):
     """Judging campaigns, with their members inline."""
 
     list_display = [
@@ -71,6 +76,10 @@ class CollectionAdmin(admin.ModelAdmin):
     ]
     inlines = [MembershipInline]
 
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        """Let superusers only add here (coordinators use the site's New collection page)."""
+        return bool(request.user.is_superuser) and super().has_add_permission(request)
+
     def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         """Offer the known aggregation policies as choices."""
         if db_field.name == "aggregation_policy":
@@ -94,7 +103,7 @@ class CollectionAdmin(admin.ModelAdmin):
             services_progress.progress_rebuild(collection=obj)  # which pairs are open changed
 
 
-class ProgressKeepingAdmin(admin.ModelAdmin):
+class ProgressKeepingAdmin(TenantScopedAdmin):
     """Deletes, and edits that can open or close pool pairs, keep the progress counters right.
 
     ``progress_fields``: the fields whose change (or a new row, when ``None``) does.
@@ -137,7 +146,7 @@ class ProgressKeepingAdmin(admin.ModelAdmin):
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(TenantScopedAdmin):
     """Who holds which role in which collection."""
 
     list_display = ["user", "collection", "role", "created_at"]
@@ -172,7 +181,7 @@ class DocumentAdmin(ProgressKeepingAdmin):
 
 
 @admin.register(Judge)
-class JudgeAdmin(admin.ModelAdmin):
+class JudgeAdmin(TenantScopedAdmin):
     """Human and LLM judges."""
 
     form = JudgeAdminForm  # checks the LLM configuration (placeholders, key variable name)
@@ -242,3 +251,7 @@ class LiveGradeAdmin(ReadOnlyAdmin):
     search_fields = ["query__external_id", "document__external_id"]
     raw_id_fields = ["query", "document", "collection"]
     list_select_related = ["query", "document"]
+
+
+# Django's and DRF's admins (users, groups, tokens) are registered by now: superusers only.
+operator_only(admin.site)

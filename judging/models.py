@@ -776,5 +776,6 @@ from judging.llm.models import (  # noqa: E402, F401
     LLMJobChunk,
     LLMOutput,
     LLMProvider,
+    LLMUsage,
 )
 from judging.progress.models import JudgeProgress, PoolProgress  # noqa: E402, F401  (progress counters)

@@ -10,12 +10,13 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from judging.admin_base import TenantScopedAdmin
 from metrics import services
 from metrics.models import Run, Team
 
 
 @admin.register(Team)
-class TeamAdmin(admin.ModelAdmin):
+class TeamAdmin(TenantScopedAdmin):
     """Teams of a collection and their members."""
 
     list_display = ["name", "collection", "created_at"]
@@ -32,7 +33,7 @@ class TeamAdmin(admin.ModelAdmin):
 
 
 @admin.register(Run)
-class RunAdmin(admin.ModelAdmin):
+class RunAdmin(TenantScopedAdmin):
     """Submitted runs (read-only; delete is allowed)."""
 
     list_display = ["tag", "team", "collection", "status", "query_count", "submitted_at"]

@@ -271,3 +271,4 @@ class DocnoIndexToken(models.Model):
 
 
 from metrics.pool.models import PoolingPolicy  # noqa: E402, F401  (pooling policy versions)
+from metrics.visibility.models import ScoreVisibility, Submission  # noqa: E402, F401

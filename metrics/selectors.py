@@ -19,6 +19,7 @@ from metrics import engine
 from metrics.engine.uncertainty import PairUncertainty, leaderboard_uncertainty
 from metrics.live import scoring, store
 from metrics.models import RANKING_DTYPE, Run, RunQuery, Scoreboard, Team
+from metrics.visibility.selectors import ScorePolicy, score_policy
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,15 @@ class Viewer:
     #: Whether grades, gains and ideal rankings may be shown (scores always may): the same
     #: rule as downloading the judgment list (:func:`judging.lists.exports.may_export`).
     sees_grades: bool = False
+    #: What the user sees of scores (:mod:`metrics.visibility.selectors`): every page and
+    #: endpoint that shows a score asks this, none decides for itself.
+    scores: ScorePolicy | None = None
+
+    @property
+    def policy(self) -> ScorePolicy:
+        """Return the score policy (set by :func:`viewer`)."""
+        assert self.scores is not None, "build viewers with metrics.selectors.viewer"
+        return self.scores
 
     @property
     def may_submit(self) -> bool:
@@ -50,6 +60,7 @@ def viewer(*, user: AbstractBaseUser, collection: Collection) -> Viewer:
         team_ids=team_ids,
         sees_all_runs=is_coordinator or (bool(team_ids) and collection.leaderboard_published),
         sees_grades=may_export(collection=collection, roles=set(roles), raw=False) is None,
+        scores=score_policy(collection=collection, is_coordinator=is_coordinator),
     )
 
 
@@ -66,15 +77,17 @@ def visible_runs(*, collection: Collection, who: Viewer) -> QuerySet[Run]:
 def live_state(*, collection: Collection, who: Viewer) -> str:
     """Return a short token that changes whenever a leaderboard or run page would.
 
-    Covers the judgment-list version and the publication switches (of ``collection`` as
-    the request loaded it) and, of the runs the viewer sees, how many there are, the
-    newest, their scored versions and statuses — one small aggregate query, cheap enough
-    for every open page to poll every few seconds.
+    Covers the judgment-list version, the publication switches and the viewer's score
+    visibility (of ``collection`` as the request loaded it) and, of the runs the viewer
+    sees, how many there are, the newest, their scored versions and statuses — one small
+    aggregate query, cheap enough for every open page to poll every few seconds.
     """
     current = (
         collection.judgments_version,
         collection.leaderboard_published,
         collection.judgments_published,
+        who.policy.exposure,
+        None if who.policy.full else who.policy.rules,  # coordinators see all whatever they say
     )
     runs = visible_runs(collection=collection, who=who).aggregate(
         count=Count("pk"),
@@ -180,6 +193,8 @@ def leaderboard(
     version = collection.judgments_version
     runs = list(visible_runs(collection=collection, who=who))
     Scoreboard.attach(runs)
+    if not who.policy.full:
+        return _limited_leaderboard(collection, who, runs, measures, sort)
     rows = [
         LeaderboardRow(
             run=run,
@@ -211,6 +226,31 @@ def leaderboard(
         provenance=provenance,
         llm_filled=filled,
         human_differs=differs,
+    )
+
+
+def _limited_leaderboard(
+    collection: Collection, who: Viewer, runs: list[Run], measures: list[str], sort: str | None
+) -> Leaderboard:
+    """Return the leaderboard of a viewer who may not see every score (teams, unpublished).
+
+    The means are the viewer's policy's (:meth:`ScorePolicy.means`); there are no
+    intervals and no human-only scores (both rest on per-query values).
+    """
+    shown = who.policy.means(runs, measures)
+    version = collection.judgments_version
+    rows = [
+        LeaderboardRow(run=run, scores=shown[run.pk], stale=run.scored_version < version)
+        for run in runs
+    ]
+    key = sort if sort in measures else (measures[0] if measures else None)
+    if key:
+        rows.sort(key=lambda r: (r.scores.get(key) is None, -(r.scores.get(key) or 0.0)))
+    return Leaderboard(
+        measures=measures,
+        rows=rows,
+        version=version,
+        changed_at=collection.judgments_changed_at,
     )
 
 
@@ -400,8 +440,14 @@ class PerQuery:
     values: dict[str, np.ndarray]
 
 
-def run_per_query(*, run: Run, measures: list[str]) -> PerQuery:
-    """Return the run's per-query scores over the live queries (NaN where left out)."""
+def run_per_query(*, run: Run, measures: list[str], shown: bool = True) -> PerQuery:
+    """Return the run's per-query scores over the live queries (NaN where left out).
+
+    With ``shown`` False (the viewer's policy hides per-query values) nothing is read and
+    no query is listed.
+    """
+    if not shown:
+        return PerQuery(queries=[], retrieved=[], values={m: np.zeros(0) for m in measures})
     values = store.run_values(collection_id=run.collection_id, run_id=run.pk, names=measures)
     rows = list(
         RunQuery.objects.filter(run=run, query_id__in=list(values))

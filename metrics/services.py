@@ -30,6 +30,7 @@ from metrics.live import rescore as live_rescore
 from metrics.live.sqlrows import live_grade_columns
 from metrics.models import RANKING_DTYPE, RANKING_MAX_PK, Run, RunQuery, Team, ranking_bytes
 from metrics.pool.tasks import pool_replan_soon
+from metrics.visibility.services import budget_take, submission_record
 
 
 @dataclass
@@ -117,13 +118,18 @@ def run_submit(
 ) -> Run:
     """Validate, store, pool and score a run; all or nothing.
 
-    Raises ``RunRejected`` listing every problem: a tag already used in the collection, a
-    file over the size limit, anything the engine's reader refuses (with line numbers), and
-    queries unknown to the collection. Documents unknown to the collection are allowed:
+    Raises ``BudgetExhausted`` when the team has used its runs of the last 24 hours
+    (:mod:`metrics.visibility.services`; deleted runs count), and ``RunRejected`` listing
+    every problem: a tag already used in the collection, a file over the size limit,
+    anything the engine's reader refuses (with line numbers), and queries unknown to the
+    collection. Documents unknown to the collection are allowed:
     they are recorded as id-only documents (unjudged) and counted. The returned run's
     ``pairs_pooled`` says how many new pairs its top ``pool_depth`` added to the pool.
     """
     errors: list[dict[str, Any]] = []
+    counted = False
+    if team.collection_id == collection.pk:  # the team's row lock first (see visibility)
+        counted = budget_take(collection=collection, team_id=team.pk, user=user)
     tag = tag.strip()
     if not tag:
         errors.append({"field": "tag", "message": "A run needs a tag."})
@@ -202,6 +208,7 @@ def run_submit(
             if not Run.objects.filter(collection=collection, tag=tag).exists():
                 raise
             raise RunRejected([_tag_taken(tag)]) from None
+        submission_record(collection=collection, run=run, user=user, counted=counted)
         rankings = [
             RunQuery(
                 run=run,
@@ -253,9 +260,16 @@ def _document_pks(collection: Collection, parsed: scoring.ParsedRun) -> tuple[np
         known.update(documents.filter(external_id__in=chunk).values_list("external_id", "pk"))
     missing = [d for d in wanted if d not in known]
     if missing:
+        # Another team's submission may be creating the same documents at this moment:
+        # skip those (ON CONFLICT DO NOTHING waits for it, then the read below finds them),
+        # inserting in docno order so two such submissions never wait on each other.
         Document.objects.bulk_create(
-            [Document(collection=collection, external_id=d, has_content=False) for d in missing],
+            [
+                Document(collection=collection, external_id=d, has_content=False)
+                for d in sorted(missing)
+            ],
             batch_size=2000,
+            ignore_conflicts=True,
         )
         for start in range(0, len(missing), _IN_CHUNK):
             chunk = missing[start : start + _IN_CHUNK]

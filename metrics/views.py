@@ -34,6 +34,7 @@ from metrics.analysis.difficulty import (
     SORTS,
     THIN_JUDGED_SHARE,
     THIN_POOL_SIZE,
+    empty_report,
     sort_topics,
     topic_difficulty,
 )
@@ -67,6 +68,11 @@ from metrics.selectors import (
     visible_runs,
 )
 from metrics.services import RunRejected, collection_settings_update, run_submit, runs_repool
+from metrics.visibility.forms import ScoreVisibilityForm
+from metrics.visibility.selectors import budgets
+from metrics.visibility.selectors import rules as visibility_rules
+from metrics.visibility.services import FIELDS as VISIBILITY_FIELDS
+from metrics.visibility.services import BudgetExhausted, score_visibility_update
 
 Role = Membership.Role
 RUN_ROLES = (Role.COORDINATOR, Role.TEAM)
@@ -226,6 +232,7 @@ def run_create(request: HttpRequest, slug: str) -> HttpResponse:
     if not who.may_submit:
         raise Http404("You are not in a team of this collection.")
     posted = request.method == "POST"
+    status = 400 if posted else 200
     form = RunSubmitForm(
         request.POST if posted else None, request.FILES if posted else None, teams=teams
     )
@@ -247,6 +254,9 @@ def run_create(request: HttpRequest, slug: str) -> HttpResponse:
                     user=request.user,
                     description=form.cleaned_data["description"],
                 )
+            except BudgetExhausted as refused:
+                form.add_error(None, refused.message)
+                status = 429
             except RunRejected as rejected:
                 form.add_rejection(rejected.errors)
             else:
@@ -263,6 +273,7 @@ def run_create(request: HttpRequest, slug: str) -> HttpResponse:
                     return HttpResponse(status=201, headers={"Location": url})
                 return see_other(url)
     context = _base_context(collection, who, "submit") | {
+        "budgets": budgets(collection=collection, teams=teams),
         "form": form,
         "max_megabytes": settings.GRADED_RUN_MAX_BYTES // (1024 * 1024),
     }
@@ -270,7 +281,7 @@ def run_create(request: HttpRequest, slug: str) -> HttpResponse:
         request,
         "metrics/run_create.html",
         context,
-        status=400 if request.method == "POST" else 200,
+        status=status,
     )
 
 
@@ -306,7 +317,13 @@ def run_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     chosen = form.label()
     coverage = _coverage_label(labels)
     columns = [label for label in labels if label is not coverage]
-    per_query = run_per_query(run=run, measures=[label.canonical for label in labels])
+    policy = who.policy
+    per_query = run_per_query(
+        run=run,
+        measures=[label.canonical for label in labels],
+        shown=policy.shows_per_query,
+    )
+    means = policy.means([run], [label.canonical for label in labels])[run.pk]
     threshold = collection.coverage_threshold
     version = collection.judgments_version
     lines = []
@@ -345,7 +362,8 @@ def run_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             "unreadable": unreadable,
             "columns": columns,
             "coverage": coverage,
-            "summary": [(label, run.scores.get(label.canonical)) for label in labels],
+            "summary": [(label, means.get(label.canonical)) for label in labels],
+            "score_note": policy.note,
             "lines": lines,
             "low_count": sum(line.low_coverage for line in lines),
             "form": form,
@@ -390,7 +408,9 @@ def run_compare(request: HttpRequest, slug: str) -> HttpResponse:
         form = CompareForm(initial=get.dict(), runs=runs, labels=labels)
     comparison = error = chosen = None
     delta_charts: list[str] = []
-    if form.is_bound and form.is_valid() and (chosen := form.label()) is not None:
+    if not who.policy.shows_per_query:
+        pass  # a comparison is per-query deltas: the template says why there is none
+    elif form.is_bound and form.is_valid() and (chosen := form.label()) is not None:
         try:
             comparison = compare_runs(
                 baseline=form.cleaned_data["baseline"],
@@ -439,7 +459,11 @@ def query_difficulty(request: HttpRequest, slug: str) -> HttpResponse:
     if sort not in SORTS:
         sort = "difficulty"
     runs = list(visible_runs(collection=collection, who=who).order_by("tag"))
-    report = topic_difficulty(collection=collection, runs=runs, k=DEFAULT_K)
+    if who.policy.shows_per_query:
+        report = topic_difficulty(collection=collection, runs=runs, k=DEFAULT_K)
+    else:  # per-query scores and each pool's grades: nothing of it may be shown
+        runs = []
+        report = empty_report(k=DEFAULT_K)
     topics = sort_topics(report.topics, sort)
     chart = None
     if topics and runs:
@@ -486,7 +510,7 @@ AGGREGATION_FIELDS = (
 @login_required
 @require_http_methods(["GET", "POST"])
 def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
-    """Let a coordinator change the measures, threshold, publication and pool depth."""
+    """Let a coordinator change the leaderboard, score visibility, pooling and aggregation."""
     collection = collection_for_member(user=request.user, slug=slug, roles=(Role.COORDINATOR,))
     action = request.POST.get("action") if request.method == "POST" else None
     settings_form = LeaderboardSettingsForm(
@@ -510,6 +534,11 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
     pooling_form = PoolingPolicyForm(
         request.POST if action == "pooling" else None,
         initial=pooling_values(collection=collection),
+    )
+    rules = visibility_rules(collection=collection)
+    visibility_form = ScoreVisibilityForm(
+        request.POST if action == "visibility" else None,
+        initial={name: getattr(rules, name) for name in VISIBILITY_FIELDS},
     )
     judge_memberships = list(
         Membership.objects.filter(collection=collection, role=Role.JUDGE)
@@ -543,6 +572,12 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
             )
             messages.success(request, "Settings saved; every run was rescored.")
             return see_other(reverse("metrics:leaderboard", args=[collection.slug]))
+        if action == "visibility" and visibility_form.is_valid():
+            score_visibility_update(collection=collection, **visibility_form.cleaned_data)
+            messages.success(request, "Score visibility and submission budget saved.")
+            return see_other(
+                reverse("metrics:collection_update", args=[collection.slug]) + "#score-visibility"
+            )
         if action == "pooling" and pooling_form.is_valid():
             policy = pooling_policy_set(
                 collection=collection, actor=request.user, **pooling_form.cleaned_data
@@ -569,6 +604,7 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
             "settings": settings_form,
             "aggregation": aggregation_form,
             "pooling": pooling_form,
+            "visibility": visibility_form,
         }.get(action, repool_form)
         for field, problems in error.message_dict.items():
             form.add_error(field if field in form.fields else None, problems)
@@ -580,6 +616,7 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
                 collection, viewer(user=request.user, collection=collection), "settings"
             ),
             "settings_form": settings_form,
+            "visibility_form": visibility_form,
             "repool_form": repool_form,
             "pooling_form": pooling_form,
             "pooling": pooling,

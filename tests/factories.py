@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from django.contrib.auth import get_user_model
 
@@ -106,15 +106,24 @@ def llm_provider(
     api_key_env: str = "",
     models: tuple[str, ...] = ("*",),
     private: tuple[str, ...] = ("127.0.0.1",),
+    open_to: Iterable[Collection] | None = None,
+    **fields,
 ) -> LLMProvider:
-    """Register a provider as an operator would; tests' fake servers run on 127.0.0.1."""
-    return LLMProvider.objects.create(
+    """Register a provider as an operator would; tests' fake servers run on 127.0.0.1.
+
+    ``open_to``: the collections whose coordinators may use it (default: every collection
+    that exists now; ``()``: superusers only). ``fields``: budgets and prices.
+    """
+    provider = LLMProvider.objects.create(
         name=name or f"provider-{next(_seq)}",
         base_url=base_url.rstrip("/"),
         api_key_env=api_key_env,
         allowed_models=list(models),
         allowed_private_hosts=list(private),
+        **fields,
     )
+    provider.allowed_collections.set(Collection.objects.all() if open_to is None else open_to)
+    return provider
 
 
 def pool(coll: Collection, n_queries: int, n_docs: int) -> list[PoolEntry]:

@@ -138,20 +138,23 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "config.pagination.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 100,
     "EXCEPTION_HANDLER": "config.api.exception_handler",
     "DEFAULT_METADATA_CLASS": "config.metadata.APIMetadata",
     "DEFAULT_PARSER_CLASSES": [
         "config.parsers.PolicyJSONParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
+        "config.parsers.PolicyFormParser",
+        "config.parsers.PolicyMultiPartParser",
     ],
     "DEFAULT_THROTTLE_CLASSES": [
         "config.throttling.AnonApiThrottle",
         "config.throttling.UserApiThrottle",
     ],
 }
+
+# Most items one API page holds (?limit= above it is a 400); bounds the memory of a request.
+GRADED_API_MAX_PAGE_SIZE = int(os.environ.get("GRADED_API_MAX_PAGE_SIZE", "1000"))
 
 # Set glibc's allocation thresholds at start so that live rescoring's arrays reuse heap
 # memory instead of faulting in fresh pages each judgment (metrics/live/allocator.py).
@@ -171,9 +174,10 @@ GRADED_THROTTLE_RATES = {
 # REMOTE_ADDR and the header is ignored). Rate limits count per client address.
 GRADED_TRUSTED_PROXIES = int(os.environ.get("GRADED_TRUSTED_PROXIES", "0") or 0)
 # Counters of the limits above: per process unless CACHE_URL names a shared Redis cache.
+# While that Redis is unreachable, each process falls back to its own memory (config/cache.py).
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}
+        {"BACKEND": "config.cache.DegradingRedisCache", "LOCATION": _cache_url}
         if (_cache_url := os.environ.get("CACHE_URL", ""))
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )

@@ -58,6 +58,9 @@ if env_bool("GRADED_TLS_PROXY", True):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 if env_bool("GRADED_HTTPS", True):
     SECURE_SSL_REDIRECT = True
+    # A health probe straight to a web process (plain HTTP, inside the network) gets its
+    # answer, not a redirect; /healthz shows no secret (config/health.py).
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", str(365 * 24 * 3600)))

@@ -20,6 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.api import error_responses
+from config.pagination import MAX_PAGE_SIZE, page_bounds, page_parameters
 from judging import aggregation
 from judging.adjudication import selectors as selectors_disagreement
 from judging.adjudication import services
@@ -32,7 +33,6 @@ from judging.models import Adjudication, Document, Judge, Membership, PolicyChan
 
 Role = Membership.Role
 ADJUDICATING = frozenset({Role.COORDINATOR, Role.ADJUDICATOR})
-MAX_LIMIT = 1000
 
 
 # --- serializers ------------------------------------------------------------------------------
@@ -301,7 +301,9 @@ JUDGE_ID = OpenApiParameter("judge_id", OpenApiTypes.INT, OpenApiParameter.PATH)
             OpenApiParameter("no_majority", OpenApiTypes.BOOL),
             OpenApiParameter("sort", OpenApiTypes.STR, enum=["spread", "impact"]),
             OpenApiParameter("include_adjudicated", OpenApiTypes.BOOL),
-            OpenApiParameter("limit", OpenApiTypes.INT, description="At most 1000; 100."),
+            OpenApiParameter(
+                "limit", OpenApiTypes.INT, description=f"At most {MAX_PAGE_SIZE}; 100."
+            ),
             OpenApiParameter("offset", OpenApiTypes.INT),
         ],
         responses={200: DisagreementListSerializer, **error_responses(400, 401, 403, 404)},
@@ -322,14 +324,13 @@ class DisagreementListView(CollectionScopedView):
             "no_majority": serializers.BooleanField(required=False, default=False),
             "sort": serializers.ChoiceField(choices=["spread", "impact"], required=False),
             "include_adjudicated": serializers.BooleanField(required=False, default=False),
-            "limit": serializers.IntegerField(min_value=1, max_value=MAX_LIMIT, default=100),
-            "offset": serializers.IntegerField(min_value=0, max_value=10**9, default=0),
         }
         params = type("DisagreementParams", (serializers.Serializer,), fields)(
             data=request.query_params
         )
         params.is_valid(raise_exception=True)
         data = params.validated_data
+        limit, offset = page_bounds(request.query_params)
         rows = selectors_disagreement.disagreements(
             collection=self.collection,
             min_spread=data.get("min_spread"),
@@ -338,7 +339,7 @@ class DisagreementListView(CollectionScopedView):
             include_adjudicated=data["include_adjudicated"],
             sort=data.get("sort") or "spread",
         )
-        page = rows[data["offset"] : data["offset"] + data["limit"]]
+        page = rows[offset : offset + limit]
         show = self.is_coordinator
         return Response(
             {"count": len(rows), "results": [_pair_json(v, show_names=show) for v in page]}
@@ -390,8 +391,9 @@ def _pair(collection: Any, data: Any) -> tuple[Query, Document]:
 @extend_schema_view(
     get=extend_schema(
         summary="List the adjudications in force",
-        parameters=[SLUG],
-        responses={200: AdjudicationSerializer(many=True), **error_responses(401, 403, 404)},
+        description="A page of them (`limit`, `offset`), by query and document id.",
+        parameters=[SLUG, *page_parameters()],
+        responses={200: AdjudicationSerializer(many=True), **error_responses(400, 401, 403, 404)},
     ),
     post=extend_schema(
         summary="Adjudicate a pair",
@@ -405,20 +407,20 @@ def _pair(collection: Any, data: Any) -> tuple[Query, Document]:
     ),
 )
 class AdjudicationListCreateView(CollectionScopedView):
-    """Adjudications of a collection."""
+    """Adjudications of a collection (a page of them: one may exist per pooled pair)."""
 
     serializer_class = AdjudicationSerializer
-    pagination_class = None
     role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": ADJUDICATING, "POST": ADJUDICATING}
 
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """Return the adjudications in force."""
+        """Return a page of the adjudications in force."""
         rows = (
             Adjudication.objects.filter(collection=self.collection, revoked_at__isnull=True)
             .select_related("query", "document", "adjudicator")
-            .order_by("query__external_id", "document__external_id")
+            .order_by("query__external_id", "document__external_id", "pk")
         )
-        return Response(AdjudicationSerializer(rows, many=True).data)
+        page = self.paginate_queryset(rows)
+        return self.get_paginated_response(AdjudicationSerializer(page, many=True).data)
 
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Record an adjudication."""

@@ -10,6 +10,7 @@ from rest_framework import serializers
 from judging import textpolicy
 from judging.api import selectors
 from judging.llm import judges as services_judges
+from judging.llm import selectors as selectors_llm
 from judging.models import (
     GRADE_MAX,
     GRADE_MIN,
@@ -119,6 +120,17 @@ class CoordinatedCollectionsField(serializers.SlugRelatedField):
         return selectors.coordinated_collections(user=request.user)
 
 
+class UsableProviderField(serializers.SlugRelatedField):
+    """An LLM provider's name among those open to the requesting user (issue 32 item 9)."""
+
+    def get_queryset(self) -> Any:
+        """Return the providers the requesting user may choose."""
+        request = self.context.get("request")
+        if request is None:
+            return LLMProvider.objects.none()
+        return selectors_llm.providers_for(user=request.user)
+
+
 class JudgeSerializer(serializers.ModelSerializer):
     """A judge; registering one creates an LLM judge (human judges come with their users).
 
@@ -134,13 +146,13 @@ class JudgeSerializer(serializers.ModelSerializer):
         "coordinate; default: all of them). Only collections you belong to are listed.",
     )
 
-    llm_provider = serializers.SlugRelatedField(
+    llm_provider = UsableProviderField(
         slug_field="name",
-        queryset=LLMProvider.objects.all(),
         required=False,
         allow_null=True,
         error_messages={
-            "does_not_exist": "No provider has that name; GET /api/v1/llm-providers/ lists them."
+            "does_not_exist": "No provider has that name among those open to you; "
+            "GET /api/v1/llm-providers/ lists them."
         },
         help_text="Name of the provider (registered by the operator) Graded sends this "
         "judge's requests to; it sets the URL and the key. `GET /api/v1/llm-providers/` "

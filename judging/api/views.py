@@ -25,14 +25,14 @@ from drf_spectacular.utils import (
     extend_schema_view,
 )
 from rest_framework import exceptions, generics, status
-from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.api import error_responses
-from config.parsers import PolicyJSONParser
+from config.params import MAX_ROW_ID, whole_param
+from config.parsers import PolicyFormParser, PolicyJSONParser, PolicyMultiPartParser
 from judging import selectors as judging_selectors
 from judging import services
 from judging.api import selectors
@@ -83,9 +83,15 @@ _FALSE = {"0", "false", "no", "off"}
 
 
 class IdFilter(filters.NumberFilter):
-    """Filter on a whole-number id."""
+    """Filter on a whole-number id (1 to :data:`MAX_ROW_ID`; else a 400 naming the filter)."""
 
     field_class = forms.IntegerField
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """Bound the id to what a database row can have."""
+        kwargs.setdefault("min_value", 1)
+        kwargs.setdefault("max_value", MAX_ROW_ID)
+        super().__init__(*args, **kwargs)
 
 
 def _judge_filter() -> IdFilter:
@@ -107,24 +113,12 @@ def _flag(request: Request, name: str) -> bool | None:
     raise exceptions.ValidationError({name: "Use 1 or 0."})
 
 
-#: The largest id a database row can have (a signed 64-bit integer).
-MAX_ROW_ID = 2**63 - 1
-
-
 def _int_param(request: Request, name: str) -> int | None:
     """Read an id query parameter (1 to :data:`MAX_ROW_ID`); None when absent.
 
     A number no row can have is a 400 naming the parameter, not a database error.
     """
-    value = request.query_params.get(name, "").strip()
-    if not value:
-        return None
-    if not (value.isascii() and value.isdigit() and len(value) <= 19):
-        raise exceptions.ValidationError({name: "A whole number is required."})
-    number = int(value)
-    if not 1 <= number <= MAX_ROW_ID:
-        raise exceptions.ValidationError({name: f"Give an id from 1 to {MAX_ROW_ID}."})
-    return number
+    return whole_param(request.query_params, name, minimum=1, maximum=MAX_ROW_ID)
 
 
 def llm_labels_judge(judge_id: Any) -> Judge | None:
@@ -434,7 +428,7 @@ class JudgmentListCreateView(CollectionScopedView, generics.ListCreateAPIView):
     serializer_class = JudgmentSerializer
     filterset_class = JudgmentFilter
     filter_backends: ClassVar[list] = [filters.DjangoFilterBackend]
-    parser_classes: ClassVar[list] = [PolicyJSONParser, MultiPartParser, FormParser]
+    parser_classes: ClassVar[list] = [PolicyJSONParser, PolicyMultiPartParser, PolicyFormParser]
     role_rules: ClassVar[dict[str, frozenset[str]]] = {
         "GET": JUDGING_ROLES,
         "POST": JUDGING_ROLES,

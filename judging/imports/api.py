@@ -13,11 +13,11 @@ from typing import Any, ClassVar
 
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import serializers, status
-from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.api import error_responses
+from config.parsers import PolicyFormParser, PolicyMultiPartParser
 from judging import selectors
 from judging.api.permissions import COORDINATORS
 from judging.api.views import SLUG, CollectionScopedView
@@ -122,7 +122,7 @@ class FileImportCreateView(CollectionScopedView):
     """Start a background import."""
 
     serializer_class = FileImportCreateSerializer
-    parser_classes: ClassVar[list] = [MultiPartParser, FormParser]
+    parser_classes: ClassVar[list] = [PolicyMultiPartParser, PolicyFormParser]
     role_rules: ClassVar[dict[str, frozenset[str]]] = {"POST": COORDINATORS}
 
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:

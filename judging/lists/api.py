@@ -17,13 +17,12 @@ from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import exceptions, serializers, status
-from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.api import error_responses
-from config.parsers import PolicyJSONParser
+from config.parsers import PolicyFormParser, PolicyJSONParser, PolicyMultiPartParser
 from judging.api.permissions import ANY_ROLE, COORDINATORS, judge_to_record_as
 from judging.api.selectors import is_coordinator_anywhere
 from judging.api.serializers import CollectionSerializer, LiveGradeSerializer
@@ -210,7 +209,7 @@ class JudgmentListView(CollectionScopedView):
 
     serializer_class = JudgmentListImportSerializer
     pagination_class = None
-    parser_classes: ClassVar[list] = [MultiPartParser, FormParser]
+    parser_classes: ClassVar[list] = [PolicyMultiPartParser, PolicyFormParser]
     role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": ANY_ROLE, "POST": COORDINATORS}
 
     def perform_content_negotiation(self, request: Request, force: bool = False) -> Any:
@@ -419,7 +418,7 @@ _CONTENT_REQUEST = {
 class QueryListCreateView(QueryListView):
     """The queries of a collection; adding them."""
 
-    parser_classes: ClassVar[list] = [PolicyJSONParser, MultiPartParser, FormParser]
+    parser_classes: ClassVar[list] = [PolicyJSONParser, PolicyMultiPartParser, PolicyFormParser]
     role_rules: ClassVar[dict[str, frozenset[str]]] = {
         **QueryListView.role_rules,
         "POST": COORDINATORS,
@@ -463,7 +462,7 @@ class QueryListCreateView(QueryListView):
 class DocumentListCreateView(DocumentListView):
     """The documents of a collection; adding them."""
 
-    parser_classes: ClassVar[list] = [PolicyJSONParser, MultiPartParser, FormParser]
+    parser_classes: ClassVar[list] = [PolicyJSONParser, PolicyMultiPartParser, PolicyFormParser]
     role_rules: ClassVar[dict[str, frozenset[str]]] = {
         **DocumentListView.role_rules,
         "POST": COORDINATORS,

@@ -21,6 +21,7 @@ from django.db.models import Exists, F, OuterRef, Q, QuerySet, Value
 from django.db.models.functions import Collate
 from django.utils import timezone
 
+from config.params import MAX_BIGINT, whole_param
 from judging.lists.formats import judgments as fmt
 from judging.models import (
     Collection,
@@ -66,15 +67,7 @@ class ExportSpec:
 
 def _whole(params: Mapping[str, str], name: str, minimum: int) -> int | None:
     """Read a whole-number parameter of at least ``minimum``; None when absent."""
-    value = (params.get(name) or "").strip()
-    if not value:
-        return None
-    if not value.isascii() or not value.lstrip("-").isdigit() or len(value) > 18:
-        raise ValidationError({name: "A whole number is required."})
-    number = int(value)
-    if number < minimum:
-        raise ValidationError({name: f"Must be at least {minimum}."})
-    return number
+    return whole_param(params, name, minimum=minimum, maximum=MAX_BIGINT)
 
 
 def export_spec(params: Mapping[str, str]) -> ExportSpec:

@@ -2,34 +2,90 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from django.contrib import admin
 from django.http import HttpRequest
 
-from judging.admin_base import ReadOnlyAdmin
-from judging.llm.models import LLMFailure, LLMJob, LLMJobChunk, LLMOutput, LLMProvider
+from judging.admin_base import OPERATOR_CHOICES, ReadOnlyAdmin, TenantScopedAdmin
+from judging.llm import selectors as selectors_llm
+from judging.llm.models import (
+    LLMFailure,
+    LLMJob,
+    LLMJobChunk,
+    LLMOutput,
+    LLMProvider,
+    LLMUsage,
+)
 
 
 @admin.register(LLMProvider)
-class LLMProviderAdmin(admin.ModelAdmin):
+class LLMProviderAdmin(TenantScopedAdmin):
     """Where LLM judges may send requests, with which key: the operator's, superusers only.
 
-    No permission granted to staff opens this page: a provider decides what the server
-    connects to and which secret it sends, so only superusers see or change providers.
+    No permission granted to staff opens this page (a provider belongs to no collection,
+    see :mod:`judging.admin_base`): a provider decides what the server connects to, which
+    secret it sends and how much may be spent, so only superusers see or change providers.
     """
 
-    list_display = ["name", "base_url", "api_key_env", "allowed_models", "allowed_private_hosts"]
+    list_display = [
+        "name",
+        "base_url",
+        "api_key_env",
+        "allowed_models",
+        "token_budget",
+        "tokens_used",
+        "spend_budget",
+        "spent",
+    ]
     search_fields = ["name", "base_url"]
+    filter_horizontal = ["allowed_collections", "allowed_groups"]
+    readonly_fields = ["tokens_used", "spent", "tokens_reserved", "spend_reserved"]
+    exclude = ["spend_used_nanos", "spend_reserved_nanos"]
 
-    def _superuser(self, request: HttpRequest, obj: Any = None) -> bool:
-        return bool(request.user.is_active and request.user.is_superuser)
+    @admin.display(description="Spent")
+    def spent(self, obj: LLMProvider) -> Decimal:
+        """Return what was spent (and is reserved), in the operator's currency."""
+        return Decimal(obj.spend_used_nanos) / 1_000_000_000
 
-    has_module_permission = _superuser  # type: ignore[assignment]
-    has_view_permission = _superuser  # type: ignore[assignment]
-    has_add_permission = _superuser  # type: ignore[assignment]
-    has_change_permission = _superuser  # type: ignore[assignment]
-    has_delete_permission = _superuser  # type: ignore[assignment]
+    @admin.display(description="Spend reserved")
+    def spend_reserved(self, obj: LLMProvider) -> Decimal:
+        """Return what is reserved for requests in flight, in the operator's currency."""
+        return Decimal(obj.spend_reserved_nanos) / 1_000_000_000
+
+    def save_model(self, request: HttpRequest, obj: LLMProvider, form: Any, change: bool) -> None:
+        """Save the operator's settings, never the usage the runner keeps meanwhile."""
+        if not change:
+            super().save_model(request, obj, form, change)
+            return
+        counters = {"tokens_used", "spend_used_nanos", "tokens_reserved", "spend_reserved_nanos"}
+        fields = [
+            f.name
+            for f in LLMProvider._meta.concrete_fields
+            if not f.primary_key and f.name not in counters
+        ]
+        obj.save(update_fields=fields)
+
+
+@admin.register(LLMUsage)
+class LLMUsageAdmin(ReadOnlyAdmin):
+    """What each collection used through each provider (kept by the runner)."""
+
+    help_text = "Read-only: the runner reserves and settles every request's tokens here."
+    list_display = ["provider", "collection", "tokens_used", "spent", "tokens_reserved"]
+    list_select_related = ["provider", "collection"]
+    exclude = ["spend_used_nanos", "spend_reserved_nanos"]
+    readonly_fields = ["spent"]
+
+    @admin.display(description="Spent")
+    def spent(self, obj: LLMUsage) -> Decimal:
+        """Return what the collection spent (and has reserved) through the provider."""
+        return Decimal(obj.spend_used_nanos) / 1_000_000_000
+
+
+# A coordinator editing an LLM judge in the admin picks among the providers open to them.
+OPERATOR_CHOICES["judging.llmprovider"] = lambda user: selectors_llm.providers_for(user=user)
 
 
 @admin.register(LLMJob)

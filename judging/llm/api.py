@@ -1,7 +1,7 @@
 """LLM judge jobs of a collection over REST (coordinators): start one, follow its progress.
 
-``GET llm-providers/`` names the providers the operator registered (where LLM judges may
-send requests; their URLs and key variables stay the operator's). ``POST
+``GET llm-providers/`` names the providers open to the caller (where LLM judges may send
+requests; their URLs, key variables, allow-lists and budgets stay the operator's). ``POST
 collections/<slug>/llm-jobs/`` checks the judge can run (a provider allowing its model, the
 provider's key variable set) and answers 202 with the queued job; the job runs as a Celery
 task when a broker is configured. ``GET`` lists the jobs or shows one with its counts and failures.
@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import exceptions, generics, serializers, status
 from rest_framework.request import Request
@@ -38,18 +39,25 @@ class LLMProviderSerializer(serializers.ModelSerializer):
 @extend_schema_view(
     get=extend_schema(
         summary="List LLM providers",
-        description="The providers the operator registered; set one as an LLM judge's "
-        "`llm_provider`. Only superusers register providers (in the admin): where requests "
-        "go and which key they carry is never set over the API.",
+        description="The providers open to you: those the operator opened to a collection "
+        "you coordinate, or to one of your groups (superusers see all). Set one as an LLM "
+        "judge's `llm_provider`. Only superusers register providers (in the admin): where "
+        "requests go, which key they carry, who may use them and their budgets are never "
+        "set over the API.",
         responses={200: LLMProviderSerializer(many=True), **error_responses(401)},
     )
 )
 class LLMProviderListView(generics.ListAPIView):
-    """The registered LLM providers, read-only."""
+    """The LLM providers open to the user, read-only."""
 
     serializer_class = LLMProviderSerializer
-    queryset = LLMProvider.objects.order_by("name")
     pagination_class = None
+
+    def get_queryset(self) -> QuerySet[LLMProvider]:
+        """Return the providers open to the requesting user."""
+        if getattr(self, "swagger_fake_view", False):
+            return LLMProvider.objects.none()
+        return selectors_llm.providers_for(user=self.request.user)
 
 
 class LLMFailureSerializer(serializers.ModelSerializer):

@@ -113,6 +113,12 @@ class LLMJudgeForm(LLMConfigChecks, forms.ModelForm):
             "prompt_template": forms.Textarea(attrs={"rows": 14, "spellcheck": "false"}),
         }
 
+    def __init__(self, *args: Any, providers: Any = None, **kwargs: Any) -> None:
+        """Offer only ``providers`` (those open to the collection and the user), if given."""
+        super().__init__(*args, **kwargs)
+        if providers is not None:
+            self.fields["llm_provider"].queryset = providers
+
     def save(self, commit: bool = True) -> Judge:
         """Refuse: the configuration is written by ``services_judges.llm_judge_update``."""
         raise NotImplementedError("Save through judging.llm.judges.llm_judge_update().")

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from django.conf import settings
-from django.core.validators import RegexValidator
+from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import Q
 
@@ -25,8 +26,11 @@ KEY_ENV_MESSAGE = (
 class LLMProvider(models.Model):
     """An endpoint the operator lets LLM judges call: where requests go, with which key.
 
-    Only superusers create or change providers (the admin); coordinators pick one for
-    their LLM judges by name. See :mod:`judging.llm.egress` for what is refused on the way.
+    Only superusers create or change providers (the admin); coordinators of the collections
+    it is open to (``allowed_collections``, or coordinators in ``allowed_groups``) pick one
+    for their LLM judges by name, and the runner keeps every job within its token and spend
+    budgets (:func:`judging.llm.services.llm_budget_reserve`). See :mod:`judging.llm.egress`
+    for what is refused on the way.
     """
 
     name = models.SlugField(
@@ -52,6 +56,75 @@ class LLMProvider(models.Model):
         blank=True,
         help_text="Host names, addresses or networks (10.0.0.0/8) this provider may reach "
         "although they are loopback, private or link-local (a local vLLM). Empty: public only.",
+    )
+    allowed_collections = models.ManyToManyField(
+        "judging.Collection",
+        blank=True,
+        related_name="llm_providers",
+        help_text="Collections whose coordinators may use this provider. With no collection "
+        "and no group here, only superusers may.",
+    )
+    allowed_groups = models.ManyToManyField(
+        "auth.Group",
+        blank=True,
+        related_name="llm_providers",
+        help_text="Groups whose members may use this provider in the collections they coordinate.",
+    )
+    price_input_per_1k = models.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        default=Decimal(0),
+        validators=[MinValueValidator(Decimal(0))],
+        help_text="Price of 1,000 prompt tokens, in the operator's currency (for budgets).",
+    )
+    price_output_per_1k = models.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        default=Decimal(0),
+        validators=[MinValueValidator(Decimal(0))],
+        help_text="Price of 1,000 completion tokens, in the operator's currency.",
+    )
+    token_budget = models.PositiveBigIntegerField(
+        null=True,
+        blank=True,
+        help_text="Most tokens (prompt and completion) all jobs together may use through "
+        "this provider; empty: no limit.",
+    )
+    spend_budget = models.DecimalField(
+        max_digits=14,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal(0))],
+        help_text="Most all jobs together may spend through this provider (at the prices "
+        "above); empty: no limit.",
+    )
+    collection_token_budget = models.PositiveBigIntegerField(
+        null=True,
+        blank=True,
+        help_text="Most tokens each collection may use through this provider; empty: no limit.",
+    )
+    collection_spend_budget = models.DecimalField(
+        max_digits=14,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal(0))],
+        help_text="Most each collection may spend through this provider; empty: no limit.",
+    )
+    tokens_used = models.PositiveBigIntegerField(
+        default=0, help_text="Tokens used so far, as the API reported them (kept by the runner)."
+    )
+    spend_used_nanos = models.PositiveBigIntegerField(
+        default=0, help_text="Spent so far, in 10⁻⁹ of the currency (kept by the runner)."
+    )
+    tokens_reserved = models.PositiveBigIntegerField(
+        default=0,
+        help_text="Tokens reserved for requests in flight (their most: prompt bound and "
+        "max_tokens); given back as answers come.",
+    )
+    spend_reserved_nanos = models.PositiveBigIntegerField(
+        default=0, help_text="Spend reserved for requests in flight, in 10⁻⁹ of the currency."
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -104,6 +177,40 @@ class LLMProvider(models.Model):
         """Return whether judges may call ``model`` through this provider."""
         allowed = [str(m) for m in self.allowed_models or []]
         return "*" in allowed or model in allowed
+
+
+class LLMUsage(models.Model):
+    """What one collection used (and has reserved) through one provider: tokens and spend."""
+
+    provider = models.ForeignKey(LLMProvider, on_delete=models.CASCADE, related_name="usage")
+    collection = models.ForeignKey(
+        "judging.Collection", on_delete=models.CASCADE, related_name="llm_usage"
+    )
+    tokens_used = models.PositiveBigIntegerField(default=0, help_text="Tokens used.")
+    spend_used_nanos = models.PositiveBigIntegerField(
+        default=0, help_text="Spent, in 10⁻⁹ of the operator's currency."
+    )
+    tokens_reserved = models.PositiveBigIntegerField(
+        default=0, help_text="Tokens reserved for requests in flight."
+    )
+    spend_reserved_nanos = models.PositiveBigIntegerField(
+        default=0, help_text="Spend reserved for requests in flight, in 10⁻⁹ of the currency."
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["provider_id", "collection_id"]
+        verbose_name = "LLM usage"
+        verbose_name_plural = "LLM usage"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["provider", "collection"], name="llm_usage_unique_provider_collection"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        """Return ``provider @ collection: N tokens``."""
+        return f"{self.provider_id} @ {self.collection_id}: {self.tokens_used} tokens"
 
 
 class LLMJob(models.Model):

@@ -174,13 +174,86 @@ def _pairs(entries: Any) -> list[Pair]:
     ]
 
 
+#: Completion tokens reserved for a request whose judge sets no ``max_tokens`` (the request
+#: is then sent with this ``max_tokens`` when its provider has a budget).
+DEFAULT_MAX_TOKENS = 1024
+#: Tokens added to a prompt's bound for the chat format (per message, and per request).
+MESSAGE_OVERHEAD_TOKENS = 16
+
+
+def completion_bound(judge: Judge) -> int:
+    """Return the most completion tokens one request of ``judge`` may use."""
+    decoding = judge.decoding or {}
+    for name in ("max_tokens", "max_completion_tokens"):
+        value = decoding.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return DEFAULT_MAX_TOKENS
+
+
+def has_budget(provider: Any) -> bool:
+    """Return whether any budget limits ``provider``."""
+    return any(
+        getattr(provider, name) is not None
+        for name in (
+            "token_budget",
+            "spend_budget",
+            "collection_token_budget",
+            "collection_spend_budget",
+        )
+    )
+
+
+def request_bound(judge: Judge, system: str, user: str) -> services_llm.TokenCount:
+    """Return the most tokens one request may use: the prompt's bound and ``max_tokens``.
+
+    A prompt has at most as many tokens as its UTF-8 bytes (the byte-level tokenisers of
+    OpenAI-compatible servers never make a token of less than one byte), plus the chat
+    format's few tokens per message.
+    """
+    messages = 2 if system else 1
+    size = len(system.encode()) + len(user.encode())
+    prompt_bound = size + MESSAGE_OVERHEAD_TOKENS * (messages + 1)
+    return services_llm.TokenCount(prompt_bound, completion_bound(judge))
+
+
+def pair_bound(judge: Judge, pair: Pair) -> services_llm.TokenCount:
+    """Return :func:`request_bound` of the request ``judge`` makes for ``pair``."""
+    template = judge.prompt_template or prompt.DEFAULT_TEMPLATE
+    return request_bound(judge, judge.system_prompt, prompt.render(template, pair.values))
+
+
+def used_tokens(
+    result: Completion | CallFailed, bound: services_llm.TokenCount
+) -> services_llm.TokenCount:
+    """Return what a request used: as reported; its bound if unreported; nothing if it failed.
+
+    A call that failed (refused, timed out, an HTTP error) produced no completion, which
+    the APIs do not bill.
+    """
+    if isinstance(result, CallFailed):
+        return services_llm.TokenCount()
+    if result.prompt_tokens is None or result.completion_tokens is None:
+        return bound
+    return services_llm.TokenCount(result.prompt_tokens, result.completion_tokens)
+
+
 def client_config(judge: Judge, api_key: str) -> ClientConfig:
-    """Return the client settings of ``judge`` (backoff from the GRADED_LLM_* settings)."""
+    """Return the client settings of ``judge`` (backoff from the GRADED_LLM_* settings).
+
+    Under a budget, a judge that sets no ``max_tokens`` sends :data:`DEFAULT_MAX_TOKENS`,
+    so that no answer uses more than was reserved for it.
+    """
+    decoding = dict(judge.decoding or {})
+    if has_budget(judge.llm_provider) and not (
+        "max_tokens" in decoding or "max_completion_tokens" in decoding
+    ):
+        decoding["max_tokens"] = completion_bound(judge)
     return ClientConfig(
         endpoint=judge.llm_provider.base_url,
         model=judge.model,
         api_key=api_key or None,
-        decoding=dict(judge.decoding or {}),
+        decoding=decoding,
         json_mode=judge.json_mode,
         timeout=judge.timeout_seconds,
         max_attempts=judge.max_attempts,
@@ -350,6 +423,7 @@ def _check(job: LLMJob) -> str | None:
     judge = job.judge
     try:
         services_llm.check_runnable(judge)
+        services_llm.check_open_to(judge=judge, collection=job.collection, user=job.created_by)
         api_key = services_llm.api_key_for(judge)
         prompt.check_template(judge.prompt_template or prompt.DEFAULT_TEMPLATE)
         parse.compile_pattern(judge.answer_pattern)
@@ -431,6 +505,7 @@ def work(
     held: dict[int, _Held] = {}
     last_flush = last_renew = time.monotonic()
     waiting_until = 0.0  # no free chunk: do not ask again before this
+    budget = _Budget(job)
 
     def record(chunk_id: int, state: _Held, *, done: bool) -> None:
         try:
@@ -446,16 +521,32 @@ def work(
         except LeaseLost:
             logger.warning("LLM job %s: chunk %s was taken over; dropping it", job.pk, chunk_id)
             requests.dropped.add(chunk_id)
+            budget.drop(chunk_id)
             held.pop(chunk_id, None)
         state.grades.clear()
         state.failures.clear()
 
     def flush() -> None:
         nonlocal last_flush
+        budget.settle()
         for chunk_id, state in list(held.items()):
             if state.grades or state.failures:
                 record(chunk_id, state, done=False)
         last_flush = time.monotonic()
+
+    def send(pairs: list[Pair]) -> None:
+        """Submit the pairs the budgets have room for; keep the others for later."""
+        granted = budget.reserve(pairs)
+        if granted:
+            requests.submit(granted)
+
+    def stop_for_budget() -> None:
+        """End the job (budget reached) and give back the chunks still held."""
+        flush()
+        services_llm.llm_job_set_status(job=job, status=LLMJob.Status.FAILED, error=budget.why)
+        services_llm.llm_chunks_release(chunk_ids=list(held), owner=owner)
+        held.clear()
+        budget.deferred.clear()
 
     def renew() -> None:
         nonlocal last_renew
@@ -463,6 +554,7 @@ def work(
         for chunk_id in set(held) - kept:
             logger.warning("LLM job %s: lost the lease of chunk %s", job.pk, chunk_id)
             requests.dropped.add(chunk_id)
+            budget.drop(chunk_id)
             del held[chunk_id]
         last_renew = time.monotonic()
 
@@ -471,7 +563,11 @@ def work(
         nonlocal waiting_until
         took = False
         # twice the senders queued: they keep busy while this thread waits on the database
-        while requests.waiting < 2 * concurrency and time.monotonic() >= waiting_until:
+        while (
+            requests.waiting < 2 * concurrency
+            and time.monotonic() >= waiting_until
+            and not budget.deferred  # no room in the budget: claim no more
+        ):
             chunk = services_llm.llm_chunk_claim(job=job, owner=owner, lease_seconds=lease)
             if chunk is None:  # none free now: ask again in a while, not after every answer
                 waiting_until = time.monotonic() + min(1.0, lease / 4)
@@ -484,7 +580,7 @@ def work(
                 held.pop(chunk.pk, None)
                 continue
             held[chunk.pk] = _Held(out=len(pairs))
-            requests.submit(pairs)
+            send(pairs)
         return took
 
     if on_progress:
@@ -505,6 +601,7 @@ def work(
             now = time.monotonic()
             if item is not None and item is not _Requests.END:
                 pair, digest, result = item
+                budget.answered(pair, result)
                 state = held.get(pair.chunk)
                 if state is not None:
                     outcome = _outcome(judge, pair, digest, version, result)
@@ -521,6 +618,12 @@ def work(
                         record(pair.chunk, state, done=False)
                     if on_progress:
                         on_progress(progress)
+            if budget.deferred:  # waiting for room: settle what came back, try again
+                budget.settle()
+                send(budget.take_deferred())
+                if budget.hopeless(requests.dropped, patience=lease):
+                    stop_for_budget()
+                    continue
             if now - last_flush >= flush_seconds:
                 flush()
             if held and now - last_renew >= lease / 4:
@@ -538,11 +641,116 @@ def work(
     finally:
         requests.close()
         requests.join(timeout=60)
+        if not requests.is_alive():  # what was reserved and never sent goes back
+            budget.release_unanswered()
     job.refresh_from_db()
     if on_progress:
         progress.done, progress.failed = job.done, job.failed
         on_progress(progress)
     return job
+
+
+class _Budget:
+    """One worker's reservations under its job's provider budgets.
+
+    Every request is reserved (:func:`pair_bound`) before it goes to the senders, in the
+    database, so that all workers of all jobs together stay within the provider's token
+    and spend budgets and those of each collection. Answers replace reservations by what
+    they used (:meth:`settle`). Pairs with no room wait in :attr:`deferred` while
+    requests of any worker are out (their answers give back room); the job ends when no
+    room is left once they have all answered (:meth:`hopeless`).
+    """
+
+    def __init__(self, job: LLMJob) -> None:
+        self.judge = job.judge
+        self.provider_id = job.judge.llm_provider_id
+        self.collection_id = job.collection_id
+        self.reserved: dict[tuple[int, int], tuple[int, services_llm.TokenCount]] = {}
+        self.deferred: list[Pair] = []
+        self.why = ""
+        self.final = False
+        self.waiting = False
+        self.waiting_since = 0.0
+        self._settle_reserved = services_llm.TokenCount()
+        self._settle_used = services_llm.TokenCount()
+
+    def in_flight(self, dropped: set[int]) -> int:
+        """Return how many reserved requests of chunks not ``dropped`` have no answer yet."""
+        return sum(1 for chunk, _ in self.reserved.values() if chunk not in dropped)
+
+    def drop(self, chunk_id: int) -> None:
+        """Forget the waiting pairs of a chunk this worker lost."""
+        self.deferred = [pair for pair in self.deferred if pair.chunk != chunk_id]
+        self.waiting = bool(self.deferred)
+
+    def reserve(self, pairs: list[Pair]) -> list[Pair]:
+        """Reserve room for ``pairs`` in order; return those that fit (the rest wait)."""
+        if not pairs:
+            return []
+        bounds = [pair_bound(self.judge, pair) for pair in pairs]
+        reservation = services_llm.llm_budget_reserve(
+            provider_id=self.provider_id, collection_id=self.collection_id, counts=bounds
+        )
+        granted = reservation.granted
+        for pair, bound in zip(pairs[:granted], bounds[:granted], strict=True):
+            self.reserved[(pair.query_id, pair.document_id)] = (pair.chunk, bound)
+        if granted < len(pairs):
+            if granted or not self.waiting:  # waiting from now (any progress restarts it)
+                self.waiting_since = time.monotonic()
+            self.waiting = True
+            self.deferred.extend(pairs[granted:])
+            self.why, self.final = reservation.why, reservation.final
+        else:
+            self.waiting = False
+        return pairs[:granted]
+
+    def hopeless(self, dropped: set[int], patience: float) -> bool:
+        """Return whether the waiting pairs will never fit: end the job.
+
+        When no room is left even once every request in flight (of any worker) has
+        answered, or this worker has nothing in flight and others' reservations have not
+        made room for ``patience`` seconds (a worker that died holding some).
+        """
+        if not self.deferred:
+            return False
+        if self.final:
+            return not self.in_flight(dropped)
+        waited = time.monotonic() - self.waiting_since
+        return not self.in_flight(dropped) and waited >= patience
+
+    def take_deferred(self) -> list[Pair]:
+        """Return the waiting pairs (to reserve again)."""
+        pairs, self.deferred = self.deferred, []
+        return pairs
+
+    def answered(self, pair: Pair, result: Completion | CallFailed) -> None:
+        """Note what the request of ``pair`` used, to settle."""
+        entry = self.reserved.pop((pair.query_id, pair.document_id), None)
+        if entry is not None:
+            self._settle_reserved += entry[1]
+            self._settle_used += used_tokens(result, entry[1])
+
+    def settle(self) -> None:
+        """Replace the answered requests' reservations by what they used."""
+        if self._settle_reserved == self._settle_used == services_llm.TokenCount():
+            return
+        services_llm.llm_budget_settle(
+            provider_id=self.provider_id,
+            collection_id=self.collection_id,
+            reserved=self._settle_reserved,
+            used=self._settle_used,
+        )
+        self._settle_reserved = self._settle_used = services_llm.TokenCount()
+
+    def release_unanswered(self) -> None:
+        """Settle, and give back the reservations of requests never sent."""
+        for _chunk, bound in self.reserved.values():
+            self._settle_reserved += bound
+        self.reserved.clear()
+        try:
+            self.settle()
+        except Exception:  # the database is gone: the room stays reserved (never over)
+            logger.exception("LLM budget: could not give back reservations")
 
 
 def _count(
@@ -604,15 +812,34 @@ def trial_pairs(*, collection: Any, count: int = TRY_PAIRS) -> list[Pair]:
     return _pairs(entries.order_by("query__external_id", "document__external_id")[:count])
 
 
-def try_judge(judge: Judge, pairs: list[Pair]) -> list[Trial]:
+def try_judge(
+    judge: Judge, pairs: list[Pair], *, collection: Any = None, user: Any = None
+) -> list[Trial]:
     """Ask ``judge`` about ``pairs`` once each and return what happened; record nothing.
 
     The same request path as a job (the provider's egress policy, key and decoding), with
     one attempt per pair and the pairs asked at once, so the page waits at most
-    :data:`TRY_TIMEOUT_SECONDS`. Raises
-    ``ValidationError`` when the judge cannot run at all.
+    :data:`TRY_TIMEOUT_SECONDS`. With ``collection``, the provider must be open to it for
+    ``user`` and the tries count against its budgets (all of them fit, or none is sent).
+    Raises ``ValidationError`` when the judge cannot run at all.
     """
     services_llm.check_runnable(judge)
+    budget: _Budget | None = None
+    if collection is not None:
+        services_llm.check_open_to(judge=judge, collection=collection, user=user)
+        budget = _Budget(LLMJob(judge=judge, collection=collection))
+        if len(budget.reserve(pairs)) < len(pairs):
+            budget.release_unanswered()
+            raise ValidationError({"llm_provider": budget.why})
+    try:
+        return _try_pairs(judge, pairs, budget)
+    finally:
+        if budget is not None:
+            budget.release_unanswered()
+
+
+def _try_pairs(judge: Judge, pairs: list[Pair], budget: _Budget | None) -> list[Trial]:
+    """Send the tries of :func:`try_judge` and read the answers."""
     api_key = services_llm.api_key_for(judge)
     template = judge.prompt_template or prompt.DEFAULT_TEMPLATE
     prompt.check_template(template)
@@ -630,6 +857,8 @@ def try_judge(judge: Judge, pairs: list[Pair]) -> list[Trial]:
     version = prompt.template_version(template, judge.prompt_version)
     while (item := out.get()) is not _Requests.END:
         pair, digest, result = item
+        if budget is not None:
+            budget.answered(pair, result)
         outcome = _outcome(judge, pair, digest, version, result)
         shown = prompt.render(template, pair.values)
         key = (pair.values["qid"], pair.values["docno"])

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from django.db.models import Prefetch, QuerySet
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Prefetch, Q, QuerySet
 
-from judging.llm.models import LLMFailure, LLMJob, LLMOutput
-from judging.models import Collection, Judge
+from judging.llm.models import LLMFailure, LLMJob, LLMOutput, LLMProvider
+from judging.models import Collection, Judge, Membership
 
 
 def jobs_of(*, collection: Collection, with_failures: bool = False) -> QuerySet[LLMJob]:
@@ -61,3 +62,46 @@ def job_outputs(*, collection: Collection, job_id: int) -> QuerySet[LLMOutput]:
         .select_related("judgment__query", "judgment__document")
         .order_by("judgment__query__external_id", "judgment__document__external_id", "pk")
     )
+
+
+def providers_for(*, user: AbstractBaseUser) -> QuerySet[LLMProvider]:
+    """Return the providers ``user`` may choose for an LLM judge, by name.
+
+    Superusers: every provider. Others: those open to a collection they coordinate, and,
+    if they coordinate any, those open to one of their groups. A provider open to no
+    collection and no group is for superusers only.
+    """
+    providers = LLMProvider.objects.order_by("name")
+    if user.is_superuser:
+        return providers
+    coordinated = Membership.objects.filter(user=user, role=Membership.Role.COORDINATOR)
+    if not coordinated.exists():
+        return providers.none()
+    ids = LLMProvider.objects.filter(
+        Q(allowed_collections__in=coordinated.values("collection_id"))
+        | Q(allowed_groups__in=user.groups.all())
+    ).values("pk")
+    return providers.filter(pk__in=ids)
+
+
+def providers_in(*, collection: Collection, user: AbstractBaseUser) -> QuerySet[LLMProvider]:
+    """Return the providers ``user`` (a coordinator of ``collection``) may use there."""
+    providers = LLMProvider.objects.order_by("name")
+    if user.is_superuser:
+        return providers
+    ids = LLMProvider.objects.filter(
+        Q(allowed_collections=collection) | Q(allowed_groups__in=user.groups.all())
+    ).values("pk")
+    return providers.filter(pk__in=ids)
+
+
+def provider_open_to(
+    *, provider: LLMProvider, collection: Collection, user: AbstractBaseUser | None
+) -> bool:
+    """Return whether a job of ``collection`` started by ``user`` may use ``provider``.
+
+    ``user`` None is the operator (the command line): always. Superusers: always.
+    """
+    if user is None or user.is_superuser:
+        return True
+    return providers_in(collection=collection, user=user).filter(pk=provider.pk).exists()

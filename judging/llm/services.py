@@ -7,11 +7,13 @@ live list and one bulk ``judgments_changed`` per batch), and their provenance is
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from decimal import Decimal
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
@@ -20,6 +22,7 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from judging import background, services
+from judging.llm import selectors as selectors_llm
 from judging.llm.egress import EgressRefused, check_base_url
 from judging.llm.models import (
     KEY_ENV_MESSAGE,
@@ -28,6 +31,8 @@ from judging.llm.models import (
     LLMJob,
     LLMJobChunk,
     LLMOutput,
+    LLMProvider,
+    LLMUsage,
 )
 from judging.models import Collection, Judge, Judgment, JudgmentEvent
 from judging.services import ImportSummary, JudgmentRow
@@ -121,6 +126,188 @@ def check_runnable(judge: Judge) -> None:
             {"model": f"The provider {provider.name} does not allow the model {judge.model}."}
         )
     api_key_for(judge)
+
+
+def check_open_to(*, judge: Judge, collection: Collection, user: AbstractBaseUser | None) -> None:
+    """Refuse (``ValidationError`` on ``llm_provider``) a provider not open to ``collection``.
+
+    ``user`` None is the operator; see :func:`judging.llm.selectors.provider_open_to`.
+    """
+    provider = judge.llm_provider
+    if provider is not None and not selectors_llm.provider_open_to(
+        provider=provider, collection=collection, user=user
+    ):
+        raise ValidationError(
+            {
+                "llm_provider": f"The provider {provider.name} is not open to this collection: "
+                "the operator decides which collections may use it."
+            }
+        )
+
+
+# --- budgets ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TokenCount:
+    """Tokens of one request or of several: prompt and completion."""
+
+    prompt: int = 0
+    completion: int = 0
+
+    @property
+    def total(self) -> int:
+        """Return prompt and completion tokens together."""
+        return self.prompt + self.completion
+
+    def __add__(self, other: TokenCount) -> TokenCount:
+        """Return the sum of two counts."""
+        return TokenCount(self.prompt + other.prompt, self.completion + other.completion)
+
+
+def _nanos_per_token(price_per_1k: Decimal) -> int:
+    """Return the price of one token in 10⁻⁹ of the currency (exact: prices have 6 places)."""
+    return int(Decimal(price_per_1k) * 1_000_000)
+
+
+def spend_nanos(provider: LLMProvider, count: TokenCount) -> int:
+    """Return what ``count`` costs at the provider's prices, in 10⁻⁹ of the currency."""
+    return count.prompt * _nanos_per_token(provider.price_input_per_1k) + (
+        count.completion * _nanos_per_token(provider.price_output_per_1k)
+    )
+
+
+def _left(limit: int | None, used: int) -> float:
+    return math.inf if limit is None else max(0, limit - used)
+
+
+def _money_nanos(amount: Decimal | None) -> int | None:
+    return None if amount is None else int(Decimal(amount) * 1_000_000_000)
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """What :func:`llm_budget_reserve` granted.
+
+    ``granted``: how many of the counts (from the first) were reserved. ``why``: which
+    budget had no room for the next one (empty when all fitted). ``final``: whether the
+    next one would not fit even once every request in flight has answered (what they
+    reserved given back), so waiting cannot help.
+    """
+
+    granted: int
+    why: str = ""
+    final: bool = False
+
+
+def _limits(provider: LLMProvider, usage: LLMUsage) -> list[tuple[str, float, float, str]]:
+    """Return each budget as (unit, room left, room left once reservations are back, name)."""
+    budgets = [
+        ("tokens", provider.token_budget, provider, "token budget"),
+        ("tokens", provider.collection_token_budget, usage, "token budget per collection"),
+        ("spend", _money_nanos(provider.spend_budget), provider, "spend budget"),
+        (
+            "spend",
+            _money_nanos(provider.collection_spend_budget),
+            usage,
+            "spend budget per collection",
+        ),
+    ]
+    limits = []
+    for unit, limit, row, name in budgets:
+        if unit == "tokens":
+            used, reserved = row.tokens_used, row.tokens_reserved
+        else:
+            used, reserved = row.spend_used_nanos, row.spend_reserved_nanos
+        limits.append((unit, _left(limit, used + reserved), _left(limit, used), name))
+    return limits
+
+
+def budget_message(provider: LLMProvider, name: str) -> str:
+    """Return the message of a job stopped by ``provider``'s budget ``name``."""
+    return (
+        f"Budget reached: the provider {provider.name}'s {name} has no room for another "
+        "request (the operator can raise it); the pairs not asked are left for a later job."
+    )
+
+
+def _locked_rows(provider_id: int, collection_id: int) -> tuple[LLMProvider, LLMUsage]:
+    """Lock the provider's row, then the collection's usage row (always in this order)."""
+    provider = LLMProvider.objects.select_for_update().get(pk=provider_id)
+    usage, _ = LLMUsage.objects.get_or_create(provider_id=provider_id, collection_id=collection_id)
+    return provider, LLMUsage.objects.select_for_update().get(pk=usage.pk)
+
+
+@transaction.atomic
+def llm_budget_reserve(
+    *, provider_id: int, collection_id: int, counts: Sequence[TokenCount]
+) -> Reservation:
+    """Reserve the first of ``counts`` that fit in every budget, before their requests go.
+
+    Each count is the most one request may use (its prompt's bound and its
+    ``max_tokens``); a budget holds what was used plus what is reserved. The provider's
+    row is locked first, then the collection's usage row, so concurrent workers (and jobs
+    of other collections) reserve one after the other and together never pass a budget.
+    """
+    provider, usage = _locked_rows(provider_id, collection_id)
+    limits = _limits(provider, usage)
+    granted, tokens, spend = 0, 0, 0
+    refusal: Reservation | None = None
+    for count in counts:
+        cost = {"tokens": count.total, "spend": spend_nanos(provider, count)}
+        taken = {"tokens": tokens, "spend": spend}
+        short = [
+            (cost[unit] > without, name)
+            for unit, room, without, name in limits
+            if taken[unit] + cost[unit] > room
+        ]
+        if short:
+            final = any(never for never, _ in short)
+            name = next((n for never, n in short if never), short[0][1])
+            refusal = Reservation(granted, budget_message(provider, name), final)
+            break
+        granted, tokens, spend = granted + 1, tokens + count.total, spend + cost["spend"]
+    if granted:
+        _add(provider, usage, reserved=(tokens, spend))
+    return refusal or Reservation(granted)
+
+
+def _add(
+    provider: LLMProvider,
+    usage: LLMUsage,
+    *,
+    reserved: tuple[int, int] = (0, 0),
+    used: tuple[int, int] = (0, 0),
+) -> None:
+    """Add tokens and spend (reserved ones may be negative) to both locked rows."""
+    for row in (provider, usage):
+        row.tokens_reserved = max(0, row.tokens_reserved + reserved[0])
+        row.spend_reserved_nanos = max(0, row.spend_reserved_nanos + reserved[1])
+        row.tokens_used += used[0]
+        row.spend_used_nanos += used[1]
+    fields = ["tokens_reserved", "spend_reserved_nanos", "tokens_used", "spend_used_nanos"]
+    provider.save(update_fields=fields)
+    usage.save(update_fields=[*fields, "updated_at"])
+
+
+@transaction.atomic
+def llm_budget_settle(
+    *, provider_id: int, collection_id: int, reserved: TokenCount, used: TokenCount
+) -> None:
+    """Give back the reservations of answered requests and count what they used.
+
+    ``reserved`` is the sum of those requests' reservations (a request never sent gives
+    its back whole), ``used`` the sum of their usage as the API reported it.
+    """
+    if reserved == used == TokenCount():
+        return
+    provider, usage = _locked_rows(provider_id, collection_id)
+    _add(
+        provider,
+        usage,
+        reserved=(-reserved.total, -spend_nanos(provider, reserved)),
+        used=(used.total, spend_nanos(provider, used)),
+    )
 
 
 def outputs_store(
@@ -307,6 +494,7 @@ def llm_job_create(
         raise ValidationError(
             {"judge": f"LLM judge {judge.pk} is not assigned to this collection."}
         )
+    check_open_to(judge=judge, collection=collection, user=actor)
     if not 1 <= concurrency <= 256:
         raise ValidationError({"concurrency": "Use a concurrency from 1 to 256."})
     if limit is not None and limit < 1:

@@ -86,7 +86,9 @@ def llm_judge_update(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     collection = selectors.collection_for_member(user=request.user, slug=slug, roles=COORDINATOR)
     judge = get_object_or_404(Judge, pk=pk, kind=Judge.Kind.LLM, collections=collection)
     form = LLMJudgeForm(
-        request.POST or None, initial=model_to_dict(judge, LLMJudgeForm.Meta.fields)
+        request.POST or None,
+        initial=model_to_dict(judge, LLMJudgeForm.Meta.fields),
+        providers=selectors_llm.providers_in(collection=collection, user=request.user),
     )
     if request.method == "POST" and form.is_valid():
         config = services_judges.LLMJudgeConfig.of(judge).with_changes(form.cleaned_data)
@@ -110,7 +112,11 @@ def llm_judge_update(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 def llm_judge_create(request: HttpRequest, slug: str) -> HttpResponse:
     """Let a coordinator register an LLM judge for the collection (default prompt filled in)."""
     collection = selectors.collection_for_member(user=request.user, slug=slug, roles=COORDINATOR)
-    form = LLMJudgeForm(request.POST or None, initial=services_judges.DEFAULT_CONFIG)
+    form = LLMJudgeForm(
+        request.POST or None,
+        initial=services_judges.DEFAULT_CONFIG,
+        providers=selectors_llm.providers_in(collection=collection, user=request.user),
+    )
     if request.method == "POST" and form.is_valid():
         config = services_judges.LLMJudgeConfig(
             name=form.cleaned_data["name"], model=form.cleaned_data["model"]
@@ -139,7 +145,12 @@ def llm_judge_try(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     trials, refusal = [], ""
     if request.method == "POST":
         try:
-            trials = runner.try_judge(judge, runner.trial_pairs(collection=collection))
+            trials = runner.try_judge(
+                judge,
+                runner.trial_pairs(collection=collection),
+                collection=collection,
+                user=request.user,
+            )
         except ValidationError as error:
             refusal = "; ".join(error.messages)
     return render(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import exceptions, serializers
@@ -19,6 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.api import FiniteFloatField, error_responses
+from config.params import MAX_ROW_ID, parse_whole
 from judging.agreement.api import CoefficientSerializer, JudgeRefSerializer
 from judging.agreement.selectors import llm_checks
 from judging.api.views import SLUG, CollectionScopedView
@@ -35,6 +37,11 @@ from metrics.engine.errors import MeasureError
 from metrics.live.scoring import MeasureLabel, measure_labels
 from metrics.pool import selectors as pool_selectors
 from metrics.views import _measure_labels
+
+NO_PER_QUERY = (
+    "Judges never see runs; teams get 403 while the collection's score visibility hides "
+    "per-query scores (until the judgments are published)."
+)
 
 
 def _finite(value: float | None) -> float | None:
@@ -110,7 +117,13 @@ class RunQuerySerializer(serializers.Serializer):
         "run's at once); null when the query does not score the run.",
     )
     pool_depth = serializers.IntegerField()
-    judged_in_top = serializers.IntegerField()
+    judged_in_top = serializers.IntegerField(
+        allow_null=True, help_text="Null while your score visibility hides per-query values."
+    )
+    scores_shown = serializers.BooleanField(
+        help_text="False while your collection's score visibility hides per-query values: "
+        "then ndcg, stored_score, stored_version and judged_in_top are null."
+    )
     ranked = RankedDocumentSerializer(many=True)
     ideal = RankedDocumentSerializer(many=True)
 
@@ -217,7 +230,7 @@ class ComparisonSerializer(serializers.Serializer):
         ],
         responses={
             200: ComparisonSerializer,
-            **error_responses(400, 401, 403, 404, e403=JUDGES_SEE_NO_RUNS),
+            **error_responses(400, 401, 403, 404, e403=NO_PER_QUERY),
         },
     )
 )
@@ -233,9 +246,12 @@ class RunCompareView(MetricsScopedView):
             part = part.strip()
             if not part:
                 continue
-            if not part.isdigit() or len(part) > 18:
-                raise exceptions.ValidationError({name: [f"Not a run id: {part[:40]!r}."]})
-            ids.append(int(part))
+            try:
+                ids.append(parse_whole(part, name, minimum=1, maximum=MAX_ROW_ID))
+            except DjangoValidationError:
+                raise exceptions.ValidationError(
+                    {name: [f"Not a run id: {part[:40]!r}."]}
+                ) from None
         if not ids:
             raise exceptions.ValidationError({name: ["This parameter is required."]})
         return ids
@@ -257,6 +273,7 @@ class RunCompareView(MetricsScopedView):
             errors.update(exc.detail)
         if errors:
             raise exceptions.ValidationError(errors)
+        self.per_query_or_403()
         if len(ids["baseline"]) != 1:
             raise exceptions.ValidationError({"baseline": ["Give exactly one baseline run."]})
         visible = {
@@ -593,7 +610,7 @@ class DifficultySerializer(serializers.Serializer):
         ],
         responses={
             200: DifficultySerializer,
-            **error_responses(400, 401, 403, 404, e403=JUDGES_SEE_NO_RUNS),
+            **error_responses(400, 401, 403, 404, e403=NO_PER_QUERY),
         },
     )
 )
@@ -611,6 +628,7 @@ class DifficultyView(MetricsScopedView):
             {"sort": serializers.ChoiceField(choices=list(difficulty.SORTS), default="difficulty")},
         )(data=request.query_params)
         params.is_valid(raise_exception=True)
+        self.per_query_or_403()
         runs = list(
             metrics_selectors.visible_runs(collection=self.collection, who=self.who).order_by("tag")
         )

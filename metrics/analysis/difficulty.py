@@ -83,6 +83,11 @@ class DifficultyReport:
     matrix: np.ndarray  # (runs, queries) sNDCG@k, in the order of ``runs`` and ``topics``
 
 
+def empty_report(*, k: int = DEFAULT_K) -> DifficultyReport:
+    """Return a report of no run and no topic (for viewers who may not see scores)."""
+    return DifficultyReport(k=k, runs=[], topics=[], matrix=np.empty((0, 0)))
+
+
 def _live_pools(collection: Collection) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
     """Return live query ids (sorted), each query's pool grades and a (query, doc) key table.
 

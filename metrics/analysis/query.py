@@ -56,8 +56,9 @@ class QueryRanking:
     stored: float | None
     stored_version: int | None
     pool_depth: int
-    judged_in_top: int
+    judged_in_top: int | None
     grades_shown: bool = True
+    scores_shown: bool = True
 
 
 def _none(value: float) -> float | None:
@@ -69,7 +70,9 @@ def run_query_ranking(*, run: Run, query: Query, label: MeasureLabel, who: Viewe
 
     Unless ``who`` may see grades (coordinators; teams once the judgment list is
     published), nothing derived from a grade is returned: no grade, gain, contribution,
-    DCG or ideal ranking, only the scores. ``pooled`` marks documents in the run's top
+    DCG or ideal ranking, only the scores; and not even those (nor how many of the top
+    documents are judged) unless ``who``'s score policy shows per-query values
+    (:mod:`metrics.visibility.selectors`). ``pooled`` marks documents in the run's top
     ``pool_depth`` that are in the judging pool (the pairs this run's submission put in
     front of judges, unless already pooled).
     """
@@ -121,7 +124,8 @@ def run_query_ranking(*, run: Run, query: Query, label: MeasureLabel, who: Viewe
         value = float(column.lookup([run.pk], [label.canonical])[0, 0])
         stored, stored_version = (None if value != value else value), column.version
     ranked = [entry(t, d, rank_in_run=t.index + 1) for t, d in zip(top_terms, top_ids, strict=True)]
-    if not who.sees_grades:
+    if not who.sees_grades or not who.policy.shows_per_query:
+        scored = who.policy.shows_per_query  # else even this query's score is a per-query figure
         return QueryRanking(
             run=run,
             query=query,
@@ -134,12 +138,13 @@ def run_query_ranking(*, run: Run, query: Query, label: MeasureLabel, who: Viewe
             ideal=[],
             dcg=None,
             ideal_dcg=None,
-            ndcg=_none(explained.ndcg),
-            stored=stored,
-            stored_version=stored_version,
+            ndcg=_none(explained.ndcg) if scored else None,
+            stored=stored if scored else None,
+            stored_version=stored_version if scored else None,
             pool_depth=depth,
-            judged_in_top=sum(1 for d in top_ids if d in grades),
+            judged_in_top=sum(1 for d in top_ids if d in grades) if scored else None,
             grades_shown=False,
+            scores_shown=scored,
         )
     ideal = [
         entry(t, d, rank_in_run=run_rank.get(d) if d is not None else None)

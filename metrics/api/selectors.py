@@ -56,21 +56,29 @@ class RunScores:
     stale: bool
     aggregate: dict[str, float | None]
     per_query: dict[str, dict[str, float | None]]
+    visibility: str = "full"
 
 
-def run_scores(*, run: Run, collection: Collection, measures: list[str]) -> RunScores:
-    """Return the scores of ``run`` for ``measures`` (canonical names), by qid.
+def run_scores(*, run: Run, collection: Collection, measures: list[str], who: Viewer) -> RunScores:
+    """Return the scores of ``run`` for ``measures`` (canonical names), by qid, as ``who`` sees.
 
     Only queries of the live judgment list (those that score the run) are listed, by
     qid; a measure that left a query out has ``None``. The means come from the
-    scoreboard, the per-query values from the query columns (one SQL query each).
+    scoreboard, the per-query values from the query columns (one SQL query each); both
+    pass the viewer's score policy (:mod:`metrics.visibility.selectors`).
     """
-    means = run.scores  # attached by the selector that found the run, else read now
-    values = store.run_values(collection_id=collection.pk, run_id=run.pk, names=measures, qids=True)
+    policy = who.policy
+    means = policy.means([run], measures)[run.pk]
+    values = {}
+    if policy.shows_per_query:
+        values = store.run_values(
+            collection_id=collection.pk, run_id=run.pk, names=measures, qids=True
+        )
     return RunScores(
         measures=measures,
         version=run.scored_version,
         stale=run.scored_version < collection.judgments_version,
-        aggregate={m: means.get(m) for m in measures},
+        aggregate=means,
         per_query={qid: values[qid] for qid in sorted(values)},
+        visibility=str(policy.exposure),
     )

@@ -70,7 +70,10 @@ class TeamCreateSerializer(serializers.Serializer):
 class RunSerializer(serializers.ModelSerializer):
     """A submitted run, its counts and its mean scores.
 
-    ``stale`` needs ``judgments_version`` (the collection's current version) in the context.
+    ``stale`` needs ``judgments_version`` (the collection's current version) in the context,
+    the scores the viewer's ``score_policy`` (:mod:`metrics.visibility.selectors`): as the
+    policy shows them, or none without it. A list view applies the policy to a whole page
+    at once and marks the runs ``_scores_shown``.
     """
 
     team = TeamSummarySerializer(read_only=True)
@@ -111,6 +114,11 @@ class RunSerializer(serializers.ModelSerializer):
         """Attach the run's means from the scoreboard (read once per response), then serialise."""
         if "_scores" not in run.__dict__:
             Scoreboard.attach([run], boards=self.context.setdefault("scoreboards", {}))
+        policy = self.context.get("score_policy")
+        if policy is None:  # fail closed: no policy, no score
+            run.scores = {}
+        elif not run.__dict__.get("_scores_shown"):
+            policy.apply([run])
         return super().to_representation(run)
 
     @extend_schema_field(OpenApiTypes.BOOL)
@@ -164,10 +172,16 @@ class RunScoresSerializer(serializers.Serializer):
     stale = serializers.BooleanField(
         help_text="Whether the judgment list changed since the scores were computed."
     )
-    aggregate = _scores_field("Mean per measure.")
+    aggregate = _scores_field("Mean per measure (null: not scored, or not shown to you).")
     per_query = serializers.DictField(
         child=serializers.DictField(child=_score()),
-        help_text="Per qid of the live judgment list: value per measure (null = left out).",
+        help_text="Per qid of the live judgment list: value per measure (null = left out). "
+        "Empty while your collection's score visibility hides per-query values.",
+    )
+    visibility = serializers.CharField(
+        help_text="What you see of scores: full, none (hidden until the judgments are "
+        "published), aggregate (rounded means over enough queries), public or private "
+        "(means on that share of the queries)."
     )
 
 
@@ -275,6 +289,11 @@ class LeaderboardSerializer(serializers.Serializer):
         "alone (then rows carry human_only and human_rank)."
     )
     rows = LeaderboardRowSerializer(many=True)
+    visibility = serializers.CharField(
+        help_text="What you see of scores: full, none (hidden until the judgments are "
+        "published), aggregate (rounded means over enough queries), public or private "
+        "(means on that share of the queries)."
+    )
 
     def to_representation(self, instance: Any) -> dict[str, Any]:
         """Render a ``Leaderboard`` with the collection's coverage threshold (context)."""
@@ -287,6 +306,7 @@ class LeaderboardSerializer(serializers.Serializer):
             "llm_filled": instance.llm_filled,
             "human_differs": instance.human_differs,
             "rows": instance.rows,
+            "visibility": self.context["visibility"],
         }
         return super().to_representation(data)
 

@@ -5,6 +5,7 @@ from django.urls import path
 from metrics.analysis import api as analysis_api
 from metrics.api import views
 from metrics.pool import api as pool_api
+from metrics.visibility import api as visibility_api
 
 app_name = "metrics-api"
 urlpatterns = [
@@ -39,6 +40,11 @@ urlpatterns = [
         "collections/<slug:slug>/pooling/",
         pool_api.PoolingSettingsView.as_view(),
         name="pooling",
+    ),
+    path(
+        "collections/<slug:slug>/score-visibility/",
+        visibility_api.ScoreVisibilityView.as_view(),
+        name="score-visibility",
     ),
     path(
         "collections/<slug:slug>/pooling/plan/",

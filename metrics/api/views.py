@@ -16,16 +16,16 @@ from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
+    OpenApiResponse,
     extend_schema,
     extend_schema_view,
 )
 from rest_framework import exceptions, generics, status
-from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.api import error_responses
-from config.parsers import PolicyJSONParser
+from config.api import ErrorSerializer, error_responses
+from config.parsers import PolicyFormParser, PolicyJSONParser, PolicyMultiPartParser
 from judging.api.views import SLUG, CollectionScopedView
 from judging.lists.api_parsers import LineErrors
 from metrics import selectors as metrics_selectors
@@ -43,11 +43,32 @@ from metrics.api.serializers import (
     TeamSerializer,
 )
 from metrics.live import scoring
-from metrics.models import Run, Team
+from metrics.models import Run, Scoreboard, Team
 from metrics.selectors import Viewer
+from metrics.visibility.services import BudgetExhausted
 
 JUDGES_SEE_NO_RUNS = "Your role does not allow this (judges never see runs)."
 RUN_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Run id.")
+
+
+class BudgetRefused(exceptions.Throttled):
+    """429: the team used its runs for the day; ``Retry-After`` says when the next may come."""
+
+    def __init__(self, refusal: BudgetExhausted) -> None:
+        """Keep the refusal's error item (field ``budget``, ``next_allowed``)."""
+        super().__init__(wait=refusal.retry_after, detail=refusal.message)
+        self.errors = [refusal.error()]
+
+
+#: The schema entry of a refused submission.
+BUDGET_429 = {
+    (429, "application/json"): OpenApiResponse(
+        response=ErrorSerializer,
+        description="The team has used its runs per day (deleted runs count): one error "
+        "item with `field` budget and `next_allowed` (ISO 8601, UTC; null when the "
+        "collection takes no team runs); the `Retry-After` header gives the seconds.",
+    )
+}
 
 
 class MetricsScopedView(CollectionScopedView):
@@ -70,7 +91,13 @@ class MetricsScopedView(CollectionScopedView):
         context = super().get_serializer_context()
         if not self.fake():
             context["judgments_version"] = self.collection.judgments_version
+            context["score_policy"] = self.who.policy
         return context
+
+    def per_query_or_403(self) -> None:
+        """Refuse (403) an analysis built on per-query scores the viewer may not see."""
+        if not self.who.policy.shows_per_query:
+            raise exceptions.PermissionDenied(self.who.policy.note)
 
 
 # --- runs --------------------------------------------------------------------------------
@@ -96,13 +123,17 @@ class MetricsScopedView(CollectionScopedView):
             "against the live judgment list, all or nothing: any problem → 400 listing every "
             "one (by 1-based `line` where it has one, else by `field`), nothing stored.\n\n"
             "Team members submit for their team (give `team` when in several). Coordinators "
-            "submit on behalf of a team and must give its id."
+            "submit on behalf of a team and must give its id.\n\n"
+            "Each team may submit the collection's `runs_per_day` runs in any 24 hours "
+            "(deleted runs count; a coordinator's submissions do not): beyond, 429 names "
+            "when the next is allowed."
         ),
         parameters=[SLUG],
         request={"multipart/form-data": RunSubmitSerializer},
         responses={
             201: RunCreatedSerializer,
             **error_responses(400, 401, 403, 404, e403=JUDGES_SEE_NO_RUNS),
+            **BUDGET_429,
         },
     ),
 )
@@ -110,7 +141,7 @@ class RunListCreateView(MetricsScopedView, generics.ListCreateAPIView):
     """List and submit runs."""
 
     serializer_class = RunSerializer
-    parser_classes: ClassVar[list] = [MultiPartParser, FormParser]
+    parser_classes: ClassVar[list] = [PolicyMultiPartParser, PolicyFormParser]
     role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": RUN_ROLES, "POST": RUN_ROLES}
 
     def get_queryset(self) -> Any:
@@ -120,6 +151,16 @@ class RunListCreateView(MetricsScopedView, generics.ListCreateAPIView):
         return selectors.runs_for_api(
             metrics_selectors.visible_runs(collection=self.collection, who=self.who)
         )
+
+    def paginate_queryset(self, queryset: Any) -> Any:
+        """Return a page of runs with the scores the viewer's policy shows (one pass)."""
+        page = super().paginate_queryset(queryset)
+        runs = list(queryset) if page is None else page
+        Scoreboard.attach(runs)
+        self.who.policy.apply(runs)
+        for run in runs:
+            run.__dict__["_scores_shown"] = True
+        return page
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Submit the uploaded run through ``run_submit``."""
@@ -148,6 +189,8 @@ class RunListCreateView(MetricsScopedView, generics.ListCreateAPIView):
                 user=request.user,
                 description=data["description"],
             )
+        except BudgetExhausted as exc:
+            raise BudgetRefused(exc) from exc
         except services.RunRejected as exc:
             raise LineErrors(
                 [{k: v for k, v in e.items() if v is not None} for e in exc.errors]
@@ -235,7 +278,9 @@ class RunDetailView(MetricsScopedView, generics.RetrieveUpdateDestroyAPIView):
         summary="Show a run's scores",
         description="The run's mean and per-query scores for the collection's measures "
         "(canonical names), over the queries of the live judgment list, and the "
-        "judgment-list version they were computed against.",
+        "judgment-list version they were computed against. Teams see what the collection's "
+        "score visibility allows until the judgments are published (`visibility`): by "
+        "default no score at all, and never a per-query value (docs/security.md).",
         parameters=[SLUG, RUN_ID],
         responses={
             200: RunScoresSerializer,
@@ -254,7 +299,9 @@ class RunScoresView(MetricsScopedView):
         run = metrics_selectors.run_for_viewer(
             collection=self.collection, who=self.who, run_id=self.kwargs["pk"]
         )
-        scores = selectors.run_scores(run=run, collection=self.collection, measures=self.measures)
+        scores = selectors.run_scores(
+            run=run, collection=self.collection, measures=self.measures, who=self.who
+        )
         return Response(RunScoresSerializer(scores).data)
 
 
@@ -268,7 +315,9 @@ class RunScoresView(MetricsScopedView):
         "the first measure). Team members see every team's runs only once the leaderboard "
         "is published, their own before; coordinators always see all. `judged` holds the "
         "Judged@k coverage, `scores` the other measures. A row is `stale` while its "
-        "scores rest on an older judgment-list version.",
+        "scores rest on an older judgment-list version. Until the judgments are published "
+        "teams see the scores the collection's score visibility allows (`visibility`; by "
+        "default none) and no intervals.",
         parameters=[
             SLUG,
             OpenApiParameter(
@@ -308,7 +357,10 @@ class LeaderboardView(MetricsScopedView):
             sort=request.query_params.get("sort") or None,
             provenance=provenance,
         )
-        context = {"coverage_threshold": self.collection.coverage_threshold}
+        context = {
+            "coverage_threshold": self.collection.coverage_threshold,
+            "visibility": str(self.who.policy.exposure),
+        }
         return Response(LeaderboardSerializer(board, context=context).data)
 
 
@@ -341,7 +393,7 @@ class TeamListCreateView(MetricsScopedView, generics.ListCreateAPIView):
 
     serializer_class = TeamSerializer
     pagination_class = None
-    parser_classes: ClassVar[list] = [PolicyJSONParser, FormParser, MultiPartParser]
+    parser_classes: ClassVar[list] = [PolicyJSONParser, PolicyFormParser, PolicyMultiPartParser]
     role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": RUN_ROLES, "POST": COORDINATORS}
 
     def get_queryset(self) -> Any:

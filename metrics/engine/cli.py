@@ -80,6 +80,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="evaluate only the N best documents of each ranking",
     )
     parser.add_argument(
+        "-N",
+        dest="num_docs",
+        type=_non_negative,
+        default=0,
+        metavar="N",
+        help="documents in the collection (trec_eval -N; only utility's fourth "
+        "coefficient reads it; default 0, as trec_eval)",
+    )
+    parser.add_argument(
         "--scale-top",
         type=float,
         default=DEFAULT_SCALE_TOP,
@@ -135,6 +144,7 @@ def evaluate_args(opts: dict[str, Any]) -> list[Evaluation]:
         run_format=opts["input_format"],
         max_ret=opts.get("max_ret"),
         judged_only=bool(opts.get("judged_only", False)),
+        num_docs=int(opts.get("num_docs") or 0),
     )
     for res in results:
         res.measures = trec_order(res.measures)
@@ -173,7 +183,9 @@ def run_labels(results: Sequence[Evaluation]) -> list[str]:
     return out
 
 
-def _trec_value(value: float, integer: bool) -> str:
+def _trec_value(value: float | str, integer: bool) -> str:
+    if isinstance(value, str):  # relstring, quoted as trec_eval prints it
+        return f"'{value}'"
     if math.isnan(value):
         return "nan"
     return f"{round(value):d}" if integer else f"{value:.4f}"
@@ -215,7 +227,7 @@ def to_json(results: Sequence[Evaluation], per_query: bool) -> str:
     for res, label in zip(results, run_labels(results), strict=True):
         block: dict[str, Any] = res.to_dict(per_query=per_query)
         for m in res.measures:
-            if m.is_integer:
+            if m.is_integer and m.display in block:
                 block[m.display] = {
                     k: (None if v is None else round(v)) for k, v in block[m.display].items()
                 }
@@ -232,7 +244,9 @@ def write_csv(results: Sequence[Evaluation], per_query: bool, stream: IO[str]) -
         for m, qid, value in rows:
             if qid != "all" and m.summary_only:
                 continue
-            if math.isnan(value):
+            if isinstance(value, str):
+                text = value
+            elif math.isnan(value):
                 text = ""
             elif m.is_integer:
                 text = str(round(value))

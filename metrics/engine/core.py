@@ -1,6 +1,8 @@
 """The vectorised evaluation core: measures computed from padded label matrices.
 
-Everything here works on whole matrices (one row per query), never query by query:
+Everything here works on whole matrices (one row per query), not query by query (the
+exceptions: the gain levels and ideal rankings of trec_eval's rbp, G, ndcg_rel and
+Rndcg, and relstring's text, are built in a short loop over the queries):
 
 ``ranked_labels``
     float64 ``(n_queries, depth)``: the label of the document at each rank, NaN for
@@ -652,6 +654,270 @@ def _iprec_avg(m: Measure, ctx: _Context) -> F64:
     return values.sum(axis=1) / len(IPREC_DEFAULT_LEVELS)
 
 
+# --------------------------------------------------------------------------- trec_eval's
+# remaining measures (infAP, rbp, rbp_resid, utility, relative_P, Rprec_mult, binG, G,
+# ndcg_rel, Rndcg, unj). Each follows its m_*.c in trec_eval 10.0 step for step where
+# the order of floating-point operations could change a last digit.
+INFAP_EPSILON = 0.00001  # trec_eval.h
+
+
+def _infap(m: Measure, ctx: _Context) -> F64:
+    """Return trec_eval's inferred AP (Yilmaz and Aslam, CIKM 2006).
+
+    NaN cells (not in the qrels) are skipped; negative labels are in the pool but
+    unjudged. At the relevant document of 0-based rank ``j`` (``j > 0``) the term is
+    ``1/(j+1) + j/(j+1) * (above/j) * ((rel_above + e)/(rel_above + nonrel_above + 2e))``
+    with ``above`` the pooled documents above it, relevant, non-relevant or unjudged.
+    """
+    v = ctx.view(m.judged_only)
+    L = v.L
+    r = m.rel
+    pooled_unjudged = np.cumsum(L < 0, axis=1, dtype=np.int64)
+    nonrel = np.cumsum((L >= 0) & (r > L), axis=1, dtype=np.int64)
+    rows, cols = v.hits(r)
+    counts = np.bincount(rows, minlength=ctx.nq)
+    rel_before = np.arange(len(rows)) - (np.cumsum(counts) - counts)[rows]  # rel_so_far - 1
+    # counts strictly above the hit (the hit itself is relevant, so the inclusive cumsum
+    # of the other two kinds is the same as the exclusive one)
+    nr = nonrel[rows, cols]
+    pu = pooled_unjudged[rows, cols]
+    fj = cols.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        term = 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((rel_before + nr + pu) / fj) * (
+            (rel_before + INFAP_EPSILON) / (rel_before + nr + 2 * INFAP_EPSILON)
+        )
+    term = np.where(cols == 0, 1.0, term)
+    total = np.bincount(rows, weights=term, minlength=ctx.nq)
+    return _safe_div(total, ctx.pool.num_rel(r))
+
+
+def _level_gains(m: Measure, ctx: _Context) -> list[F64]:
+    """Return, per query, the gains of trec_eval's gain levels (``setup_gains``).
+
+    The levels are every whole label from 0 to the query's highest non-negative label,
+    the labels themselves (decimal labels) and the levels of the measure's gain map.
+    """
+    gain_fn, _ = gain_function(m)
+    extra = [level for level, _ in m.gains] if m.gains is not None else []
+    out: list[F64] = []
+    for labels in ctx.pool.label_lists():
+        usable = labels[labels >= 0]
+        top = int(np.floor(usable.max())) if len(usable) else -1
+        levels = np.unique(np.concatenate([np.arange(top + 1.0), usable, extra]))
+        out.append(gain_fn(levels))
+    return out
+
+
+def _rbp(m: Measure, ctx: _Context) -> F64:
+    """Return rank-biased precision ``(1 - p) * sum(gain_i * p**i)`` (Moffat and Zobel 2008).
+
+    As trec_eval does, gains outside [0, 1] are rescaled per query to
+    ``(g - lo) / (hi - lo)`` over its gain levels, ``lo``/``hi`` taken with 0 (see
+    docs/measures.md); a document outside the qrels, or with a negative label, has gain 0.
+    """
+    v = ctx.view(m.judged_only)
+    L = v.L
+    gain_fn, _ = gain_function(m)
+    judged = L >= 0
+    g = np.where(judged, gain_fn(np.where(judged, L, 0.0)), 0.0)
+    levels = _level_gains(m, ctx)
+    lo = np.array([min(0.0, float(x.min(initial=0.0))) for x in levels])
+    hi = np.array([max(0.0, float(x.max(initial=0.0))) for x in levels])
+    rescale = (lo < 0) | (hi > 1)
+    if rescale.any():
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scaled = (g - lo[:, None]) / (hi - lo)[:, None]
+        g = np.where(rescale[:, None] & judged, scaled, g)
+    w = g.shape[1]
+    weights = np.cumprod(np.concatenate([[1.0], np.full(max(w - 1, 0), m.p)]))[:w]
+    return (1.0 - m.p) * (g @ weights if w else np.zeros(ctx.nq))
+
+
+def _rbp_resid(m: Measure, ctx: _Context) -> F64:
+    """Return RBP's residual: ``p**n + (1 - p) * sum(p**i)`` over unjudged ranks ``i``.
+
+    trec_eval's rule: 0 when no retrieved document is unjudged (a document outside the
+    qrels or with a negative label), even though the ranking's tail ``p**n`` remains.
+    """
+    v = ctx.view(m.judged_only)
+    L = v.L
+    unj = ~(L >= 0)
+    unj &= np.arange(L.shape[1])[None, :] < v.n_eff[:, None]
+    w = L.shape[1]
+    weights = np.cumprod(np.concatenate([[1.0], np.full(w, m.p)]))  # p**0 .. p**w
+    total = unj.astype(np.float64) @ weights[:w] if w else np.zeros(ctx.nq)
+    tail = weights[np.minimum(v.n_eff, w)]
+    return np.where(unj.any(axis=1), tail + (1.0 - m.p) * total, 0.0)
+
+
+def _utility(m: Measure, ctx: _Context) -> F64:
+    """Return ``a*relret + b*(ret - relret) + c*(R - relret) + d*(N + relret - ret - R)``."""
+    v = ctx.view(m.judged_only)
+    ret = v.n_ret.astype(np.float64)
+    rel_ret = v.rel(m.rel).sum(axis=1).astype(np.float64)
+    num_rel = ctx.pool.num_rel(m.rel).astype(np.float64)
+    a, b, c, d = m.coeffs
+    return (
+        a * rel_ret
+        + b * (ret - rel_ret)
+        + c * (num_rel - rel_ret)
+        + d * (m.n_docs + rel_ret - ret - num_rel)
+    )
+
+
+def _rel_p(m: Measure, ctx: _Context) -> F64:
+    """Return relevant documents in the top k / min(k, R); 0 when R is 0."""
+    v = ctx.view(m.judged_only)
+    k = int(m.cutoff)  # type: ignore[arg-type]
+    hits = v.rel(m.rel, k).sum(axis=1).astype(np.float64)
+    return _safe_div(hits, np.minimum(k, ctx.pool.num_rel(m.rel)))
+
+
+def _rprec_mult(m: Measure, ctx: _Context) -> F64:
+    """Return precision at ``floor(x * R + 0.9)`` documents (trec_eval's Rprec_mult.x).
+
+    Beyond the end of the ranking the missing documents count as non-relevant; a
+    cutoff of 0 (R = 0, or a small x) scores 0.
+    """
+    v = ctx.view(m.judged_only)
+    num_rel = ctx.pool.num_rel(m.rel)
+    cut = np.floor(float(m.level) * num_rel.astype(np.float64) + 0.9).astype(np.int64)  # type: ignore[arg-type]
+    look = np.minimum(cut, v.n_eff)
+    out = np.zeros(ctx.nq)
+    rows = np.flatnonzero(look > 0)
+    if len(rows):
+        cum = v.cumrel(m.rel)
+        out[rows] = cum[rows, look[rows] - 1] / cut[rows]
+    return out
+
+
+def _bing(m: Measure, ctx: _Context) -> F64:
+    """Return trec_eval's binG: 1/log2(2 + non-relevant above) per relevant hit, / R."""
+    v = ctx.view(m.judged_only)
+    rows, cols = v.hits(m.rel)
+    counts = np.bincount(rows, minlength=ctx.nq)
+    seen = np.arange(1, len(rows) + 1) - (np.cumsum(counts) - counts)[rows]
+    term = 1.0 / np.log2((3 + cols - seen).astype(np.float64))
+    total = np.bincount(rows, weights=term, minlength=ctx.nq)
+    return _safe_div(total, ctx.pool.num_rel(m.rel))
+
+
+def _unj(m: Measure, ctx: _Context) -> F64:
+    """Return the unjudged documents (outside the qrels or negative) in the top k, / k."""
+    v = ctx.view(m.judged_only)
+    k = int(m.cutoff)  # type: ignore[arg-type]
+    lab = _cut(v.L, k)
+    unj = ~(lab >= 0)
+    unj &= np.arange(lab.shape[1])[None, :] < v.n_eff[:, None]
+    return unj.sum(axis=1) / float(k)
+
+
+def _gain_matrices(m: Measure, ctx: _Context) -> tuple[F64, F64, NDArray[np.int64], F64]:
+    """Return the results' gains, the ideal gains (both padded to one width), P and R-sums.
+
+    The ideal is trec_eval's: the positive gains of the query's judged documents, highest
+    first; ``P`` is how many there are and the last array their total.
+    """
+    v = ctx.view(m.judged_only)
+    L = v.L
+    gain_fn, _ = gain_function(m)
+    judged = L >= 0
+    g = np.where(judged, gain_fn(np.where(judged, L, 0.0)), 0.0)
+    ideals = []
+    for labels in ctx.pool.label_lists():
+        gains = gain_fn(labels[labels >= 0])
+        ideals.append(-np.sort(-gains[gains > 0]))
+    n_pos = np.array([len(x) for x in ideals], dtype=np.int64)
+    width = max(g.shape[1], int(n_pos.max(initial=0)))
+    ideal = np.zeros((ctx.nq, width))
+    for i, x in enumerate(ideals):
+        ideal[i, : len(x)] = x
+    if g.shape[1] < width:
+        g = np.concatenate([g, np.zeros((ctx.nq, width - g.shape[1]))], axis=1)
+    total = np.array([float(x.sum()) for x in ideals])
+    return g, ideal, n_pos, total
+
+
+def _g(m: Measure, ctx: _Context) -> F64:
+    """Return trec_eval's G (normalised gain; see docs/measures.md)."""
+    g, ideal, _, _ = _gain_matrices(m, ctx)
+    if not g.shape[1]:
+        return np.zeros(ctx.nq)
+    cost = np.cumsum(np.maximum(ideal, 1.0), axis=1)
+    got = np.cumsum(g, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        term = np.where(g != 0, g / np.log2(2.0 + cost - got), 0.0)
+    total = term.sum(axis=1)
+    sum_ideal = np.cumsum(ideal, axis=1)[:, -1]
+    out = np.zeros(ctx.nq)
+    np.divide(total, sum_ideal, out=out, where=sum_ideal > 0)
+    return out
+
+
+def _dcg_curves(g: F64, ideal: F64) -> tuple[F64, F64]:
+    """Return the running DCG of the results and of the ideal (log2 discount, divided)."""
+    disc = np.log2(np.arange(2.0, g.shape[1] + 2.0))
+    return np.cumsum(g / disc, axis=1), np.cumsum(ideal / disc, axis=1)
+
+
+def _ndcg_rel(m: Measure, ctx: _Context) -> F64:
+    """Return trec_eval's ndcg_rel: NDCG averaged over the positive-gain documents."""
+    g, ideal, n_pos, _ = _gain_matrices(m, ctx)
+    if not g.shape[1]:
+        return np.zeros(ctx.nq)
+    rdcg, idcg = _dcg_curves(g, ideal)
+    hit = g > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        at_hits = np.where(hit, rdcg / idcg, 0.0)
+    # sequential sums, in rank order, as trec_eval adds them
+    rows, cols = np.nonzero(hit)
+    total = np.bincount(rows, weights=at_hits[rows, cols], minlength=ctx.nq).astype(np.float64)
+    n_hits = hit.sum(axis=1)
+    final = rdcg[:, -1]
+    full = idcg[:, -1]
+    out = np.zeros(ctx.nq)
+    ok = n_pos > 0
+    total[ok] += (n_pos[ok] - n_hits[ok]) * final[ok] / full[ok]
+    good = ok & (total > 0)
+    out[good] = total[good] / n_pos[good]
+    return out
+
+
+def _rlevel_ndcg(m: Measure, ctx: _Context) -> F64:
+    """Return trec_eval's Rndcg: NDCG averaged at the ideal ranking's gain-level changes.
+
+    At every rank ``b`` where the ideal gain changes (``1 <= b <= P``, the last being
+    where the positive gains run out) it takes NDCG of the top ``min(b, n)`` results
+    against the ideal's top ``b``; if the run retrieves more than ``P + 1`` documents,
+    NDCG of the whole ranking against the whole ideal is one more point. 0 when R (at
+    the relevance level) is 0 or nothing has a positive gain.
+    """
+    g, ideal, n_pos, _ = _gain_matrices(m, ctx)
+    out = np.zeros(ctx.nq)
+    if not g.shape[1]:
+        return out
+    rdcg, idcg = _dcg_curves(g, ideal)
+    zero = np.zeros((ctx.nq, 1))
+    rdcg = np.concatenate([zero, rdcg], axis=1)  # rdcg[:, k]: DCG of the top k
+    idcg = np.concatenate([zero, idcg], axis=1)
+    v = ctx.view(m.judged_only)
+    n = v.n_eff
+    num_rel = ctx.pool.num_rel(m.rel)
+    for i in np.flatnonzero((num_rel > 0) & (n_pos > 0)).tolist():
+        p = int(n_pos[i])
+        row = ideal[i, :p]
+        bounds = [b for b in range(1, p) if row[b] != row[b - 1]] + [p]
+        total, count = 0.0, 0
+        for b in bounds:
+            total += rdcg[i, min(b, int(n[i]))] / idcg[i, b]
+            count += 1
+        if n[i] > p + 1:
+            total += rdcg[i, int(n[i])] / idcg[i, p]
+            count += 1
+        out[i] = total / count
+    return out
+
+
 def _udcg(m: Measure, ctx: _Context) -> F64:
     from metrics.engine.udcg import udcg
 
@@ -704,6 +970,17 @@ _FAMILIES: dict[str, Callable[[Measure, _Context], F64]] = {
     "SetAP": _set_ap,
     "SetRelP": _set_rel_p,
     "NumNonRelJudgedRet": _num_nonrel_judged_ret,
+    "InfAP": _infap,
+    "RBP": _rbp,
+    "RBPResid": _rbp_resid,
+    "Utility": _utility,
+    "RelP": _rel_p,
+    "RprecMult": _rprec_mult,
+    "BinG": _bing,
+    "G": _g,
+    "nDCGRel": _ndcg_rel,
+    "RLevelNDCG": _rlevel_ndcg,
+    "Unj": _unj,
 }
 
 
@@ -800,8 +1077,35 @@ def compute(
     out: dict[str, F64] = {}
     for m in measures:
         name = m.canonical
-        if name not in out:
+        if name not in out and not m.is_text:
             out[name] = np.asarray(_FAMILIES[m.family](m, ctx), dtype=np.float64)
+    return out
+
+
+def relstrings(
+    m: Measure, labels: F64, n_ret: NDArray[np.int64], *, padded: bool = False
+) -> list[str]:
+    """Return trec_eval's ``relstring`` of each row: one character per top-k document.
+
+    ``0``-``9`` a label (decimal labels shown by their whole part), ``>`` above 9, ``-``
+    a document outside the qrels, ``.`` a negative label (in the qrels, unjudged).
+    Text measures are not computed by :func:`compute` (they have no numeric value).
+    """
+    v = _Context(labels, n_ret, JudgedPool.empty(labels.shape[0]), None, padded).view(m.judged_only)
+    k = int(m.cutoff)  # type: ignore[arg-type]
+    out = []
+    for row, n in zip(v.L[:, :k].tolist(), np.minimum(v.n_eff, k).tolist(), strict=True):
+        chars = []
+        for x in row[:n]:
+            if x != x:  # NaN: not in the qrels
+                chars.append("-")
+            elif x < 0:
+                chars.append(".")
+            elif x > 9:
+                chars.append(">")
+            else:
+                chars.append(str(int(x)))
+        out.append("".join(chars))
     return out
 
 
@@ -819,5 +1123,5 @@ def zero_omitted(measures: Sequence[Measure], values: dict[str, F64], omitted: A
     if not mask.any():
         return
     for m in measures:
-        if m.aggregate != "sum":
+        if m.aggregate in ("mean", "gm"):
             values[m.canonical][mask] = 0.0

@@ -34,7 +34,7 @@ from numpy.typing import NDArray
 
 from metrics.engine import _creader
 from metrics.engine import _strings as S
-from metrics.engine.core import JudgedPool, compute, zero_omitted
+from metrics.engine.core import JudgedPool, compute, relstrings, zero_omitted
 from metrics.engine.errors import EngineInputError, MeasureError
 from metrics.engine.io import Format, Qrels, Run, Source, read_qrels, read_run, set_parser_threads
 from metrics.engine.measures import (
@@ -73,6 +73,8 @@ class Evaluation:
             ``extra="include"``).
         rel_level: the default relevance level used.
         judged_only: whether measures were computed on judged documents only (``-J``).
+        texts: ``{canonical name: one string per qid}`` of text measures
+            (``relstring``), which have no ``per_query`` array and no summary.
     """
 
     run_tag: str
@@ -85,6 +87,7 @@ class Evaluation:
     ignored_queries: list[str] = field(default_factory=list)
     rel_level: float = 1.0
     judged_only: bool = False
+    texts: dict[str, list[str]] = field(default_factory=dict)
 
     def measure(self, name: str | Measure) -> Measure:
         """Return the requested measure called ``name`` (display, requested or canonical name)."""
@@ -118,33 +121,47 @@ class Evaluation:
         """
         out: dict[str, float] = {}
         for m in self.measures:
+            if m.is_text:
+                continue
             v = self.aggregates[m.canonical]
             for key in (m.canonical, m.requested, m.display):
                 if key:
                     out.setdefault(key, v)
         return out
 
-    def rows(self) -> Iterator[tuple[Measure, str, float]]:
-        """Yield ``(measure, qid or "all", value)`` in trec_eval's ``-q`` order."""
-        columns = [(m, self.per_query[m.canonical]) for m in self.measures]
+    def rows(self) -> Iterator[tuple[Measure, str, float | str]]:
+        """Yield ``(measure, qid or "all", value)`` in trec_eval's ``-q`` order.
+
+        A text measure (``relstring``) yields its string, per query only.
+        """
+        columns: list[tuple[Measure, Any]] = [
+            (m, self.texts[m.canonical] if m.is_text else self.per_query[m.canonical])
+            for m in self.measures
+        ]
         for i, qid in enumerate(self.qids):
             for m, values in columns:
-                yield m, qid, float(values[i])
+                yield m, qid, (values[i] if m.is_text else float(values[i]))
         yield from self.summary_rows()
 
     def summary_rows(self) -> Iterator[tuple[Measure, str, float]]:
-        """Yield ``(measure, "all", summary value)`` in request order."""
+        """Yield ``(measure, "all", summary value)`` in request order (text measures have none)."""
         for m in self.measures:
-            yield m, "all", self.aggregates[m.canonical]
+            if not m.is_text:
+                yield m, "all", self.aggregates[m.canonical]
 
-    def to_dict(self, per_query: bool = True) -> dict[str, dict[str, float | None]]:
+    def to_dict(self, per_query: bool = True) -> dict[str, dict[str, Any]]:
         """Return ``{display name: {"all": x, qid: y, ...}}`` (NaN becomes ``None``).
 
         Measures trec_eval prints only over all queries (``num_q``, ``gm_map``,
-        ``gm_bpref``) have only ``"all"``.
+        ``gm_bpref``) have only ``"all"``; a text measure (``relstring``) only its
+        per-query strings, and nothing without ``per_query``.
         """
-        out: dict[str, dict[str, float | None]] = {}
+        out: dict[str, dict[str, Any]] = {}
         for m in self.measures:
+            if m.is_text:  # per query only, like trec_eval's relstring
+                if per_query:
+                    out[m.display] = dict(zip(self.qids, self.texts[m.canonical], strict=True))
+                continue
             vals: dict[str, float | None] = {"all": _none(self.aggregates[m.canonical])}
             if per_query and not m.summary_only:
                 arr = self.per_query[m.canonical]
@@ -265,7 +282,8 @@ def _evaluate_parsed(
     use = np.minimum(n_ret, depth)
 
     nrows = len(qids)
-    per_query = {m.canonical: np.zeros(nrows) for m in measures}
+    per_query = {m.canonical: np.zeros(nrows) for m in measures if not m.is_text}
+    texts = {m.canonical: [""] * nrows for m in measures if m.is_text}
     pool_all = qrels.pool
     # Block by block (bounded memory): the label of every needed (query, rank) cell of
     # the block's rows, row by row in rank order, then the padded matrix of them.
@@ -288,9 +306,16 @@ def _evaluate_parsed(
         values = compute(measures, mat, n_ret[rows], pool, padded=True)
         for key, arr in values.items():
             per_query[key][rows] = arr
+        for m in measures:
+            if m.is_text:
+                strings = relstrings(m, mat, n_ret[rows], padded=True)
+                for row, text in zip(rows.tolist(), strings, strict=True):
+                    texts[m.canonical][row] = text
 
     zero_omitted(measures, per_query, row_run < 0)  # judged queries the run does not have
-    aggregates = {m.canonical: _aggregate(m, per_query[m.canonical]) for m in measures}
+    aggregates = {
+        m.canonical: _aggregate(m, per_query[m.canonical]) for m in measures if not m.is_text
+    }
     return Evaluation(
         run_tag=run.tag,
         run_name=run.name,
@@ -302,6 +327,7 @@ def _evaluate_parsed(
         ignored_queries=ignored,
         rel_level=float(rel_level),
         judged_only=judged_only,
+        texts=texts,
     )
 
 
@@ -318,6 +344,7 @@ def evaluate(
     run_format: Format = "auto",
     max_ret: int | None = None,
     judged_only: bool = False,
+    num_docs: int = 0,
 ) -> Evaluation:
     """Evaluate one run against qrels for any list of measures, in one pass.
 
@@ -339,12 +366,20 @@ def evaluate(
             each ranking (``None``: all).
         judged_only: trec_eval ``-J``: remove unjudged and negative-labelled
             documents from every ranking (after ``max_ret``) for every measure.
+        num_docs: trec_eval ``-N``: documents in the collection (read only by
+            ``utility`` with a non-zero fourth coefficient).
 
     Raises:
         EngineInputError: an input has errors (all of them are reported).
         MeasureError: a measure name is invalid.
     """
-    ms = parse_measures(measures, rel_level=rel_level, scale_top=scale_top, judged_only=judged_only)
+    ms = parse_measures(
+        measures,
+        rel_level=rel_level,
+        scale_top=scale_top,
+        judged_only=judged_only,
+        num_docs=num_docs,
+    )
     if not ms:
         raise MeasureError("no measures given")
     q = read_qrels(qrels, format=qrels_format)
@@ -409,6 +444,7 @@ def evaluate_many(
     run_format: Format = "auto",
     max_ret: int | None = None,
     judged_only: bool = False,
+    num_docs: int = 0,
 ) -> list[Evaluation]:
     """Evaluate several runs against the same qrels; return one :class:`Evaluation` per run.
 
@@ -419,7 +455,13 @@ def evaluate_many(
     Raises:
         EngineInputError: with the problems of every run that has any.
     """
-    ms = parse_measures(measures, rel_level=rel_level, scale_top=scale_top, judged_only=judged_only)
+    ms = parse_measures(
+        measures,
+        rel_level=rel_level,
+        scale_top=scale_top,
+        judged_only=judged_only,
+        num_docs=num_docs,
+    )
     if not ms:
         raise MeasureError("no measures given")
     if max_ret is not None and max_ret < 0:

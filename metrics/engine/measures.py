@@ -27,6 +27,12 @@ DEFAULT_W_IRR = -1.0 / 3.0
 DEFAULT_SCALE_TOP = 4.0
 TREC_DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 SUCCESS_DEFAULT_CUTOFFS = (1, 5, 10)
+UNJ_DEFAULT_CUTOFFS = (5, 10, 20)
+# trec_eval's multiples of R of Rprec_mult.
+RPREC_MULT_DEFAULT_LEVELS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
+# trec_eval's default persistence of rbp and rbp_resid, and utility's coefficients.
+DEFAULT_RBP_P = 0.9
+DEFAULT_UTILITY = (1.0, -1.0, 0.0, 0.0)
 # trec_eval's recall levels of iprec_at_recall and 11pt_avg.
 IPREC_DEFAULT_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 # trec_eval floors a query's value at this before taking logs (gm_map, gm_bpref).
@@ -45,6 +51,11 @@ GEOMETRIC_FAMILIES = frozenset({"GMAP", "GMBpref"})
 SUMMARY_ONLY_FAMILIES = frozenset({"NumQ", "GMAP", "GMBpref"})
 # Families computed by sibling modules owned by other code (see core._external).
 EXTERNAL_FAMILIES = frozenset({"UDCG", "sNDCG", "RNDCG"})
+# Families whose per-query value is text, not a number (no summary; trec_eval relstring).
+TEXT_FAMILIES = frozenset({"RelString"})
+RELSTRING_DEFAULT_LENGTH = 10
+# trec_eval's measures whose gains come from the label (or a level=gain map).
+GAIN_LEVEL_FAMILIES = frozenset({"RBP", "G", "nDCGRel", "RLevelNDCG"})
 
 
 def _fmt(x: float) -> str:
@@ -82,6 +93,9 @@ class Measure:
     w_irr: float = DEFAULT_W_IRR
     level: float | None = None
     beta: float = 1.0
+    p: float = DEFAULT_RBP_P
+    coeffs: tuple[float, float, float, float] = DEFAULT_UTILITY
+    n_docs: int = 0
     requested: str = field(default="", compare=False)
     trec_style: bool = field(default=False, compare=False)
 
@@ -107,6 +121,8 @@ class Measure:
             flags.append(f"-l{_fmt(self.rel)}")
         if self.judged_only:
             flags.append("-J")
+        if self.family == "Utility" and self.coeffs[3] != 0:
+            flags.append(f"-N{self.n_docs}")
         return tuple(flags)
 
     @property
@@ -117,6 +133,15 @@ class Measure:
             return None
         if self.family == "IPrec":
             return f"iprec_at_recall_{self.level:3.2f}"
+        if self.family == "RprecMult":
+            return f"Rprec_mult_{self.level:3.2f}"
+        base = name.partition(".")[0]
+        if base in _TREC_PARAM_TEXT:
+            # trec_eval prints the parameter text as written: rbp.p=0.8 -> rbp_p=0.8
+            written = self.requested.strip()
+            if self.trec_style and written.startswith(base + "."):
+                return base + "_" + written[len(base) + 1 :]
+            return name.replace(".", "_", 1) if "." in name else name
         if self.family == "nDCG" and self.cutoff is None:
             if self.gains is None:
                 return "ndcg"
@@ -135,19 +160,27 @@ class Measure:
 
     @property
     def aggregate(self) -> str:
-        """Return how per-query values are summarised: ``"mean"``, ``"sum"`` or ``"gm"``.
+        """Return how per-query values are summarised: ``"mean"``, ``"sum"``, ``"gm"``, ``"none"``.
 
+        ``"none"``: a text measure (``relstring``), printed per query only.
         ``"gm"`` is trec_eval's geometric mean: ``exp(mean(log(max(v, MIN_GEO_MEAN))))``,
         so one query scoring 0 costs as much as a query scoring 0.00001.
         """
         if self.family in SUM_FAMILIES:
             return "sum"
+        if self.family in TEXT_FAMILIES:
+            return "none"
         return "gm" if self.family in GEOMETRIC_FAMILIES else "mean"
 
     @property
     def summary_only(self) -> bool:
         """Return whether trec_eval prints this measure only over all queries (not ``-q``)."""
         return self.family in SUMMARY_ONLY_FAMILIES
+
+    @property
+    def is_text(self) -> bool:
+        """Return whether values are text (``relstring``): per query only, never summarised."""
+        return self.family in TEXT_FAMILIES
 
     @property
     def is_integer(self) -> bool:
@@ -165,6 +198,8 @@ class Measure:
 
 
 _SET_FAMILIES = frozenset({"SetP", "SetR", "SetF", "SetAP", "SetRelP"})
+# trec_eval measures whose -m parameters are free text it prints back as written.
+_TREC_PARAM_TEXT = frozenset({"rbp", "rbp_resid", "utility", "G", "ndcg_rel", "Rndcg", "relstring"})
 _REL_FAMILIES = frozenset(
     {
         "P",
@@ -182,6 +217,12 @@ _REL_FAMILIES = frozenset(
         "IPrec",
         "IPrecAvg",
         "NumNonRelJudgedRet",
+        "InfAP",
+        "Utility",
+        "RelP",
+        "RprecMult",
+        "BinG",
+        "RLevelNDCG",
         *_SET_FAMILIES,
     }
 )
@@ -226,7 +267,40 @@ def _canonical(m: Measure) -> str:
         return f"UDCG(rel={_fmt(m.rel)},w_irr={_fmt(m.w_irr)}){at}"
     if fam in ("sNDCG", "RNDCG"):
         return f"{fam}(gain={m.gain}){at}"
+    if fam in ("InfAP", "BinG"):
+        return f"{fam}(rel={_fmt(m.rel)}{jo})"
+    if fam in ("RelP", "RprecMult"):
+        at = f"@{_fmt(m.level)}" if fam == "RprecMult" else at  # type: ignore[arg-type]
+        return f"{fam}(rel={_fmt(m.rel)}{jo}){at}"
+    if fam in ("Unj", "RelString"):
+        return f"{fam}{'(judged_only=true)' if m.judged_only else ''}{at}"
+    if fam in ("RBP", "RBPResid"):
+        gain = f",gain={_gain_text(m)}" if fam == "RBP" else ""
+        return f"{fam}(p={_fmt(m.p)}{gain}{jo})"
+    if fam in ("G", "nDCGRel"):
+        return f"{fam}(gain={_gain_text(m)}{jo})"
+    if fam == "RLevelNDCG":
+        return f"{fam}(rel={_fmt(m.rel)},gain={_gain_text(m)}{jo})"
+    if fam == "Utility":
+        a, b, c, d = (_fmt(x) for x in m.coeffs)
+        n = f",n_docs={m.n_docs}" if m.coeffs[3] != 0 else ""
+        return f"Utility(a={a},b={b},c={c},d={d}{n},rel={_fmt(m.rel)}{jo})"
     raise AssertionError(fam)  # pragma: no cover
+
+
+def _gain_text(m: Measure) -> str:
+    """Return ``linear`` or the gain map as ``{0:0,1:3}``."""
+    if m.gains is None:
+        return m.gain
+    return "{" + ",".join(f"{_fmt(k)}:{_fmt(v)}" for k, v in m.gains) + "}"
+
+
+def _pairs_text(m: Measure, lead: str = "") -> str:
+    """Return trec_eval's ``name.`` parameter text of a gain map (after ``lead``), or ''."""
+    items = [lead] if lead else []
+    if m.gains is not None:
+        items += [f"{_fmt(a)}={_fmt(b)}" for a, b in m.gains]
+    return "." + ",".join(items) if items else ""
 
 
 def _trec_name(m: Measure) -> str | None:
@@ -259,9 +333,27 @@ def _trec_name(m: Measure) -> str | None:
         "SetR": "set_recall",
         "SetAP": "set_map",
         "SetRelP": "set_relative_P",
+        "InfAP": "infAP",
+        "BinG": "binG",
+        "RelP": "relative_P.{k}",
+        "Unj": "unj.{k}",
     }
     if fam == "IPrec":
         return f"iprec_at_recall.{_fmt(m.level)}"  # type: ignore[arg-type]
+    if fam == "RprecMult":
+        return f"Rprec_mult.{_fmt(m.level)}"  # type: ignore[arg-type]
+    if fam == "RBP":
+        return "rbp" + _pairs_text(m, "" if m.p == DEFAULT_RBP_P else f"p={_fmt(m.p)}")
+    if fam == "RBPResid":
+        return "rbp_resid" + ("" if m.p == DEFAULT_RBP_P else f".p={_fmt(m.p)}")
+    if fam in ("G", "nDCGRel", "RLevelNDCG"):
+        return {"G": "G", "nDCGRel": "ndcg_rel", "RLevelNDCG": "Rndcg"}[fam] + _pairs_text(m)
+    if fam == "RelString":
+        return "relstring" if k == RELSTRING_DEFAULT_LENGTH else f"relstring.{k}"
+    if fam == "Utility":
+        if m.coeffs == DEFAULT_UTILITY:
+            return "utility"
+        return "utility." + ",".join(_fmt(x) for x in m.coeffs)
     if fam == "SetF":
         return "set_F" if m.beta == 1 else None
     if fam == "AP":
@@ -289,7 +381,23 @@ def _depth(m: Measure) -> int | None:
 
 
 _WHOLE_RANKING = frozenset(
-    {"GMAP", "GMBpref", "IPrec", "IPrecAvg", "NumNonRelJudgedRet", *_SET_FAMILIES}
+    {
+        "GMAP",
+        "GMBpref",
+        "IPrec",
+        "IPrecAvg",
+        "NumNonRelJudgedRet",
+        "InfAP",
+        "RBP",
+        "RBPResid",
+        "Utility",
+        "RprecMult",
+        "BinG",
+        "G",
+        "nDCGRel",
+        "RLevelNDCG",
+        *_SET_FAMILIES,
+    }
 )
 
 # --------------------------------------------------------------------------- parsing
@@ -318,8 +426,21 @@ _TREC_FAMILY = {
     "set_F": "SetF",
     "set_map": "SetAP",
     "set_relative_P": "SetRelP",
+    "infAP": "InfAP",
+    "rbp": "RBP",
+    "rbp_resid": "RBPResid",
+    "utility": "Utility",
+    "relative_P": "RelP",
+    "Rprec_mult": "RprecMult",
+    "binG": "BinG",
+    "G": "G",
+    "ndcg_rel": "nDCGRel",
+    "Rndcg": "RLevelNDCG",
+    "unj": "Unj",
+    "relstring": "RelString",
 }
-_TREC_CUT = {"ndcg_cut", "map_cut", "P", "recall", "success"}
+_TREC_CUT = {"ndcg_cut", "map_cut", "P", "recall", "success", "relative_P", "unj"}
+_TREC_DEFAULT_CUTS = {"success": SUCCESS_DEFAULT_CUTOFFS, "unj": UNJ_DEFAULT_CUTOFFS}
 
 _IR_FAMILY = {
     "nDCG": "nDCG",
@@ -354,6 +475,18 @@ _IR_FAMILY = {
     "SetAP": "SetAP",
     "SetRelP": "SetRelP",
     "NumNonRelJudgedRet": "NumNonRelJudgedRet",
+    "InfAP": "InfAP",
+    "RBP": "RBP",
+    "RBPResid": "RBPResid",
+    "Utility": "Utility",
+    "RelP": "RelP",
+    "RprecMult": "RprecMult",
+    "BinG": "BinG",
+    "G": "G",
+    "nDCGRel": "nDCGRel",
+    "RLevelNDCG": "RLevelNDCG",
+    "Unj": "Unj",
+    "RelString": "RelString",
 }
 
 _ALLOWED = {
@@ -384,8 +517,20 @@ _ALLOWED = {
     "SetAP": {"rel", "judged_only"},
     "SetRelP": {"rel", "judged_only"},
     "NumNonRelJudgedRet": {"rel"},
+    "InfAP": {"rel", "judged_only"},
+    "RBP": {"p", "gain", "gains", "judged_only"},
+    "RBPResid": {"p", "judged_only"},
+    "Utility": {"a", "b", "c", "d", "n_docs", "rel", "judged_only"},
+    "RelP": {"rel", "judged_only", "cutoff"},
+    "RprecMult": {"rel", "judged_only", "cutoff"},
+    "BinG": {"rel", "judged_only"},
+    "G": {"gain", "gains", "judged_only"},
+    "nDCGRel": {"gain", "gains", "judged_only"},
+    "RLevelNDCG": {"rel", "gain", "gains", "judged_only"},
+    "Unj": {"judged_only", "cutoff"},
+    "RelString": {"judged_only", "cutoff"},
 }
-_CUTOFF_REQUIRED = {"P", "R", "Success", "Judged", "IPrec"}
+_CUTOFF_REQUIRED = {"P", "R", "Success", "Judged", "IPrec", "RelP", "Unj", "RprecMult"}
 # Families whose value trec_eval's -J does not change (they read judged documents only).
 _SAME_UNDER_J = frozenset({"Bpref", "GMBpref", "NumQ", "NumRel", "NumRelRet", "NumNonRelJudgedRet"})
 
@@ -512,8 +657,17 @@ def _build(family: str, params: dict[str, object], name: str, defaults: Measure)
         if "cutoff" not in params:
             raise MeasureError(f"{name!r} needs a recall level, e.g. IPrec@0.5")
         kw["level"] = _recall_level(params["cutoff"], name)
+    elif family == "RprecMult":
+        if "cutoff" not in params:
+            raise MeasureError(f"{name!r} needs a multiple of R, e.g. RprecMult@0.5")
+        level = _number(str(params["cutoff"]), f"multiple of R of {name!r}")
+        if level < 0:
+            raise MeasureError(f"multiple of R of {name!r} must be 0 or more, got {level!r}")
+        kw["level"] = level
     elif "cutoff" in params:
         kw["cutoff"] = _as_int_cutoff(params["cutoff"], name)
+    elif family == "RelString":
+        kw["cutoff"] = RELSTRING_DEFAULT_LENGTH
     elif family in _CUTOFF_REQUIRED:
         raise MeasureError(f"{name!r} needs a cutoff, e.g. {family}@10")
     if "rel" in params:
@@ -534,6 +688,46 @@ def _build(family: str, params: dict[str, object], name: str, defaults: Measure)
         kw["top"] = defaults.top
     if "w_irr" in params:
         kw["w_irr"] = _number(str(params["w_irr"]), "w_irr")
+    if "p" in params:
+        kw["p"] = _number(str(params["p"]), "p")
+        if not 0.0 <= kw["p"] < 1.0:  # type: ignore[operator]
+            raise MeasureError(f"{name!r}: p (persistence) must be in [0, 1), got {params['p']!r}")
+    if family == "Utility":
+        kw["coeffs"] = tuple(
+            _number(str(params.get(k, d)), f"utility coefficient {k}")
+            for k, d in zip("abcd", DEFAULT_UTILITY, strict=True)
+        )
+        if "n_docs" in params:
+            n_docs = _number(str(params["n_docs"]), "n_docs")
+            if not n_docs.is_integer() or n_docs < 0:
+                raise MeasureError(f"{name!r}: n_docs must be a whole number >= 0")
+            kw["n_docs"] = int(n_docs)
+        else:
+            kw["n_docs"] = defaults.n_docs
+        if kw["coeffs"][3] == 0:  # type: ignore[index]
+            kw["n_docs"] = 0  # unused: equal computations compare equal
+    if family in GAIN_LEVEL_FAMILIES:
+        gain = params.get("gain", "linear")
+        gains = params.get("gains")
+        if isinstance(gain, tuple):
+            gain, gains = "linear", gain
+        if gain != "linear":
+            raise MeasureError(
+                f"{name!r}: gain must be linear or a level:gain map like {{1:1,2:3}}, got {gain!r}"
+            )
+        if gains is not None:
+            if not isinstance(gains, tuple):
+                raise MeasureError(f"{name!r}: gains must be a map like {{0:0,1:1,2:3}}")
+            for level, _ in gains:
+                if level < 0 or not float(level).is_integer():
+                    raise MeasureError(
+                        f"{name!r}: gain levels are whole labels 0, 1, 2...; got {_fmt(level)}"
+                    )
+            levels = [level for level, _ in gains]
+            if len(set(levels)) != len(levels):
+                raise MeasureError(f"{name!r}: a gain level is given twice")
+            kw["gains"] = tuple(sorted(dict(gains).items()))
+            kw["gain"] = "custom"
     if family in ("nDCG", "sNDCG", "RNDCG"):
         gain = params.get("gain")
         if "dcg" in params:
@@ -568,6 +762,8 @@ def _build(family: str, params: dict[str, object], name: str, defaults: Measure)
         kw["judged_only"] = False
     if kw["family"] not in _REL_FAMILIES:
         kw["rel"] = 1.0
+    if kw["family"] not in ("RBP", "RBPResid"):
+        kw["p"] = DEFAULT_RBP_P
     if not (kw["family"] == "ERR" or (kw["family"] == "nDCG" and kw.get("ideal") == "max")):
         kw["top"] = DEFAULT_SCALE_TOP
     return Measure(**kw, requested=name)  # type: ignore[arg-type]
@@ -607,7 +803,8 @@ def _parse_trec(text: str, defaults: Measure) -> list[Measure] | None:
     base, _, rest = stripped.partition(".")
     if base not in _TREC_FAMILY:
         # accept trec_eval's printed spelling too: ndcg_cut_10, P_10, map_cut_5
-        m = re.match(r"^(ndcg_cut|map_cut|P|recall|success)_(\d+)$", stripped)
+        m = re.match(r"^(ndcg_cut|map_cut|P|recall|success|relative_P|unj)_(\d+)$", stripped)
+        m = m or re.match(r"^(Rprec_mult)_(\d*\.?\d+)$", stripped)
         if not m:
             return None
         base, rest = m.group(1), m.group(2)
@@ -619,14 +816,19 @@ def _parse_trec(text: str, defaults: Measure) -> list[Measure] | None:
             built = _build(family, {"cutoff": level}, f"{base}.{level}", defaults)
             out.append(replace(built, trec_style=True))
         return out
+    if base == "Rprec_mult":
+        texts = [c.strip() for c in rest.split(",")] if rest else RPREC_MULT_DEFAULT_LEVELS
+        for text_level in texts:
+            built = _build(family, {"cutoff": text_level}, f"{base}.{text_level}", defaults)
+            if any(m.level == built.level for m in out):
+                raise MeasureError(f"{stripped!r}: multiple {_fmt(built.level)} given twice")  # type: ignore[arg-type]
+            out.append(replace(built, trec_style=True))
+        return out
     if base in _TREC_CUT:
         if rest:
             cutoffs = [c.strip() for c in rest.split(",")]
         else:
-            cutoffs = [
-                str(c)
-                for c in (SUCCESS_DEFAULT_CUTOFFS if base == "success" else TREC_DEFAULT_CUTOFFS)
-            ]
+            cutoffs = [str(c) for c in _TREC_DEFAULT_CUTS.get(base, TREC_DEFAULT_CUTOFFS)]
         seen: set[int] = set()
         for c in cutoffs:
             k = _as_int_cutoff(c, stripped)
@@ -638,7 +840,35 @@ def _parse_trec(text: str, defaults: Measure) -> list[Measure] | None:
             out.append(replace(built, trec_style=True))
         return out
     params: dict[str, object] = {}
-    if rest:
+    if base == "relstring":
+        params["cutoff"] = rest.strip() if rest else RELSTRING_DEFAULT_LENGTH
+    elif rest and base == "utility":
+        values = [v.strip() for v in rest.split(",")]
+        if len(values) != 4:
+            raise MeasureError(
+                f"{stripped!r}: utility takes four coefficients a,b,c,d (got {len(values)})"
+            )
+        params.update(zip("abcd", values, strict=True))
+    elif rest and base in _TREC_PARAM_TEXT:
+        gain_pairs: list[tuple[float, float]] = []
+        for item in rest.split(","):
+            if "=" not in item:
+                raise MeasureError(f"{stripped!r}: parameters are name=value, got {item!r}")
+            key, value = (x.strip() for x in item.split("=", 1))
+            if key == "p" and base in ("rbp", "rbp_resid"):
+                if "p" in params:
+                    raise MeasureError(f"{stripped!r}: p given twice")
+                params["p"] = value
+            elif base == "rbp_resid":
+                raise MeasureError(f"{stripped!r}: rbp_resid takes only p=, got {item!r}")
+            else:
+                if not re.fullmatch(r"[+-]?\d+", key):
+                    takes = "p= and level=gain" if base == "rbp" else "level=gain"
+                    raise MeasureError(f"{stripped!r}: {base} takes {takes}, got {item!r}")
+                gain_pairs.append((_number(key, "gain level"), _number(value, "gain")))
+        if gain_pairs:
+            params["gains"] = tuple(gain_pairs)
+    elif rest:
         if base != "ndcg":
             raise MeasureError(f"trec_eval measure {base!r} takes no parameters (got {stripped!r})")
         gains: list[tuple[float, float]] = []
@@ -654,10 +884,14 @@ def _parse_trec(text: str, defaults: Measure) -> list[Measure] | None:
 
 @lru_cache(maxsize=4096)
 def _parse_cached(
-    text: str, rel_level: float, scale_top: float, judged_only: bool = False
+    text: str, rel_level: float, scale_top: float, judged_only: bool = False, num_docs: int = 0
 ) -> tuple[Measure, ...]:
     defaults = Measure(
-        "nDCG", rel=float(rel_level), top=float(scale_top), judged_only=bool(judged_only)
+        "nDCG",
+        rel=float(rel_level),
+        top=float(scale_top),
+        judged_only=bool(judged_only),
+        n_docs=int(num_docs),
     )
     if not text or not text.strip():
         raise MeasureError("empty measure name")
@@ -678,6 +912,7 @@ def parse_measure(
     rel_level: float = 1,
     scale_top: float = DEFAULT_SCALE_TOP,
     judged_only: bool = False,
+    num_docs: int = 0,
 ) -> list[Measure]:
     """Parse one measure name into one or more :class:`Measure` objects.
 
@@ -690,7 +925,9 @@ def parse_measure(
     negative-labelled) documents, unless its name says ``judged_only=false``;
     ``bpref``, ``num_q``, ``num_rel`` and ``num_rel_ret`` are the same either way, and
     a measure without a judged-only variant (``ERR``, ``Judged``, ``UDCG``...) is an
-    error.  A :class:`Measure` is returned as is.
+    error.  ``num_docs`` is trec_eval's ``-N``, the size of the collection, which only
+    ``utility`` with a non-zero fourth coefficient reads.  A :class:`Measure` is
+    returned as is.
 
     Raises:
         MeasureError: unknown name, unknown parameter or invalid value.
@@ -699,7 +936,9 @@ def parse_measure(
         return [name]
     if not isinstance(name, str):
         raise MeasureError(f"measure names are strings, got {type(name).__name__}")
-    return list(_parse_cached(name, float(rel_level), float(scale_top), bool(judged_only)))
+    return list(
+        _parse_cached(name, float(rel_level), float(scale_top), bool(judged_only), int(num_docs))
+    )
 
 
 def parse_measures(
@@ -708,6 +947,7 @@ def parse_measures(
     rel_level: float = 1,
     scale_top: float = DEFAULT_SCALE_TOP,
     judged_only: bool = False,
+    num_docs: int = 0,
 ) -> list[Measure]:
     """Parse several names; duplicates (same display name and computation) are dropped.
 
@@ -721,7 +961,11 @@ def parse_measures(
     seen: set[tuple[Measure, str]] = set()
     for name in names:
         for m in parse_measure(
-            name, rel_level=rel_level, scale_top=scale_top, judged_only=judged_only
+            name,
+            rel_level=rel_level,
+            scale_top=scale_top,
+            judged_only=judged_only,
+            num_docs=num_docs,
         ):
             key = (m, m.display)
             if key not in seen:
@@ -821,22 +1065,7 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
     ),
 }
 # Members of trec_eval's sets that the engine does not compute (docs/measures.md).
-TREC_NOT_IMPLEMENTED = frozenset(
-    {
-        "relstring",
-        "unj",
-        "rbp",
-        "rbp_resid",
-        "infAP",
-        "utility",
-        "relative_P",
-        "Rprec_mult",
-        "ndcg_rel",
-        "Rndcg",
-        "binG",
-        "G",
-    }
-)
+TREC_NOT_IMPLEMENTED: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

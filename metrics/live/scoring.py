@@ -46,6 +46,19 @@ def measure_labels(measures: Sequence[str]) -> list[MeasureLabel]:
                     "arithmetic means of per-query scores (use map or bpref here, and "
                     "manage.py evaluate for gm_map and gm_bpref)"
                 )
+            if measure.is_text:
+                raise MeasureError(
+                    f"{name!r} is text (each ranking's first labels as a string), not a "
+                    "score: a leaderboard ranks runs by numbers; see it with manage.py "
+                    "evaluate -q -m relstring"
+                )
+            if measure.family == "Utility" and measure.coeffs[3] != 0 and not measure.n_docs:
+                raise MeasureError(
+                    f"{name!r}: utility's fourth coefficient weighs the non-relevant "
+                    "documents left unretrieved, which needs the collection's size; a "
+                    "leaderboard has no -N, so name it: "
+                    "Utility(a=1,b=-1,c=0,d=0.01,n_docs=100000)"
+                )
             labels.append(MeasureLabel(name, measure.canonical, measure.trec_name))
     return labels
 

@@ -33,11 +33,13 @@ Under it, in this order as needed: judgments and adjudications (``FOR UPDATE`` o
 rows), live grades, pool entries and progress counters, runs and their rankings, the
 score columns, the scoreboard; none of these is written by anyone who does not hold the
 collection lock. Locks a writer may hold *before* the collection lock, never after it:
-an LLM job's and its chunks' rows (``judging.llm.services``) and the pooling policy row
+a team's row (a submission's budget, ``metrics.visibility.services``), an LLM job's and
+its chunks' rows (``judging.llm.services``) and the pooling policy row
 (``metrics.pool.services.pool_replan``, which writes its plan under the collection lock;
 a policy change locks the collection first and then only the policy row it creates);
 new rows (a submission's run and id-only documents) are inserted before it and conflict
-only on their own unique keys.
+only on their own unique keys. An LLM provider's and its usage rows (budgets) are locked
+in transactions of their own, never together with the collection's.
 
 Under the lock a writer reads in **new statements**: in PostgreSQL's READ COMMITTED, a
 statement that waited for a row lock returns every row it did not lock as its snapshot

@@ -14,7 +14,8 @@
  *   Ctrl+Z         undo your last change (history keeps both the change and the undo)
  * When a card is shown, its summary is announced in the live region #judge-live (kept
  * across swaps with hx-preserve) and focus moves to the document's heading. On narrow
- * screens the description/narrative/guidelines fold away and the page scrolls to the card,
+ * screens the description/narrative/guidelines fold away and the page scrolls to the bar
+ * above the card (saved line, Undo, Back, progress) and the card below it,
  * so the query line and the document's start are in view above the fixed grade bar.
  * The time spent on a card (visible time only) goes into the hidden `seconds` field.
  */
@@ -125,9 +126,12 @@
     }
     var root = card();
     if (swapped && root && narrow()) {
-      // After htmx's own "scroll to the top of the page" for boosted requests.
+      // After htmx's own "scroll to the top of the page" for boosted requests. The bar
+      // above the card comes into view with it: the "Saved" line, Undo, Back and the
+      // progress are what a touch judge must see after a tap.
+      var top = document.querySelector("[data-judge-bar]") || root;
       window.requestAnimationFrame(function () {
-        root.scrollIntoView({ block: "start", behavior: "instant" });
+        top.scrollIntoView({ block: "start", behavior: "instant" });
       });
     }
     var heading = document.getElementById("doc-title") || document.getElementById("all-done-title");

@@ -179,7 +179,8 @@
           window.location.assign(created);
           return;
         }
-        if (xhr.status === 400 && replaceForm(form, xhr.responseText)) {
+        // 400: the file's problems; 429: the team's runs per day are used (the page says when).
+        if ((xhr.status === 400 || xhr.status === 429) && replaceForm(form, xhr.responseText)) {
           return;
         }
         setProgress(form, 0, "The upload failed (HTTP " + xhr.status + "). Please try again.");

@@ -92,17 +92,23 @@ def test_phone_card_shows_query_and_document_above_a_fixed_grade_bar(
     wait_for_new_card(phone, first)
     expect(phone.locator("[data-saved]")).to_contain_text("Saved 2")
     expect(phone.locator(".query-narrative")).to_be_hidden()
-    # card.js scrolls the card into view one frame after htmx settles (and after htmx's
-    # own scroll to the page top): wait for that frame, not for the swap alone.
+    # card.js scrolls the bar above the card into view one frame after htmx settles (and
+    # after htmx's own scroll to the page top): wait for that frame, not for the swap.
     phone.wait_for_function(
-        "() => Math.abs(document.querySelector('[data-judging-card]')"
+        "() => Math.abs(document.querySelector('[data-judge-bar]')"
         ".getBoundingClientRect().top) <= 10",
         timeout=5000,
     )
+    assert phone.evaluate("window.scrollY") > 0  # scrolled to the bar, not the page top
+    grade_bar_y = box(phone, ".grade-buttons")["y"]
+    # The confirmation, Undo, Back and the progress are on screen after the tap (the
+    # audit found them 4-132 px above it), and so are the query line and the title.
+    for what in ("[data-saved]", "[data-undo]", "[data-key-back]", "#judge-progress"):
+        b = box(phone, what)
+        assert b["y"] >= 0 and b["y"] + b["height"] <= grade_bar_y, (what, b)
     card_top = box(phone, "[data-judging-card]")["y"]
     title = box(phone, "#doc-title")
-    assert -1 <= card_top <= 10, card_top
-    assert 0 < title["y"] < box(phone, ".grade-buttons")["y"] - 60
+    assert 0 < card_top < title["y"] < grade_bar_y - 60, (card_top, title)
     shot(phone, "phone-next-card")
     no_sideways_scroll(phone)
     judgment = Judgment.objects.get()

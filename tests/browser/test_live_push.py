@@ -13,7 +13,7 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from judging import services as judging_services
-from judging.models import Document, Membership, Query
+from judging.models import Collection, Document, Membership, Query
 from metrics import services
 from tests import factories
 from tests.browser.test_run_query import RUN
@@ -36,6 +36,9 @@ def test_a_new_grade_reaches_open_pages_by_itself(
         filename="r.txt",
         user=None,
     )
+    # Teams see live scores once the judgments are published (before, the default score
+    # visibility shows them none; docs/security.md).
+    Collection.objects.filter(pk=coll.pk).update(judgments_published=True)
     judge_user = factories.user("jo")
     factories.member(coll, judge_user, role=Membership.Role.JUDGE)
     width, height = viewport

@@ -55,13 +55,15 @@ def test_ranked_list_of_one_query(browser, live_server, console, runs_world, vie
         assert page.evaluate(
             "document.documentElement.scrollWidth <= document.documentElement.clientWidth"
         )
-        # Unpublished: the team sees the score and the run's order, but no grade or ideal.
+        # Unpublished: the team sees the run's order, but no grade, ideal or score (a
+        # per-query score gives the grades away; docs/security.md).
         Collection.objects.filter(pk=coll.pk).update(judgments_published=False)
         page.reload()
         expect(page.locator("[data-grades-hidden]")).to_be_visible()
         expect(page.locator("#run-ranking tbody tr")).to_have_count(3)
         assert page.locator("#ideal-ranking, [data-grade], [data-contribution]").count() == 0
-        expect(page.locator("[data-field=ndcg]")).to_have_text(f"{dcg / best:.4f}")
+        expect(page.locator("[data-field=ndcg]")).to_have_text("–")
+        expect(page.locator("[data-field=judged]")).to_have_text("–")
         assert page.evaluate(
             "document.documentElement.scrollWidth <= document.documentElement.clientWidth"
         )

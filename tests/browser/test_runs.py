@@ -8,8 +8,10 @@ import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
 
-from judging.models import Membership
+from judging.models import Collection, Membership
+from metrics import services
 from metrics.models import Run
+from metrics.visibility.services import score_visibility_update
 from tests import factories
 from tests.metrics import pages_factories as pf
 
@@ -99,6 +101,10 @@ def test_upload_a_run_and_see_it_scored_on_the_leaderboard(page, console, runs_w
     assert run.status == Run.Status.SCORED
     expected = run.scores[pf.NDCG10]
     assert expected is not None and expected > 0
+    # The judgments are unpublished: the default score visibility shows the team no score.
+    expect(page.locator("[data-score-visibility=none]")).to_be_visible()
+    expect(page.locator("td.score").first).to_have_text("–")
+    Collection.objects.filter(pk=runs_world["coll"].pk).update(judgments_published=True)
 
     page.click("nav.tabs a:has-text('Leaderboard')")
     row = page.locator("tr[data-run='my-bm25']")
@@ -135,6 +141,36 @@ def test_refused_run_lists_its_lines_in_place(page, console, runs_world):
     # Chromium logs the 400 response itself; nothing else may appear.
     assert console.problems() == [
         "error: Failed to load resource: the server responded with a status of 400 (Bad Request)"
+    ]
+
+
+def test_a_team_over_its_runs_per_day_is_told_when_in_place(page, console, runs_world):
+    coll = runs_world["coll"]
+    score_visibility_update(collection=coll, runs_per_day=1)
+    services.run_submit(
+        collection=coll,
+        team=runs_world["team"],
+        tag="first",
+        content=RUN_FILE.encode(),
+        filename="r.txt",
+        user=runs_world["team"].members.get(),
+    )
+    log_in(page, reverse("metrics:run_create", args=[coll.slug]))
+    expect(page.locator("[data-budget]")).to_contain_text("0 of 1 run left")
+    page.set_input_files(
+        "input[name=file]",
+        files=[{"name": "two.txt", "mimeType": "text/plain", "buffer": RUN_FILE.encode()}],
+    )
+    page.fill("input[name=tag]", "second")
+    page.click("button:has-text('Submit run')")
+    errors = page.locator("[data-run-errors]")
+    expect(errors).to_contain_text("next submission is allowed at")
+    expect(page).to_have_url(re.compile(r"/runs/new/$"))
+    assert Run.objects.count() == 1
+    assert page.evaluate("window.__cspViolations") == []
+    assert console.problems() == [
+        "error: Failed to load resource: the server responded with a status of 429 "
+        "(Too Many Requests)"
     ]
 
 

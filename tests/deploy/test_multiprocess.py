@@ -96,6 +96,13 @@ def test_judge_submit_llm_job_and_leaderboard_over_http(
         llm = factories.umbrela_judge(coll, fake.url, api_key_env=KEY_ENV, max_attempts=2)
         base = deployment
         api = f"/api/v1/collections/{coll.slug}/"
+        # Every part answers: the production processes' own health check says so.
+        health = httpx.get(base + "/healthz", headers={"Host": "127.0.0.1"}, timeout=30.0)
+        assert health.status_code == 200, health.text
+        assert health.json() == {
+            "status": "ok",
+            "checks": {"database": "ok", "cache": "ok", "broker": "ok"},
+        }
 
         with _client(base, judy) as judge_http:  # a human judge grades three pairs
             for qid, docno, grade in [("q1", "d1", 4), ("q1", "d2", 0), ("q2", "d3", 2)]:

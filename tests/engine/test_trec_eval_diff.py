@@ -53,6 +53,30 @@ MEASURES = [
     "set_map",
     "set_relative_P",
     "num_nonrel_judged_ret",
+    # the rest of all_trec (issue 33), with parameters in trec_eval's own syntax
+    "infAP",
+    "rbp",
+    "rbp.p=0.5",
+    "rbp.p=0.8,1=1,2=5",
+    "rbp_resid",
+    "rbp_resid.p=0.7",
+    "utility",
+    "utility.2,-0.5,-1,0",
+    "relative_P",
+    "relative_P.1,2,3,1000",
+    "Rprec_mult",
+    "Rprec_mult.0.1,0.5,1.5,3,25",
+    "binG",
+    "G",
+    "G.0=0,1=3,2=1",
+    "ndcg_rel",
+    "ndcg_rel.1=2,2=1,4=9",
+    "Rndcg",
+    "Rndcg.0=1,1=3",
+    "unj",
+    "unj.1,3,50",
+    "relstring",
+    "relstring.25",
 ]
 # trec_eval's ndcg gain maps (integer gains: trec_eval sorts the ideal with an
 # integer comparison, see docs/measures.md), including non-monotone ones.
@@ -73,22 +97,25 @@ FLAG_SETS = [
 ]
 
 
-def parse_trec_output(text: str) -> dict[tuple[str, str], float]:
-    """Return ``{(measure, qid): value}`` from trec_eval's printed lines."""
-    out: dict[tuple[str, str], float] = {}
+def parse_trec_output(text: str) -> dict[tuple[str, str], float | str]:
+    """Return ``{(measure, qid): value}`` from trec_eval's printed lines.
+
+    ``relstring``'s quoted text stays a string (without the quotes).
+    """
+    out: dict[tuple[str, str], float | str] = {}
     for line in text.splitlines():
         name, qid, value = line.split("\t")
         key = (name.strip(), qid)
         assert key not in out, f"trec_eval printed {key} twice"
-        out[key] = float(value)
+        out[key] = value[1:-1] if value.startswith("'") else float(value)
     return out
 
 
 def run_trec_eval(
     binary: Path, flags: list[str], measures: list[str], qrels: Path, run: Path
-) -> dict[tuple[str, str], float]:
+) -> dict[tuple[str, str], float | str]:
     """Run trec_eval once per measure (it keeps one parameterisation per name); merge."""
-    out: dict[tuple[str, str], float] = {}
+    out: dict[tuple[str, str], float | str] = {}
     for m in measures:
         proc = subprocess.run(
             [str(binary), "-q", *flags, "-m", m, str(qrels), str(run)],
@@ -98,7 +125,8 @@ def run_trec_eval(
         )
         assert proc.returncode == 0, f"trec_eval {flags} -m {m}: {proc.stderr}"
         for key, value in parse_trec_output(proc.stdout).items():
-            assert key not in out or out[key] == value or math.isnan(out[key] - value), key
+            same = key not in out or out[key] == value
+            assert same or math.isnan(out[key] - value), key  # type: ignore[operator]
             out[key] = value
     return out
 
@@ -118,10 +146,19 @@ def run_engine(
     results = cli.evaluate_args(opts)
     (block,) = json.loads(cli.to_json(results, per_query=True)).values()
     return {
-        (name, qid): (math.nan if v is None else float(v))
+        (name, qid): (math.nan if v is None else v if isinstance(v, str) else float(v))
         for name, values in block.items()
         for qid, v in values.items()
     }
+
+
+def omitted_queries(qrels: Path, run: Path) -> set[str]:
+    """Return the judged queries that the run has no line for."""
+
+    def qids(path: Path) -> set[str]:
+        return {line.split()[0] for line in path.read_text().splitlines() if line.strip()}
+
+    return qids(qrels) - qids(run)
 
 
 def rel_level(flags: list[str]) -> float:
@@ -139,22 +176,51 @@ def assert_same(
         # documented difference: trec_eval's -c "all" counts every label > 0
         theirs.pop(("num_rel", "all"), None)
         ours.pop(("num_rel", "all"), None)
-    if "-J" in flags:
-        # documented difference: a query whose every retrieved document is unjudged has
-        # no ranking left under -J; trec_eval's interpolated precision divides 0 by 0
-        # there (nan, and nan over all queries), Graded scores it 0.
-        for key in [k for k, v in theirs.items() if math.isnan(v)]:
-            assert key[0].startswith(("iprec_at_recall_", "11pt_avg")), key
+    # documented differences where trec_eval divides 0 by 0 (nan for the query and for
+    # all), Graded scores the query 0: under -J a query whose every retrieved document is
+    # unjudged has no ranking left (interpolated precision); Rndcg of a query with
+    # relevant documents but none of positive gain (-l 0, or a gain map giving them 0).
+    for key in [k for k, v in theirs.items() if isinstance(v, float) and math.isnan(v)]:
+        if key[0].startswith("Rndcg"):
+            if key[1] != "all":
+                assert ours[key] == 0.0, key
+        else:
+            assert "-J" in flags and key[0].startswith(("iprec_at_recall_", "11pt_avg")), key
             if key[1] != "all":
                 assert ours[key] == 0.0 and ours[("num_ret", key[1])] == 0.0, key
-            assert math.isfinite(ours.pop(key)), key
-            del theirs[key]
+        assert math.isfinite(ours.pop(key)), key
+        del theirs[key]
+    if "-c" in flags:
+        # documented difference: trec_eval -c scores a judged query the run lacks on a
+        # stand-in ranking of one unjudged document, then resets utility, rbp_resid and
+        # relstring only when they are named without parameters; with parameters it
+        # keeps utility = b + c*R, rbp_resid = 1 and relstring '-' (c*R, 0 and '' under
+        # -J, which drops the stand-in). Graded scores such a query 0 throughout ('').
+        omitted = omitted_queries(qrels, run)
+        quirky = ("utility_", "rbp_resid_", "relstring_")
+        for key in [k for k in theirs if k[0].startswith(quirky)]:
+            if key[1] in omitted:
+                if key[0].startswith("relstring_"):
+                    assert ours.pop(key) == "", key
+                    assert theirs[key] == ("" if "-J" in flags else "-"), key
+                else:
+                    assert ours.pop(key) == 0.0, key
+                if key[0].startswith("rbp_resid_"):
+                    assert theirs[key] == (0.0 if "-J" in flags else 1.0), key
+                del theirs[key]
+            elif key[1] == "all" and omitted:
+                ours.pop(key)
+                del theirs[key]
     assert theirs, "trec_eval printed nothing"
     assert sorted(ours) == sorted(theirs)
     bad = [
         (key, ours[key], theirs[key])
         for key in sorted(theirs)
-        if not math.isclose(ours[key], theirs[key], rel_tol=0, abs_tol=1e-9)
+        if (
+            ours[key] != theirs[key]
+            if isinstance(theirs[key], str) or isinstance(ours[key], str)
+            else not math.isclose(ours[key], theirs[key], rel_tol=0, abs_tol=1e-9)
+        )
     ]
     assert not bad, f"{len(bad)} values differ, first: {bad[:5]}"
     return ours
@@ -317,12 +383,12 @@ def test_measure_sets_print_trec_evals_lines_in_its_order(trec_eval_bin, tmp_pat
         theirs = [row for row in theirs if not row[0].rstrip().startswith(tuple(left_out))]
     assert [(a.rstrip(), q) for a, q, _ in ours] == [(a.rstrip(), q) for a, q, _ in theirs]
     for (name, qid, mine), (_, _, their) in zip(ours, theirs, strict=True):
-        if name.rstrip() == "runid":
+        if name.rstrip() == "runid" or their.startswith("'"):  # the run's tag, relstring
             assert mine == their
         elif (name.rstrip(), qid) == ("num_rel", "all") and "-l" in flags:
             continue  # the documented difference, asserted on its own below
-        elif math.isnan(float(their)):  # the documented -J difference (iprec)
-            assert name.startswith(("iprec_at_recall", "11pt_avg"))
+        elif math.isnan(float(their)):  # the documented 0/0 differences (iprec, Rndcg)
+            assert name.startswith(("iprec_at_recall", "11pt_avg", "Rndcg"))
         elif "." in mine:  # trec_eval prints %6.4f; this build prints %.17g
             assert mine == f"{float(their):.4f}", (name, qid)
         else:
@@ -355,6 +421,34 @@ def test_parameterised_measures_keep_their_keys(trec_eval_bin, tmp_path):
         "ndcg_cut_10",
     }
     assert ours[("ndcg", "all")] != ours[("ndcg_0=0,1=1,2=5", "all")]
+
+
+def test_utility_reads_the_collection_size(trec_eval_bin, tmp_path):
+    """utility's fourth coefficient counts unretrieved non-relevant documents: -N N."""
+    qrels, run = write(tmp_path, *random_collection(5, complete=True))
+    for flags in (["-N", "5000"], ["-c", "-N", "77", "-l", "2"], ["-J", "-N", "300"]):
+        ours = assert_same(trec_eval_bin, flags, ["utility.1,-1,-0.5,0.01"], qrels, run)
+        assert ours[("utility_1,-1,-0.5,0.01", "all")] != 0
+
+
+def test_gain_maps_reach_the_0_over_0_cases(trec_eval_bin, tmp_path):
+    """Rndcg of a query whose relevant documents all have gain 0 is nan there, 0 here.
+
+    The other gain measures agree: G, ndcg_rel and rbp with a map that zeroes level 1
+    and gives level 0 (non-relevant) a gain.
+    """
+    qrels, run = write(
+        tmp_path,
+        "a 0 d1 1\na 0 d2 0\nb 0 d1 2\nb 0 d3 1\nb 0 d4 0\n",
+        "a Q0 d1 1 3 t\na Q0 d2 2 2 t\nb Q0 d4 1 5 t\nb Q0 d3 2 4 t\nb Q0 d1 3 3 t\n",
+    )
+    measures = ["Rndcg.1=0", "G.1=0,0=2", "ndcg_rel.1=0", "rbp.1=0,0=2", "rbp.0=-1"]
+    theirs = run_trec_eval(trec_eval_bin, ["-c"], measures, qrels, run)
+    assert math.isnan(theirs[("Rndcg_1=0", "a")])
+    assert_same(trec_eval_bin, ["-c"], measures, qrels, run)
+    ours = run_engine(["-c"], measures, qrels, run)
+    assert ours[("Rndcg_1=0", "a")] == 0.0
+    assert ours[("Rndcg_1=0", "all")] == ours[("Rndcg_1=0", "b")] / 2 > 0
 
 
 def test_num_rel_under_c_and_l_is_the_documented_difference(trec_eval_bin, tmp_path):

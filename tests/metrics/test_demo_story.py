@@ -41,13 +41,20 @@ def test_submit_pool_judge_and_watch_the_leaderboard_move(
     assert pooled.count() > 0
     assert PoolEntry.objects.filter(collection__slug=DEMO_SLUG).count() > pool_before
 
-    def board():
-        data = client.get(f"{api}/leaderboard/", HTTP_AUTHORIZATION=f"Token {token.key}").json()
+    # The team sees no score while the judgments are unpublished (the default score
+    # visibility, docs/security.md); the coordinator watches the leaderboard move.
+    coordinator = Token.objects.create(user=django_user_model.objects.get(username="coordinator"))
+
+    def board(key: str = coordinator.key):
+        data = client.get(f"{api}/leaderboard/", HTTP_AUTHORIZATION=f"Token {key}").json()
         (row,) = data["rows"]
         return data["version"], row
 
     version, row = board()
     assert not row["stale"]
+    _, team_row = board(token.key)
+    assert team_row["run"] == "bm25-baseline"
+    assert set(team_row["scores"].values()) | set(team_row["judged"].values()) == {None}
 
     # judge1 grades the first few pairs of the queue in the browser.
     client.force_login(django_user_model.objects.get(username="judge1"))
@@ -65,4 +72,6 @@ def test_submit_pool_judge_and_watch_the_leaderboard_move(
     new_version, new_row = board()
     assert new_version > version and not new_row["stale"]
     assert new_row["scores"] != row["scores"]
+    _, team_row = board(token.key)
+    assert set(team_row["scores"].values()) | set(team_row["judged"].values()) == {None}
     assert metrics_factories.current(Run.objects.get()).scored_version == new_version

@@ -160,7 +160,7 @@ def test_default_set_is_trec_evals_official(files):
     ]
 
 
-def test_all_trec_names_what_it_leaves_out(files):
+def test_all_trec_prints_the_whole_set(files):
     qrels, run = files
     out, err = io.StringIO(), io.StringIO()
     call_command("evaluate", str(qrels), str(run), "-m", "all_trec", stdout=out, stderr=err)
@@ -168,8 +168,14 @@ def test_all_trec_names_what_it_leaves_out(files):
     assert names[:6] == ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map"]
     for name in ("gm_bpref", "11pt_avg", "ndcg", "ndcg_cut_10", "set_F", "success_1"):
         assert name in names
-    assert names[-1] == "num_nonrel_judged_ret"
-    assert "left out of the set: relstring, unj, rbp" in err.getvalue()
+    for name in ("infAP", "utility", "binG", "G", "ndcg_rel", "Rndcg", "relative_P_5", "rbp"):
+        assert name in names
+    assert names[-3:] == ["unj_5", "unj_10", "unj_20"]
+    assert "relstring" not in names  # per query only, with -q
+    assert err.getvalue() == ""
+    out = io.StringIO()
+    call_command("evaluate", str(qrels), str(run), "-m", "all_trec", "-q", stdout=out)
+    assert any(line.startswith("relstring") for line in out.getvalue().splitlines())
 
 
 def test_gm_map_is_the_geometric_mean_with_trec_evals_floor(files):

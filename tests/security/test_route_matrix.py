@@ -57,7 +57,9 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("DELETE", S + "runs/<int:pk>/"):             (401, 404, 403, 403, 204, 404, 404, 204),
     ("GET", S + "runs/<int:pk>/scores/"):         (401, 404, 403, 403, 200, 404, 404, 200),
     ("GET", S + "leaderboard/"):                  (401, 404, 403, 403, 200, 200, 404, 200),
-    ("GET", S + "difficulty/"):                   (401, 404, 403, 403, 200, 200, 404, 200),
+    # Per-query scores: refused to teams until the judgments are published (score
+    # visibility, docs/security.md); the PUBLISHED table below has them after.
+    ("GET", S + "difficulty/"):                   (401, 404, 403, 403, 403, 403, 404, 200),
     ("GET", S + "teams/"):                        (401, 404, 403, 403, 200, 200, 404, 200),
     ("POST", S + "teams/"):                       (401, 404, 403, 403, 403, 403, 404, 201),
     # Collections and their content: coordinators (of any collection, to create one).
@@ -89,7 +91,9 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("PUT", S + "judges/<int:judge_id>/quota/"):  (401, 404, 403, 403, 403, 403, 404, 200),
     # Run analysis: a team sees its own runs (others' once the leaderboard is published).
     ("GET", S + "runs/<int:pk>/queries/<str:qid>/"): (401, 404, 403, 403, 200, 404, 404, 200),
-    ("GET", S + "compare/"):                      (401, 404, 403, 403, 200, 404, 404, 200),
+    ("GET", S + "compare/"):                      (401, 404, 403, 403, 403, 403, 404, 200),
+    ("GET", S + "score-visibility/"):             (401, 404, 403, 403, 403, 403, 404, 200),
+    ("PATCH", S + "score-visibility/"):           (401, 404, 403, 403, 403, 403, 404, 200),
 }  # fmt: skip
 
 
@@ -124,6 +128,7 @@ BODIES: dict[tuple[str, str], Callable[[Arena], tuple[Any, str]]] = {
     ),
     ("PATCH", S + "aggregation/"): lambda a: ({"judges_per_pair": 2}, "json"),
     ("PATCH", S + "pooling/"): lambda a: ({"strategy": "mtf"}, "json"),
+    ("PATCH", S + "score-visibility/"): lambda a: ({"mode": "aggregate"}, "json"),
     ("PUT", S + "judges/<int:judge_id>/quota/"): lambda a: ({"quota": 5}, "json"),
 }
 SECRETS = ("judy", "jim", "q1 need", "bm25.txt")

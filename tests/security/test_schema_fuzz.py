@@ -164,3 +164,36 @@ def test_api_with_data_under_every_policy(with_data: Arena, wsgi_app: WSGIHandle
     assert with_data.coll.aggregation_policy == policy
     failures = fuzz(wsgi_app, _headers(with_data, "cora"), with_data)
     assert not failures, "\n\n".join(failures)
+
+
+THROTTLED = {
+    "anon": "3/min",
+    "user": "3/min",
+    "token_failure": "3/hour",
+    "login": None,
+    "login_account": None,
+    "login_ip": None,
+    "login_device": None,
+}
+
+
+@pytest.mark.parametrize(
+    "who", ["cora", "bad token"], ids=["throttled user", "throttled bad token"]
+)
+def test_throttled_answers_conform_to_the_schema(arena: Arena, wsgi_app: WSGIHandler, who):
+    """With tight rates nearly every answer is a 429 (or 401): each must be documented."""
+    from django.core.cache import cache
+    from django.test import override_settings
+
+    headers = (
+        {"Authorization": "Token " + "0" * 40, "Accept-Encoding": "identity"}
+        if who == "bad token"
+        else _headers(arena, who)
+    )
+    cache.clear()
+    try:
+        with override_settings(GRADED_THROTTLE_RATES=THROTTLED):
+            failures = fuzz(wsgi_app, headers)
+    finally:
+        cache.clear()
+    assert not failures, "\n\n".join(failures)

@@ -24,8 +24,9 @@ Documents:
 ``csv``    a header naming ``docno``, ``title``, ``body``, ``url`` (JSON Lines' alternative
            names too); other columns go to ``extra`` as text.
 
-A csv cell that starts with ``'`` before a formula character (``=``, ``+``, ``-``,
-``@``) loses that ``'``: the guard Graded's own csv exports add for spreadsheets.
+A csv cell that starts with ``'`` before a formula (see
+:func:`judging.lists.formats.common.is_formula`) loses that ``'``: the guard Graded's own
+csv exports add for spreadsheets.
 
 Blank lines and lines starting with ``#`` are skipped (in JSON Lines and TSV).
 """

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
@@ -269,17 +270,49 @@ def csv_records(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, list[st
             yield line, record
 
 
-#: First characters that make a spreadsheet read a cell as a formula (OWASP).
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+#: First characters that make a spreadsheet read a cell as a formula (OWASP), compared after
+#: NFKC normalisation, so that full-width and small forms (＝ U+FF1D, ＋, －, ＠, ﹦) count.
+FORMULA_STARTS = ("=", "+", "-", "@")
+#: Control characters that start a formula on their own (OWASP: tab, carriage return).
+FORMULA_CONTROLS = ("\t", "\r")
+
+
+def _skipped_before_formula(char: str) -> bool:
+    """Return whether a spreadsheet may skip ``char`` before it reads a formula.
+
+    Any separator or space (Unicode Z*: space, NBSP, U+3000, line separators) and any
+    control, format or other invisible character (C*: LF, VT, FF, U+200B, U+FEFF, bidi
+    marks, private use), since some spreadsheet or import step trims each of them.
+    """
+    return unicodedata.category(char)[0] in "ZC"
 
 
 def is_formula(text: str) -> bool:
-    """Return whether a spreadsheet could take ``text`` for a formula."""
-    return text.lstrip(" ").startswith(FORMULA_STARTS)
+    """Return whether a spreadsheet could take ``text`` for a formula.
+
+    True when ``text`` starts with a tab or carriage return, or when its first visible
+    character, after any leading spaces and invisible characters, is ``=``, ``+``, ``-``
+    or ``@`` in any width (NFKC: ``＝`` is ``=``).
+    """
+    if text.startswith(FORMULA_CONTROLS):
+        return True
+    for char in text:
+        if not _skipped_before_formula(char):
+            return unicodedata.normalize("NFKC", char).startswith(FORMULA_STARTS)
+    return False
+
+
+def needs_formula_guard(text: str) -> bool:
+    """Return whether a csv export must prefix ``text`` with ``'``.
+
+    Formulas do, and so does text that starts with ``'`` before a formula, so that
+    :func:`csv_cell_text` gives back exactly what was written.
+    """
+    return is_formula(text.lstrip("'"))
 
 
 def csv_cell_text(cell: str) -> str:
     """Return a csv cell's text without the formula guard (a leading ``'``) csv exports add."""
-    if cell.startswith("'") and is_formula(cell[1:]):
+    if cell.startswith("'") and needs_formula_guard(cell[1:]):
         return cell[1:]
     return cell

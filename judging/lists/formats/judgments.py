@@ -21,11 +21,14 @@ Formats (aggregated live list):
 Grades are written as integers when whole, else with up to six decimals.
 
 CSV output is safe to open in a spreadsheet (OWASP, "CSV Injection"): a text cell — query
-text or id, docno, judge name, note — whose first character (after any spaces) is ``=``,
-``+``, ``-``, ``@``, a tab or a carriage return gets a leading ``'`` and is quoted, so no
-spreadsheet reads it as a formula. Numbers Graded writes (grades, seconds, ids of judges)
-are never changed. The csv reader removes that one ``'`` again, so an exported file imports
-back unchanged. qrels, jsonl, json and ranklib are written byte for byte.
+text or id, docno, judge name, note — that starts with a tab or a carriage return, or
+whose first visible character (after any spaces, line breaks, zero-width or other invisible
+characters: Unicode Z* and C*) is ``=``, ``+``, ``-`` or ``@`` in any width (``＝``), gets a
+leading ``'`` and is quoted, so no spreadsheet reads it as a formula (and so does text
+starting with ``'`` before such a formula, so that it too imports back unchanged). Numbers
+Graded writes (grades, seconds, ids of judges) are never changed. The csv reader removes
+that one ``'`` again, so an exported file imports back unchanged. qrels, jsonl, json and
+ranklib are written byte for byte.
 """
 
 from __future__ import annotations
@@ -44,8 +47,8 @@ from judging.lists.formats.common import (
     csv_cell_text,
     csv_records,
     ident,
-    is_formula,
     json_value,
+    needs_formula_guard,
     text,
 )
 from judging.textpolicy import MAX_NAME_LENGTH, MAX_NOTE_LENGTH, echo
@@ -183,7 +186,7 @@ def _csv_field(value: Any) -> str:
     Text (``str``) that a spreadsheet would read as a formula gets a leading ``'`` and is
     quoted; numbers are written as they are.
     """
-    if isinstance(value, str) and is_formula(value):
+    if isinstance(value, str) and needs_formula_guard(value):
         return "\"'" + value.replace('"', '""') + '"'
     value = str(value)
     if "," in value or '"' in value or "\n" in value or "\r" in value:

@@ -3,14 +3,13 @@
 Usage::
 
     python manage.py evaluate QRELS RUN [RUN ...] [-m MEASURE ...] [-q] [-c|--no-c]
-                                [-l N] [-J] [-M N] [--format trec|json|csv]
+                                [-l N] [-J] [-M N] [-N N] [--format trec|json|csv]
 
 The options and output formats are those of :mod:`metrics.engine.cli` (also
 available without Django as ``python -m metrics.engine``): trec_eval's layout by
 default, ``json`` at full precision, or ``csv``.  Without ``-m`` it prints trec_eval's
-default set (``-m official``); ``-m all_trec`` prints every measure of trec_eval's
-``all_trec`` set that Graded computes and names the others on stderr.  Measures
-requested by their
+default set (``-m official``); ``-m all_trec`` prints trec_eval's whole ``all_trec``
+set (``relstring`` only with ``-q``, as trec_eval does).  Measures requested by their
 trec_eval name are printed under trec_eval's name (``ndcg_cut_10``); every other
 spelling under its canonical name.  With several runs each run's block starts with a
 ``runid  all  TAG`` line.

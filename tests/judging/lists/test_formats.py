@@ -7,13 +7,21 @@ import io
 import json
 import subprocess
 import sys
+import unicodedata
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from judging.lists.formats import MAX_REPORTED, FormatError, Problem, Problems, iter_lines, text
 from judging.lists.formats import collections as cf
 from judging.lists.formats import judgments as jf
-from judging.lists.formats.common import FORMULA_STARTS
+from judging.lists.formats.common import (
+    FORMULA_STARTS,
+    csv_cell_text,
+    is_formula,
+    needs_formula_guard,
+)
 
 ROWS = [
     jf.LiveRow("301", "d1", 2.0, 1, 0, 'apples, "pears"\nand plums'),
@@ -366,3 +374,74 @@ def test_other_formats_stay_byte_exact(fmt):
     assert "'" not in out
     assert "=q1" in out or fmt == "ranklib"
     assert "-d1" in out
+
+
+# --- issue 32 item 9: formulas behind invisible characters and in full width -----------
+
+#: The leading characters the audit found unguarded, and others of their classes.
+INVISIBLE = ["\n", "\v", "\f", "\u00a0", "\u200b", "\u3000", "\ufeff", "\u2028", " \u200b\n"]
+#: ``=``, ``+``, ``-`` and ``@`` in ASCII, full width (U+FF1D ...) and small forms.
+STARTS = ["=", "+", "-", "@", "\uff1d", "\uff0b", "\uff0d", "\uff20", "\ufe66", "\ufe62"]
+
+
+def _raw_csv_cells(value: str) -> list[str]:
+    """Return the raw-label csv record of a label whose query, judge and note are ``value``."""
+    row = jf.LabelRow(
+        qid="q1",
+        query_text=value,
+        docno="d1",
+        judge_id=7,
+        judge_name=value,
+        judge_kind="human",
+        status="judged",
+        grade=3,
+        note=value,
+        seconds=None,
+        updated_at="2026-11-26T10:00:00+00:00",
+    )
+    out = "".join(jf.write_labels("csv", [row]))
+    return list(csv.reader(io.StringIO(out, newline="")))[1]
+
+
+@pytest.mark.parametrize("prefix", ["", *INVISIBLE])
+@pytest.mark.parametrize("start", STARTS)
+def test_a_formula_behind_invisible_characters_or_in_full_width_is_guarded(prefix, start):
+    value = prefix + start + 'HYPERLINK("http://x","y")'
+    assert is_formula(value)
+    record = _raw_csv_cells(value)
+    assert record[1] == record[4] == record[8] == "'" + value
+    assert csv_cell_text(record[8]) == value
+
+
+@pytest.mark.parametrize("value", ["plain", "a=b", "\u200bplain", "'quoted", "\u3000x-y", ""])
+def test_text_that_is_no_formula_is_written_as_it_is(value):
+    assert not needs_formula_guard(value)
+    assert _raw_csv_cells(value)[8] == value
+
+
+_INVISIBLE_CHARS = st.characters(categories=("Zs", "Zl", "Zp", "Cc", "Cf"))
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    prefix=st.text(_INVISIBLE_CHARS, max_size=6),
+    quotes=st.text("'", max_size=2),
+    start=st.sampled_from(STARTS),
+    rest=st.text(max_size=20),
+)
+def test_fuzz_every_formula_behind_invisible_characters_is_guarded(prefix, quotes, start, rest):
+    value = quotes + prefix + start + rest
+    cell = _raw_csv_cells(value)[8]
+    assert cell == "'" + value
+    assert csv_cell_text(cell) == value
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(max_size=30))
+def test_fuzz_no_csv_cell_reads_as_a_formula_and_every_cell_imports_back(value):
+    cell = _raw_csv_cells(value)[8]
+    # A spreadsheet skips spaces, controls and invisible characters, folds full width:
+    visible = [c for c in cell if unicodedata.category(c)[0] not in "ZC"]
+    assert not cell.startswith(("\t", "\r"))
+    assert not (visible and unicodedata.normalize("NFKC", visible[0])[:1] in "=+-@")
+    assert csv_cell_text(cell) == value

@@ -36,7 +36,7 @@ GOOD = LLMJudgeConfig(
 
 
 @pytest.fixture(autouse=True)
-def example(db) -> LLMProvider:
+def example(db, coll) -> LLMProvider:
     """Register the operator's provider the configurations below pick."""
     return factories.llm_provider(
         "https://llm.example/v1", name="example", models=("gpt-x", "m"), private=()

@@ -11,6 +11,7 @@ from scipy import stats as sps
 
 from judging.models import Collection
 from metrics import services
+from metrics.visibility.services import score_visibility_update
 from tests.metrics import factories as metrics_factories
 
 pytestmark = pytest.mark.django_db
@@ -70,19 +71,32 @@ def test_query_of_a_run_explained(world, api, submitted):
     assert body["grades_shown"] is True
 
 
-def test_a_team_sees_scores_but_no_grade_while_the_list_is_unpublished(world, api, submitted):
+def test_a_team_sees_no_grade_and_no_score_while_the_list_is_unpublished(world, api, submitted):
+    # A per-query score is the grades in disguise (docs/security.md): under the default
+    # score visibility (hidden) a team sees neither, only its own ranking.
     body = api("alice").get(url(world, submitted, "q1")).json()
-    assert body["grades_shown"] is False
-    assert body["ndcg"] == pytest.approx(
-        (3 / math.log2(3) + 1 / math.log2(5)) / (3 + 1 / math.log2(3))
-    )
+    assert body["grades_shown"] is False and body["scores_shown"] is False
+    assert body["ndcg"] is None and body["stored_score"] is None
+    assert body["stored_version"] is None and body["judged_in_top"] is None
     assert body["dcg"] is None and body["ideal_dcg"] is None and body["ideal"] == []
     assert [d["docno"] for d in body["ranked"]] == ["d2", "d1", "d6", "d3"]
     assert {(d["grade"], d["gain"], d["contribution"]) for d in body["ranked"]} == {
         (None, None, None)
     }
     # The coordinator still sees everything.
-    assert api("cora").get(url(world, submitted, "q1")).json()["ideal"] != []
+    full = api("cora").get(url(world, submitted, "q1")).json()
+    assert full["ideal"] != [] and full["scores_shown"] is True
+    assert full["ndcg"] == pytest.approx(
+        (3 / math.log2(3) + 1 / math.log2(5)) / (3 + 1 / math.log2(3))
+    )
+
+
+@pytest.mark.parametrize("mode", ["aggregate", "split"])
+def test_no_per_query_score_for_a_team_in_any_mode_before_publication(world, api, submitted, mode):
+    score_visibility_update(collection=world.coll, mode=mode, min_queries=1, public_share=1.0)
+    body = api("alice").get(url(world, submitted, "q1")).json()
+    assert body["scores_shown"] is False
+    assert (body["ndcg"], body["stored_score"], body["judged_in_top"]) == (None, None, None)
 
 
 def test_query_explained_errors_and_visibility(world, api, submitted):
@@ -122,7 +136,14 @@ def three_runs(world):
 def test_compare_over_rest(world, api, three_runs):
     base, better, mixed = three_runs["base"], three_runs["better"], three_runs["mixed"]
     compare = reverse("metrics-api:compare", args=[world.coll.slug])
-    response = api("alice").get(compare, {"baseline": base.pk, "runs": f"{better.pk},{mixed.pk}"})
+    query = {"baseline": base.pk, "runs": f"{better.pk},{mixed.pk}"}
+    # Per-query deltas are per-query scores: refused to a team until publication.
+    refused = api("alice").get(compare, query)
+    assert refused.status_code == 403
+    assert "published" in refused.json()["errors"][0]["message"]
+    assert api("cora").get(compare, query).status_code == 200
+    _publish(world)
+    response = api("alice").get(compare, query)
     assert response.status_code == 200, response.json()
     body = response.json()
     assert body["baseline"] == "base" and body["measure"] == NDCG
@@ -144,6 +165,7 @@ def test_compare_over_rest(world, api, three_runs):
 
 
 def test_compare_errors(world, api, three_runs):
+    _publish(world)
     compare = reverse("metrics-api:compare", args=[world.coll.slug])
     client = api("alice")
     response = client.get(compare, {"baseline": "x", "measure": "nDCG@zz"})

@@ -7,6 +7,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from metrics.models import Run
+from metrics.visibility.services import score_visibility_update
 from tests import factories
 from tests.api_client import client_for, errors_of
 
@@ -72,6 +73,8 @@ def test_team_mates_share_their_runs(world, api, runs):
 
 def test_published_runs_are_readable_but_not_changeable_by_other_teams(world, api, runs):
     publish(world)
+    # Means for teams before the judgments are published, so the board has an order.
+    score_visibility_update(collection=world.coll, mode="aggregate", min_queries=1)
     alice = api("alice")
     urls = urls_of(world, runs["beta"])
     assert alice.get(urls["detail"]).status_code == 200

@@ -12,21 +12,33 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from metrics.models import RunQuery
+from metrics.visibility.services import score_visibility_update
 from tests import factories
 from tests.metrics import factories as metrics_factories
 
 pytestmark = pytest.mark.django_db
 NDCG = "nDCG(gain=linear,discount=log2,ideal=global,empty=zero)@10"
 
-# token, collection, roles, viewer roles, viewer teams, count, page, scoreboard
+# token, collection, roles, viewer roles, viewer teams, count, page, scoreboard (and, for a
+# team, the collection's score visibility)
 RUN_LIST_QUERIES = 8
 # token, collection, roles, viewer roles, viewer teams, runs with teams, scoreboard, whether
-# any live grade is LLM-filled (provenance)
+# any live grade is LLM-filled (provenance) (and, for a team, the score visibility)
 LEADERBOARD_QUERIES = 9  # 8, plus the per-query scores of the bootstrap intervals (uncached)
 # token, collection, roles, viewer roles, viewer teams, teams, members
 TEAM_LIST_QUERIES = 7
 # token, collection, roles, viewer roles, viewer teams, run, scoreboard, per-query scores
 SCORES_QUERIES = 8
+#: A team's requests read the collection's score visibility too (coordinators' do not).
+TEAM_EXTRA = {"cora": 0, "alice": 1}
+# A team before publication, in aggregate mode: no intervals nor provenance; one query
+# counts the queries each run ranks. In split mode: the query columns instead.
+LIMITED_QUERIES = {
+    ("run-list", "aggregate"): RUN_LIST_QUERIES + 2,
+    ("leaderboard", "aggregate"): LEADERBOARD_QUERIES,
+    ("run-list", "split"): RUN_LIST_QUERIES + 2,
+    ("leaderboard", "split"): LEADERBOARD_QUERIES,
+}
 
 
 def _fill(world, n: int) -> None:
@@ -62,7 +74,8 @@ def _runs_in(body) -> int:
 @pytest.mark.parametrize("user", ["cora", "alice"])
 def test_constant_for_2_and_20_runs(world, api, name, expected, user):
     world.coll.leaderboard_published = True
-    world.coll.save(update_fields=["leaderboard_published"])
+    world.coll.judgments_published = True  # teams see every score, as coordinators do
+    world.coll.save(update_fields=["leaderboard_published", "judgments_published"])
     client = api(user)
     url = reverse(f"metrics-api:{name}", args=[world.coll.slug])
     _fill(world, 2)
@@ -71,7 +84,23 @@ def test_constant_for_2_and_20_runs(world, api, name, expected, user):
     _fill(world, 18)
     large, body = _count(client, url)
     assert _runs_in(body) == 20
-    assert small == large == expected
+    assert small == large == expected + TEAM_EXTRA[user]
+
+
+@pytest.mark.parametrize(("name", "mode"), list(LIMITED_QUERIES))
+def test_constant_for_2_and_20_runs_under_limited_visibility(world, api, name, mode):
+    world.coll.leaderboard_published = True
+    world.coll.save(update_fields=["leaderboard_published"])
+    score_visibility_update(collection=world.coll, mode=mode, min_queries=1)
+    client = api("alice")
+    url = reverse(f"metrics-api:{name}", args=[world.coll.slug])
+    _fill(world, 2)
+    small, body = _count(client, url)
+    assert _runs_in(body) == 2
+    _fill(world, 18)
+    large, body = _count(client, url)
+    assert _runs_in(body) == 20
+    assert small == large == LIMITED_QUERIES[name, mode]
 
 
 def test_team_list_is_constant(world, api):

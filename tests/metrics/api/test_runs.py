@@ -26,7 +26,16 @@ def run_scores(world, run) -> str:
     return reverse("metrics-api:run-scores", args=[world.coll.slug, run.pk])
 
 
+def publish_judgments(world) -> None:
+    """Publish the judgment list: teams then see every score (metrics.visibility)."""
+    world.coll.judgments_published = True
+    world.coll.save(update_fields=["judgments_published"])
+
+
 def test_list_shows_own_runs_with_counts_and_scores(world, api, runs):
+    hidden = api("alice").get(run_list(world)).json()["results"][0]
+    assert hidden["scores"] == {NDCG: None, "Judged@10": None}  # the default: hidden
+    publish_judgments(world)
     response = api("alice").get(run_list(world))
     assert response.status_code == 200
     body = response.json()
@@ -73,6 +82,10 @@ def test_one_judgment_leaves_no_run_stale(world, api, runs):
 
 
 def test_scores_per_query(world, api, runs):
+    hidden = api("bob").get(run_scores(world, runs["beta"])).json()
+    assert hidden["visibility"] == "none" and hidden["per_query"] == {}
+    assert set(hidden["aggregate"].values()) == {None}
+    publish_judgments(world)
     response = api("bob").get(run_scores(world, runs["beta"]))
     assert response.status_code == 200
     body = response.json()
@@ -95,6 +108,8 @@ def test_scores_leave_out_queries_without_stored_scores(world, api, runs):
     store.columns_write(  # the query no longer scores alpha (as when its grades are gone)
         world.coll.pk, [store.apply(board, column, [runs["alpha"].pk], None)], version=0
     )
+    assert api("cora").get(run_scores(world, runs["alpha"])).json()["per_query"].keys() == {"q1"}
+    publish_judgments(world)
     body = api("alice").get(run_scores(world, runs["alpha"])).json()
     assert list(body["per_query"]) == ["q1"]
 

@@ -21,6 +21,7 @@ PATHS = [
     "/api/v1/collections/{slug}/pooling/",
     "/api/v1/collections/{slug}/pooling/plan/",
     "/api/v1/collections/{slug}/pooling/stability/",
+    "/api/v1/collections/{slug}/score-visibility/",
 ]
 
 
@@ -38,7 +39,7 @@ def test_schema_endpoint_lists_the_metrics_paths(api, world):
         "description": component["properties"]["file"]["description"],
     }
     assert set(component["required"]) == {"file", "tag"}
-    assert {"201", "400", "401", "403", "404"} <= set(submit["responses"])
+    assert {"201", "400", "401", "403", "404", "429"} <= set(submit["responses"])
     detail = schema["paths"]["/api/v1/collections/{slug}/runs/{id}/"]
     assert set(detail) >= {"get", "patch", "delete"}
     assert "put" not in detail

@@ -75,7 +75,14 @@ def assert_nothing_stored(before, media: Path) -> None:
 # --- round trips -------------------------------------------------------------------------
 
 
+def publish_judgments(world) -> None:
+    """Publish the judgment list, so teams see every score (these tests check scoring)."""
+    world.coll.judgments_published = True
+    world.coll.save(update_fields=["judgments_published"])
+
+
 def test_trec_round_trip(world, api, media):
+    publish_judgments(world)
     alice = api("alice")
     response = submit(alice, world, PERFECT, tag="perfect", description="oracle")
     assert response.status_code == 201, response.json()
@@ -113,6 +120,7 @@ def test_trec_round_trip(world, api, media):
 
 
 def test_jsonl_round_trip(world, api):
+    publish_judgments(world)
     lines = [
         {"qid": "q1", "docno": "d2", "score": 3.0},
         {"qid": "q1", "docno": "d1", "score": 2.0},
@@ -132,6 +140,7 @@ def test_jsonl_round_trip(world, api):
 
 
 def test_run_missing_a_judged_query_is_scored(world, api):
+    publish_judgments(world)
     content = b"q1 Q0 d1 1 2.0 t\nq2 Q0 d4 1 1.0 t\n"
     response = submit(api("alice"), world, content, tag="partial")
     assert response.status_code == 201, response.json()

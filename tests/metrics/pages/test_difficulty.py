@@ -113,6 +113,12 @@ def test_difficulty_page_sorts(world, example):
 
 def test_team_members_see_difficulty_over_their_own_runs(world, example):
     url = reverse("metrics:difficulty", args=[world.coll.slug])
+    # Per-query scores of every run, and each pool's grades: nothing before publication.
+    html = world.client("bob").get(url).content.decode()
+    assert "over 0 runs of your team" in html and 'data-query="q9"' not in html
+    assert 'data-score-visibility="none"' in html
+    world.coll.judgments_published = True
+    world.coll.save(update_fields=["judgments_published"])
     html = world.client("bob").get(url).content.decode()
     assert "over 2 runs of your team" in html
     assert world.client("judy").get(url).status_code == 403
@@ -167,7 +173,12 @@ def test_difficulty_over_rest_matches_the_page(world, example):
     assert q9["pool_size"] == 8 and q9["thin_reason"].startswith("only 8 judged documents")
     expected = [None if math.isnan(v) else pytest.approx(v) for v in k10["q9"].sndcg]
     assert q9["sndcg"] == expected
-    # Teams: over their own runs only; bad sort: 400 naming the field.
+    # Teams: nothing before publication; then over their own runs only; bad sort: 400
+    # naming the field.
+    refused = client_for(world.users["bob"]).get(url)
+    assert refused.status_code == 403 and "published" in errors_of(refused)[0]["message"]
+    world.coll.judgments_published = True
+    world.coll.save(update_fields=["judgments_published"])
     mine = client_for(world.users["bob"]).get(url).json()
     assert {r["tag"] for r in mine["runs"]} == {r.tag for r in runs if r.team_id == world.team_b.pk}
     response = client_for(world.users["coord"]).get(url + "?sort=loudest")

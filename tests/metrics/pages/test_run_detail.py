@@ -96,8 +96,9 @@ def test_run_page_visibility(world, who, published, status):
 def test_query_count_is_constant(world, django_assert_num_queries):
     client = world.client("coord")
     client.get(url(world, "a-bm25"))
-    # 7, the live token, the scoreboard (the means) and the query columns (per-query values)
-    with django_assert_num_queries(10):
+    # 7, the live token, the scoreboard (the means), the query columns (per-query values)
+    # and the collection's score visibility (the note telling coordinators what teams see)
+    with django_assert_num_queries(11):
         assert client.get(url(world, "a-bm25")).status_code == 200
     more = [factories.query(world.coll, f"x{i}") for i in range(60)]
     big = pf.run(
@@ -106,7 +107,8 @@ def test_query_count_is_constant(world, django_assert_num_queries):
         "big",
         per_query={q: {"nDCG@10": 0.5, "Judged@10": 0.95} for q in [*world.queries, *more]},
     )
-    # 7, the live token, the scoreboard (the means) and the query columns (per-query values)
-    with django_assert_num_queries(10):
+    # 7, the live token, the scoreboard (the means), the query columns (per-query values)
+    # and the collection's score visibility (the note telling coordinators what teams see)
+    with django_assert_num_queries(11):
         response = client.get(reverse("metrics:run_detail", args=[world.coll.slug, big.pk]))
     assert response.content.decode().count("data-query=") == 64
