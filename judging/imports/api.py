@@ -3,14 +3,19 @@
 * ``POST .../imports/``: upload topic, document, pair and judgment files (multipart);
   the import runs in a worker, all or nothing, as on the *Import files* page; 202 with
   the import and a ``Location`` to follow.
-* ``GET .../imports/<id>/``: its status, bytes read so far, and then its report or every
-  refused line.
+* ``POST .../judgments/`` and ``POST .../qrels/`` with a judgment file of at least
+  ``GRADED_BACKGROUND_IMPORT_BYTES``: the same, through :func:`background_import_response`.
+* ``GET .../imports/<id>/``: its status, bytes read so far, and then its report and
+  counts, or every refused line. Coordinators see every import of the collection; a judge
+  (who may post their own judgment files) only the imports they started.
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from django.core.files.uploadedfile import UploadedFile
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -19,13 +24,14 @@ from rest_framework.response import Response
 
 from config.api import error_responses
 from judging import selectors
-from judging.api.permissions import COORDINATORS
+from judging.api.permissions import COORDINATORS, JUDGING_ROLES
+from judging.api.serializers import FileImportSerializer
 from judging.api.views import SLUG, CollectionScopedView
 from judging.imports import services as services_files
 from judging.lists import api_parsers as imports
 from judging.lists.formats import collections as collection_formats
 from judging.lists.formats import judgments as judgment_formats
-from judging.models import FileImport, Judge
+from judging.models import Collection, FileImport, Judge
 
 
 class FileImportCreateSerializer(serializers.Serializer):
@@ -78,32 +84,36 @@ class FileImportCreateSerializer(serializers.Serializer):
         return data
 
 
-class FileImportSerializer(serializers.ModelSerializer):
-    """A background import: status, progress and outcome."""
-
-    bytes_read = serializers.SerializerMethodField(
-        help_text="Bytes of the files read so far (all of them once finished)."
+def background_import_response(
+    request: Request,
+    *,
+    collection: Collection,
+    kind: str,
+    upload: UploadedFile,
+    options: dict[str, Any],
+) -> Response:
+    """Queue a REST judgment upload's import; answer 202 with it and its ``Location``."""
+    job = services_files.file_import_start(
+        collection=collection,
+        uploads={"judgments": upload},
+        options=options,
+        actor=request.user,
+        kind=kind,
     )
+    return _accepted(request, collection, job)
 
-    class Meta:
-        model = FileImport
-        fields = [
-            "id",
-            "status",
-            "files",
-            "bytes_total",
-            "bytes_read",
-            "report",
-            "problems",
-            "created_at",
-            "started_at",
-            "finished_at",
-        ]
-        read_only_fields = fields
 
-    def get_bytes_read(self, job: FileImport) -> int:
-        """Return the progress the view looked up (see the selector)."""
-        return int(self.context.get("bytes_read", job.bytes_read))
+def _accepted(request: Request, collection: Collection, job: FileImport) -> Response:
+    """Answer 202 with the queued import (already run when there is no broker)."""
+    location = request.build_absolute_uri(
+        reverse("judging-api:file-import-detail", args=[collection.slug, job.pk])
+    )
+    job.refresh_from_db()  # without a broker it has already run (after commit)
+    return Response(
+        FileImportSerializer(job).data,
+        status=status.HTTP_202_ACCEPTED,
+        headers={"Location": location},
+    )
 
 
 @extend_schema_view(
@@ -145,20 +155,17 @@ class FileImportCreateView(CollectionScopedView):
             options=options,
             actor=request.user,
         )
-        location = request.build_absolute_uri(f"{job.pk}/")
-        job.refresh_from_db()  # without a broker it has already run (after commit)
-        return Response(
-            FileImportSerializer(job).data,
-            status=status.HTTP_202_ACCEPTED,
-            headers={"Location": location},
-        )
+        return _accepted(request, self.collection, job)
 
 
 @extend_schema_view(
     get=extend_schema(
         summary="Follow a background import",
-        description="Coordinators only. Status (`queued`, `running`, `done`, `refused`, "
-        "`failed`), bytes read so far, and once finished the report or every refused line.",
+        description="Coordinators see every import of the collection; a judge only the "
+        "judgment files they posted (404 for any other). Status (`queued`, `running`, "
+        "`done`, `refused`, `failed`), bytes read so far, and once finished the report "
+        "(and for a judgment file its counts, `result`) or every refused line (`errors`, "
+        "each naming its line; nothing was written).",
         parameters=[SLUG],
         responses={200: FileImportSerializer, **error_responses(401, 403, 404)},
     )
@@ -167,11 +174,13 @@ class FileImportDetailView(CollectionScopedView):
     """One background import."""
 
     serializer_class = FileImportSerializer
-    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS}
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": JUDGING_ROLES}
 
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Return the import with its progress."""
         job, bytes_read = selectors.file_import_with_progress(
-            collection=self.collection, import_id=kwargs["pk"]
+            collection=self.collection,
+            import_id=kwargs["pk"],
+            started_by=None if self.is_coordinator else request.user,
         )
         return Response(FileImportSerializer(job, context={"bytes_read": bytes_read}).data)
