@@ -23,10 +23,14 @@ from typing import Any
 
 from django.db import connection
 
+from judging.db import Pairs
 from judging.models import Document, Judgment, JudgmentEvent, PoolEntry, Query
 
 #: Rows sent to SQLite per ``executemany`` (PostgreSQL streams them through ``COPY``).
 BATCH = 5000
+#: Written pairs per :meth:`JudgmentStage.scopes` range (and at most this many queries).
+SCOPE_PAIRS = 50_000
+SCOPE_QUERIES = 100
 FINAL = ("graded", "cannot_judge")
 COLUMNS = ("line", "qext", "dext", "grade", "status", "note", "seconds", "abstain")
 LABEL = ("grade", "status", "note", "seconds", "abstain_probability")
@@ -90,7 +94,7 @@ class JudgmentStage:
             f" status VARCHAR(20) NOT NULL, note TEXT NOT NULL, seconds {real}, abstain {real},"
             f" query_id {big}, document_id {big}, first_line INTEGER, judgment_id {big},"
             f" old_grade SMALLINT, old_status VARCHAR(20), old_note TEXT, old_seconds {real},"
-            f" old_abstain {real}){tail}"
+            f" old_abstain {real}, pool_id {big}){tail}"
         )
         return self
 
@@ -288,3 +292,67 @@ class JudgmentStage:
                 [collection_id, judge_id, actor_id, channel, now, judge_id],
             )
         return touched
+
+    # --- after writing: the written pairs, and their pool entries ------------------------
+
+    def _written(self, table: str = "") -> str:
+        """Return the SQL condition "the row was written" (new, or a changed label).
+
+        ``table`` qualifies the stage's columns, as for :meth:`_differs`.
+        """
+        return f"({table}judgment_id IS NULL OR {self._differs(table)})"
+
+    def scopes(self) -> list[Pairs]:
+        """Return the written pairs in ranges of queries, each named by SQL on this table.
+
+        At most :data:`SCOPE_QUERIES` queries and about :data:`SCOPE_PAIRS` pairs a range
+        (one query's pairs are never split). The live grades, pool counts and progress
+        of an import are then recomputed for its pairs only: their cost follows the
+        import, not the labels its queries already hold.
+        """
+        s, pool = self.name, _table(PoolEntry)
+        self._run(  # the pool entry of each written pair, for the pool counts and progress
+            f"UPDATE {s} SET pool_id = p.id FROM {pool} p WHERE p.query_id = {s}.query_id"
+            f" AND p.document_id = {s}.document_id AND {self._written(s + '.')}"
+        )
+        if self.postgres:  # each range reads its part of the table by index
+            self._run(f"CREATE INDEX ON {s} (query_id, document_id)")
+        counts = self._all(
+            f"SELECT query_id, COUNT(*) FROM {s} WHERE {self._written()}"
+            " GROUP BY query_id ORDER BY query_id"
+        )
+        sql = (
+            f"SELECT query_id, document_id FROM {s}"
+            f" WHERE query_id BETWEEN %s AND %s AND {self._written()}"
+        )
+        entries = (
+            f"SELECT pool_id FROM {s} WHERE query_id BETWEEN %s AND %s AND pool_id IS NOT NULL"
+        )
+        ranges: list[Pairs] = []
+        first = last = 0
+        queries = pairs = 0
+        for query_id, count in counts:
+            if queries and (queries >= SCOPE_QUERIES or pairs + count > SCOPE_PAIRS):
+                ranges.append(Pairs(first, last, sql, (first, last), entries))
+                queries = pairs = 0
+            if not queries:
+                first = query_id
+            last, queries, pairs = query_id, queries + 1, pairs + count
+        if queries:
+            ranges.append(Pairs(first, last, sql, (first, last), entries))
+        return ranges
+
+    def recount_pool(self, *, collection_id: int) -> None:
+        """Recount the graded judgments of the written pairs' pool entries (one statement).
+
+        Call after :meth:`scopes`, which finds the entries.
+        """
+        s, pool, judgments = self.name, _table(PoolEntry), _table(Judgment)
+        self._run(
+            f"UPDATE {pool} SET graded_count = c.n FROM (SELECT {s}.pool_id, COUNT(j.id) AS n"
+            f" FROM {s} LEFT JOIN {judgments} j ON j.collection_id = %s"
+            f" AND j.query_id = {s}.query_id AND j.document_id = {s}.document_id"
+            f" AND j.status = 'graded' WHERE {s}.pool_id IS NOT NULL GROUP BY {s}.pool_id) c"
+            f" WHERE {pool}.id = c.pool_id AND {pool}.graded_count <> c.n",
+            [collection_id],
+        )
