@@ -94,7 +94,7 @@ class JudgmentStage:
             f" status VARCHAR(20) NOT NULL, note TEXT NOT NULL, seconds {real}, abstain {real},"
             f" query_id {big}, document_id {big}, first_line INTEGER, judgment_id {big},"
             f" old_grade SMALLINT, old_status VARCHAR(20), old_note TEXT, old_seconds {real},"
-            f" old_abstain {real}, pool_id {big}){tail}"
+            f" old_abstain {real}, pool_id {big}, pool_open BOOLEAN){tail}"
         )
         return self
 
@@ -157,10 +157,12 @@ class JudgmentStage:
             self._run(f"ANALYZE {s}")
 
     def current(self, *, judge_id: int) -> None:
-        """Fill in the judge's current label of every row's pair.
+        """Fill in the judge's current label of every row's pair, and the pair's pool entry.
 
         Call under the collection's lock (every writer of judgments takes it), so the
-        labels cannot change before :meth:`write`.
+        labels cannot change before :meth:`write`. The pool entry (its id and whether it
+        is open) is looked up row by row through the pair's unique index: a join could
+        scan the whole pool, whose size is the collection's, not the import's.
         """
         s = self.name
         self._run(
@@ -169,6 +171,11 @@ class JudgmentStage:
             f" FROM {_table(Judgment)} j WHERE j.judge_id = %s AND j.query_id = {s}.query_id"
             f" AND j.document_id = {s}.document_id",
             [judge_id],
+        )
+        self._run(
+            f"UPDATE {s} SET (pool_id, pool_open) = (SELECT p.id, p.is_open"
+            f" FROM {_table(PoolEntry)} p WHERE p.query_id = {s}.query_id"
+            f" AND p.document_id = {s}.document_id)"
         )
 
     def references(self, limit: int) -> tuple[list[Reference], int]:
@@ -213,11 +220,8 @@ class JudgmentStage:
             f" SUM(CASE WHEN judgment_id IS NOT NULL AND {self._differs()} THEN 1 ELSE 0 END),"
             f" SUM(CASE WHEN {final} AND NOT {was_final} THEN 1 ELSE 0 END),"
             f" SUM({moved}),"
-            f" SUM(CASE WHEN p.id IS NOT NULL THEN {moved} ELSE 0 END)"
-            f" FROM {s} LEFT JOIN {_table(PoolEntry)} p ON p.collection_id = %s"
-            f" AND p.query_id = {s}.query_id AND p.document_id = {s}.document_id"
-            " AND p.is_open",
-            [collection_id],
+            f" SUM(CASE WHEN pool_open THEN {moved} ELSE 0 END)"
+            f" FROM {s}",
         )[0]
         return Classified(*(int(v or 0) for v in row))
 
@@ -310,11 +314,7 @@ class JudgmentStage:
         of an import are then recomputed for its pairs only: their cost follows the
         import, not the labels its queries already hold.
         """
-        s, pool = self.name, _table(PoolEntry)
-        self._run(  # the pool entry of each written pair, for the pool counts and progress
-            f"UPDATE {s} SET pool_id = p.id FROM {pool} p WHERE p.query_id = {s}.query_id"
-            f" AND p.document_id = {s}.document_id AND {self._written(s + '.')}"
-        )
+        s = self.name
         if self.postgres:  # each range reads its part of the table by index
             self._run(f"CREATE INDEX ON {s} (query_id, document_id)")
         counts = self._all(
@@ -327,6 +327,7 @@ class JudgmentStage:
         )
         entries = (
             f"SELECT pool_id FROM {s} WHERE query_id BETWEEN %s AND %s AND pool_id IS NOT NULL"
+            f" AND {self._written()}"
         )
         ranges: list[Pairs] = []
         first = last = 0
@@ -343,16 +344,14 @@ class JudgmentStage:
         return ranges
 
     def recount_pool(self, *, collection_id: int) -> None:
-        """Recount the graded judgments of the written pairs' pool entries (one statement).
-
-        Call after :meth:`scopes`, which finds the entries.
-        """
+        """Recount the graded judgments of the written pairs' pool entries (one statement)."""
         s, pool, judgments = self.name, _table(PoolEntry), _table(Judgment)
         self._run(
             f"UPDATE {pool} SET graded_count = c.n FROM (SELECT {s}.pool_id, COUNT(j.id) AS n"
             f" FROM {s} LEFT JOIN {judgments} j ON j.collection_id = %s"
             f" AND j.query_id = {s}.query_id AND j.document_id = {s}.document_id"
-            f" AND j.status = 'graded' WHERE {s}.pool_id IS NOT NULL GROUP BY {s}.pool_id) c"
+            f" AND j.status = 'graded' WHERE {s}.pool_id IS NOT NULL"
+            f" AND {self._written(s + '.')} GROUP BY {s}.pool_id) c"
             f" WHERE {pool}.id = c.pool_id AND {pool}.graded_count <> c.n",
             [collection_id],
         )
