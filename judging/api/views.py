@@ -13,8 +13,10 @@ from typing import Any, ClassVar
 
 from django import forms
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.http import Http404
+from django.urls import reverse
 from django_filters import rest_framework as filters
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -65,9 +67,9 @@ from judging.api.serializers import (
     QuerySerializer,
 )
 from judging.imports import services as services_files
-from judging.lists import api_parsers as imports
-from judging.llm import api_labels as llm_labels
+from judging.lists import judgment_rows as imports
 from judging.llm import judges as services_judges
+from judging.llm import native_labels as llm_labels
 from judging.llm.services import maps_labels as llm_labels_maps
 from judging.models import (
     Collection,
@@ -84,6 +86,41 @@ from judging.models import (
 API = JudgmentEvent.Channel.API
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
+
+
+# --- background imports ---------------------------------------------------------------
+
+
+def background_import_response(
+    request: Request,
+    *,
+    collection: Collection,
+    kind: str,
+    upload: UploadedFile,
+    options: dict[str, Any],
+) -> Response:
+    """Queue a REST judgment upload's import; answer 202 with it and its ``Location``."""
+    job = services_files.file_import_start(
+        collection=collection,
+        uploads={"judgments": upload},
+        options=options,
+        actor=request.user,
+        kind=kind,
+    )
+    return accepted_import(request, collection, job)
+
+
+def accepted_import(request: Request, collection: Collection, job: FileImport) -> Response:
+    """Answer 202 with the queued import (already run when there is no broker)."""
+    location = request.build_absolute_uri(
+        reverse("judging-api:file-import-detail", args=[collection.slug, job.pk])
+    )
+    job.refresh_from_db()  # without a broker it has already run (after commit)
+    return Response(
+        FileImportSerializer(job).data,
+        status=status.HTTP_202_ACCEPTED,
+        headers={"Location": location},
+    )
 
 
 class IdFilter(filters.NumberFilter):
@@ -599,9 +636,7 @@ class JudgmentListCreateView(CollectionScopedView, generics.ListCreateAPIView):
             )
         judge = self._judge(serializer.validated_data["judge"])
         if services_files.runs_in_background({"file": upload}):
-            from judging.imports import api as views_imports  # it builds on this module
-
-            return views_imports.background_import_response(
+            return background_import_response(
                 request,
                 collection=self.collection,
                 kind=FileImport.Kind.JUDGMENTS,

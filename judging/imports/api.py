@@ -4,7 +4,8 @@
   the import runs in a worker, all or nothing, as on the *Import files* page; 202 with
   the import and a ``Location`` to follow.
 * ``POST .../judgments/`` and ``POST .../qrels/`` with a judgment file of at least
-  ``GRADED_BACKGROUND_IMPORT_BYTES``: the same, through :func:`background_import_response`.
+  ``GRADED_BACKGROUND_IMPORT_BYTES``: the same (see
+  :func:`judging.api.views.background_import_response`).
 * ``GET .../imports/<id>/``: its status, bytes read so far, and then its report and
   counts, or every refused line. Coordinators see every import of the collection; a judge
   (who may post their own judgment files) only the imports they started.
@@ -14,10 +15,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from django.core.files.uploadedfile import UploadedFile
-from django.urls import reverse
 from drf_spectacular.utils import extend_schema, extend_schema_view
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -26,12 +25,12 @@ from config.api import error_responses
 from judging import selectors
 from judging.api.permissions import COORDINATORS, JUDGING_ROLES
 from judging.api.serializers import FileImportSerializer
-from judging.api.views import SLUG, CollectionScopedView
+from judging.api.views import SLUG, CollectionScopedView, accepted_import
 from judging.imports import services as services_files
-from judging.lists import api_parsers as imports
+from judging.lists import judgment_rows as imports
 from judging.lists.formats import collections as collection_formats
 from judging.lists.formats import judgments as judgment_formats
-from judging.models import Collection, FileImport, Judge
+from judging.models import Judge
 
 
 class FileImportCreateSerializer(serializers.Serializer):
@@ -84,38 +83,6 @@ class FileImportCreateSerializer(serializers.Serializer):
         return data
 
 
-def background_import_response(
-    request: Request,
-    *,
-    collection: Collection,
-    kind: str,
-    upload: UploadedFile,
-    options: dict[str, Any],
-) -> Response:
-    """Queue a REST judgment upload's import; answer 202 with it and its ``Location``."""
-    job = services_files.file_import_start(
-        collection=collection,
-        uploads={"judgments": upload},
-        options=options,
-        actor=request.user,
-        kind=kind,
-    )
-    return _accepted(request, collection, job)
-
-
-def _accepted(request: Request, collection: Collection, job: FileImport) -> Response:
-    """Answer 202 with the queued import (already run when there is no broker)."""
-    location = request.build_absolute_uri(
-        reverse("judging-api:file-import-detail", args=[collection.slug, job.pk])
-    )
-    job.refresh_from_db()  # without a broker it has already run (after commit)
-    return Response(
-        FileImportSerializer(job).data,
-        status=status.HTTP_202_ACCEPTED,
-        headers={"Location": location},
-    )
-
-
 @extend_schema_view(
     post=extend_schema(
         summary="Start a background import",
@@ -155,7 +122,7 @@ class FileImportCreateView(CollectionScopedView):
             options=options,
             actor=request.user,
         )
-        return _accepted(request, self.collection, job)
+        return accepted_import(request, self.collection, job)
 
 
 @extend_schema_view(

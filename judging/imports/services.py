@@ -31,14 +31,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from judging import background, services, textpolicy
-from judging.lists import api_parsers, importers
+from judging.lists import importers, judgment_rows
 from judging.lists import services as services_lists
 from judging.lists.formats import Problems
 from judging.lists.formats import collections as collection_formats
 from judging.lists.formats import judgments as judgment_formats
 from judging.lists.formats.common import describe
 from judging.lists.services import ContentSummary
-from judging.llm import api_labels as llm_labels
+from judging.llm import native_labels as llm_labels
 from judging.llm.services import maps_labels as llm_labels_maps
 from judging.models import Collection, FileImport, Judge, JudgmentEvent, PoolEntry
 from judging.services import ImportSummary, JudgmentRow
@@ -337,7 +337,7 @@ def file_import_run(*, import_id: int) -> FileImport | None:
     except services_lists.ImportRefused as refused:
         job.status, job.errors = FileImport.Status.REFUSED, refused.problems.as_dicts()
         job.problems = refused.problems.messages()
-    except api_parsers.LineErrors as refused:
+    except judgment_rows.LineErrors as refused:
         job.status, job.errors = FileImport.Status.REFUSED, refused.errors
         job.problems = [describe(item) for item in refused.errors]
     except ValidationError as error:
@@ -422,7 +422,7 @@ def judgment_rows_record(
     collection: Collection,
     judge: Judge,
     rows: Iterable[JudgmentRow],
-    errors: list[api_parsers.LineError],
+    errors: list[judgment_rows.LineError],
     actor: AbstractBaseUser | None,
     natives: dict[int, str] | None = None,
     raw_outputs: dict[int, str] | None = None,
@@ -430,13 +430,13 @@ def judgment_rows_record(
     """Record rows posted to ``.../judgments/`` (a batch or a file), all or nothing.
 
     An LLM judge's native labels are mapped onto 0–4 (unless ``natives`` says they were)
-    and kept with any raw outputs. Raises :class:`judging.lists.api_parsers.LineErrors`
+    and kept with any raw outputs. Raises :class:`judging.lists.judgment_rows.LineErrors`
     listing every bad line (or item); nothing is written then.
     """
     if natives is None and llm_labels_maps(judge):
         rows, natives, more = llm_labels.mapped_rows(judge, list(rows))
         errors = [*errors, *more]
-    summary = api_parsers.import_rows(
+    summary = judgment_rows.import_rows(
         collection=collection, judge=judge, rows=rows, errors=errors, actor=actor
     )
     llm_labels.store_outputs(
@@ -463,9 +463,9 @@ def judgment_file_record(
     nothing, as :func:`judgment_rows_record`.
     """
     parse = (
-        api_parsers.rows_from_jsonl
+        judgment_rows.rows_from_jsonl
         if name.lower().endswith(".jsonl")
-        else api_parsers.rows_from_qrels
+        else judgment_rows.rows_from_qrels
     )
     rows, errors = parse(source)
     if judge.kind == Judge.Kind.LLM:  # their native labels and outputs are kept too

@@ -42,11 +42,11 @@ from judging.api.views import (
     CollectionScopedView,
     DocumentListView,
     QueryListView,
+    background_import_response,
 )
-from judging.imports import api as views_imports
 from judging.imports import services as services_files
-from judging.lists import api_parsers as imports
 from judging.lists import downloads, exports
+from judging.lists import judgment_rows as imports
 from judging.lists import services as services_lists
 from judging.lists.formats import FormatError
 from judging.lists.formats import collections as collection_formats
@@ -315,7 +315,7 @@ class JudgmentListView(CollectionScopedView):
                 roles=self.roles,
                 judge_id=data.get("judge"),
             ).pk
-        return views_imports.background_import_response(
+        return background_import_response(
             request,
             collection=self.collection,
             kind=FileImport.Kind.QRELS,

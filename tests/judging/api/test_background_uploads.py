@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from judging.imports import services as services_files
-from judging.llm import api_labels
+from judging.llm import native_labels
 from judging.models import (
     Collection,
     FileImport,
@@ -189,7 +189,7 @@ def test_an_import_that_fails_midway_writes_nothing(api, world, large, monkeypat
         raise RuntimeError("disk gone")
 
     version = _version()
-    monkeypatch.setattr(api_labels, "store_outputs", broken)  # after the labels were written
+    monkeypatch.setattr(native_labels, "store_outputs", broken)  # after the labels were written
     body = _post(api("judy"), JUDGMENTS, "mine.qrels", b"q1 0 d1 2\nq2 0 d3 4\n").json()
     assert body["status"] == "failed"
     assert body["errors"] == [{"message": body["problems"][0]}]
