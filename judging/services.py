@@ -673,7 +673,7 @@ def judgments_import(
             # The written pairs only (named by the stage), not every pair of their queries:
             # the import's cost must not grow with the labels the collection holds.
             written = stage.scopes()
-            stage.recount_pool(collection_id=collection.pk)
+            stage.recount_pool()
             progress.judges_moved(
                 collection_id=collection.pk,
                 deltas={judge.pk: (counts.done_delta, counts.done_open_delta)},

@@ -343,15 +343,21 @@ class JudgmentStage:
             ranges.append(Pairs(first, last, sql, (first, last), entries))
         return ranges
 
-    def recount_pool(self, *, collection_id: int) -> None:
-        """Recount the graded judgments of the written pairs' pool entries (one statement)."""
-        s, pool, judgments = self.name, _table(PoolEntry), _table(Judgment)
+    def recount_pool(self) -> None:
+        """Move the graded counts of the written pairs' pool entries by the judge's change.
+
+        Each written row adds 1 if its label is now graded and takes 1 away if it was: the
+        count follows from the stage alone, without reading the pair's other labels, and
+        the entries are updated by id (see :meth:`current`).
+        """
+        s, pool = self.name, _table(PoolEntry)
+        delta = (
+            "(CASE WHEN status = 'graded' THEN 1 ELSE 0 END"
+            " - CASE WHEN old_status = 'graded' THEN 1 ELSE 0 END)"
+        )
         self._run(
-            f"UPDATE {pool} SET graded_count = c.n FROM (SELECT {s}.pool_id, COUNT(j.id) AS n"
-            f" FROM {s} LEFT JOIN {judgments} j ON j.collection_id = %s"
-            f" AND j.query_id = {s}.query_id AND j.document_id = {s}.document_id"
-            f" AND j.status = 'graded' WHERE {s}.pool_id IS NOT NULL"
-            f" AND {self._written(s + '.')} GROUP BY {s}.pool_id) c"
-            f" WHERE {pool}.id = c.pool_id AND {pool}.graded_count <> c.n",
-            [collection_id],
+            f"UPDATE {pool} SET graded_count = {pool}.graded_count + c.delta"
+            f" FROM (SELECT pool_id, {delta} AS delta FROM {s}"
+            f" WHERE pool_id IS NOT NULL AND {self._written()}) c"
+            f" WHERE {pool}.id = c.pool_id AND c.delta <> 0"
         )
