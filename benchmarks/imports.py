@@ -13,6 +13,14 @@ same file's judgment rows written by SQL alone (:func:`_floor`).
 ``python -m benchmarks.imports [--database-url URL] [--qrels-lines N] [--judgments N]
 [--documents N] [--topics N]``
 
+``python -m benchmarks.imports --growth 0,800000,3000000 [--judgments N]`` measures
+instead how an import's time depends on the labels a collection already holds (issue 32,
+item 8): for each size, a collection of its own is filled with that many labels of
+another judge (imported through the same service, not timed), each with a closed pool
+entry, plus an open pool entry for each pair of the measured file; then ``--judgments``
+(default 200,000) new labels on other pairs of the same queries are imported as over
+REST (``judgment_list_import``, channel ``api``, a coordinator as the actor) and timed.
+
 Before each import the database is vacuumed, analysed and checkpointed (PostgreSQL), so
 no autovacuum of the previous import's rows runs during it. Each import runs in a fresh
 child process (``python -m benchmarks.imports --child ...``),
@@ -50,6 +58,10 @@ TARGETS = {
     "topics": ("topics (TSV), dry run", None, None),
     "floor": ("PostgreSQL alone: the qrels' judgment rows, COPY + INSERT", None, None),
 }
+#: Documents per query kept apart for the existing labels of a growth collection.
+GROWTH_STRIDE = 1000
+#: Where the measured labels of a query start, past its existing ones (see write_pairs).
+GROWTH_OFFSET = 150_000
 
 
 def _rss_peak() -> int:
@@ -79,6 +91,25 @@ def write_qrels(path: Path, *, lines: int, queries: int, documents: int, seed: i
             step = rng.choice((1, 7, 11, 13))  # coprime to the document count (300,000)
             for i in range(count):
                 d = (start + i * step) % documents
+                out.write(f"Q{q:05d} 0 D{d:07d} {rng.randrange(5)}\n")
+
+
+def write_pairs(
+    path: Path, *, lines: int, queries: int, documents: int, offset: int, seed: int
+) -> None:
+    """Write ``lines`` qrels lines over ``queries`` queries on pairs set apart by ``offset``.
+
+    Query ``q`` gets documents ``q * GROWTH_STRIDE + offset + i`` (modulo ``documents``):
+    the existing labels (offset 0, at most :data:`GROWTH_STRIDE` per query) and the
+    measured ones (offset :data:`GROWTH_OFFSET`) never share a pair.
+    """
+    rng = random.Random(seed)
+    per_query = lines // queries
+    with path.open("w") as out:
+        for q in range(queries):
+            count = per_query + (1 if q < lines % queries else 0)
+            for i in range(count):
+                d = (q * GROWTH_STRIDE + offset + i) % documents
                 out.write(f"Q{q:05d} 0 D{d:07d} {rng.randrange(5)}\n")
 
 
@@ -116,7 +147,23 @@ def child(kind: str, slug: str, path: str) -> dict[str, Any]:
     connection.ensure_connection()
     before = _rss_now()
     started = time.perf_counter()
-    if kind == "qrels":
+    if kind in ("existing", "api"):  # growth: fill the collection, or the measured import
+        from judging.models import JudgmentEvent
+
+        name = "bench-existing" if kind == "existing" else "bench-api"
+        judge = services_lists.judge_for_import(name=name)
+        coordinator = get_user_model().objects.get_or_create(username="bench-coordinator")[0]
+        with open(path, "rb") as source:
+            summary = services_lists.judgment_list_import(
+                collection=collection,
+                judge=judge,
+                source=source,
+                format="qrels",
+                actor=coordinator,
+                channel=JudgmentEvent.Channel.API,
+            )
+        done = f"{summary.created:,} created"
+    elif kind == "qrels":
         judge = services_lists.judge_for_import(name="bench-qrels")
         coordinator = get_user_model().objects.create_user("bench-coordinator")
         with open(path, "rb") as source:  # as the API calls it: the coordinator is the actor
@@ -236,6 +283,99 @@ def _quiesce() -> None:
         cursor.execute("CHECKPOINT")
 
 
+def _pool(collection_id: int, path: Path) -> None:
+    """Pool every labelled pair (closed) and the pairs of the qrels file at ``path`` (open).
+
+    Written by SQL, not timed: a collection judged from a pool holds one entry per pair.
+    """
+    from django.db import connection, transaction
+
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO judging_poolentry (query_id, document_id, collection_id, source,"
+            " graded_count, shuffle_key, is_open, added_at) SELECT query_id, document_id,"
+            " collection_id, 'import', 1, (random() * 1000000)::int, false, now()"
+            " FROM judging_judgment WHERE collection_id = %s",
+            [collection_id],
+        )
+        cursor.execute(
+            "CREATE TEMPORARY TABLE wanted (qid TEXT, iter TEXT, docno TEXT, grade TEXT)"
+            " ON COMMIT DROP"
+        )
+        with (
+            path.open("rb") as source,
+            cursor.cursor.copy("COPY wanted FROM STDIN (DELIMITER ' ')") as copy,
+        ):
+            while block := source.read(1 << 20):
+                copy.write(block)
+        cursor.execute(
+            "INSERT INTO judging_poolentry (query_id, document_id, collection_id, source,"
+            " graded_count, shuffle_key, is_open, added_at) SELECT q.id, d.id, %s, 'import',"
+            " 0, (random() * 1000000)::int, true, now() FROM wanted w"
+            " JOIN judging_query q ON q.collection_id = %s AND q.external_id = w.qid"
+            " JOIN judging_document d ON d.collection_id = %s AND d.external_id = w.docno",
+            [collection_id, collection_id, collection_id],
+        )
+        opened = cursor.rowcount
+        cursor.execute(  # the progress counter the services keep with the open entries
+            "INSERT INTO judging_poolprogress (collection_id, open_pairs) VALUES (%s, %s)"
+            " ON CONFLICT (collection_id) DO UPDATE SET open_pairs = EXCLUDED.open_pairs",
+            [collection_id, opened],
+        )
+
+
+def growth(args: argparse.Namespace) -> str:
+    """Import ``--judgments`` labels into collections already holding each ``--growth`` size."""
+    _recreate_database(args.database_url)
+    _setup_django(args.database_url)
+    from django.db import connection
+
+    from judging.models import Collection
+
+    if connection.vendor != "postgresql":
+        raise SystemExit("--growth needs PostgreSQL")
+    machine = _machine(connection.vendor)
+    queries, documents = 3000, 300_000
+    sizes = [int(size) for size in args.growth.split(",")]
+    lines = [
+        "| Labels already in the collection | Imported | Time |",
+        "| ---: | ---: | ---: |",
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        measured = work / "measured.qrels"
+        write_pairs(
+            measured,
+            lines=args.judgments,
+            queries=queries,
+            documents=documents,
+            offset=GROWTH_OFFSET,
+            seed=5,
+        )
+        for size in sizes:
+            slug = f"bench-grow-{size}"
+            _collection(slug, queries=queries, documents=documents)
+            if size:
+                existing = work / f"existing-{size}.qrels"
+                write_pairs(
+                    existing, lines=size, queries=queries, documents=documents, offset=0, seed=4
+                )
+                connection.close()
+                log(f"growth {size:,}: filling the collection")
+                built = _run_child(args.database_url, "existing", slug, existing)
+                log(f"growth {size:,}: filled in {built['seconds']:.1f} s")
+                existing.unlink()
+            _pool(Collection.objects.get(slug=slug).pk, measured)
+            _quiesce()
+            connection.close()
+            log(f"growth {size:,}: importing {args.judgments:,} labels")
+            result = _run_child(args.database_url, "api", slug, measured)
+            log(f"growth {size:,}: {result['seconds']:.1f} s")
+            lines.append(f"| {size:,} | {args.judgments:,} | {result['seconds']:.1f} s |")
+    header = ", ".join(f"{k}: {v}" for k, v in machine.items())
+    return f"Machine: {header}\n\n" + "\n".join(lines) + "\n"
+
+
 def run(args: argparse.Namespace) -> str:
     """Set up the database and files, run every import in a child; return the report."""
     _recreate_database(args.database_url)
@@ -327,7 +467,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--judgments", type=int, default=200_000)
     parser.add_argument("--documents", type=int, default=200_000)
     parser.add_argument("--topics", type=int, default=1_000_000)
-    print(run(parser.parse_args(argv)))
+    parser.add_argument(
+        "--growth",
+        default="",
+        help="comma-separated sizes (labels already in the collection): measure "
+        "--judgments labels imported into each instead of the usual imports",
+    )
+    args = parser.parse_args(argv)
+    print(growth(args) if args.growth else run(args))
 
 
 if __name__ == "__main__":

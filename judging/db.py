@@ -5,13 +5,55 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from django.db import connection, models
+from django.db.models import BooleanField
+from django.db.models.expressions import RawSQL
 
 #: From this many rows on, PostgreSQL updates through a COPY-loaded temporary table.
 UPDATE_BATCH = 1000
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """Some (query, document) pairs of one range of queries, named by a SQL query.
+
+    ``sql`` (with ``params``) selects ``query_id, document_id``: e.g. the pairs a bulk
+    import wrote, from its staging table. Work scoped to them reads only their rows
+    (:meth:`condition`, :func:`of_pairs`), not every row of their queries, so it does not
+    grow with what the collection already holds.
+    """
+
+    first_query: int
+    last_query: int
+    sql: str
+    params: tuple[Any, ...] = ()
+    #: SQL selecting the ids of the pairs' pool entries (with ``params``), when known.
+    entries_sql: str = ""
+
+    def condition(self, table: str) -> tuple[str, list[Any]]:
+        """Return the SQL condition "the row of ``table`` (an alias) is one of the pairs"."""
+        return (
+            f"{table}.query_id BETWEEN %s AND %s"
+            f" AND ({table}.query_id, {table}.document_id) IN ({self.sql})",
+            [self.first_query, self.last_query, *self.params],
+        )
+
+
+def of_pairs(queryset: models.QuerySet, pairs: Pairs) -> models.QuerySet:
+    """Return the rows of ``queryset`` (with ``query_id`` and ``document_id``) in ``pairs``.
+
+    Pool entries are found by id when ``pairs`` knows them (an index lookup per entry,
+    whatever the planner thinks of the other indexes).
+    """
+    meta = queryset.model._meta
+    if pairs.entries_sql and meta.model_name == "poolentry":
+        return queryset.filter(pk__in=RawSQL(pairs.entries_sql, pairs.params))
+    sql, params = pairs.condition(connection.ops.quote_name(meta.db_table))
+    return queryset.filter(RawSQL(sql, params, output_field=BooleanField()))
 
 
 def update_rows(objs: Sequence[models.Model], fields: Sequence[str]) -> None:

@@ -13,11 +13,12 @@ from collections.abc import Iterable
 
 import numpy as np
 from django.db import connection, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from judging import aggregation
 from judging.abstain import aggregate_abstain
-from judging.db import fetch_columns, insert_rows, update_values
+from judging.db import Pairs, fetch_columns, insert_rows, of_pairs, update_values
 from judging.models import Adjudication, Collection, Judge, Judgment, LiveGrade
 from judging.signals import judgments_changed
 
@@ -68,8 +69,13 @@ def refresh(
     version: int,
     query_ids: Iterable[int],
     document_id: int | None = None,
+    pairs: Iterable[Pairs] | None = None,
 ) -> set[int]:
     """Recompute the live grades of the given queries (of one document only, if given).
+
+    With ``pairs`` (a bulk import's written pairs, range by range, covering ``query_ids``)
+    only those pairs are recomputed: the others' judgments did not change, and reading
+    them would make an import's time grow with the labels its queries already hold.
 
     ``version`` is the collection's new judgment-list version, recorded on changed grades.
     Reads the graded judgments with their judges, applies the policy (vectorised), lets
@@ -84,8 +90,13 @@ def refresh(
     wanted = set(query_ids)
     if policy.global_fit:
         return _refresh(collection_id, policy, version, wanted, {"collection_id": collection_id})
-    ordered = sorted(wanted)
     changed: set[int] = set()
+    if pairs is not None:
+        for scope_pairs in pairs:
+            scope: dict[str, object] = {"collection_id": collection_id, "pairs": scope_pairs}
+            changed |= _refresh(collection_id, policy, version, wanted, scope)
+        return changed
+    ordered = sorted(wanted)
     # A few queries at a time, so a bulk import's memory does not grow with its size.
     for start in range(0, len(ordered), QUERY_CHUNK):
         chunk = ordered[start : start + QUERY_CHUNK]
@@ -102,6 +113,15 @@ def refresh(
             scope["document_id"] = document_id
         changed |= _refresh(collection_id, policy, version, wanted, scope)
     return changed
+
+
+def _scoped(queryset: QuerySet, scope: dict[str, object]) -> QuerySet:
+    """Return the rows of ``queryset`` in ``scope`` (field lookups, and maybe ``pairs``)."""
+    lookups = {name: value for name, value in scope.items() if name != "pairs"}
+    queryset = queryset.filter(**lookups)
+    if "pairs" in scope:
+        queryset = of_pairs(queryset, scope["pairs"])  # type: ignore[arg-type]
+    return queryset
 
 
 def _graded(scope: dict[str, object]) -> list[np.ndarray]:
@@ -125,6 +145,10 @@ def _graded(scope: dict[str, object]) -> list[np.ndarray]:
     if "document_id" in scope:
         where.append("j.document_id = %s")
         params.append(scope["document_id"])
+    if "pairs" in scope:
+        condition, more = scope["pairs"].condition("j")  # type: ignore[attr-defined]
+        where.append(condition)
+        params += more
     columns = fetch_columns(
         fields=[
             ("j.query_id", "i"),
@@ -141,7 +165,7 @@ def _graded(scope: dict[str, object]) -> list[np.ndarray]:
     if columns is not None:
         return columns
     rows = list(
-        Judgment.objects.filter(status=Status.GRADED, **scope)
+        _scoped(Judgment.objects.filter(status=Status.GRADED), scope)
         .order_by("query_id", "document_id", "judge_id")
         .values_list(
             "query_id", "document_id", "grade", "judge__kind", "judge_id", "abstain_probability"
@@ -179,14 +203,14 @@ def _refresh(
     """Recompute and write the live grades of the judgments in ``scope`` (see :func:`refresh`)."""
     query, document, grades, human, judges, recorded = _graded(scope)
     adjudications = list(
-        Adjudication.objects.filter(revoked_at__isnull=True, **scope).values_list(
+        _scoped(Adjudication.objects.filter(revoked_at__isnull=True), scope).values_list(
             "query_id", "document_id", "grade"
         )
     )
     # Plain tuples, not model instances: a bulk import reads hundreds of thousands.
     current = {
         (q, d): rest
-        for q, d, *rest in LiveGrade.objects.filter(**scope).values_list(
+        for q, d, *rest in _scoped(LiveGrade.objects.all(), scope).values_list(
             "query_id", "document_id", *CURRENT_FIELDS
         )
     }

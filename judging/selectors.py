@@ -594,14 +594,19 @@ def pooled_documents_without_content(*, collection: Collection) -> QuerySet[Docu
     )
 
 
-def file_import_with_progress(*, collection: Collection, import_id: int) -> tuple[FileImport, int]:
+def file_import_with_progress(
+    *, collection: Collection, import_id: int, started_by: AbstractBaseUser | None = None
+) -> tuple[FileImport, int]:
     """Return the collection's background import ``import_id`` and its bytes read so far.
 
     A running import publishes its progress to the cache (see
     :mod:`judging.imports.services`); a finished one has it on the row. Raise ``Http404``
-    for an import of another collection.
+    for an import of another collection, or, with ``started_by``, one another user started.
     """
-    job = FileImport.objects.filter(collection=collection, pk=import_id).first()
+    imports = FileImport.objects.filter(collection=collection, pk=import_id)
+    if started_by is not None:
+        imports = imports.filter(created_by=started_by)
+    job = imports.first()
     if job is None:
         raise Http404("No such import in this collection.")
     if job.finished:

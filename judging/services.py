@@ -20,7 +20,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from judging import live_grades, selectors, staging, textpolicy
-from judging.db import update_rows, update_values
+from judging.db import Pairs, update_rows, update_values
 from judging.models import (
     GRADE_MAX,
     GRADE_MIN,
@@ -92,10 +92,12 @@ def _refresh_live_grades(
     version: int,
     query_ids: Iterable[int],
     document_id: int | None = None,
+    pairs: Iterable[Pairs] | None = None,
 ) -> None:
     """Recompute the live grades of the given queries (see :func:`judging.live_grades.refresh`).
 
-    ``version`` is the collection's new judgment-list version, recorded on changed grades.
+    ``version`` is the collection's new judgment-list version, recorded on changed grades;
+    ``pairs`` narrows the work to the pairs a bulk import wrote.
     """
     live_grades.refresh(
         collection_id=collection_id,
@@ -103,6 +105,7 @@ def _refresh_live_grades(
         version=version,
         query_ids=query_ids,
         document_id=document_id,
+        pairs=pairs,
     )
 
 
@@ -668,21 +671,26 @@ def judgments_import(
             now=timezone.now(),
             counts=counts,
         )
-    version = collection.judgments_version
-    if touched:
-        _recount_pool(collection.pk, touched)
-        progress.judges_moved(
-            collection_id=collection.pk,
-            deltas={judge.pk: (counts.done_delta, counts.done_open_delta)},
-            query_ids=touched,
-        )
-        version = _bump_version(collection.pk, touched, bulk=True)
-        _refresh_live_grades(
-            collection_id=collection.pk,
-            policy_name=policy_name,
-            version=version,
-            query_ids=touched,
-        )
+        version = collection.judgments_version
+        if touched:
+            # The written pairs only (named by the stage), not every pair of their queries:
+            # the import's cost must not grow with the labels the collection holds.
+            written = stage.scopes()
+            stage.recount_pool()
+            progress.judges_moved(
+                collection_id=collection.pk,
+                deltas={judge.pk: (counts.done_delta, counts.done_open_delta)},
+                query_ids=touched,
+                pairs=written,
+            )
+            version = _bump_version(collection.pk, touched, bulk=True)
+            _refresh_live_grades(
+                collection_id=collection.pk,
+                policy_name=policy_name,
+                version=version,
+                query_ids=touched,
+                pairs=written,
+            )
     return ImportSummary(
         created=counts.created,
         changed=counts.changed,

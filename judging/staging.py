@@ -23,10 +23,14 @@ from typing import Any
 
 from django.db import connection
 
+from judging.db import Pairs
 from judging.models import Document, Judgment, JudgmentEvent, PoolEntry, Query
 
 #: Rows sent to SQLite per ``executemany`` (PostgreSQL streams them through ``COPY``).
 BATCH = 5000
+#: Written pairs per :meth:`JudgmentStage.scopes` range (and at most this many queries).
+SCOPE_PAIRS = 50_000
+SCOPE_QUERIES = 100
 FINAL = ("graded", "cannot_judge")
 COLUMNS = ("line", "qext", "dext", "grade", "status", "note", "seconds", "abstain")
 LABEL = ("grade", "status", "note", "seconds", "abstain_probability")
@@ -90,7 +94,7 @@ class JudgmentStage:
             f" status VARCHAR(20) NOT NULL, note TEXT NOT NULL, seconds {real}, abstain {real},"
             f" query_id {big}, document_id {big}, first_line INTEGER, judgment_id {big},"
             f" old_grade SMALLINT, old_status VARCHAR(20), old_note TEXT, old_seconds {real},"
-            f" old_abstain {real}){tail}"
+            f" old_abstain {real}, pool_id {big}, pool_open BOOLEAN){tail}"
         )
         return self
 
@@ -153,10 +157,12 @@ class JudgmentStage:
             self._run(f"ANALYZE {s}")
 
     def current(self, *, judge_id: int) -> None:
-        """Fill in the judge's current label of every row's pair.
+        """Fill in the judge's current label of every row's pair, and the pair's pool entry.
 
         Call under the collection's lock (every writer of judgments takes it), so the
-        labels cannot change before :meth:`write`.
+        labels cannot change before :meth:`write`. The pool entry (its id and whether it
+        is open) is looked up row by row through the pair's unique index: a join could
+        scan the whole pool, whose size is the collection's, not the import's.
         """
         s = self.name
         self._run(
@@ -165,6 +171,11 @@ class JudgmentStage:
             f" FROM {_table(Judgment)} j WHERE j.judge_id = %s AND j.query_id = {s}.query_id"
             f" AND j.document_id = {s}.document_id",
             [judge_id],
+        )
+        self._run(
+            f"UPDATE {s} SET (pool_id, pool_open) = (SELECT p.id, p.is_open"
+            f" FROM {_table(PoolEntry)} p WHERE p.query_id = {s}.query_id"
+            f" AND p.document_id = {s}.document_id)"
         )
 
     def references(self, limit: int) -> tuple[list[Reference], int]:
@@ -209,11 +220,8 @@ class JudgmentStage:
             f" SUM(CASE WHEN judgment_id IS NOT NULL AND {self._differs()} THEN 1 ELSE 0 END),"
             f" SUM(CASE WHEN {final} AND NOT {was_final} THEN 1 ELSE 0 END),"
             f" SUM({moved}),"
-            f" SUM(CASE WHEN p.id IS NOT NULL THEN {moved} ELSE 0 END)"
-            f" FROM {s} LEFT JOIN {_table(PoolEntry)} p ON p.collection_id = %s"
-            f" AND p.query_id = {s}.query_id AND p.document_id = {s}.document_id"
-            " AND p.is_open",
-            [collection_id],
+            f" SUM(CASE WHEN pool_open THEN {moved} ELSE 0 END)"
+            f" FROM {s}",
         )[0]
         return Classified(*(int(v or 0) for v in row))
 
@@ -288,3 +296,68 @@ class JudgmentStage:
                 [collection_id, judge_id, actor_id, channel, now, judge_id],
             )
         return touched
+
+    # --- after writing: the written pairs, and their pool entries ------------------------
+
+    def _written(self, table: str = "") -> str:
+        """Return the SQL condition "the row was written" (new, or a changed label).
+
+        ``table`` qualifies the stage's columns, as for :meth:`_differs`.
+        """
+        return f"({table}judgment_id IS NULL OR {self._differs(table)})"
+
+    def scopes(self) -> list[Pairs]:
+        """Return the written pairs in ranges of queries, each named by SQL on this table.
+
+        At most :data:`SCOPE_QUERIES` queries and about :data:`SCOPE_PAIRS` pairs a range
+        (one query's pairs are never split). The live grades, pool counts and progress
+        of an import are then recomputed for its pairs only: their cost follows the
+        import, not the labels its queries already hold.
+        """
+        s = self.name
+        if self.postgres:  # each range reads its part of the table by index
+            self._run(f"CREATE INDEX ON {s} (query_id, document_id)")
+        counts = self._all(
+            f"SELECT query_id, COUNT(*) FROM {s} WHERE {self._written()}"
+            " GROUP BY query_id ORDER BY query_id"
+        )
+        sql = (
+            f"SELECT query_id, document_id FROM {s}"
+            f" WHERE query_id BETWEEN %s AND %s AND {self._written()}"
+        )
+        entries = (
+            f"SELECT pool_id FROM {s} WHERE query_id BETWEEN %s AND %s AND pool_id IS NOT NULL"
+            f" AND {self._written()}"
+        )
+        ranges: list[Pairs] = []
+        first = last = 0
+        queries = pairs = 0
+        for query_id, count in counts:
+            if queries and (queries >= SCOPE_QUERIES or pairs + count > SCOPE_PAIRS):
+                ranges.append(Pairs(first, last, sql, (first, last), entries))
+                queries = pairs = 0
+            if not queries:
+                first = query_id
+            last, queries, pairs = query_id, queries + 1, pairs + count
+        if queries:
+            ranges.append(Pairs(first, last, sql, (first, last), entries))
+        return ranges
+
+    def recount_pool(self) -> None:
+        """Move the graded counts of the written pairs' pool entries by the judge's change.
+
+        Each written row adds 1 if its label is now graded and takes 1 away if it was: the
+        count follows from the stage alone, without reading the pair's other labels, and
+        the entries are updated by id (see :meth:`current`).
+        """
+        s, pool = self.name, _table(PoolEntry)
+        delta = (
+            "(CASE WHEN status = 'graded' THEN 1 ELSE 0 END"
+            " - CASE WHEN old_status = 'graded' THEN 1 ELSE 0 END)"
+        )
+        self._run(
+            f"UPDATE {pool} SET graded_count = {pool}.graded_count + c.delta"
+            f" FROM (SELECT pool_id, {delta} AS delta FROM {s}"
+            f" WHERE pool_id IS NOT NULL AND {self._written()}) c"
+            f" WHERE {pool}.id = c.pool_id AND c.delta <> 0"
+        )

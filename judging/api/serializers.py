@@ -16,6 +16,7 @@ from judging.models import (
     GRADE_MIN,
     Collection,
     Document,
+    FileImport,
     Judge,
     Judgment,
     JudgmentEvent,
@@ -461,3 +462,60 @@ class QrelsLineSerializer(serializers.Serializer):
     qid = serializers.CharField()
     docno = serializers.CharField()
     grade = serializers.IntegerField()
+
+
+# --- background imports -------------------------------------------------------------------
+
+
+class ImportErrorSerializer(serializers.Serializer):
+    """One refused line (or item, or field) of a background import."""
+
+    message = serializers.CharField()
+    line = serializers.IntegerField(required=False, help_text="The file's line, 1-based.")
+    item = serializers.IntegerField(required=False, help_text="A JSON array's item, 1-based.")
+    field = serializers.CharField(required=False)
+    part = serializers.CharField(required=False, help_text="Which file (topics, ...).")
+    file = serializers.CharField(required=False, help_text="Its name.")
+
+
+class FileImportSerializer(serializers.ModelSerializer):
+    """A background import: status, progress and outcome."""
+
+    bytes_read = serializers.SerializerMethodField(
+        help_text="Bytes of the files read so far (all of them once finished)."
+    )
+    errors = ImportErrorSerializer(
+        many=True,
+        read_only=True,
+        help_text="Once refused: every refused line (the first 100, then a count), as a "
+        "400 would list them; nothing was written.",
+    )
+    result = serializers.DictField(
+        read_only=True,
+        help_text="Once done, for a judgment file posted to .../judgments/ or .../qrels/: "
+        "the body the request would have answered (created, changed, unchanged, version, "
+        "judge, and for .../qrels/ judges and dry_run).",
+    )
+
+    class Meta:
+        model = FileImport
+        fields = [
+            "id",
+            "kind",
+            "status",
+            "files",
+            "bytes_total",
+            "bytes_read",
+            "report",
+            "problems",
+            "errors",
+            "result",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
+        read_only_fields = fields
+
+    def get_bytes_read(self, job: FileImport) -> int:
+        """Return the progress the view looked up (see the selector)."""
+        return int(self.context.get("bytes_read", job.bytes_read))

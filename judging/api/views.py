@@ -13,12 +13,15 @@ from typing import Any, ClassVar
 
 from django import forms
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.http import Http404
+from django.urls import reverse
 from django_filters import rest_framework as filters
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
+    OpenApiResponse,
     PolymorphicProxySerializer,
     extend_schema,
     extend_schema_field,
@@ -50,6 +53,7 @@ from judging.api.renderers import QrelsRenderer, TextResponse
 from judging.api.serializers import (
     CollectionSerializer,
     DocumentSerializer,
+    FileImportSerializer,
     ImportSummarySerializer,
     JudgeSerializer,
     JudgmentBatchSerializer,
@@ -62,13 +66,15 @@ from judging.api.serializers import (
     QrelsLineSerializer,
     QuerySerializer,
 )
-from judging.lists import api_parsers as imports
-from judging.llm import api_labels as llm_labels
+from judging.imports import services as services_files
+from judging.lists import judgment_rows as imports
 from judging.llm import judges as services_judges
+from judging.llm import native_labels as llm_labels
 from judging.llm.services import maps_labels as llm_labels_maps
 from judging.models import (
     Collection,
     Document,
+    FileImport,
     Judge,
     Judgment,
     JudgmentEvent,
@@ -80,6 +86,41 @@ from judging.models import (
 API = JudgmentEvent.Channel.API
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
+
+
+# --- background imports ---------------------------------------------------------------
+
+
+def background_import_response(
+    request: Request,
+    *,
+    collection: Collection,
+    kind: str,
+    upload: UploadedFile,
+    options: dict[str, Any],
+) -> Response:
+    """Queue a REST judgment upload's import; answer 202 with it and its ``Location``."""
+    job = services_files.file_import_start(
+        collection=collection,
+        uploads={"judgments": upload},
+        options=options,
+        actor=request.user,
+        kind=kind,
+    )
+    return accepted_import(request, collection, job)
+
+
+def accepted_import(request: Request, collection: Collection, job: FileImport) -> Response:
+    """Answer 202 with the queued import (already run when there is no broker)."""
+    location = request.build_absolute_uri(
+        reverse("judging-api:file-import-detail", args=[collection.slug, job.pk])
+    )
+    job.refresh_from_db()  # without a broker it has already run (after commit)
+    return Response(
+        FileImportSerializer(job).data,
+        status=status.HTTP_202_ACCEPTED,
+        headers={"Location": location},
+    )
 
 
 class IdFilter(filters.NumberFilter):
@@ -405,7 +446,11 @@ _RECORD_RESPONSE = PolymorphicProxySerializer(
             "(200 when nothing new) with counts; any bad item → 400 listing every bad "
             "item by its 1-based `line`, nothing written;\n"
             "* multipart `file`: TREC qrels (`qid iter docno grade`, grades 0–4) or, for a "
-            "name ending in `.jsonl`, JSON Lines; same as a batch, with file line numbers.\n\n"
+            "name ending in `.jsonl`, JSON Lines; same as a batch, with file line numbers. "
+            "A file of at least `GRADED_BACKGROUND_IMPORT_BYTES` (8 MiB by default) is "
+            "imported by a background worker instead: 202 with the import, whose "
+            "`Location` (`.../imports/<id>/`) gives its progress and then its counts "
+            "(`result`) or every bad line (`errors`), nothing written.\n\n"
             "Without `judge` you record as your own human judge. Only coordinators may "
             "record as another judge (an LLM judge, for an LLM worker); a judge may never "
             "record as anyone else (403)."
@@ -418,6 +463,10 @@ _RECORD_RESPONSE = PolymorphicProxySerializer(
         responses={
             200: _RECORD_RESPONSE,
             201: _RECORD_RESPONSE,
+            202: OpenApiResponse(
+                FileImportSerializer,
+                description="A large file: queued for a background worker; follow `Location`.",
+            ),
             **error_responses(400, 401, 403, 404),
         },
     ),
@@ -534,24 +583,19 @@ class JudgmentListCreateView(CollectionScopedView, generics.ListCreateAPIView):
         raw_outputs: Mapping[int, str] | None = None,
     ) -> Response:
         """Import parsed rows and answer with the counts (201 if anything was created)."""
-        if natives is None and llm_labels_maps(judge):
-            rows, natives, more = llm_labels.mapped_rows(judge, rows)
-            errors = [*errors, *more]
-        with transaction.atomic():
-            summary = imports.import_rows(
-                collection=self.collection,
-                judge=judge,
-                rows=rows,
-                errors=errors,
-                actor=self.request.user,
-            )
-            llm_labels.store_outputs(
-                judge=judge,
-                collection=self.collection,
-                rows=rows,
-                natives=natives or {},
-                raw_outputs=raw_outputs or {},
-            )
+        summary = services_files.judgment_rows_record(
+            collection=self.collection,
+            judge=judge,
+            rows=rows,
+            errors=list(errors),
+            actor=self.request.user,
+            natives=None if natives is None else dict(natives),
+            raw_outputs=None if raw_outputs is None else dict(raw_outputs),
+        )
+        return self._summary(summary)
+
+    def _summary(self, summary: services.ImportSummary) -> Response:
+        """Answer with an import's counts (201 if anything was created)."""
         return Response(
             ImportSummarySerializer(summary).data,
             status=status.HTTP_201_CREATED if summary.created else status.HTTP_200_OK,
@@ -585,15 +629,22 @@ class JudgmentListCreateView(CollectionScopedView, generics.ListCreateAPIView):
                 {"file": f"The file is larger than {imports.MAX_FILE_BYTES} bytes."}
             )
         judge = self._judge(serializer.validated_data["judge"])
-        parse = (
-            imports.rows_from_jsonl
-            if (upload.name or "").lower().endswith(".jsonl")
-            else imports.rows_from_qrels
+        if services_files.runs_in_background({"file": upload}):
+            return background_import_response(
+                request,
+                collection=self.collection,
+                kind=FileImport.Kind.JUDGMENTS,
+                upload=upload,
+                options={"judge": judge.pk},
+            )
+        summary = services_files.judgment_file_record(  # streamed from the upload
+            collection=self.collection,
+            judge=judge,
+            source=upload,
+            name=upload.name or "",
+            actor=request.user,
         )
-        rows, errors = parse(upload)  # streamed from the upload (on disk when large)
-        if judge.kind == Judge.Kind.LLM:  # their native labels and outputs are kept too
-            rows = list(rows)
-        return self._summary_response(judge, rows, errors)
+        return self._summary(summary)
 
 
 @extend_schema_view(

@@ -3,8 +3,12 @@
 * ``POST .../imports/``: upload topic, document, pair and judgment files (multipart);
   the import runs in a worker, all or nothing, as on the *Import files* page; 202 with
   the import and a ``Location`` to follow.
-* ``GET .../imports/<id>/``: its status, bytes read so far, and then its report or every
-  refused line.
+* ``POST .../judgments/`` and ``POST .../qrels/`` with a judgment file of at least
+  ``GRADED_BACKGROUND_IMPORT_BYTES``: the same (see
+  :func:`judging.api.views.background_import_response`).
+* ``GET .../imports/<id>/``: its status, bytes read so far, and then its report and
+  counts, or every refused line. Coordinators see every import of the collection; a judge
+  (who may post their own judgment files) only the imports they started.
 """
 
 from __future__ import annotations
@@ -12,20 +16,21 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from drf_spectacular.utils import extend_schema, extend_schema_view
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.api import error_responses
 from config.parsers import PolicyFormParser, PolicyMultiPartParser
 from judging import selectors
-from judging.api.permissions import COORDINATORS
-from judging.api.views import SLUG, CollectionScopedView
+from judging.api.permissions import COORDINATORS, JUDGING_ROLES
+from judging.api.serializers import FileImportSerializer
+from judging.api.views import SLUG, CollectionScopedView, accepted_import
 from judging.imports import services as services_files
-from judging.lists import api_parsers as imports
+from judging.lists import judgment_rows as imports
 from judging.lists.formats import collections as collection_formats
 from judging.lists.formats import judgments as judgment_formats
-from judging.models import FileImport, Judge
+from judging.models import Judge
 
 
 class FileImportCreateSerializer(serializers.Serializer):
@@ -78,34 +83,6 @@ class FileImportCreateSerializer(serializers.Serializer):
         return data
 
 
-class FileImportSerializer(serializers.ModelSerializer):
-    """A background import: status, progress and outcome."""
-
-    bytes_read = serializers.SerializerMethodField(
-        help_text="Bytes of the files read so far (all of them once finished)."
-    )
-
-    class Meta:
-        model = FileImport
-        fields = [
-            "id",
-            "status",
-            "files",
-            "bytes_total",
-            "bytes_read",
-            "report",
-            "problems",
-            "created_at",
-            "started_at",
-            "finished_at",
-        ]
-        read_only_fields = fields
-
-    def get_bytes_read(self, job: FileImport) -> int:
-        """Return the progress the view looked up (see the selector)."""
-        return int(self.context.get("bytes_read", job.bytes_read))
-
-
 @extend_schema_view(
     post=extend_schema(
         summary="Start a background import",
@@ -145,20 +122,17 @@ class FileImportCreateView(CollectionScopedView):
             options=options,
             actor=request.user,
         )
-        location = request.build_absolute_uri(f"{job.pk}/")
-        job.refresh_from_db()  # without a broker it has already run (after commit)
-        return Response(
-            FileImportSerializer(job).data,
-            status=status.HTTP_202_ACCEPTED,
-            headers={"Location": location},
-        )
+        return accepted_import(request, self.collection, job)
 
 
 @extend_schema_view(
     get=extend_schema(
         summary="Follow a background import",
-        description="Coordinators only. Status (`queued`, `running`, `done`, `refused`, "
-        "`failed`), bytes read so far, and once finished the report or every refused line.",
+        description="Coordinators see every import of the collection; a judge only the "
+        "judgment files they posted (404 for any other). Status (`queued`, `running`, "
+        "`done`, `refused`, `failed`), bytes read so far, and once finished the report "
+        "(and for a judgment file its counts, `result`) or every refused line (`errors`, "
+        "each naming its line; nothing was written).",
         parameters=[SLUG],
         responses={200: FileImportSerializer, **error_responses(401, 403, 404)},
     )
@@ -167,11 +141,13 @@ class FileImportDetailView(CollectionScopedView):
     """One background import."""
 
     serializer_class = FileImportSerializer
-    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS}
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": JUDGING_ROLES}
 
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Return the import with its progress."""
         job, bytes_read = selectors.file_import_with_progress(
-            collection=self.collection, import_id=kwargs["pk"]
+            collection=self.collection,
+            import_id=kwargs["pk"],
+            started_by=None if self.is_coordinator else request.user,
         )
         return Response(FileImportSerializer(job, context={"bytes_read": bytes_read}).data)

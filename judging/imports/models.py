@@ -8,11 +8,18 @@ from django.db.models import Q
 
 
 class FileImport(models.Model):
-    """A coordinator's import of topic, document and judgment files, run by a worker.
+    """A large import run by a worker: files of the *Import files* page, or a REST upload.
 
-    The files wait under ``MEDIA_ROOT/imports/<id>/`` until the worker has read them; the
-    import itself is the same all-or-nothing ``collection_files_import`` as the page's.
+    The files wait under ``MEDIA_ROOT/imports/<id>/`` until the worker has read them. The
+    import itself is the same all-or-nothing one the request would have run: the page's
+    ``collection_files_import`` (kind ``files``), or a judgment file posted to
+    ``.../judgments/`` or ``.../qrels/`` above ``GRADED_BACKGROUND_IMPORT_BYTES``.
     """
+
+    class Kind(models.TextChoices):
+        FILES = "files", "Collection files (topics, documents, pairs, judgments)"
+        JUDGMENTS = "judgments", "A judgment file posted to .../judgments/"
+        QRELS = "qrels", "A judgment list posted to .../qrels/"
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -33,6 +40,12 @@ class FileImport(models.Model):
         help_text="The coordinator who uploaded the files.",
     )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    kind = models.CharField(
+        max_length=10,
+        choices=Kind.choices,
+        default=Kind.FILES,
+        help_text="What was uploaded, and so which import runs it.",
+    )
     files = models.JSONField(
         default=dict, help_text="Stored file name per role (topics, documents, judgments)."
     )
@@ -47,6 +60,17 @@ class FileImport(models.Model):
     problems = models.JSONField(
         default=list, blank=True, help_text="The refused lines (capped), or the failure."
     )
+    errors = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The refused lines as API error items ({message, line, ...}), as a "
+        "request refused at once would list them.",
+    )
+    result = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="A judgment upload's counts, as the request would have answered them.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -57,6 +81,10 @@ class FileImport(models.Model):
             models.CheckConstraint(
                 condition=Q(status__in=["queued", "running", "done", "refused", "failed"]),
                 name="fileimport_status_known",
+            ),
+            models.CheckConstraint(
+                condition=Q(kind__in=["files", "judgments", "qrels"]),
+                name="fileimport_kind_known",
             ),
             models.CheckConstraint(
                 condition=Q(bytes_read__lte=models.F("bytes_total")),

@@ -2,7 +2,9 @@
 
 Shared by the coordinators' *Import files* page and ``manage.py import_collection``: each
 file is read in its chosen format, or the one its name and first bytes suggest, and any
-refused file aborts the whole import.
+refused file aborts the whole import. Large uploads, of the page and of the REST judgment
+endpoints (``.../judgments/``, ``.../qrels/``), are imported the same way by a worker
+(:func:`file_import_start`, :func:`file_import_run`), with their progress.
 """
 
 from __future__ import annotations
@@ -29,14 +31,17 @@ from django.db import transaction
 from django.utils import timezone
 
 from judging import background, services, textpolicy
-from judging.lists import importers
+from judging.lists import importers, judgment_rows
 from judging.lists import services as services_lists
 from judging.lists.formats import Problems
 from judging.lists.formats import collections as collection_formats
 from judging.lists.formats import judgments as judgment_formats
+from judging.lists.formats.common import describe
 from judging.lists.services import ContentSummary
+from judging.llm import native_labels as llm_labels
+from judging.llm.services import maps_labels as llm_labels_maps
 from judging.models import Collection, FileImport, Judge, JudgmentEvent, PoolEntry
-from judging.services import ImportSummary
+from judging.services import ImportSummary, JudgmentRow
 
 #: Bytes read from the start of a file to guess its format.
 HEAD_BYTES = 4096
@@ -189,7 +194,11 @@ def imports_dir() -> Path:
 
 
 def runs_in_background(uploads: dict[str, UploadedFile | None]) -> bool:
-    """Return whether files of this size are imported in the background."""
+    """Return whether files of this size are imported in the background.
+
+    The threshold is ``GRADED_BACKGROUND_IMPORT_BYTES``, all files together; it applies to
+    the *Import files* page and to judgment files posted over REST.
+    """
     total = sum(upload.size or 0 for upload in uploads.values() if upload is not None)
     return total >= settings.GRADED_BACKGROUND_IMPORT_BYTES
 
@@ -201,18 +210,25 @@ def file_import_start(
     uploads: dict[str, UploadedFile | None],
     options: dict[str, Any],
     actor: AbstractBaseUser | None,
+    kind: str = FileImport.Kind.FILES,
 ) -> FileImport:
     """Keep the uploaded files and queue their import (run after commit by a worker).
 
     ``uploads`` maps roles (:data:`ROLES`) to files; ``options`` holds the form's formats,
-    judge name and kind, scale and dry run. Return the queued :class:`FileImport`.
+    judge name and kind, scale and dry run. A REST judgment upload (``kind`` ``judgments``
+    or ``qrels``) gives one ``judgments`` file, and options naming the judge (``judge``,
+    an id the request checked, or ``judge_name`` and ``judge_kind``), ``format``,
+    ``scale`` and ``dry_run``. Return the queued :class:`FileImport`.
     """
     given = {role: upload for role, upload in uploads.items() if upload is not None}
     if not given or set(given) - set(ROLES):
         raise ValidationError({"files": f"Give files for some of: {', '.join(ROLES)}."})
+    if kind != FileImport.Kind.FILES and set(given) != {"judgments"}:
+        raise ValidationError({"file": "Give one judgment file."})
     job = FileImport.objects.create(
         collection=collection,
         created_by=actor,
+        kind=kind,
         options=options,
         bytes_total=sum(upload.size or 0 for upload in given.values()),
     )
@@ -291,8 +307,10 @@ class _Progress:
 def file_import_run(*, import_id: int) -> FileImport | None:
     """Run a queued import to its end (a worker's task); return it, or None if gone.
 
-    The import is :func:`collection_files_import`, all or nothing; the outcome (report,
-    refused lines or failure) is stored on the row and the files are deleted.
+    The import is all or nothing: :func:`collection_files_import` for the page's files,
+    :func:`judgment_upload_import` for a REST judgment upload. The outcome (report and
+    counts, or every refused line, or the failure) is stored on the row and the files are
+    deleted.
     """
     claimed = FileImport.objects.filter(pk=import_id, status=FileImport.Status.QUEUED).update(
         status=FileImport.Status.RUNNING, started_at=timezone.now()
@@ -305,31 +323,34 @@ def file_import_run(*, import_id: int) -> FileImport | None:
     opened = {role: _Counting(folder / role, name, progress) for role, name in job.files.items()}
     options = job.options
     try:
-        done = collection_files_import(
-            collection=job.collection,
-            files=CollectionFiles(
-                **opened,
-                topics_format=options.get("topics_format", ""),
-                documents_format=options.get("documents_format", ""),
-                judgments_format=options.get("judgments_format", ""),
-                judge_name=options.get("judge_name") or "imported",
-                judge_kind=options.get("judge_kind") or Judge.Kind.HUMAN,
-                scale=options.get("scale") or None,
-            ),
-            actor=job.created_by,
-            dry_run=bool(options.get("dry_run")),
-        )
+        if job.kind == FileImport.Kind.FILES:
+            job.report = _files_run(job, opened)
+        else:
+            job.result = judgment_upload_import(
+                collection=job.collection,
+                kind=job.kind,
+                source=opened["judgments"],
+                options=options,
+                actor=job.created_by,
+            )
+            job.report = [_result_line(job.result)]
     except services_lists.ImportRefused as refused:
-        job.status, job.problems = FileImport.Status.REFUSED, refused.problems.messages()
+        job.status, job.errors = FileImport.Status.REFUSED, refused.problems.as_dicts()
+        job.problems = refused.problems.messages()
+    except judgment_rows.LineErrors as refused:
+        job.status, job.errors = FileImport.Status.REFUSED, refused.errors
+        job.problems = [describe(item) for item in refused.errors]
     except ValidationError as error:
         job.status = FileImport.Status.REFUSED
         job.problems = textpolicy.cap_messages(error.messages)
+        job.errors = _field_errors(error)
     except Exception:  # recorded on the job (and logged); the worker goes on
         log.exception("file import %s failed", job.pk)
         job.status = FileImport.Status.FAILED
         job.problems = ["The import failed unexpectedly; nothing was written. See the server log."]
+        job.errors = [{"message": job.problems[0]}]
     else:
-        job.status, job.report = FileImport.Status.DONE, files_report(done)
+        job.status = FileImport.Status.DONE
         if options.get("dry_run"):
             job.report = ["Dry run, nothing written — would import:", *job.report]
     finally:
@@ -338,9 +359,183 @@ def file_import_run(*, import_id: int) -> FileImport | None:
         shutil.rmtree(folder, ignore_errors=True)
     job.bytes_read = min(progress.total, job.bytes_total)
     job.finished_at = timezone.now()
-    job.save(update_fields=["status", "problems", "report", "bytes_read", "finished_at"])
+    job.save(
+        update_fields=[
+            "status",
+            "problems",
+            "errors",
+            "report",
+            "result",
+            "bytes_read",
+            "finished_at",
+        ]
+    )
     cache.delete(progress.key)
     return job
+
+
+def _files_run(job: FileImport, opened: dict[str, _Counting]) -> list[str]:
+    """Run the page's import of ``opened`` files; return its report."""
+    options = job.options
+    done = collection_files_import(
+        collection=job.collection,
+        files=CollectionFiles(
+            **opened,
+            topics_format=options.get("topics_format", ""),
+            documents_format=options.get("documents_format", ""),
+            judgments_format=options.get("judgments_format", ""),
+            judge_name=options.get("judge_name") or "imported",
+            judge_kind=options.get("judge_kind") or Judge.Kind.HUMAN,
+            scale=options.get("scale") or None,
+        ),
+        actor=job.created_by,
+        dry_run=bool(options.get("dry_run")),
+    )
+    return files_report(done)
+
+
+def _result_line(result: dict[str, Any]) -> str:
+    """Return the one report line of a judgment upload's counts."""
+    return (
+        f"judgments: {result['created']} new, {result['changed']} changed, "
+        f"{result['unchanged']} unchanged"
+    )
+
+
+def _field_errors(error: ValidationError) -> list[dict[str, Any]]:
+    """Return a ``ValidationError`` as API error items (naming the field when it has one)."""
+    if hasattr(error, "error_dict"):
+        return [
+            {"message": message, "field": field}
+            for field, messages in error.message_dict.items()
+            for message in messages
+        ][: textpolicy.MAX_ERRORS]
+    return [{"message": message} for message in textpolicy.cap_messages(error.messages)]
+
+
+# --- judgment files posted over REST ----------------------------------------------------
+
+
+@transaction.atomic
+def judgment_rows_record(
+    *,
+    collection: Collection,
+    judge: Judge,
+    rows: Iterable[JudgmentRow],
+    errors: list[judgment_rows.LineError],
+    actor: AbstractBaseUser | None,
+    natives: dict[int, str] | None = None,
+    raw_outputs: dict[int, str] | None = None,
+) -> ImportSummary:
+    """Record rows posted to ``.../judgments/`` (a batch or a file), all or nothing.
+
+    An LLM judge's native labels are mapped onto 0–4 (unless ``natives`` says they were)
+    and kept with any raw outputs. Raises :class:`judging.lists.judgment_rows.LineErrors`
+    listing every bad line (or item); nothing is written then.
+    """
+    if natives is None and llm_labels_maps(judge):
+        rows, natives, more = llm_labels.mapped_rows(judge, list(rows))
+        errors = [*errors, *more]
+    summary = judgment_rows.import_rows(
+        collection=collection, judge=judge, rows=rows, errors=errors, actor=actor
+    )
+    llm_labels.store_outputs(
+        judge=judge,
+        collection=collection,
+        rows=rows,
+        natives=natives or {},
+        raw_outputs=raw_outputs or {},
+    )
+    return summary
+
+
+def judgment_file_record(
+    *,
+    collection: Collection,
+    judge: Judge,
+    source: IO[bytes],
+    name: str,
+    actor: AbstractBaseUser | None,
+) -> ImportSummary:
+    """Record a qrels file (JSON Lines for a name ending in ``.jsonl``) as ``judge``'s labels.
+
+    Read as a stream (an LLM judge's rows are kept, for their native labels); all or
+    nothing, as :func:`judgment_rows_record`.
+    """
+    parse = (
+        judgment_rows.rows_from_jsonl
+        if name.lower().endswith(".jsonl")
+        else judgment_rows.rows_from_qrels
+    )
+    rows, errors = parse(source)
+    if judge.kind == Judge.Kind.LLM:  # their native labels and outputs are kept too
+        rows = list(rows)
+    return judgment_rows_record(
+        collection=collection, judge=judge, rows=rows, errors=errors, actor=actor
+    )
+
+
+@transaction.atomic
+def judgment_upload_import(
+    *,
+    collection: Collection,
+    kind: str,
+    source: IO[bytes],
+    options: dict[str, Any],
+    actor: AbstractBaseUser | None,
+) -> dict[str, Any]:
+    """Import a REST judgment upload in the background; return the counts the request would.
+
+    ``kind`` ``judgments`` is a file posted to ``.../judgments/``
+    (:func:`judgment_file_record`), ``qrels`` one posted to ``.../qrels/``
+    (:func:`judging.lists.services.judgment_list_import`); ``options`` are
+    :func:`file_import_start`'s. All or nothing, the judge created on the fly included:
+    raises what the request would have answered with a 400 (line-numbered problems).
+    """
+    name = str(getattr(source, "name", "") or "")
+    if options.get("judge") is not None:
+        judge = Judge.objects.filter(pk=options["judge"]).first()
+        if judge is None:
+            raise ValidationError({"judge": "The judge no longer exists."})
+    else:
+        judge = services_lists.judge_for_import(
+            name=options.get("judge_name") or "", kind=options.get("judge_kind") or "human"
+        )
+    dry_run = bool(options.get("dry_run"))
+    if kind == FileImport.Kind.JUDGMENTS:
+        summary = judgment_file_record(
+            collection=collection, judge=judge, source=source, name=name, actor=actor
+        )
+        return {
+            "created": summary.created,
+            "changed": summary.changed,
+            "unchanged": summary.unchanged,
+            "version": summary.version,
+            "judge": judge.pk,
+        }
+    if kind != FileImport.Kind.QRELS:
+        raise ValueError(f"not a judgment upload: {kind!r}")
+    summary = services_lists.judgment_list_import(
+        collection=collection,
+        judge=judge,
+        source=source,
+        format=options.get("format") or judgment_formats.guess_format(name),
+        scale=options.get("scale") or None,
+        dry_run=dry_run,
+        actor=actor,
+        channel=JudgmentEvent.Channel.API,
+    )
+    if dry_run:  # the judge created on the fly goes too
+        transaction.set_rollback(True)
+    return {
+        "created": summary.created,
+        "changed": summary.changed,
+        "unchanged": summary.unchanged,
+        "version": summary.version,
+        "judge": judge.pk,
+        "judges": list(summary.judges),
+        "dry_run": dry_run,
+    }
 
 
 # --- files kept between tries of the Import files page -----------------------------------

@@ -15,7 +15,12 @@ from typing import Any, ClassVar
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
 from rest_framework import exceptions, serializers, status
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
@@ -25,21 +30,27 @@ from config.api import error_responses
 from config.parsers import PolicyFormParser, PolicyJSONParser, PolicyMultiPartParser
 from judging.api.permissions import ANY_ROLE, COORDINATORS, judge_to_record_as
 from judging.api.selectors import is_coordinator_anywhere
-from judging.api.serializers import CollectionSerializer, LiveGradeSerializer
+from judging.api.serializers import (
+    CollectionSerializer,
+    FileImportSerializer,
+    LiveGradeSerializer,
+)
 from judging.api.views import (
     SLUG,
     CollectionListView,
     CollectionScopedView,
     DocumentListView,
     QueryListView,
+    background_import_response,
 )
-from judging.lists import api_parsers as imports
+from judging.imports import services as services_files
 from judging.lists import downloads, exports
+from judging.lists import judgment_rows as imports
 from judging.lists import services as services_lists
 from judging.lists.formats import FormatError
 from judging.lists.formats import collections as collection_formats
 from judging.lists.formats import judgments as judgment_formats
-from judging.models import Judge, JudgmentEvent
+from judging.models import FileImport, Judge, JudgmentEvent
 
 _TRUE = {"1", "true", "yes", "on"}
 
@@ -194,12 +205,19 @@ _EXPORT_PARAMETERS = [
         "existing judge (`judge`) or an imported judge created on the fly (`judge_name`, "
         "`judge_kind`). Grades on another scale are mapped with `scale`. All or nothing: "
         "any problem → 400 listing every bad line (the first 100, then a count), nothing "
-        "written. `dry_run` checks and counts without writing.",
+        "written. `dry_run` checks and counts without writing. A file of at least "
+        "`GRADED_BACKGROUND_IMPORT_BYTES` (8 MiB by default) is imported by a background "
+        "worker instead: 202 with the import, whose `Location` (`.../imports/<id>/`) gives "
+        "its progress and then these counts (`result`) or every bad line (`errors`).",
         parameters=[SLUG],
         request={"multipart/form-data": JudgmentListImportSerializer},
         responses={
             200: ImportResultSerializer,
             201: ImportResultSerializer,
+            202: OpenApiResponse(
+                FileImportSerializer,
+                description="A large file: queued for a background worker; follow `Location`.",
+            ),
             **error_responses(400, 401, 403, 404),
         },
     ),
@@ -236,6 +254,8 @@ class JudgmentListView(CollectionScopedView):
             )
         if data.get("judge") is not None and data.get("judge_name"):
             raise exceptions.ValidationError({"judge": "Give judge or judge_name, not both."})
+        if services_files.runs_in_background({"file": upload}):
+            return self._in_background(request, data)
         if data.get("judge_name"):
             judge = services_lists.judge_for_import(
                 name=data["judge_name"], kind=data["judge_kind"]
@@ -271,6 +291,36 @@ class JudgmentListView(CollectionScopedView):
         }
         created = summary.created and not data["dry_run"]
         return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+    def _in_background(self, request: Request, data: dict[str, Any]) -> Response:
+        """Check what the worker cannot ask about, then queue the import (202)."""
+        try:
+            judgment_formats.parse_scale(data.get("scale"))
+        except ValueError as exc:
+            raise exceptions.ValidationError({"scale": str(exc)}) from None
+        options: dict[str, Any] = {
+            "format": data.get("format", ""),
+            "scale": data.get("scale", ""),
+            "dry_run": data["dry_run"],
+        }
+        if data.get("judge_name"):  # created by the worker, inside the import
+            if not data["judge_name"].strip():
+                raise exceptions.ValidationError({"judge_name": "Give a judge name."})
+            options.update(judge_name=data["judge_name"], judge_kind=data["judge_kind"])
+        else:
+            options["judge"] = judge_to_record_as(
+                user=request.user,
+                collection=self.collection,
+                roles=self.roles,
+                judge_id=data.get("judge"),
+            ).pk
+        return background_import_response(
+            request,
+            collection=self.collection,
+            kind=FileImport.Kind.QRELS,
+            upload=data["file"],
+            options=options,
+        )
 
 
 # --- creating collections and filling them -----------------------------------------------

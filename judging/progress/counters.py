@@ -46,6 +46,8 @@ from django.db.models import (
     When,
 )
 
+from judging.db import Pairs, of_pairs
+
 FINAL = ("graded", "cannot_judge")
 GRADED = "graded"
 ID_CHUNK = 10_000  # ids per IN list
@@ -247,17 +249,25 @@ def judgments_written(
 
 
 def judges_moved(
-    *, collection_id: int, deltas: dict[int, tuple[int, int]], query_ids: Iterable[int]
+    *,
+    collection_id: int,
+    deltas: dict[int, tuple[int, int]],
+    query_ids: Iterable[int],
+    pairs: Iterable[Pairs] | None = None,
 ) -> None:
     """Add ``(done, done_open)`` deltas per judge, then refresh the pairs of ``query_ids``.
 
     For writers that count the deltas themselves (the staged import counts them in SQL);
-    call after the pool's graded counts of ``query_ids`` were recounted.
+    call after the pool's graded counts of ``query_ids`` were recounted. With ``pairs``
+    (the written pairs of those queries) only those pairs are refreshed.
     """
     m = current_models()
     if deltas:
         _add_judges(collection_id, deltas, m)
-    refresh(collection_id=collection_id, query_ids=query_ids)
+    if pairs is not None:
+        refresh(collection_id=collection_id, pairs=pairs)
+    else:
+        refresh(collection_id=collection_id, query_ids=query_ids)
 
 
 def refresh(
@@ -265,31 +275,49 @@ def refresh(
     collection_id: int,
     query_ids: Iterable[int] | None = None,
     document_ids: Iterable[int] | None = None,
+    pairs: Iterable[Pairs] | None = None,
 ) -> int:
-    """Recompute ``is_open`` of the collection's entries of the given queries or documents.
+    """Recompute ``is_open`` of the collection's entries of the given queries, documents or pairs.
 
     Moves the counters for every pair that flipped; returns how many flipped.
     """
     m = current_models()
-    field, ids = ("query_id", query_ids) if query_ids is not None else ("document_id", document_ids)
-    if ids is None:
-        raise ValueError("give query_ids or document_ids")
+    scopes: Iterable[QuerySet]
+    if pairs is not None:
+        pairs = list(pairs)
+        pool = m.PoolEntry.objects.filter(collection_id=collection_id)
+        scopes = [of_pairs(pool, scope) for scope in pairs]
+    else:
+        field = "query_id" if query_ids is not None else "document_id"
+        ids = query_ids if query_ids is not None else document_ids
+        if ids is None:
+            raise ValueError("give query_ids, document_ids or pairs")
+        scopes = (
+            m.PoolEntry.objects.filter(collection_id=collection_id, **{f"{field}__in": chunk})
+            for chunk in _chunks(ids)
+        )
     flipped: list[tuple[int, int, int, bool]] = []
-    for chunk in _chunks(ids):
-        entries = m.PoolEntry.objects.filter(collection_id=collection_id, **{f"{field}__in": chunk})
+    for entries in scopes:
         flipped.extend(
             open_condition(entries, m)
             .exclude(is_open=F("open_now"))
             .values_list("pk", "query_id", "document_id", "open_now")
         )
-    _flip(collection_id, flipped, m)
+    _flip(collection_id, flipped, m, pairs)
     return len(flipped)
 
 
 def _flip(
-    collection_id: int, flipped: list[tuple[int, int, int, bool]], m: SimpleNamespace
+    collection_id: int,
+    flipped: list[tuple[int, int, int, bool]],
+    m: SimpleNamespace,
+    pairs: Iterable[Pairs] | None = None,
 ) -> None:
-    """Store the new state of pairs that opened or closed, and move the counters."""
+    """Store the new state of pairs that opened or closed, and move the counters.
+
+    ``pairs``: the flipped pairs are among these (a bulk import's written pairs), whose
+    labels are read instead of every label of the flipped pairs' documents.
+    """
     if not flipped:
         return
     sign = {(q, d): 1 if now else -1 for _pk, q, d, now in flipped}
@@ -304,10 +332,20 @@ def _flip(
         for judge_id in finals.values_list("judge_id", flat=True):
             judges[judge_id] += sign[(q, d)]
     else:
-        for chunk in _chunks(d for _pk, _q, d, _now in flipped):
-            finals = m.Judgment.objects.filter(
-                collection_id=collection_id, document_id__in=chunk, status__in=FINAL
-            ).values_list("judge_id", "query_id", "document_id")
+        if pairs is not None:  # the written pairs' labels, range by range
+            scopes = [
+                of_pairs(m.Judgment.objects.filter(collection_id=collection_id), scope)
+                for scope in pairs
+            ]
+        else:
+            scopes = [
+                m.Judgment.objects.filter(collection_id=collection_id, document_id__in=chunk)
+                for chunk in _chunks(d for _pk, _q, d, _now in flipped)
+            ]
+        for labels in scopes:
+            finals = labels.filter(status__in=FINAL).values_list(
+                "judge_id", "query_id", "document_id"
+            )
             for judge_id, q, d in finals:
                 judges[judge_id] += sign.get((q, d), 0)
     _add_judges(collection_id, {j: (0, n) for j, n in judges.items()}, m)

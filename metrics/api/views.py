@@ -27,7 +27,7 @@ from rest_framework.response import Response
 from config.api import ErrorSerializer, error_responses
 from config.parsers import PolicyFormParser, PolicyJSONParser, PolicyMultiPartParser
 from judging.api.views import SLUG, CollectionScopedView
-from judging.lists.api_parsers import LineErrors
+from judging.lists.judgment_rows import LineErrors
 from metrics import selectors as metrics_selectors
 from metrics import services
 from metrics.api import selectors

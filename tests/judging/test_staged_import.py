@@ -149,3 +149,77 @@ def test_the_quota_counts_only_new_final_labels(coll):
         services.judgments_import(
             collection=coll, judge=judge, rows=[JudgmentRow(1, "q2", "d1", 0)]
         )
+
+
+# --- an import recomputes its own pairs only (issue 32, item 8) --------------------------
+
+
+def _live(coll) -> dict[tuple[str, str], tuple]:
+    return {
+        (g.query.external_id, g.document.external_id): (
+            g.grade,
+            g.human_count,
+            g.llm_count,
+            g.adjudicated,
+            list(g.judge_ids),
+        )
+        for g in LiveGrade.objects.filter(collection=coll).select_related("query", "document")
+    }
+
+
+@pytest.mark.parametrize("ranges", ["one", "many"])
+def test_an_import_recomputes_only_its_pairs_and_every_count_stays_right(ranges, monkeypatch):
+    from judging import staging
+    from judging.adjudication.services import adjudication_record
+    from judging.models import PoolEntry
+    from judging.progress.selectors import progress_problems
+
+    if ranges == "many":  # a range per query and pair: the chunking is exercised too
+        monkeypatch.setattr(staging, "SCOPE_QUERIES", 1)
+        monkeypatch.setattr(staging, "SCOPE_PAIRS", 1)
+    coll = factories.collection(judges_per_pair=2)
+    queries = {q: factories.query(coll, external_id=q) for q in ("q1", "q2", "q3")}
+    docs = {d: factories.document(coll, external_id=d) for d in ("d1", "d2", "d3", "d4")}
+    for q in queries.values():
+        for d in docs.values():
+            factories.pool_entry(coll, q, d)
+    ann = factories.human_judge(factories.user("ann"))
+    bob = factories.human_judge(factories.user("bob"))
+    llm = factories.llm_judge()
+    earlier = [
+        JudgmentRow(1, "q1", "d1", 3),
+        JudgmentRow(2, "q1", "d2", 1),
+        JudgmentRow(3, "q2", "d3", 0),
+        JudgmentRow(4, "q3", "d4", 2),
+    ]
+    services.judgments_import(collection=coll, judge=ann, rows=earlier)
+    services.judgments_import(collection=coll, judge=llm, rows=[JudgmentRow(1, "q1", "d3", 4)])
+    adjudication_record(
+        query=queries["q2"], document=docs["d3"], grade=4, reason="checked", actor=ann.user
+    )
+    untouched = LiveGrade.objects.get(query=queries["q3"], document=docs["d4"])
+    bobs = [
+        JudgmentRow(1, "q1", "d1", 1),  # beside ann's label
+        JudgmentRow(2, "q1", "d3", 2),  # beside the LLM's
+        JudgmentRow(3, "q2", "d3", 1),  # an adjudicated pair
+        JudgmentRow(4, "q2", "d4", None, status="cannot_judge"),
+        JudgmentRow(5, "q3", "d1", 0),  # q3's other pair stays as it was
+    ]
+    services.judgments_import(collection=coll, judge=bob, rows=bobs)
+    services.judgments_import(  # bob changes one label and keeps the others
+        collection=coll, judge=bob, rows=[JudgmentRow(1, "q1", "d1", 4), *bobs[1:]]
+    )
+    imported = _live(coll)
+    assert imported[("q2", "d3")][3] is True and imported[("q2", "d3")][0] == 4
+    assert imported[("q1", "d1")][1] == 2
+    # Nothing outside the written pairs was rewritten ...
+    assert LiveGrade.objects.get(pk=untouched.pk).updated_at == untouched.updated_at
+    # ... and everything agrees with a recomputation from scratch.
+    services.live_grades_rebuild(collection=coll)
+    assert _live(coll) == imported
+    for entry in PoolEntry.objects.filter(collection=coll):
+        graded = Judgment.objects.filter(
+            query=entry.query_id, document=entry.document_id, status="graded"
+        ).count()
+        assert entry.graded_count == graded, entry
+    assert progress_problems(collection=coll) == []

@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from judging import textpolicy
-from judging.lists import api_parsers as imports
 from judging.lists import importers
+from judging.lists import judgment_rows as imports
 from judging.lists.formats import FormatError, Problem, iter_lines
 from judging.lists.formats import collections as collection_formats
 from judging.lists.formats import judgments as judgment_formats

@@ -68,7 +68,7 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("POST", S + "documents/"):                   (401, 404, 403, 403, 403, 403, 404, 201),
     ("POST", S + "qrels/"):                       (401, 404, 403, 403, 403, 403, 404, 201),
     ("POST", S + "imports/"):                     (401, 404, 403, 403, 403, 403, 404, 202),
-    ("GET", S + "imports/<int:pk>/"):             (401, 404, 403, 403, 403, 403, 404, 200),
+    ("GET", S + "imports/<int:pk>/"):             (401, 404, 404, 404, 403, 403, 404, 200),
     # LLM jobs, adjudication, aggregation, raw per-judge figures: coordinators only.
     ("GET", S + "llm-jobs/"):                     (401, 404, 403, 403, 403, 403, 404, 200),
     ("POST", S + "llm-jobs/"):                    (401, 404, 403, 403, 403, 403, 404, 202),

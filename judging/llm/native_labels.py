@@ -13,7 +13,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
-from judging.lists.api_parsers import LineError
+from judging.lists.judgment_rows import LineError
 from judging.llm import services as services_llm
 from judging.llm.services import LLMGrade
 from judging.models import Collection, Judge, Judgment

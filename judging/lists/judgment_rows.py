@@ -1,5 +1,8 @@
 """Turn API batches and uploaded files into import rows, and report problems by line.
 
+Shared by the REST views and the background worker that imports large uploads
+(:mod:`judging.imports.services`), so it sits below both.
+
 Every parser returns ``(rows, errors)``: the rows it could read and one
 ``{"line": n, "message": ...}`` per problem, so that :func:`import_rows` can list every bad
 line of a request at once (including those only the import service detects) and write
@@ -37,7 +40,7 @@ _ITEM_FIELDS = {
     "note",
     "seconds",
     "abstain_probability",
-    "raw_output",  # LLM judges; kept by judging.llm.api_labels
+    "raw_output",  # LLM judges; kept by judging.llm.native_labels
 }
 _JSONL_ALIASES = {"qid": "query", "docno": "document"}
 _SERVICE_LINE = re.compile(r"^line (\d+): (.*)$", re.DOTALL)
