@@ -68,6 +68,8 @@ def document_query_refusals(result: dict[str, Any], **kwargs: Any) -> dict[str, 
                 codes.update(WITH_BODY)
             for code, description in codes.items():
                 responses.setdefault(str(code), _error(description, code))
+            # A view's own 429 (a submission budget) keeps its text and gains the header.
+            responses["429"].setdefault("headers", _error("", 429)["headers"])
             existing = responses["400"]
             if QUERY_400 not in existing.get("description", ""):
                 existing["description"] = f"{existing.get('description', '')} {QUERY_400}".strip()

@@ -163,7 +163,10 @@ def test_scores_equal_a_rescoring_after_a_concurrent_mix_of_writes(deployment, t
         return {"query": rng.choice(QUERIES), "document": rng.choice(DOCS)}
 
     def post_batch(user) -> int:
-        body = {"judgments": [{**pair(), "grade": rng.randint(0, 4)} for _ in range(3)]}
+        pairs = rng.sample([(q, d) for q in QUERIES for d in DOCS], 3)  # a batch repeats none
+        body = {
+            "judgments": [{"query": q, "document": d, "grade": rng.randint(0, 4)} for q, d in pairs]
+        }
         with _client(base, user) as http:
             return http.post(api + "judgments/", json=body).status_code
 
