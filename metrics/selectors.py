@@ -298,6 +298,37 @@ def llm_filled(*, collection: Collection) -> bool:
 _HUMAN_TTL = 3600
 
 
+def stored_rankings(
+    *, runs: list[Run], query_ids: list[int], measures: list[str]
+) -> list[scoring.StoredRanking]:
+    """Return every run's stored ranking of every query (empty where it has none).
+
+    Only the ranks the measures read are fetched (the bytes of the first ``depth``
+    documents); a run without a ranking of a query gets an empty one, which live scoring
+    scores as a query the run left out. One SQL query.
+    """
+    depth = engine.required_depth(scoring.resolved(measures))
+    stored = RunQuery.objects.filter(run__in=runs, query_id__in=query_ids)
+    if depth is not None:
+        width = depth * RANKING_DTYPE.itemsize
+        stored = stored.annotate(top=Substr("ranking", 1, width, output_field=BinaryField()))
+        fields = ("run_id", "query_id", "top", "retrieved")
+    else:
+        fields = ("run_id", "query_id", "ranking", "retrieved")
+    rows = [
+        scoring.StoredRanking(run_id, query_id, bytes(ranking or b""), retrieved)
+        for run_id, query_id, ranking, retrieved in stored.values_list(*fields)
+    ]
+    present = {(r.run_id, r.query_id) for r in rows}
+    rows += [
+        scoring.StoredRanking(run.pk, q, b"", 0)
+        for run in runs
+        for q in query_ids
+        if (run.pk, q) not in present
+    ]
+    return rows
+
+
 def human_only_means(
     *, collection: Collection, runs: list[Run], measures: list[str]
 ) -> dict[int, dict[str, float | None]]:
@@ -322,25 +353,7 @@ def human_only_means(
     )
     out: dict[int, dict[str, float | None]] = {run.pk: dict.fromkeys(measures) for run in runs}
     if grades and runs:
-        depth = engine.required_depth(scoring.resolved(measures))
-        stored = RunQuery.objects.filter(run__in=runs, query_id__in=list(grades))
-        if depth is not None:
-            width = depth * RANKING_DTYPE.itemsize
-            stored = stored.annotate(top=Substr("ranking", 1, width, output_field=BinaryField()))
-            fields = ("run_id", "query_id", "top", "retrieved")
-        else:
-            fields = ("run_id", "query_id", "ranking", "retrieved")
-        rows = [
-            scoring.StoredRanking(run_id, query_id, bytes(ranking or b""), retrieved)
-            for run_id, query_id, ranking, retrieved in stored.values_list(*fields)
-        ]
-        present = {(r.run_id, r.query_id) for r in rows}
-        rows += [
-            scoring.StoredRanking(run.pk, q, b"", 0)
-            for run in runs
-            for q in grades
-            if (run.pk, q) not in present
-        ]
+        rows = stored_rankings(runs=runs, query_ids=list(grades), measures=measures)
         values = scoring.evaluate_rows(rows=rows, grades_by_query=grades, measures=measures)
         run_index = np.fromiter((r.run_id for r in rows), dtype=np.int64, count=len(rows))
         for run in runs:

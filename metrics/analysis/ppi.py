@@ -32,16 +32,14 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from django.db.models import BinaryField
-from django.db.models.functions import Substr
 
 from judging.agreement.checks import audit_draws
 from judging.models import Collection, Judge, Judgment, LiveGrade
-from metrics import engine
 from metrics.engine.ppi import audited_mean
 from metrics.live import scoring
-from metrics.models import RANKING_DTYPE, Run, RunQuery
+from metrics.models import Run
 from metrics.pool.selectors import audit_sample
+from metrics.selectors import stored_rankings
 
 __all__ = ["PredictionPowered", "RunCorrection", "prediction_powered_means"]
 
@@ -121,32 +119,6 @@ def _llm_grades(collection: Collection) -> dict[int, scoring.QueryGrades]:
     with np.errstate(invalid="ignore", divide="ignore"):
         abstain = np.where(counts > 0, totals / np.maximum(counts, 1), np.nan)
     return scoring.live_grades_from_columns(pairs[:, 0], pairs[:, 1], grades, abstain)
-
-
-def _rankings(
-    runs: list[Run], queries: list[int], measures: list[str]
-) -> list[scoring.StoredRanking]:
-    """Return every run's stored ranking of every query (empty where it has none)."""
-    depth = engine.required_depth(scoring.resolved(measures))
-    stored = RunQuery.objects.filter(run__in=runs, query_id__in=queries)
-    if depth is not None:
-        width = depth * RANKING_DTYPE.itemsize
-        stored = stored.annotate(top=Substr("ranking", 1, width, output_field=BinaryField()))
-        fields = ("run_id", "query_id", "top", "retrieved")
-    else:
-        fields = ("run_id", "query_id", "ranking", "retrieved")
-    rows = [
-        scoring.StoredRanking(run_id, query_id, bytes(ranking or b""), retrieved)
-        for run_id, query_id, ranking, retrieved in stored.values_list(*fields)
-    ]
-    present = {(r.run_id, r.query_id) for r in rows}
-    rows += [
-        scoring.StoredRanking(run.pk, q, b"", 0)
-        for run in runs
-        for q in queries
-        if (run.pk, q) not in present
-    ]
-    return rows
 
 
 def _matrix(
@@ -234,7 +206,7 @@ def prediction_powered_means(
     audited_set = set(audited)
     llm = _llm_grades(collection)
     human = scoring.live_grades_by_query(r[:4] for r in live if r[0] in audited_set)
-    rows = _rankings(runs, queries, measures)
+    rows = stored_rankings(runs=runs, query_ids=queries, measures=measures)
     run_index = {run.pk: i for i, run in enumerate(runs)}
     query_index = {q: j for j, q in enumerate(queries)}
     f_values = scoring.evaluate_rows(rows=rows, grades_by_query=llm, measures=measures)

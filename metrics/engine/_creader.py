@@ -40,7 +40,6 @@ numpy or Arrow reader.
 
 from __future__ import annotations
 
-import importlib
 import os
 from types import ModuleType
 from typing import Any
@@ -48,24 +47,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from metrics.engine import _cext
 from metrics.engine._strings import RaggedWords, Words
 
 BLOCK = 1 << 18  # bytes per pread (fits in L2 with the separator index)
 
 
-def _load() -> tuple[ModuleType | None, str]:
-    if os.environ.get("GRADED_NO_CEXT", "") not in ("", "0"):
-        return None, "disabled by GRADED_NO_CEXT"
-    try:
-        module = importlib.import_module(f"{__package__}._ctrec")
-    except ImportError as exc:
-        return None, f"not built ({exc})"
-    if not hasattr(module, "hash_packed"):  # built from an older _ctrec.c (no ragged=)
-        return None, "out of date (rebuild it: python setup.py build_ext --inplace)"
-    return module, ""
-
-
-_ctrec, WHY_NOT = _load()
+_ctrec, WHY_NOT = _cext.MODULE, _cext.WHY_NOT
 AVAILABLE = _ctrec is not None
 """Whether the C reader can be used in this process."""
 

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from metrics.engine import _cext
 from metrics.engine._lazy import LazyModule
 
 pa: Any = LazyModule("pyarrow")
@@ -321,9 +322,7 @@ class RaggedWords:
 
 def _ctrec_module() -> Any:
     """Return the C extension (for :meth:`RaggedWords.hashes`), or None where unavailable."""
-    from metrics.engine import _creader  # imported late: _creader imports this module
-
-    return _creader._ctrec
+    return _cext.MODULE
 
 
 def _multipliers(width: int) -> NDArray[np.uint64]:

@@ -15,15 +15,11 @@ import random
 import pytest
 from django.core.exceptions import ValidationError
 
-from judging import services as judging_services
-from judging.models import Query
 from metrics import services
 from metrics.engine import MeasureError
-from metrics.live import scoring, store
-from metrics.models import Run
+from metrics.live import scoring
 from tests import factories
-from tests.metrics import factories as metrics_factories
-from tests.metrics.live.test_live_equals_cli import _cli, _run, _same
+from tests.metrics.live.test_live_equals_cli import assert_live_equals_cli, scored_collection
 
 pytestmark = pytest.mark.django_db
 
@@ -72,48 +68,5 @@ def test_relstring_is_text_and_refused_naming_why(name):
 @pytest.mark.parametrize("seed", range(3))
 def test_live_scores_equal_the_command(seed, tmp_path):
     rng = random.Random(500 + seed)
-    measures = NEW_MEASURES
-    coll = factories.collection(f"trec{seed}", measures=measures, pool_depth=2)
-    qids = [f"q{i}" for i in range(1, rng.randint(4, 7))]
-    docs = [f"d{i}" for i in range(1, 16)]
-    queries = {qid: factories.query(coll, qid) for qid in qids}
-    documents = {docno: factories.document(coll, docno) for docno in docs}
-    judge = factories.human_judge(factories.user(f"jt{seed}"))
-
-    def judge_some(count: int) -> None:
-        for _ in range(count):
-            qid = rng.choice(qids[:-1])  # the last query is never judged: not live
-            top = 0 if qid == qids[0] else 4  # the first has no relevant document
-            judging_services.judgment_record(
-                judge=judge,
-                query=queries[qid],
-                document=documents[rng.choice(docs)],
-                grade=rng.randint(0, top),
-            )
-
-    judge_some(rng.randint(3, 12))
-    team = metrics_factories.team(coll, "t")
-    files = {}
-    for i in range(rng.randint(2, 3)):
-        content, name = _run(rng, qids, docs, f"run{i}")
-        run = services.run_submit(
-            collection=coll, team=team, tag=f"run{i}", content=content, filename=name, user=None
-        )
-        files[run.pk] = (content, name)
-        judge_some(rng.randint(1, 6))  # rescored live after each submission
-    names = scoring.canonical_names(measures)
-    parsed = {m.canonical: m for m in scoring.resolved(measures)}
-    means = store.board_read(coll.pk).means()
-    external = dict(Query.objects.filter(collection=coll).values_list("pk", "external_id"))
-    compared = 0
-    for run in Run.objects.filter(collection=coll):
-        content, name = files[run.pk]
-        cli = _cli(tmp_path, coll, content, name, measures)
-        live = {external[q]: v for q, v in metrics_factories.query_scores(run).items()}
-        for canonical in names:
-            printed = cli[parsed[canonical].display]
-            for qid, values in live.items():
-                assert _same(values[canonical], printed[qid]), (run.tag, canonical, qid)
-                compared += 1
-            assert _same(means[run.pk][canonical], printed["all"]), (run.tag, canonical)
-    assert compared > 50
+    coll, files = scored_collection(rng, f"trec{seed}", NEW_MEASURES, runs=(2, 3))
+    assert assert_live_equals_cli(coll, files, NEW_MEASURES, tmp_path) > 50
