@@ -589,6 +589,10 @@ def work(
     try:
         while True:
             if not take() and not held:
+                # Idle until the job ends: give back now what the last answers did not use
+                # (the loop below, which settles, is not reached again), else that room
+                # stays reserved and the others' waiting pairs find none.
+                budget.settle()
                 if services_llm.llm_job_finish_if_complete(job=job):
                     break
                 # Others hold the remaining chunks: wait, and take over any that they drop.

@@ -222,6 +222,36 @@ def test_room_held_by_a_worker_that_died_stops_the_job_after_a_lease(
     assert (provider.tokens_reserved, provider.tokens_used) == (2 * bound, 0)
 
 
+def test_a_worker_left_waiting_for_others_chunks_holds_no_reservation(
+    coll, pooled, llm, fake, provider, monkeypatch
+):
+    """A worker whose chunks are done gives back what its answers did not use at once.
+
+    It waits for the chunks others hold, possibly until the job ends, so the room its
+    last answers reserved must not wait for its next flush (others' pairs need it).
+    """
+    _set(provider, token_budget=100 * _bound(llm, coll))
+    job = services_llm.llm_job_create(collection=coll, judge=llm)
+    assert runner.plan(job, chunk_pairs=6)
+    other = services_llm.llm_chunk_claim(job=job, owner="other", lease_seconds=60)
+    assert other is not None
+    reserved_when_idle = []
+    finish = services_llm.llm_job_finish_if_complete
+
+    def idle(*, job: LLMJob) -> bool:
+        provider.refresh_from_db()
+        reserved_when_idle.append(provider.tokens_reserved)
+        services_llm.llm_chunks_release(chunk_ids=[other.pk], owner="other")  # taken over
+        return finish(job=job)
+
+    monkeypatch.setattr(services_llm, "llm_job_finish_if_complete", idle)
+    job = runner.work(job, flush_seconds=60, lease_seconds=60)  # no flush meanwhile
+    assert job.status == "done" and job.done == 12
+    assert reserved_when_idle and set(reserved_when_idle) == {0}
+    provider.refresh_from_db()
+    assert (provider.tokens_reserved, provider.tokens_used) == (0, 12 * USED)
+
+
 def test_trying_a_judge_counts_against_the_budget(coll, pooled, llm, fake, provider):
     cora = factories.user("cora")
     factories.member(coll, cora, Role.COORDINATOR)
