@@ -330,15 +330,26 @@ def test_hostile_judgment_list_imports_are_400_with_the_line(arena, name, conten
     assert _counts(arena) == before
 
 
-def test_a_50000_line_garbage_judgment_list_stops_at_the_cap(arena):
+def test_a_50000_line_garbage_judgment_list_stops_at_the_cap(
+    arena, django_capture_on_commit_callbacks
+):
+    """50 MB: a background import (issue 32, item 8), refused with the capped errors."""
     before = _counts(arena)
     content = b"".join(b"q1 0 d1 " + b"x" * 1000 + b"\n" for _ in range(50_000))
-    response = arena.client("cora").post(
-        C + "qrels/", {"file": SimpleUploadedFile("x.qrels", content)}, format="multipart"
-    )
-    _refused_with(response, line=1, field="grade")
-    assert "reading stopped" in errors_of(response)[-1]["message"]
-    assert b"x" * 100 not in response.content  # echoes are cut
+    with django_capture_on_commit_callbacks(execute=True):
+        response = arena.client("cora").post(
+            C + "qrels/", {"file": SimpleUploadedFile("x.qrels", content)}, format="multipart"
+        )
+    assert response.status_code == 202, response.content[:300]
+    followed = arena.client("cora").get(response["Location"])
+    job = followed.json()
+    assert job["status"] == "refused", job["status"]
+    errors = job["errors"]
+    assert 1 <= len(errors) <= textpolicy.MAX_ERRORS + 1
+    assert errors[0].get("line") == 1 and "grade" in (errors[0].get("field") or "")
+    assert "reading stopped" in errors[-1]["message"]
+    assert b"x" * 100 not in followed.content  # echoes are cut
+    assert len(followed.content) < 60_000  # the capped errors, as items and as lines
     assert _counts(arena) == before
 
 
