@@ -527,15 +527,7 @@ def judgment_upload_import(
     )
     if dry_run:  # the judge created on the fly goes too
         transaction.set_rollback(True)
-    return {
-        "created": summary.created,
-        "changed": summary.changed,
-        "unchanged": summary.unchanged,
-        "version": summary.version,
-        "judge": judge.pk,
-        "judges": list(summary.judges),
-        "dry_run": dry_run,
-    }
+    return services_lists.import_counts(summary, judge_id=judge.pk, dry_run=dry_run)
 
 
 # --- files kept between tries of the Import files page -----------------------------------

@@ -280,15 +280,7 @@ class JudgmentListView(CollectionScopedView):
             )
         except services_lists.ImportRefused as exc:
             raise _refused(exc) from None
-        body = {
-            "created": summary.created,
-            "changed": summary.changed,
-            "unchanged": summary.unchanged,
-            "version": summary.version,
-            "judge": judge.pk,
-            "judges": list(summary.judges),
-            "dry_run": data["dry_run"],
-        }
+        body = services_lists.import_counts(summary, judge_id=judge.pk, dry_run=data["dry_run"])
         created = summary.created and not data["dry_run"]
         return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 

@@ -158,6 +158,22 @@ def _query_resolver(collection: Collection) -> Any:
     return resolve
 
 
+def import_counts(summary: ImportSummary, *, judge_id: int, dry_run: bool) -> dict[str, Any]:
+    """Return what a judgment-list import answers: its counts, version, judges and dry run.
+
+    The one body of the REST answer and of a background import's ``result``.
+    """
+    return {
+        "created": summary.created,
+        "changed": summary.changed,
+        "unchanged": summary.unchanged,
+        "version": summary.version,
+        "judge": judge_id,
+        "judges": list(summary.judges),
+        "dry_run": dry_run,
+    }
+
+
 def judgment_list_import(
     *,
     collection: Collection,
