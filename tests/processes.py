@@ -234,3 +234,33 @@ def wait_for_http(url: str, timeout: float = 60.0) -> None:
         except httpx.TransportError:
             time.sleep(0.2)
     raise TimeoutError(f"{url} did not answer in {timeout:.0f} s")
+
+
+@contextlib.contextmanager
+def deployment(
+    tmp_path: Path, *, web_workers: int = 2, threads: int = 2, celery: int = 2, **extra: str
+) -> Iterator[tuple[str, dict[str, str]]]:
+    """Run gunicorn and ``celery`` Celery workers on this test's database; yield URL and env.
+
+    Production settings with Redis as cache and broker, media and static files under
+    ``tmp_path``; ``extra`` adds to the environment. Skips unless PostgreSQL and Redis are
+    there (:func:`require_services`).
+    """
+    env = production_env(
+        require_services(),
+        CACHE_URL=REDIS_URL,
+        MEDIA_ROOT=str(tmp_path / "media"),
+        STATIC_ROOT=str(tmp_path / "static"),
+        **extra,
+    )
+    collectstatic(env, tmp_path / "collectstatic.log")
+    port = free_port()
+    server = start_gunicorn(
+        env, port, tmp_path / "gunicorn.log", workers=web_workers, threads=threads
+    )
+    try:
+        with workers(env, celery, tmp_path):
+            wait_for_http(f"http://127.0.0.1:{port}/accounts/login/")
+            yield f"http://127.0.0.1:{port}", env
+    finally:
+        stop(server)

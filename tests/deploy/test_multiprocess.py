@@ -31,24 +31,9 @@ NDCG10 = "nDCG(gain=linear,discount=log2,ideal=global,empty=zero)@10"
 @pytest.fixture
 def deployment(tmp_path: Path):
     """Start gunicorn and two Celery workers on this test database; yield the base URL."""
-    env = processes.production_env(
-        processes.require_services(),
-        CACHE_URL=processes.REDIS_URL,
-        MEDIA_ROOT=str(tmp_path / "media"),
-        STATIC_ROOT=str(tmp_path / "static"),
-        GRADED_LLM_CHUNK_PAIRS="5",
-        GRADED_LLM_JOB_WORKERS="2",
-        **{KEY_ENV: KEY},
-    )
-    processes.collectstatic(env, tmp_path / "collectstatic.log")
-    port = processes.free_port()
-    server = processes.start_gunicorn(env, port, tmp_path / "gunicorn.log")
-    try:
-        with processes.workers(env, 2, tmp_path):
-            processes.wait_for_http(f"http://127.0.0.1:{port}/accounts/login/")
-            yield f"http://127.0.0.1:{port}"
-    finally:
-        processes.stop(server)
+    extra = {"GRADED_LLM_CHUNK_PAIRS": "5", "GRADED_LLM_JOB_WORKERS": "2", KEY_ENV: KEY}
+    with processes.deployment(tmp_path, celery=2, **extra) as (url, _):
+        yield url
 
 
 def _client(base: str, user) -> httpx.Client:

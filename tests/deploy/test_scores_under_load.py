@@ -42,22 +42,9 @@ BATCHES, SINGLES, SUBMISSIONS, DELETIONS, IMPORTS = 40, 40, 8, 2, 2
 
 @pytest.fixture
 def deployment(tmp_path: Path):
-    """Start gunicorn and one Celery worker on this test database; yield URL and env."""
-    env = processes.production_env(
-        processes.require_services(),
-        CACHE_URL=processes.REDIS_URL,
-        MEDIA_ROOT=str(tmp_path / "media"),
-        STATIC_ROOT=str(tmp_path / "static"),
-    )
-    processes.collectstatic(env, tmp_path / "collectstatic.log")
-    port = processes.free_port()
-    server = processes.start_gunicorn(env, port, tmp_path / "gunicorn.log", workers=3, threads=4)
-    try:
-        with processes.workers(env, 1, tmp_path):
-            processes.wait_for_http(f"http://127.0.0.1:{port}/accounts/login/")
-            yield f"http://127.0.0.1:{port}", env
-    finally:
-        processes.stop(server)
+    """Start gunicorn (3 x 4) and one Celery worker on this test database; yield URL and env."""
+    with processes.deployment(tmp_path, web_workers=3, threads=4, celery=1) as started:
+        yield started
 
 
 def _wait_idle(env: dict[str, str], timeout: float = 120.0) -> None:
