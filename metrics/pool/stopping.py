@@ -11,15 +11,23 @@ Two figures, both Kendall's τ-b between system rankings (:mod:`metrics.engine.r
   run and ranks them again. The mean over the draws is the expected τ; the 10th
   percentile says how far a bad draw moves it.
 
-A collection *stops paying* for more judging at target τ* when both are at least τ*:
-the last ``N`` judgments did not reorder the runs, and the next ``N`` are not expected to
-(:func:`verdict`). Voorhees (SIGIR 1998) takes τ ≥ 0.9 as "the same ranking"; we
-default to the stricter 0.95 because a step's τ compares neighbouring states, not the
-final one.
+A third figure watches significance, not order: which pairs of runs the leaderboard's
+paired t-test (Holm-adjusted over every pair) tells apart (:func:`significant_pairs`),
+how many of those decisions changed since the snapshot ``N`` judgments ago
+(:func:`flips_between`), and, in the same simulated draws as the expected τ
+(:func:`look_ahead`), the chance that one changes over the next ``N``. A ranking can hold
+(τ near 1) while a borderline pair crosses the significance line.
+
+A collection *stops paying* for more judging at target τ* when both τ are at least τ*
+and the significance decisions held over the last ``N`` and are unlikely (at most
+:data:`DEFAULT_FLIP_RISK`) to change over the next ``N`` (:func:`verdict`). Voorhees
+(SIGIR 1998) takes τ ≥ 0.9 as "the same ranking"; we default to the stricter 0.95
+because a step's τ compares neighbouring states, not the final one.
 
 Edge cases: with fewer than two runs in common, or all runs tied in either ranking, τ
 is undefined and returned as NaN (no warning). With no open pair left the expected τ
-is 1 (nothing can change).
+is 1 and no decision can flip. With fewer than two runs or queries no pair is tested:
+the set of significant pairs is empty.
 """
 
 from __future__ import annotations
@@ -202,11 +210,14 @@ def pair_p_values(scores: F64) -> F64:
     n = matrix.shape[1]
     if n < 2:
         raise ValueError(f"a paired t-test needs at least two queries; got {n}")
-    upper, lower = np.triu_indices(matrix.shape[0], 1)
-    diff = matrix[upper] - matrix[lower]
-    mean = diff.mean(axis=1)
-    var = diff.var(axis=1, ddof=1)
-    same = np.all(diff == 0.0, axis=1)
+    runs = matrix.shape[0]
+    if runs < 2:
+        return np.zeros(0, dtype=np.float64)
+    # row by row (i against every later run): the triu order, without fancy indexing
+    blocks = [matrix[i] - matrix[i + 1 :] for i in range(runs - 1)]
+    mean = np.concatenate([b.mean(axis=1) for b in blocks])
+    var = np.concatenate([b.var(axis=1, ddof=1) for b in blocks])
+    same = np.concatenate([np.all(b == 0.0, axis=1) for b in blocks])
     with np.errstate(divide="ignore", invalid="ignore"):
         t = mean / np.sqrt(var / n)
     p = 2.0 * special.stdtr(n - 1, -np.abs(t))
@@ -284,7 +295,9 @@ class ExpectedFlips:
 
     ``change`` is the share of draws in which at least one pair of runs changes
     decision (the probability that the set of significant pairs changes); ``flips`` the
-    mean number of pairs that change.
+    mean number of pairs that change. ``defined`` is False when no pair could be tested
+    now (fewer than two runs or queries): the set is empty, and a draw can only flip a
+    decision if it scores a query that no run scored before.
     """
 
     change: float
@@ -376,8 +389,8 @@ def look_ahead(
     expected_flips = None
     if decided is not None:
         expected_flips = ExpectedFlips(
-            change=float(np.mean(flips > 0)) if decided.defined else float("nan"),
-            flips=float(flips.mean()) if decided.defined else float("nan"),
+            change=float(np.mean(flips > 0)),
+            flips=float(flips.mean()),
             pairs=pairs,
             draws=draws,
             defined=decided.defined,

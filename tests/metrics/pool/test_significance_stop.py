@@ -194,3 +194,15 @@ def test_verdict_needs_significance_to_hold_too(back_flips, change, state):
     assert got == state
     if state == "moving":
         assert "judging pays" in sentence and "held (τ ≥ 0.95)" in sentence
+
+
+def test_look_ahead_with_one_query_tests_no_pair():
+    # one query: no t-test, the set stays empty, so nothing can flip (and τ still moves)
+    def scorer(labels: list[np.ndarray]) -> np.ndarray:
+        return np.array([[1.0], [2.0 if labels[0][0] >= 2 else 0.0]])
+
+    tau, flips = stopping.look_ahead(
+        scorer, [np.array([np.nan])], _prior(1.0), planned=[(0, 0)], open_pairs=[], step=1
+    )
+    assert tau.mean == -1.0
+    assert (flips.defined, flips.change, flips.flips) == (False, 0.0, 0.0)
