@@ -5,6 +5,7 @@ from django.urls import path
 from judging.adjudication import api as views_adjudication
 from judging.agreement import api as views_agreement
 from judging.api import views
+from judging.guidelines import api as views_guidelines
 from judging.imports import api as views_imports
 from judging.lists import api as views_lists
 from judging.llm import api as views_llm
@@ -54,6 +55,16 @@ urlpatterns = [
         "collections/<slug:slug>/imports/<int:pk>/",
         views_imports.FileImportDetailView.as_view(),
         name="file-import-detail",
+    ),
+    path(
+        "collections/<slug:slug>/guidelines/",
+        views_guidelines.GuidelinesView.as_view(),
+        name="guidelines",
+    ),
+    path(
+        "collections/<slug:slug>/guidelines/versions/",
+        views_guidelines.GuidelineVersionListView.as_view(),
+        name="guideline-version-list",
     ),
     path(
         "collections/<slug:slug>/agreement/",
