@@ -7,12 +7,14 @@ from judging.adjudication import views as views_adjudication
 from judging.guidelines import views as views_guidelines
 from judging.lists import views as views_lists
 from judging.llm import views as views_llm
+from judging.quality import views as views_quality
 
 app_name = "judging"
 urlpatterns = [
     path("", views.home, name="home"),
     path("c/<slug:slug>/", views.collection_detail, name="collection_detail"),
     path("c/<slug:slug>/agreement/", views.collection_agreement, name="collection_agreement"),
+    path("c/<slug:slug>/judges/", views_quality.judge_list, name="judge_list"),
     path(
         "c/<slug:slug>/guidelines/",
         views_guidelines.guidelines_versions,

@@ -9,6 +9,7 @@ from judging.guidelines import api as views_guidelines
 from judging.imports import api as views_imports
 from judging.lists import api as views_lists
 from judging.llm import api as views_llm
+from judging.quality import api as views_quality
 
 app_name = "judging-api"
 urlpatterns = [
@@ -55,6 +56,11 @@ urlpatterns = [
         "collections/<slug:slug>/imports/<int:pk>/",
         views_imports.FileImportDetailView.as_view(),
         name="file-import-detail",
+    ),
+    path(
+        "collections/<slug:slug>/judges/attention/",
+        views_quality.JudgeAttentionView.as_view(),
+        name="judge-attention",
     ),
     path(
         "collections/<slug:slug>/guidelines/",

@@ -40,6 +40,8 @@ PATHS = [
     # versioned guidelines
     "/api/v1/collections/{slug}/guidelines/",
     "/api/v1/collections/{slug}/guidelines/versions/",
+    # judge quality
+    "/api/v1/collections/{slug}/judges/attention/",
 ]
 
 
