@@ -15,6 +15,8 @@ urlpatterns = [
     path("c/<slug:slug>/", views.collection_detail, name="collection_detail"),
     path("c/<slug:slug>/agreement/", views.collection_agreement, name="collection_agreement"),
     path("c/<slug:slug>/judges/", views_quality.judge_list, name="judge_list"),
+    path("c/<slug:slug>/gold/", views_quality.gold_list, name="gold_list"),
+    path("c/<slug:slug>/gold/<int:pk>/delete/", views_quality.gold_delete, name="gold_delete"),
     path(
         "c/<slug:slug>/guidelines/",
         views_guidelines.guidelines_versions,

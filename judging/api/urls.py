@@ -58,6 +58,21 @@ urlpatterns = [
         name="file-import-detail",
     ),
     path(
+        "collections/<slug:slug>/gold/",
+        views_quality.GoldPairListView.as_view(),
+        name="gold-pair-list",
+    ),
+    path(
+        "collections/<slug:slug>/gold/<int:pk>/",
+        views_quality.GoldPairDetailView.as_view(),
+        name="gold-pair-detail",
+    ),
+    path(
+        "collections/<slug:slug>/judges/gold/",
+        views_quality.JudgeGoldView.as_view(),
+        name="judge-gold",
+    ),
+    path(
         "collections/<slug:slug>/judges/attention/",
         views_quality.JudgeAttentionView.as_view(),
         name="judge-attention",

@@ -6,11 +6,14 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from django.db.models import OuterRef, QuerySet, Subquery
 
 from judging.models import Collection, Judge, Judgment
 from judging.quality import attention as pure
+from judging.quality import gold as gold_stats
+from judging.quality.models import GoldPair
 
-__all__ = ["JudgeAttentionRow", "judge_attention"]
+__all__ = ["JudgeAttentionRow", "JudgeGoldRow", "gold_pairs", "gold_report", "judge_attention"]
 
 _STATUS_CODE = {
     Judgment.Status.GRADED: pure.GRADED,
@@ -71,4 +74,82 @@ def judge_attention(*, collection: Collection) -> list[JudgeAttentionRow]:
         if judge_id in judges
     ]
     result.sort(key=lambda r: (not r.signals.flags, r.kind, r.name.lower(), r.judge_id))
+    return result
+
+
+# --- gold pairs ---------------------------------------------------------------------------
+
+#: Gold pairs each judge's trend covers (its most recent).
+GOLD_TREND = 20
+
+
+@dataclass(frozen=True)
+class JudgeGoldRow:
+    """One judge's accuracy against the collection's gold pairs.
+
+    ``alert`` is set when the exact share over the judge's last gold pairs is below the
+    collection's agreement alert threshold.
+    """
+
+    judge_id: int
+    name: str
+    kind: str
+    accuracy: gold_stats.GoldAccuracy
+    alert: bool
+
+    @property
+    def confusion_rows(self) -> list[tuple[int, tuple[int, ...]]]:
+        """Return the confusion matrix as (gold grade, counts by the judge's grade)."""
+        return list(enumerate(self.accuracy.confusion))
+
+
+def gold_pairs(*, collection: Collection) -> QuerySet[GoldPair]:
+    """Return the collection's gold pairs with their query and document ids."""
+    return (
+        GoldPair.objects.filter(collection=collection)
+        .select_related("query", "document")
+        .order_by("query__external_id", "document__external_id")
+    )
+
+
+def gold_report(*, collection: Collection, last: int = GOLD_TREND) -> list[JudgeGoldRow]:
+    """Return every judge who graded a gold pair, with its accuracy; alerts first.
+
+    Two SQL queries: the graded labels of gold pairs with their gold grade, oldest first
+    per judge (the order the trend needs), and the judges.
+    """
+    gold = GoldPair.objects.filter(
+        collection_id=collection.pk,
+        query_id=OuterRef("query_id"),
+        document_id=OuterRef("document_id"),
+    )
+    rows = list(
+        Judgment.objects.filter(collection=collection, status=Judgment.Status.GRADED)
+        .annotate(gold_grade=Subquery(gold.values("grade")[:1]))
+        .filter(gold_grade__isnull=False)
+        .order_by("judge_id", "updated_at", "id")
+        .values_list("judge_id", "grade", "gold_grade")
+    )
+    by_judge: dict[int, tuple[list[int], list[int]]] = {}
+    for judge_id, grade, gold_grade in rows:
+        mine = by_judge.setdefault(judge_id, ([], []))
+        mine[0].append(grade)
+        mine[1].append(gold_grade)
+    judges = Judge.objects.in_bulk(list(by_judge))
+    threshold = collection.agreement_alert_threshold
+    result = []
+    for judge_id, (grades, golds) in by_judge.items():
+        if judge_id not in judges:
+            continue
+        accuracy = gold_stats.gold_accuracy(grades, golds, last=last)
+        result.append(
+            JudgeGoldRow(
+                judge_id=judge_id,
+                name=judges[judge_id].name,
+                kind=judges[judge_id].kind,
+                accuracy=accuracy,
+                alert=accuracy.last_exact < threshold,
+            )
+        )
+    result.sort(key=lambda r: (not r.alert, r.kind, r.name.lower(), r.judge_id))
     return result

@@ -42,6 +42,9 @@ PATHS = [
     "/api/v1/collections/{slug}/guidelines/versions/",
     # judge quality
     "/api/v1/collections/{slug}/judges/attention/",
+    "/api/v1/collections/{slug}/gold/",
+    "/api/v1/collections/{slug}/gold/{id}/",
+    "/api/v1/collections/{slug}/judges/gold/",
 ]
 
 
