@@ -87,6 +87,12 @@ class Collection(models.Model):
         default=0,
         help_text="Incremented on every judgment change; scores record the version they used.",
     )
+    guidelines_version = models.PositiveIntegerField(
+        default=1,
+        help_text="Counts the changes of the guidelines and of the queries' descriptions "
+        "and narratives (judging.guidelines); each label records the version it was given "
+        "under.",
+    )
     judgments_changed_at = models.DateTimeField(
         null=True, blank=True, help_text="When the judgment list last changed."
     )
@@ -451,6 +457,12 @@ class Judgment(models.Model):
         blank=True,
         help_text="Probability that this document makes an LLM abstain (for UDCG), 0–1.",
     )
+    guidelines_version = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="The collection's guidelines version when the label was last written "
+        "(empty: written before versions were kept).",
+    )
     saw_llm_grade = models.BooleanField(
         null=True,
         blank=True,
@@ -767,6 +779,7 @@ class PolicyChange(models.Model):
         return f"{self.previous} -> {self.policy}"
 
 
+from judging.guidelines.models import GuidelineVersion  # noqa: E402, F401  (versions)
 from judging.imports.models import FileImport  # noqa: E402, F401  (background file imports)
 
 # LLM judge runs and the providers they may call.
@@ -779,3 +792,4 @@ from judging.llm.models import (  # noqa: E402, F401
     LLMUsage,
 )
 from judging.progress.models import JudgeProgress, PoolProgress  # noqa: E402, F401  (progress counters)
+from judging.quality.models import GoldPair  # noqa: E402, F401  (gold pairs)

@@ -225,12 +225,19 @@ class JudgmentStage:
         )[0]
         return Classified(*(int(v or 0) for v in row))
 
-    def _json(self, prefix: str) -> str:
+    def _json(self, prefix: str, *, version: int | None = None) -> str:
+        """Return SQL building the label history records from the stage's columns.
+
+        With ``version``, the label written also records the guidelines version it was
+        given under (an integer, inlined).
+        """
         build = "jsonb_build_object" if self.postgres else "json_object"
         names = ("grade", "status", "note", "seconds", "abstain")
         args = ", ".join(
             f"'{label}', {prefix}{name}" for label, name in zip(LABEL, names, strict=True)
         )
+        if version is not None:
+            args += f", 'guidelines_version', {int(version)}"
         return f"{build}({args})"
 
     def write(
@@ -242,12 +249,15 @@ class JudgmentStage:
         channel: str,
         now: datetime,
         counts: Classified,
+        guidelines_version: int,
     ) -> list[int]:
         """Write every new or changed label and its history event; return the touched queries.
 
         Call after :meth:`references` found nothing and under the collection's lock, with
-        :meth:`classify`'s ``counts`` (statements with nothing to do are skipped).
+        :meth:`classify`'s ``counts`` (statements with nothing to do are skipped). Every
+        label written records ``guidelines_version``.
         """
+        gv = int(guidelines_version)
         s = self.name
         judgments, events = _table(Judgment), _table(JudgmentEvent)
         differs = self._differs()
@@ -268,28 +278,31 @@ class JudgmentStage:
             # Changed labels: their events first (the stage holds the old label), then the rows.
             self._run(
                 f"INSERT INTO {events} ({event_columns}) SELECT judgment_id, %s, %s, query_id,"
-                f" document_id, %s, 'change', %s, {self._json('old_')}, {self._json('')}, %s"
+                f" document_id, %s, 'change', %s, {self._json('old_')},"
+                f" {self._json('', version=gv)}, %s"
                 f" FROM {s} WHERE judgment_id IS NOT NULL AND {differs} ORDER BY line",
                 [collection_id, judge_id, actor_id, channel, now],
             )
             self._run(
                 f"UPDATE {judgments} SET grade = {s}.grade, status = {s}.status, note = {s}.note,"
-                f" seconds = {s}.seconds, abstain_probability = {s}.abstain, updated_at = %s"
+                f" seconds = {s}.seconds, abstain_probability = {s}.abstain, updated_at = %s,"
+                f" guidelines_version = %s"
                 f" FROM {s} WHERE {judgments}.id = {s}.judgment_id AND {self._differs(s + '.')}",
-                [now],
+                [now, gv],
             )
         if counts.created:
             # New labels: the rows, then their events (joined back to get the new ids).
             self._run(
                 f"INSERT INTO {judgments} (judge_id, query_id, document_id, collection_id, grade,"
-                " status, note, seconds, abstain_probability, created_at, updated_at)"
+                " status, note, seconds, abstain_probability, created_at, updated_at,"
+                " guidelines_version)"
                 " SELECT %s, query_id, document_id, %s, grade, status, note, seconds, abstain,"
-                f" %s, %s FROM {s} WHERE judgment_id IS NULL ORDER BY line",
-                [judge_id, collection_id, now, now],
+                f" %s, %s, %s FROM {s} WHERE judgment_id IS NULL ORDER BY line",
+                [judge_id, collection_id, now, now, gv],
             )
             self._run(
                 f"INSERT INTO {events} ({event_columns}) SELECT j.id, %s, %s, {s}.query_id,"
-                f" {s}.document_id, %s, 'create', %s, NULL, {self._json(s + '.')}, %s"
+                f" {s}.document_id, %s, 'create', %s, NULL, {self._json(s + '.', version=gv)}, %s"
                 f" FROM {s} JOIN {judgments} j ON j.judge_id = %s AND j.query_id = {s}.query_id"
                 f" AND j.document_id = {s}.document_id WHERE {s}.judgment_id IS NULL"
                 f" ORDER BY {s}.line",

@@ -4,14 +4,24 @@ from django.urls import path
 
 from judging import views
 from judging.adjudication import views as views_adjudication
+from judging.guidelines import views as views_guidelines
 from judging.lists import views as views_lists
 from judging.llm import views as views_llm
+from judging.quality import views as views_quality
 
 app_name = "judging"
 urlpatterns = [
     path("", views.home, name="home"),
     path("c/<slug:slug>/", views.collection_detail, name="collection_detail"),
     path("c/<slug:slug>/agreement/", views.collection_agreement, name="collection_agreement"),
+    path("c/<slug:slug>/judges/", views_quality.judge_list, name="judge_list"),
+    path("c/<slug:slug>/gold/", views_quality.gold_list, name="gold_list"),
+    path("c/<slug:slug>/gold/<int:pk>/delete/", views_quality.gold_delete, name="gold_delete"),
+    path(
+        "c/<slug:slug>/guidelines/",
+        views_guidelines.guidelines_versions,
+        name="guidelines_versions",
+    ),
     path("c/<slug:slug>/judge/", views.judge_next, name="judge_next"),
     path("c/<slug:slug>/judge/undo/", views.judge_undo, name="judge_undo"),
     path("c/<slug:slug>/judge/<int:entry_id>/", views.judge_pair, name="judge_pair"),

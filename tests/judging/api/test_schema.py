@@ -37,6 +37,14 @@ PATHS = [
     "/api/v1/collections/{slug}/agreement/judges/",
     "/api/v1/collections/{slug}/judges/{judge_id}/judgments/",
     "/api/v1/collections/{slug}/judges/{judge_id}/quota/",
+    # versioned guidelines
+    "/api/v1/collections/{slug}/guidelines/",
+    "/api/v1/collections/{slug}/guidelines/versions/",
+    # judge quality
+    "/api/v1/collections/{slug}/judges/attention/",
+    "/api/v1/collections/{slug}/gold/",
+    "/api/v1/collections/{slug}/gold/{id}/",
+    "/api/v1/collections/{slug}/judges/gold/",
 ]
 
 

@@ -1,0 +1,155 @@
+"""Read the labels a collection's judges gave and compute their attention signals."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from django.db.models import OuterRef, QuerySet, Subquery
+
+from judging.models import Collection, Judge, Judgment
+from judging.quality import attention as pure
+from judging.quality import gold as gold_stats
+from judging.quality.models import GoldPair
+
+__all__ = ["JudgeAttentionRow", "JudgeGoldRow", "gold_pairs", "gold_report", "judge_attention"]
+
+_STATUS_CODE = {
+    Judgment.Status.GRADED: pure.GRADED,
+    Judgment.Status.CANNOT_JUDGE: pure.CANNOT_JUDGE,
+    Judgment.Status.LATER: pure.LATER,
+}
+
+
+@dataclass(frozen=True)
+class JudgeAttentionRow:
+    """One judge of the collection with its attention signals."""
+
+    judge_id: int
+    name: str
+    kind: str
+    signals: pure.JudgeAttention
+
+    @property
+    def time_compared(self) -> bool:
+        """Return whether the judge's time was compared with the others' range."""
+        return not math.isnan(self.signals.others_low_seconds)
+
+    @property
+    def status_compared(self) -> bool:
+        """Return whether other judges' labels exist to compare the shares with."""
+        return not math.isnan(self.signals.others_cannot_judge_share)
+
+
+def judge_attention(*, collection: Collection) -> list[JudgeAttentionRow]:
+    """Return every judge with labels in ``collection`` and its signals, flagged first.
+
+    Two SQL queries (the labels in each judge's order; the judges' names). Human and LLM
+    judges are compared with every other judge of the collection; LLM labels carry no
+    time, so the seconds compare human judges only.
+    """
+    rows = list(
+        Judgment.objects.filter(collection=collection)
+        .order_by("judge_id", "created_at", "id")
+        .values_list("judge_id", "status", "grade", "seconds")
+    )
+    judge_ids = sorted({row[0] for row in rows})
+    index = {judge_id: i for i, judge_id in enumerate(judge_ids)}
+    n = len(rows)
+    judge = np.fromiter((index[r[0]] for r in rows), dtype=np.int64, count=n)
+    status = np.fromiter((_STATUS_CODE[r[1]] for r in rows), dtype=np.int64, count=n)
+    grade = np.fromiter((np.nan if r[2] is None else r[2] for r in rows), np.float64, count=n)
+    seconds = np.fromiter((np.nan if r[3] is None else r[3] for r in rows), np.float64, count=n)
+    signals = pure.attention(judge, status, grade, seconds)
+    judges = Judge.objects.in_bulk(judge_ids)
+    result = [
+        JudgeAttentionRow(
+            judge_id=judge_id,
+            name=judges[judge_id].name,
+            kind=judges[judge_id].kind,
+            signals=signals[index[judge_id]],
+        )
+        for judge_id in judge_ids
+        if judge_id in judges
+    ]
+    result.sort(key=lambda r: (not r.signals.flags, r.kind, r.name.lower(), r.judge_id))
+    return result
+
+
+# --- gold pairs ---------------------------------------------------------------------------
+
+#: Gold pairs each judge's trend covers (its most recent).
+GOLD_TREND = 20
+
+
+@dataclass(frozen=True)
+class JudgeGoldRow:
+    """One judge's accuracy against the collection's gold pairs.
+
+    ``alert`` is set when the exact share over the judge's last gold pairs is below the
+    collection's agreement alert threshold.
+    """
+
+    judge_id: int
+    name: str
+    kind: str
+    accuracy: gold_stats.GoldAccuracy
+    alert: bool
+
+    @property
+    def confusion_rows(self) -> list[tuple[int, tuple[int, ...]]]:
+        """Return the confusion matrix as (gold grade, counts by the judge's grade)."""
+        return list(enumerate(self.accuracy.confusion))
+
+
+def gold_pairs(*, collection: Collection) -> QuerySet[GoldPair]:
+    """Return the collection's gold pairs with their query and document ids."""
+    return (
+        GoldPair.objects.filter(collection=collection)
+        .select_related("query", "document")
+        .order_by("query__external_id", "document__external_id")
+    )
+
+
+def gold_report(*, collection: Collection, last: int = GOLD_TREND) -> list[JudgeGoldRow]:
+    """Return every judge who graded a gold pair, with its accuracy; alerts first.
+
+    Two SQL queries: the graded labels of gold pairs with their gold grade, oldest first
+    per judge (the order the trend needs), and the judges.
+    """
+    gold = GoldPair.objects.filter(
+        collection_id=collection.pk,
+        query_id=OuterRef("query_id"),
+        document_id=OuterRef("document_id"),
+    )
+    rows = list(
+        Judgment.objects.filter(collection=collection, status=Judgment.Status.GRADED)
+        .annotate(gold_grade=Subquery(gold.values("grade")[:1]))
+        .filter(gold_grade__isnull=False)
+        .order_by("judge_id", "updated_at", "id")
+        .values_list("judge_id", "grade", "gold_grade")
+    )
+    by_judge: dict[int, tuple[list[int], list[int]]] = {}
+    for judge_id, grade, gold_grade in rows:
+        mine = by_judge.setdefault(judge_id, ([], []))
+        mine[0].append(grade)
+        mine[1].append(gold_grade)
+    judges = Judge.objects.in_bulk(list(by_judge))
+    threshold = collection.agreement_alert_threshold
+    result = []
+    for judge_id, (grades, golds) in by_judge.items():
+        if judge_id not in judges:
+            continue
+        accuracy = gold_stats.gold_accuracy(grades, golds, last=last)
+        result.append(
+            JudgeGoldRow(
+                judge_id=judge_id,
+                name=judges[judge_id].name,
+                kind=judges[judge_id].kind,
+                accuracy=accuracy,
+                alert=accuracy.last_exact < threshold,
+            )
+        )
+    result.sort(key=lambda r: (not r.alert, r.kind, r.name.lower(), r.judge_id))
+    return result

@@ -1,0 +1,99 @@
+"""The *Judges* and *Gold pairs* pages: attention signals, and accuracy against gold."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from config.http import see_other
+from judging import selectors
+from judging.forms import add_service_errors
+from judging.models import Membership
+from judging.quality import attention, services
+from judging.quality import selectors as selectors_quality
+from judging.quality.forms import GoldPairForm
+from judging.quality.models import GoldPair
+
+
+@login_required
+@require_GET
+def judge_list(request: HttpRequest, slug: str) -> HttpResponse:
+    """Show coordinators every judge's attention signals, flagged judges first."""
+    collection = selectors.collection_for_member(
+        user=request.user, slug=slug, roles=(Membership.Role.COORDINATOR,)
+    )
+    rows = selectors_quality.judge_attention(collection=collection)
+    return render(
+        request,
+        "judging/judge_list.html",
+        {
+            "collection": collection,
+            "rows": rows,
+            "flagged": sum(1 for row in rows if row.signals.flags),
+            "min_labels": attention.MIN_LABELS,
+            "z_flag": attention.Z_FLAG,
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def gold_list(request: HttpRequest, slug: str) -> HttpResponse:
+    """Show coordinators the gold pairs and each judge's accuracy; mark a pair as gold."""
+    collection = selectors.collection_for_member(
+        user=request.user, slug=slug, roles=(Membership.Role.COORDINATOR,)
+    )
+    form = GoldPairForm(request.POST or None, collection=collection)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            gold = services.gold_set(
+                query=data["qid"],
+                document=data["docno"],
+                grade=data["grade"],
+                reason=data["reason"],
+                actor=request.user,
+            )
+        except ValidationError as error:
+            add_service_errors(form, error)
+        else:
+            messages.success(
+                request,
+                f"{gold.query.external_id} / {gold.document.external_id} is gold with grade "
+                f"{gold.grade}.",
+            )
+            return see_other(reverse("judging:gold_list", args=[collection.slug]))
+    pairs = Paginator(selectors_quality.gold_pairs(collection=collection), 50).get_page(
+        request.GET.get("page")
+    )
+    return render(
+        request,
+        "judging/goldpair_list.html",
+        {
+            "collection": collection,
+            "form": form,
+            "pairs": pairs,
+            "report": selectors_quality.gold_report(collection=collection),
+            "trend": selectors_quality.GOLD_TREND,
+        },
+        status=400 if request.method == "POST" else 200,
+    )
+
+
+@login_required
+@require_POST
+def gold_delete(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Unmark one gold pair."""
+    collection = selectors.collection_for_member(
+        user=request.user, slug=slug, roles=(Membership.Role.COORDINATOR,)
+    )
+    gold = get_object_or_404(GoldPair, pk=pk, collection=collection)
+    services.gold_remove(gold=gold)
+    messages.success(request, "The pair is no longer gold; judges' labels of it stay.")
+    return see_other(reverse("judging:gold_list", args=[collection.slug]))
