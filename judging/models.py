@@ -87,6 +87,11 @@ class Collection(models.Model):
         default=0,
         help_text="Incremented on every judgment change; scores record the version they used.",
     )
+    gold_rate = models.FloatField(
+        default=0.0,
+        help_text="Share of the pairs served to judges that are gold pairs they have not "
+        "graded yet, mixed in blind (0: gold pairs are judged only as ordinary pool pairs).",
+    )
     guidelines_version = models.PositiveIntegerField(
         default=1,
         help_text="Counts the changes of the guidelines and of the queries' descriptions "
@@ -140,6 +145,10 @@ class Collection(models.Model):
             models.CheckConstraint(
                 condition=Q(coverage_threshold__gte=0) & Q(coverage_threshold__lte=1),
                 name="collection_coverage_threshold_unit",
+            ),
+            models.CheckConstraint(
+                condition=Q(gold_rate__gte=0) & Q(gold_rate__lte=1),
+                name="collection_gold_rate_unit",
             ),
             models.CheckConstraint(
                 condition=Q(disagreement_spread__gte=1) & Q(disagreement_spread__lte=4),

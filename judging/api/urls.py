@@ -63,6 +63,11 @@ urlpatterns = [
         name="gold-pair-list",
     ),
     path(
+        "collections/<slug:slug>/gold/rate/",
+        views_quality.GoldRateView.as_view(),
+        name="gold-rate",
+    ),
+    path(
         "collections/<slug:slug>/gold/<int:pk>/",
         views_quality.GoldPairDetailView.as_view(),
         name="gold-pair-detail",

@@ -253,3 +253,45 @@ class JudgeGoldView(CollectionScopedView):
         ]
         page = self.paginate_queryset(rows)
         return self.get_paginated_response(GoldAccuracySerializer(page, many=True).data)
+
+
+class GoldRateSerializer(serializers.Serializer):
+    """The share of served pairs that are gold pairs a judge has not graded."""
+
+    gold_rate = serializers.FloatField(
+        min_value=0, max_value=1, help_text="0 to 1; 0 turns blind mixing off."
+    )
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="Show the gold mixing rate",
+        parameters=[SLUG],
+        responses={200: GoldRateSerializer, **error_responses(401, 403, 404)},
+    ),
+    put=extend_schema(
+        summary="Set the gold mixing rate",
+        description="Coordinators only. Each judge is served the gold pairs they have not "
+        "graded at this rate, blind.",
+        parameters=[SLUG],
+        request=GoldRateSerializer,
+        responses={200: GoldRateSerializer, **error_responses(400, 401, 403, 404)},
+    ),
+)
+class GoldRateView(CollectionScopedView):
+    """How often gold pairs are mixed into judges' queues."""
+
+    serializer_class = GoldRateSerializer
+    pagination_class = None
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS, "PUT": COORDINATORS}
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Return the rate."""
+        return Response({"gold_rate": self.collection.gold_rate})
+
+    def put(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Set the rate."""
+        given = GoldRateSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        services.gold_rate_set(collection=self.collection, rate=given.validated_data["gold_rate"])
+        return Response({"gold_rate": self.collection.gold_rate})

@@ -45,3 +45,15 @@ class GoldPairForm(forms.Form):
         if document is None:
             raise forms.ValidationError(f"No document {textpolicy.echo(docno)} in this collection.")
         return document
+
+
+class GoldRateForm(forms.Form):
+    """The share of served pairs that are gold pairs, in percent."""
+
+    percent = forms.IntegerField(
+        min_value=0,
+        max_value=100,
+        label="Gold pairs mixed in (% of pairs served)",
+        help_text="Each judge is served the gold pairs they have not graded at this rate, "
+        "blind; 0 turns mixing off. 5–10% is usual.",
+    )

@@ -6,11 +6,12 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from judging import services as judging_services
 from judging import textpolicy
-from judging.models import GRADE_MAX, GRADE_MIN, Document, Query
+from judging.models import GRADE_MAX, GRADE_MIN, Collection, Document, PoolEntry, Query
 from judging.quality.models import GoldPair
 
-__all__ = ["gold_remove", "gold_set"]
+__all__ = ["gold_rate_set", "gold_remove", "gold_set"]
 
 
 @transaction.atomic
@@ -37,6 +38,10 @@ def gold_set(
         problems["document"] = ["The document belongs to another collection than the query."]
     if problems:
         raise ValidationError(problems)
+    # A gold pair is a pool pair, so judges can be served it (judging.selectors.next_pair).
+    judging_services.pool_add_ids(
+        collection=query.collection, pairs=[(query.pk, document.pk)], source=PoolEntry.Source.MANUAL
+    )
     gold, _created = GoldPair.objects.update_or_create(
         collection_id=query.collection_id,
         query=query,
@@ -49,6 +54,15 @@ def gold_set(
         },
     )
     return gold
+
+
+@transaction.atomic
+def gold_rate_set(*, collection: Collection, rate: float) -> None:
+    """Set the share of served pairs that are gold pairs a judge has not graded (0–1)."""
+    if not isinstance(rate, int | float) or not 0 <= rate <= 1 or rate != rate:
+        raise ValidationError({"gold_rate": ["Give a share from 0 to 1."]})
+    Collection.objects.filter(pk=collection.pk).update(gold_rate=float(rate))
+    collection.gold_rate = float(rate)
 
 
 @transaction.atomic

@@ -17,7 +17,7 @@ from judging.forms import add_service_errors
 from judging.models import Membership
 from judging.quality import attention, services
 from judging.quality import selectors as selectors_quality
-from judging.quality.forms import GoldPairForm
+from judging.quality.forms import GoldPairForm, GoldRateForm
 from judging.quality.models import GoldPair
 
 
@@ -49,8 +49,20 @@ def gold_list(request: HttpRequest, slug: str) -> HttpResponse:
     collection = selectors.collection_for_member(
         user=request.user, slug=slug, roles=(Membership.Role.COORDINATOR,)
     )
-    form = GoldPairForm(request.POST or None, collection=collection)
-    if request.method == "POST" and form.is_valid():
+    rate_posted = request.method == "POST" and "percent" in request.POST
+    rate_form = GoldRateForm(
+        request.POST if rate_posted else None,
+        initial={"percent": round(collection.gold_rate * 100)},
+    )
+    if rate_posted and rate_form.is_valid():
+        services.gold_rate_set(collection=collection, rate=rate_form.cleaned_data["percent"] / 100)
+        messages.success(request, f"{rate_form.cleaned_data['percent']}% of pairs served are gold.")
+        return see_other(reverse("judging:gold_list", args=[collection.slug]))
+    form = GoldPairForm(
+        request.POST if request.method == "POST" and not rate_posted else None,
+        collection=collection,
+    )
+    if form.is_bound and form.is_valid():
         data = form.cleaned_data
         try:
             gold = services.gold_set(
@@ -78,6 +90,7 @@ def gold_list(request: HttpRequest, slug: str) -> HttpResponse:
         {
             "collection": collection,
             "form": form,
+            "rate_form": rate_form,
             "pairs": pairs,
             "report": selectors_quality.gold_report(collection=collection),
             "trend": selectors_quality.GOLD_TREND,

@@ -44,6 +44,7 @@ PATHS = [
     "/api/v1/collections/{slug}/judges/attention/",
     "/api/v1/collections/{slug}/gold/",
     "/api/v1/collections/{slug}/gold/{id}/",
+    "/api/v1/collections/{slug}/gold/rate/",
     "/api/v1/collections/{slug}/judges/gold/",
 ]
 
