@@ -801,4 +801,8 @@ from judging.llm.models import (  # noqa: E402, F401
     LLMUsage,
 )
 from judging.progress.models import JudgeProgress, PoolProgress  # noqa: E402, F401  (progress counters)
-from judging.quality.models import GoldPair  # noqa: E402, F401  (gold pairs)
+from judging.quality.models import (  # noqa: E402, F401  (gold pairs, canaries)
+    CanaryCheck,
+    CanaryResult,
+    GoldPair,
+)

@@ -16,6 +16,16 @@ urlpatterns = [
     path("c/<slug:slug>/agreement/", views.collection_agreement, name="collection_agreement"),
     path("c/<slug:slug>/judges/", views_quality.judge_list, name="judge_list"),
     path("c/<slug:slug>/gold/", views_quality.gold_list, name="gold_list"),
+    path(
+        "c/<slug:slug>/llm-judges/<int:pk>/canaries/",
+        views_quality.canary_check_create,
+        name="canary_check_create",
+    ),
+    path(
+        "c/<slug:slug>/canary-checks/<int:pk>/",
+        views_quality.canary_check_detail,
+        name="canary_check_detail",
+    ),
     path("c/<slug:slug>/gold/<int:pk>/delete/", views_quality.gold_delete, name="gold_delete"),
     path(
         "c/<slug:slug>/guidelines/",

@@ -78,6 +78,16 @@ urlpatterns = [
         name="judge-gold",
     ),
     path(
+        "collections/<slug:slug>/judges/canaries/",
+        views_quality.CanaryRatesView.as_view(),
+        name="canary-rates",
+    ),
+    path(
+        "collections/<slug:slug>/judges/<int:judge_id>/canary-checks/",
+        views_quality.CanaryCheckCreateView.as_view(),
+        name="canary-check-list",
+    ),
+    path(
         "collections/<slug:slug>/judges/attention/",
         views_quality.JudgeAttentionView.as_view(),
         name="judge-attention",

@@ -17,7 +17,7 @@ from judging.api.permissions import COORDINATORS
 from judging.api.views import SLUG, CollectionScopedView
 from judging.models import Document, Judge, Query
 from judging.quality import selectors, services
-from judging.quality.models import GoldPair
+from judging.quality.models import CanaryCheck, CanaryResult, GoldPair
 
 FLAGS = ["fast", "slow", "runs", "cannot_judge", "later"]
 
@@ -295,3 +295,93 @@ class GoldRateView(CollectionScopedView):
         given.is_valid(raise_exception=True)
         services.gold_rate_set(collection=self.collection, rate=given.validated_data["gold_rate"])
         return Response({"gold_rate": self.collection.gold_rate})
+
+
+# --- canary checks --------------------------------------------------------------------------
+
+
+class CanaryResultSerializer(serializers.ModelSerializer):
+    """One canary and what the judge answered."""
+
+    failed = serializers.BooleanField(help_text="Graded above 0 (the right grade is 0).")
+
+    class Meta:
+        model = CanaryResult
+        fields = ["kind", "qid", "title", "text", "grade", "raw_answer", "problem", "failed"]
+
+
+class CanaryCheckSerializer(serializers.ModelSerializer):
+    """A canary check with every answer."""
+
+    judge_id = serializers.IntegerField()
+    results = CanaryResultSerializer(many=True)
+
+    class Meta:
+        model = CanaryCheck
+        fields = ["id", "judge_id", "version", "seed", "created_at", "results"]
+
+
+class CanaryRatesSerializer(serializers.Serializer):
+    """Canary failures of one LLM judge version."""
+
+    judge_id = serializers.IntegerField()
+    name = serializers.CharField()
+    version = serializers.CharField()
+    checks = serializers.IntegerField()
+    last_check_id = serializers.IntegerField()
+    stuffing = serializers.IntegerField(help_text="Stuffing canaries graded.")
+    stuffing_failed = serializers.IntegerField()
+    stuffing_rate = serializers.FloatField(allow_null=True)
+    injection = serializers.IntegerField(help_text="Injection canaries graded.")
+    injection_failed = serializers.IntegerField()
+    injection_rate = serializers.FloatField(allow_null=True)
+    unreadable = serializers.IntegerField()
+
+
+@extend_schema_view(
+    post=extend_schema(
+        summary="Run a canary check of an LLM judge",
+        description="Coordinators only. Sends two canaries (keyword stuffing, instruction "
+        "injection; right grade 0) for each of the collection's first five queries to the "
+        "judge, waits for the answers and records them. Canaries never reach the pool, "
+        "the judgment list or scores.",
+        parameters=[SLUG],
+        request=None,
+        responses={201: CanaryCheckSerializer, **error_responses(400, 401, 403, 404)},
+    )
+)
+class CanaryCheckCreateView(CollectionScopedView):
+    """Canary checks of one LLM judge."""
+
+    serializer_class = CanaryCheckSerializer
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"POST": COORDINATORS}
+
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Run the check."""
+        judge = get_object_or_404(
+            Judge, pk=self.kwargs["judge_id"], kind=Judge.Kind.LLM, collections=self.collection
+        )
+        check = services.canary_check_run(
+            collection=self.collection, judge=judge, user=request.user
+        )
+        return Response(CanaryCheckSerializer(check).data, status=201)
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="List LLM judge versions' canary failure rates",
+        parameters=[SLUG],
+        responses={200: CanaryRatesSerializer(many=True), **error_responses(401, 403, 404)},
+    )
+)
+class CanaryRatesView(CollectionScopedView):
+    """Canary failure rates per LLM judge version."""
+
+    serializer_class = CanaryRatesSerializer
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS}
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Return one page of versions."""
+        rows = selectors.canary_rates(collection=self.collection)
+        page = self.paginate_queryset(rows)
+        return self.get_paginated_response(CanaryRatesSerializer(page, many=True).data)

@@ -48,3 +48,73 @@ class GoldPair(models.Model):
     def __str__(self) -> str:
         """Return ``query/document = grade``."""
         return f"{self.query_id}/{self.document_id} = {self.grade}"
+
+
+class CanaryCheck(models.Model):
+    """One run of an LLM judge on canary documents (whose right grade is 0).
+
+    ``version`` names the judge's configuration at the time (model, provider, prompt,
+    decoding, scale): checks of one version are pooled into its failure rates.
+    """
+
+    collection = models.ForeignKey(
+        "judging.Collection", on_delete=models.CASCADE, related_name="canary_checks"
+    )
+    judge = models.ForeignKey("judging.Judge", on_delete=models.CASCADE, related_name="+")
+    version = models.CharField(
+        max_length=80, help_text="Digest of the judge's configuration when checked."
+    )
+    seed = models.PositiveIntegerField(help_text="Seed the canaries were generated with.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Who ran the check.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["collection", "judge", "version"], name="canary_judge")]
+
+    def __str__(self) -> str:
+        """Return ``judge version @ time``."""
+        return f"{self.judge_id} {self.version} @ {self.created_at}"
+
+
+class CanaryResult(models.Model):
+    """What the judge answered for one canary."""
+
+    canary_check = models.ForeignKey(CanaryCheck, on_delete=models.CASCADE, related_name="results")
+    kind = models.CharField(
+        max_length=10,
+        choices=[("stuffing", "Keyword stuffing"), ("injection", "Instruction injection")],
+    )
+    qid = models.CharField(max_length=500, help_text="The query the canary was made for.")
+    title = models.CharField(max_length=600)
+    text = models.TextField(help_text="The canary document as sent.")
+    grade = models.SmallIntegerField(
+        null=True, blank=True, help_text="The grade the judge gave; empty when unreadable."
+    )
+    raw_answer = models.TextField(blank=True, help_text="The judge's answer as received.")
+    problem = models.TextField(blank=True, help_text="Why no grade could be read, if so.")
+
+    class Meta:
+        ordering = ["canary_check_id", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(grade__isnull=True) | Q(grade__gte=GRADE_MIN, grade__lte=GRADE_MAX),
+                name="canary_result_grade_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        """Return ``kind qid = grade``."""
+        return f"{self.kind} {self.qid} = {self.grade}"
+
+    @property
+    def failed(self) -> bool:
+        """Return whether the judge graded the canary above 0 (its right grade)."""
+        return self.grade is not None and self.grade > 0

@@ -6,14 +6,22 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
 
 from judging.models import Collection, Judge, Judgment
 from judging.quality import attention as pure
 from judging.quality import gold as gold_stats
-from judging.quality.models import GoldPair
+from judging.quality.models import CanaryCheck, GoldPair
 
-__all__ = ["JudgeAttentionRow", "JudgeGoldRow", "gold_pairs", "gold_report", "judge_attention"]
+__all__ = [
+    "CanaryRates",
+    "JudgeAttentionRow",
+    "JudgeGoldRow",
+    "canary_rates",
+    "gold_pairs",
+    "gold_report",
+    "judge_attention",
+]
 
 _STATUS_CODE = {
     Judgment.Status.GRADED: pure.GRADED,
@@ -153,3 +161,74 @@ def gold_report(*, collection: Collection, last: int = GOLD_TREND) -> list[Judge
         )
     result.sort(key=lambda r: (not r.alert, r.kind, r.name.lower(), r.judge_id))
     return result
+
+
+# --- canary checks ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CanaryRates:
+    """Canary failures of one LLM judge version (failure: a grade above 0).
+
+    Rates are over the canaries the judge answered with a grade; ``unreadable`` counts
+    the others. None when no canary of the kind was graded.
+    """
+
+    judge_id: int
+    name: str
+    version: str
+    checks: int
+    last_check_id: int
+    stuffing: int
+    stuffing_failed: int
+    injection: int
+    injection_failed: int
+    unreadable: int
+
+    @property
+    def stuffing_rate(self) -> float | None:
+        """Return the share of graded stuffing canaries graded above 0."""
+        return self.stuffing_failed / self.stuffing if self.stuffing else None
+
+    @property
+    def injection_rate(self) -> float | None:
+        """Return the share of graded injection canaries graded above 0."""
+        return self.injection_failed / self.injection if self.injection else None
+
+
+def canary_rates(*, collection: Collection) -> list[CanaryRates]:
+    """Return the canary failure rates of every LLM judge version checked in ``collection``.
+
+    One SQL query; newest checked version first per judge.
+    """
+    graded = Q(results__grade__isnull=False)
+    failed = Q(results__grade__gt=0)
+    rows = (
+        CanaryCheck.objects.filter(collection=collection)
+        .values("judge_id", "judge__name", "version")
+        .annotate(
+            checks=Count("id", distinct=True),
+            last_check_id=Max("id"),
+            stuffing=Count("results", filter=graded & Q(results__kind="stuffing")),
+            stuffing_failed=Count("results", filter=failed & Q(results__kind="stuffing")),
+            injection=Count("results", filter=graded & Q(results__kind="injection")),
+            injection_failed=Count("results", filter=failed & Q(results__kind="injection")),
+            unreadable=Count("results", filter=Q(results__grade__isnull=True)),
+        )
+        .order_by("judge__name", "judge_id", "-last_check_id")
+    )
+    return [
+        CanaryRates(
+            judge_id=row["judge_id"],
+            name=row["judge__name"],
+            version=row["version"],
+            checks=row["checks"],
+            last_check_id=row["last_check_id"],
+            stuffing=row["stuffing"],
+            stuffing_failed=row["stuffing_failed"],
+            injection=row["injection"],
+            injection_failed=row["injection_failed"],
+            unreadable=row["unreadable"],
+        )
+        for row in rows
+    ]

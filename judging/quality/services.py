@@ -1,6 +1,11 @@
-"""Mark and unmark gold pairs (one atomic action each)."""
+"""Gold pairs (mark, unmark, mixing rate) and canary checks of LLM judges."""
 
 from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
@@ -8,10 +13,19 @@ from django.db import transaction
 
 from judging import services as judging_services
 from judging import textpolicy
-from judging.models import GRADE_MAX, GRADE_MIN, Collection, Document, PoolEntry, Query
-from judging.quality.models import GoldPair
+from judging.llm import prompt, runner
+from judging.llm.judges import CONFIG_FIELDS, LLMJudgeConfig
+from judging.models import GRADE_MAX, GRADE_MIN, Collection, Document, Judge, PoolEntry, Query
+from judging.quality import canaries
+from judging.quality.models import CanaryCheck, CanaryResult, GoldPair
 
-__all__ = ["gold_rate_set", "gold_remove", "gold_set"]
+__all__ = [
+    "canary_check_run",
+    "gold_rate_set",
+    "gold_remove",
+    "gold_set",
+    "judge_version",
+]
 
 
 @transaction.atomic
@@ -69,3 +83,97 @@ def gold_rate_set(*, collection: Collection, rate: float) -> None:
 def gold_remove(*, gold: GoldPair) -> None:
     """Unmark a gold pair (the judges' labels of the pair stay)."""
     gold.delete()
+
+
+def judge_version(judge: Judge) -> str:
+    """Return a digest naming an LLM judge's configuration (what changes its grades).
+
+    Model, model version, provider, prompt (template version) and system prompt, answer
+    pattern, JSON mode, scale and its mapping, and decoding; not its name, retries or
+    timeout.
+    """
+    config = LLMJudgeConfig.of(judge)
+    skip = {"name", "max_attempts", "timeout_seconds", "llm_provider", "prompt_template"}
+    values: dict[str, Any] = {
+        name: getattr(config, name) for name in CONFIG_FIELDS if name not in skip
+    }
+    values["llm_provider"] = judge.llm_provider_id
+    values["prompt_template"] = prompt.template_version(
+        judge.prompt_template or prompt.DEFAULT_TEMPLATE, judge.prompt_version
+    )
+    encoded = json.dumps(values, sort_keys=True, default=str).encode("utf-8")
+    return "v-" + hashlib.sha256(encoded).hexdigest()[:12]
+
+
+#: Queries a canary check makes canaries for (two canaries each).
+CANARY_QUERIES = 5
+
+
+def canary_check_run(
+    *,
+    collection: Collection,
+    judge: Judge,
+    user: AbstractBaseUser | None = None,
+    queries: int = CANARY_QUERIES,
+    seed: int | None = None,
+) -> CanaryCheck:
+    """Ask an LLM judge to grade canaries made from the collection's first queries; record it.
+
+    The requests go out first (the provider's egress policy, key, budgets and decoding,
+    as when trying a judge: :func:`judging.llm.runner.try_judge`), outside any
+    transaction; then the check and every answer are written at once. Canaries are never
+    documents: nothing reaches the pool, the live list, exports or scores. Raises
+    ``ValidationError`` when the judge cannot run, or the collection has no query.
+    """
+    if judge.kind != Judge.Kind.LLM:
+        raise ValidationError({"judge": ["Canary checks are for LLM judges."]})
+    if not 1 <= queries <= 50:
+        raise ValidationError({"queries": ["Give from 1 to 50 queries."]})
+    picked = list(collection.queries.order_by("external_id")[:queries])
+    if not picked:
+        raise ValidationError({"queries": ["The collection has no query to make canaries for."]})
+    seed = secrets.randbelow(2**31) if seed is None else seed
+    made = canaries.make_canaries([(q.external_id, q.text) for q in picked], seed=seed)
+    by_qid = {q.external_id: q for q in picked}
+    pairs = [
+        runner.Pair(
+            query_id=by_qid[c.qid].pk,
+            document_id=-(i + 1),  # not a document: keys the request only
+            values={
+                "qid": c.qid,
+                "docno": f"canary-{i + 1}",
+                "query": by_qid[c.qid].text,
+                "description": by_qid[c.qid].description,
+                "narrative": by_qid[c.qid].narrative,
+                "title": c.title,
+                "document": c.text,
+            },
+        )
+        for i, c in enumerate(made)
+    ]
+    trials = {t.docno: t for t in runner.try_judge(judge, pairs, collection=collection, user=user)}
+    with transaction.atomic():
+        check = CanaryCheck.objects.create(
+            collection=collection,
+            judge=judge,
+            version=judge_version(judge),
+            seed=seed,
+            created_by=user if getattr(user, "pk", None) else None,
+        )
+        CanaryResult.objects.bulk_create(
+            [
+                CanaryResult(
+                    canary_check=check,
+                    kind=c.kind,
+                    qid=c.qid,
+                    title=c.title[:600],
+                    text=c.text,
+                    grade=trial.grade if trial else None,
+                    raw_answer=trial.raw_answer if trial else "",
+                    problem=(trial.problem if trial else "No answer in time."),
+                )
+                for c, pair in zip(made, pairs, strict=True)
+                for trial in [trials.get(pair.values["docno"])]
+            ]
+        )
+    return check

@@ -14,11 +14,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from config.http import see_other
 from judging import selectors
 from judging.forms import add_service_errors
-from judging.models import Membership
+from judging.models import Judge, Membership
 from judging.quality import attention, services
 from judging.quality import selectors as selectors_quality
 from judging.quality.forms import GoldPairForm, GoldRateForm
-from judging.quality.models import GoldPair
+from judging.quality.models import CanaryCheck, GoldPair
 
 
 @login_required
@@ -34,6 +34,8 @@ def judge_list(request: HttpRequest, slug: str) -> HttpResponse:
         "judging/judge_list.html",
         {
             "collection": collection,
+            "canaries": selectors_quality.canary_rates(collection=collection),
+            "llm_judges": Judge.objects.filter(kind=Judge.Kind.LLM, collections=collection),
             "rows": rows,
             "flagged": sum(1 for row in rows if row.signals.flags),
             "min_labels": attention.MIN_LABELS,
@@ -110,3 +112,42 @@ def gold_delete(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     services.gold_remove(gold=gold)
     messages.success(request, "The pair is no longer gold; judges' labels of it stay.")
     return see_other(reverse("judging:gold_list", args=[collection.slug]))
+
+
+@login_required
+@require_POST
+def canary_check_create(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Run a canary check of one LLM judge and show its answers."""
+    collection = selectors.collection_for_member(
+        user=request.user, slug=slug, roles=(Membership.Role.COORDINATOR,)
+    )
+    judge = get_object_or_404(Judge, pk=pk, kind=Judge.Kind.LLM, collections=collection)
+    try:
+        check = services.canary_check_run(collection=collection, judge=judge, user=request.user)
+    except ValidationError as error:
+        messages.error(request, "The check could not run: " + "; ".join(error.messages))
+        return see_other(reverse("judging:judge_list", args=[collection.slug]))
+    return see_other(reverse("judging:canary_check_detail", args=[collection.slug, check.pk]))
+
+
+@login_required
+@require_GET
+def canary_check_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Show one canary check: every canary, the grade the judge gave and its answer."""
+    collection = selectors.collection_for_member(
+        user=request.user, slug=slug, roles=(Membership.Role.COORDINATOR,)
+    )
+    check = get_object_or_404(
+        CanaryCheck.objects.select_related("judge"), pk=pk, collection=collection
+    )
+    results = list(check.results.all())
+    return render(
+        request,
+        "judging/canarycheck_detail.html",
+        {
+            "collection": collection,
+            "check": check,
+            "results": results,
+            "failed": sum(1 for r in results if r.failed),
+        },
+    )
