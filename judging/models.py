@@ -472,6 +472,13 @@ class Judgment(models.Model):
         help_text="The collection's guidelines version when the label was last written "
         "(empty: written before versions were kept).",
     )
+    judge_version = models.CharField(
+        max_length=80,
+        blank=True,
+        default="",
+        help_text="LLM labels: the version of the judge's configuration that gave the "
+        "label (judging.llm.judges.judge_version); empty for human labels.",
+    )
     saw_llm_grade = models.BooleanField(
         null=True,
         blank=True,

@@ -637,6 +637,7 @@ def judgments_import(
     rows: Iterable[JudgmentRow],
     channel: str = Channel.IMPORT,
     actor: AbstractBaseUser | None = None,
+    judge_version: str = "",
 ) -> ImportSummary:
     """Record many judgments of one judge at once, all or nothing, in bounded memory.
 
@@ -647,7 +648,8 @@ def judgments_import(
     ``line N:`` — the first :data:`textpolicy.MAX_ERRORS` by line, with the total — and
     nothing is written. Unchanged rows append no history; every created or changed row
     appends one event. The live list and pool counters of the affected queries are
-    recomputed once, and one bulk ``judgments_changed`` is sent.
+    recomputed once, and one bulk ``judgments_changed`` is sent. ``judge_version`` (LLM
+    judges: :func:`judging.llm.judges.judge_version`) is recorded on every label written.
     """
     tally = _Tally()
     with staging.JudgmentStage() as stage:
@@ -682,6 +684,7 @@ def judgments_import(
             now=timezone.now(),
             counts=counts,
             guidelines_version=guidelines_version,
+            judge_version=judge_version,
         )
         version = collection.judgments_version
         if touched:

@@ -24,6 +24,7 @@ from django.utils import timezone
 from judging import background, services
 from judging.llm import selectors as selectors_llm
 from judging.llm.egress import EgressRefused, check_base_url
+from judging.llm.judges import judge_version
 from judging.llm.models import (
     KEY_ENV_MESSAGE,
     KEY_ENV_PATTERN,
@@ -393,7 +394,12 @@ def llm_grades_import(
         for i, g in enumerate(grades, start=1)
     ]
     summary = services.judgments_import(
-        collection=collection, judge=judge, rows=rows, channel=channel, actor=actor
+        collection=collection,
+        judge=judge,
+        rows=rows,
+        channel=channel,
+        actor=actor,
+        judge_version=judge_version(judge),
     )
     outputs_store(judge=judge, collection=collection, grades=grades, job=job)
     return summary

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import secrets
-from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
@@ -13,8 +10,8 @@ from django.db import transaction
 
 from judging import services as judging_services
 from judging import textpolicy
-from judging.llm import prompt, runner
-from judging.llm.judges import CONFIG_FIELDS, LLMJudgeConfig
+from judging.llm import runner
+from judging.llm.judges import judge_version
 from judging.models import GRADE_MAX, GRADE_MIN, Collection, Document, Judge, PoolEntry, Query
 from judging.quality import canaries
 from judging.quality.models import CanaryCheck, CanaryResult, GoldPair
@@ -83,26 +80,6 @@ def gold_rate_set(*, collection: Collection, rate: float) -> None:
 def gold_remove(*, gold: GoldPair) -> None:
     """Unmark a gold pair (the judges' labels of the pair stay)."""
     gold.delete()
-
-
-def judge_version(judge: Judge) -> str:
-    """Return a digest naming an LLM judge's configuration (what changes its grades).
-
-    Model, model version, provider, prompt (template version) and system prompt, answer
-    pattern, JSON mode, scale and its mapping, and decoding; not its name, retries or
-    timeout.
-    """
-    config = LLMJudgeConfig.of(judge)
-    skip = {"name", "max_attempts", "timeout_seconds", "llm_provider", "prompt_template"}
-    values: dict[str, Any] = {
-        name: getattr(config, name) for name in CONFIG_FIELDS if name not in skip
-    }
-    values["llm_provider"] = judge.llm_provider_id
-    values["prompt_template"] = prompt.template_version(
-        judge.prompt_template or prompt.DEFAULT_TEMPLATE, judge.prompt_version
-    )
-    encoded = json.dumps(values, sort_keys=True, default=str).encode("utf-8")
-    return "v-" + hashlib.sha256(encoded).hexdigest()[:12]
 
 
 #: Queries a canary check makes canaries for (two canaries each).

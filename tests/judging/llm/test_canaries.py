@@ -147,3 +147,45 @@ def test_unreadable_answers_are_counted_apart_and_judges_cannot_run_checks(coll,
         api.post(f"/api/v1/collections/{coll.slug}/judges/{human.pk}/canary-checks/").status_code
         == 404
     )
+
+
+@pytest.mark.django_db
+def test_llm_labels_record_the_judge_version_that_gave_them(coll, pooled, llm, fake):
+    from judging import services as judging_services
+    from judging.llm import runner
+    from judging.llm import services as services_llm
+    from judging.llm.judges import judge_version
+    from judging.models import JudgmentEvent
+    from judging.services import JudgmentRow
+
+    first = judge_version(llm)
+    runner.run_job(services_llm.llm_job_create(collection=coll, judge=llm))
+    labels = Judgment.objects.filter(judge=llm)
+    assert labels.count() == 12
+    assert set(labels.values_list("judge_version", flat=True)) == {first}
+    assert {e.after["judge_version"] for e in JudgmentEvent.objects.filter(judge=llm)} == {first}
+    llm.model = "fake-model-2"  # a new model is a new version
+    llm.save()
+    second = judge_version(llm)
+    assert second != first
+    label = labels.select_related("query", "document").first()
+    judging_services.judgments_import(
+        collection=coll,
+        judge=llm,
+        rows=[JudgmentRow(1, label.query.external_id, label.document.external_id, 0)],
+        channel="llm",
+        judge_version=second,
+    )
+    assert Judgment.objects.get(pk=label.pk).judge_version == second
+    assert labels.filter(judge_version=first).count() == 11  # the others keep theirs
+    llm.name = "renamed"  # neither changes what grades
+    llm.timeout_seconds = 9
+    llm.save()
+    assert judge_version(llm) == second
+    with pytest.raises(ValueError, match="not a judge version"):
+        judging_services.judgments_import(
+            collection=coll,
+            judge=llm,
+            rows=[JudgmentRow(1, label.query.external_id, label.document.external_id, 2)],
+            judge_version="x'); DROP TABLE judging_judgment; --",
+        )
