@@ -812,4 +812,7 @@ from judging.quality.models import (  # noqa: E402, F401  (gold pairs, canaries)
     CanaryCheck,
     CanaryResult,
     GoldPair,
+    VersionCheck,
+    VersionCheckResult,
+    VersionSamplePair,
 )

@@ -22,6 +22,11 @@ urlpatterns = [
         name="canary_check_create",
     ),
     path(
+        "c/<slug:slug>/llm-judges/<int:pk>/versions/",
+        views_quality.version_list,
+        name="version_list",
+    ),
+    path(
         "c/<slug:slug>/canary-checks/<int:pk>/",
         views_quality.canary_check_detail,
         name="canary_check_detail",

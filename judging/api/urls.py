@@ -88,6 +88,11 @@ urlpatterns = [
         name="canary-check-list",
     ),
     path(
+        "collections/<slug:slug>/judges/<int:judge_id>/versions/",
+        views_quality.VersionCheckListView.as_view(),
+        name="version-check-list",
+    ),
+    path(
         "collections/<slug:slug>/judges/attention/",
         views_quality.JudgeAttentionView.as_view(),
         name="judge-attention",

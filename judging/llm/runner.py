@@ -808,6 +808,9 @@ class Trial:
     label: str = ""
     grade: int | None = None
     problem: str = ""
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_ms: float | None = None
 
 
 def trial_pairs(*, collection: Any, count: int = TRY_PAIRS) -> list[Pair]:
@@ -874,6 +877,9 @@ def _try_pairs(judge: Judge, pairs: list[Pair], budget: _Budget | None) -> list[
                 outcome.raw_output,
                 outcome.native_label,
                 outcome.grade,
+                prompt_tokens=outcome.prompt_tokens,
+                completion_tokens=outcome.completion_tokens,
+                latency_ms=outcome.latency_ms,
             )
         else:
             results[key] = Trial(

@@ -385,3 +385,100 @@ class CanaryRatesView(CollectionScopedView):
         rows = selectors.canary_rates(collection=self.collection)
         page = self.paginate_queryset(rows)
         return self.get_paginated_response(CanaryRatesSerializer(page, many=True).data)
+
+
+# --- LLM judge versions ---------------------------------------------------------------------
+
+
+def _accuracy(accuracy: Any) -> dict[str, Any]:
+    """Return a GoldAccuracy as JSON (NaN as null)."""
+    return {
+        "n": accuracy.n,
+        "exact": _number(accuracy.exact),
+        "kappa_quadratic": _number(accuracy.kappa_quadratic),
+        "kappa_reason": accuracy.kappa_reason,
+        "confusion": [list(row) for row in accuracy.confusion],
+    }
+
+
+class AccuracySerializer(serializers.Serializer):
+    """Agreement of a version's grades with reference grades."""
+
+    n = serializers.IntegerField(help_text="Pairs with both grades.")
+    exact = serializers.FloatField(allow_null=True)
+    kappa_quadratic = serializers.FloatField(allow_null=True)
+    kappa_reason = serializers.CharField(allow_null=True)
+    confusion = serializers.ListField(
+        child=serializers.ListField(child=serializers.IntegerField()),
+        help_text="Rows: the reference grade; columns: the version's grade.",
+    )
+
+
+class VersionRowSerializer(serializers.Serializer):
+    """One version check beside the previous version's."""
+
+    check_id = serializers.IntegerField()
+    version = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    pairs = serializers.IntegerField()
+    unreadable = serializers.IntegerField()
+    vs_humans = AccuracySerializer()
+    vs_gold = AccuracySerializer()
+    kappa_previous = serializers.FloatField(allow_null=True)
+    previous_version = serializers.CharField(allow_null=True)
+    mean_tokens = serializers.FloatField(allow_null=True)
+    median_latency_ms = serializers.FloatField(allow_null=True)
+    flagged = serializers.BooleanField(
+        help_text="κ against humans dropped by more than the margin since the previous version."
+    )
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="List an LLM judge's version checks",
+        description="Coordinators only. Newest first, each compared with humans, gold and "
+        "the version checked before it.",
+        parameters=[SLUG],
+        responses={200: VersionRowSerializer(many=True), **error_responses(401, 403, 404)},
+    ),
+    post=extend_schema(
+        summary="Check the judge's current version on gold and the frozen sample",
+        description="Coordinators only. Grades the gold pairs and the collection's frozen "
+        "sample of human-graded pairs with the judge's current configuration; labels "
+        "nothing.",
+        parameters=[SLUG],
+        request=None,
+        responses={201: VersionRowSerializer, **error_responses(400, 401, 403, 404)},
+    ),
+)
+class VersionCheckListView(CollectionScopedView):
+    """Version checks of one LLM judge."""
+
+    serializer_class = VersionRowSerializer
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS, "POST": COORDINATORS}
+
+    def _judge(self) -> Judge:
+        return get_object_or_404(
+            Judge, pk=self.kwargs["judge_id"], kind=Judge.Kind.LLM, collections=self.collection
+        )
+
+    def _rows(self, judge: Judge) -> list[dict[str, Any]]:
+        return [
+            {
+                **row.__dict__,
+                "vs_humans": _accuracy(row.vs_humans),
+                "vs_gold": _accuracy(row.vs_gold),
+            }
+            for row in selectors.version_report(collection=self.collection, judge=judge)
+        ]
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Return one page of checks."""
+        page = self.paginate_queryset(self._rows(self._judge()))
+        return self.get_paginated_response(VersionRowSerializer(page, many=True).data)
+
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Run a check and return its row."""
+        judge = self._judge()
+        services.version_check_run(collection=self.collection, judge=judge, user=request.user)
+        return Response(VersionRowSerializer(self._rows(judge)[0]).data, status=201)

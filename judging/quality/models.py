@@ -118,3 +118,83 @@ class CanaryResult(models.Model):
     def failed(self) -> bool:
         """Return whether the judge graded the canary above 0 (its right grade)."""
         return self.grade is not None and self.grade > 0
+
+
+class VersionSamplePair(models.Model):
+    """A human-graded pair of the collection's frozen sample for checking LLM judge versions.
+
+    Drawn once, at the first version check, and kept: every later version is checked on
+    the same pairs (plus the gold pairs of the day), so versions compare like with like.
+    """
+
+    collection = models.ForeignKey("judging.Collection", on_delete=models.CASCADE, related_name="+")
+    query = models.ForeignKey("judging.Query", on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey("judging.Document", on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["collection", "query", "document"], name="version_sample_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        """Return ``query/document``."""
+        return f"{self.query_id}/{self.document_id}"
+
+
+class VersionCheck(models.Model):
+    """One LLM judge version graded the gold pairs and the frozen sample, recording nothing."""
+
+    collection = models.ForeignKey(
+        "judging.Collection", on_delete=models.CASCADE, related_name="version_checks"
+    )
+    judge = models.ForeignKey("judging.Judge", on_delete=models.CASCADE, related_name="+")
+    version = models.CharField(
+        max_length=80, help_text="Digest of the judge's configuration when checked."
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Who ran the check.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["collection", "judge"], name="version_check_judge")]
+
+    def __str__(self) -> str:
+        """Return ``judge version @ time``."""
+        return f"{self.judge_id} {self.version} @ {self.created_at}"
+
+
+class VersionCheckResult(models.Model):
+    """The grade a version gave one pair of a version check, with the reference grades."""
+
+    version_check = models.ForeignKey(
+        VersionCheck, on_delete=models.CASCADE, related_name="results"
+    )
+    query = models.ForeignKey("judging.Query", on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey("judging.Document", on_delete=models.CASCADE, related_name="+")
+    grade = models.SmallIntegerField(null=True, blank=True, help_text="Empty when unreadable.")
+    human_grade = models.SmallIntegerField(
+        null=True, blank=True, help_text="Lower median of the human grades at the time."
+    )
+    gold_grade = models.SmallIntegerField(
+        null=True, blank=True, help_text="The gold grade, for gold pairs."
+    )
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    latency_ms = models.FloatField(null=True, blank=True)
+    problem = models.TextField(blank=True, help_text="Why no grade could be read, if so.")
+
+    class Meta:
+        ordering = ["version_check_id", "id"]
+
+    def __str__(self) -> str:
+        """Return ``query/document = grade``."""
+        return f"{self.query_id}/{self.document_id} = {self.grade}"

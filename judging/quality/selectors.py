@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
 
+from judging.agreement.coefficients import cohen_kappa
 from judging.models import Collection, Judge, Judgment
 from judging.quality import attention as pure
 from judging.quality import gold as gold_stats
-from judging.quality.models import CanaryCheck, GoldPair
+from judging.quality.models import CanaryCheck, GoldPair, VersionCheck, VersionCheckResult
 
 __all__ = [
     "CanaryRates",
@@ -232,3 +234,93 @@ def canary_rates(*, collection: Collection) -> list[CanaryRates]:
         )
         for row in rows
     ]
+
+
+# --- LLM judge versions -------------------------------------------------------------------
+
+#: A version whose κ against humans is this much below the previous version's is flagged.
+KAPPA_DROP = 0.1
+
+
+@dataclass(frozen=True)
+class VersionRow:
+    """One version check of an LLM judge, beside the previous version's latest check."""
+
+    check_id: int
+    version: str
+    created_at: Any
+    pairs: int
+    unreadable: int
+    vs_humans: gold_stats.GoldAccuracy
+    vs_gold: gold_stats.GoldAccuracy
+    kappa_previous: float | None
+    previous_version: str | None
+    mean_tokens: float | None
+    median_latency_ms: float | None
+    flagged: bool
+
+
+def version_report(*, collection: Collection, judge: Judge) -> list[VersionRow]:
+    """Return the judge's version checks, newest first, each compared with the version before.
+
+    "The version before" is the latest check of another version made before this one.
+    Flagged: κ against humans more than :data:`KAPPA_DROP` below that check's. Two SQL
+    queries.
+    """
+    checks = list(
+        VersionCheck.objects.filter(collection=collection, judge=judge).order_by("created_at", "id")
+    )
+    results: dict[int, list[Any]] = {c.pk: [] for c in checks}
+    for row in VersionCheckResult.objects.filter(version_check__in=checks).values_list(
+        "version_check_id", "query_id", "document_id", "grade", "human_grade", "gold_grade",
+        "prompt_tokens", "completion_tokens", "latency_ms",
+    ):  # fmt: skip
+        results[row[0]].append(row[1:])
+    rows: list[VersionRow] = []
+    latest: dict[str, tuple[VersionCheck, VersionRow]] = {}
+    for check in checks:
+        mine = results[check.pk]
+        graded = [r for r in mine if r[2] is not None]
+        humans = [(r[2], r[3]) for r in graded if r[3] is not None]
+        golds = [(r[2], r[4]) for r in graded if r[4] is not None]
+        vs_humans = gold_stats.gold_accuracy([g for g, _ in humans], [h for _, h in humans])
+        vs_gold = gold_stats.gold_accuracy([g for g, _ in golds], [h for _, h in golds])
+        before = [item for v, item in latest.items() if v != check.version]
+        previous = max(before, key=lambda item: (item[0].created_at, item[0].pk), default=None)
+        kappa_previous = None
+        flagged = False
+        if previous is not None:
+            theirs = {(r[0], r[1]): r[2] for r in results[previous[0].pk] if r[2] is not None}
+            shared = [(r[2], theirs[(r[0], r[1])]) for r in graded if (r[0], r[1]) in theirs]
+            if shared:
+                value = (
+                    cohen_kappa([a for a, _ in shared], [b for _, b in shared], weights="quadratic")
+                    if len({a for a, _ in shared} | {b for _, b in shared}) > 1
+                    else math.nan
+                )
+                kappa_previous = None if math.isnan(value) else float(value)
+            mine_k, theirs_k = vs_humans.kappa_quadratic, previous[1].vs_humans.kappa_quadratic
+            flagged = (
+                not math.isnan(mine_k)
+                and not math.isnan(theirs_k)
+                and (mine_k < theirs_k - KAPPA_DROP)
+            )
+        tokens = [r[5] + r[6] for r in graded if r[5] is not None and r[6] is not None]
+        latency = [r[7] for r in graded if r[7] is not None]
+        row = VersionRow(
+            check_id=check.pk,
+            version=check.version,
+            created_at=check.created_at,
+            pairs=len(mine),
+            unreadable=len(mine) - len(graded),
+            vs_humans=vs_humans,
+            vs_gold=vs_gold,
+            kappa_previous=kappa_previous,
+            previous_version=previous[0].version if previous else None,
+            mean_tokens=float(np.mean(tokens)) if tokens else None,
+            median_latency_ms=float(np.median(latency)) if latency else None,
+            flagged=flagged,
+        )
+        rows.append(row)
+        latest[check.version] = (check, row)
+    return rows[::-1]

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from config.http import see_other
 from judging import selectors
 from judging.forms import add_service_errors
+from judging.llm.judges import judge_version
 from judging.models import Judge, Membership
 from judging.quality import attention, services
 from judging.quality import selectors as selectors_quality
@@ -149,5 +150,35 @@ def canary_check_detail(request: HttpRequest, slug: str, pk: int) -> HttpRespons
             "check": check,
             "results": results,
             "failed": sum(1 for r in results if r.failed),
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def version_list(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Show an LLM judge's versions side by side; check the current one before it runs."""
+    collection = selectors.collection_for_member(
+        user=request.user, slug=slug, roles=(Membership.Role.COORDINATOR,)
+    )
+    judge = get_object_or_404(Judge, pk=pk, kind=Judge.Kind.LLM, collections=collection)
+    here = reverse("judging:version_list", args=[collection.slug, judge.pk])
+    if request.method == "POST":
+        try:
+            services.version_check_run(collection=collection, judge=judge, user=request.user)
+        except ValidationError as error:
+            messages.error(request, "The check could not run: " + "; ".join(error.messages))
+        else:
+            messages.success(request, "Checked: the new row is at the top.")
+        return see_other(here)
+    return render(
+        request,
+        "judging/versioncheck_list.html",
+        {
+            "collection": collection,
+            "judge": judge,
+            "current": judge_version(judge),
+            "rows": selectors_quality.version_report(collection=collection, judge=judge),
+            "margin": selectors_quality.KAPPA_DROP,
         },
     )

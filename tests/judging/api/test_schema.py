@@ -48,6 +48,7 @@ PATHS = [
     "/api/v1/collections/{slug}/judges/gold/",
     "/api/v1/collections/{slug}/judges/canaries/",
     "/api/v1/collections/{slug}/judges/{judge_id}/canary-checks/",
+    "/api/v1/collections/{slug}/judges/{judge_id}/versions/",
 ]
 
 
