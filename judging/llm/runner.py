@@ -393,6 +393,8 @@ class _Requests(threading.Thread):
         """Count fatal answers in a row; halt after :attr:`fail_fast` of them."""
         if not self.fail_fast:
             return
+        if isinstance(result, CallFailed) and not result.attempts:
+            return  # never sent (the prompt was too long): says nothing of the provider
         if isinstance(result, CallFailed) and result.fatal:
             self.streak += 1
             if self.streak >= self.fail_fast and not self.stop.is_set():
