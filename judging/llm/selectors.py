@@ -78,6 +78,8 @@ def failure_reasons(*, job: LLMJob) -> int:
 def job_failures(*, job: LLMJob, reason: str | None = None) -> QuerySet[LLMFailure]:
     """Return the job's failures (of one ``reason`` if given), by query and document id."""
     failures = LLMFailure.objects.filter(job=job)
+    if reason is not None and "\x00" in reason:  # no reason has one (PostgreSQL refuses it)
+        return failures.none()
     if reason is not None:
         failures = failures.filter(reason=reason)
     return failures.select_related("query", "document").order_by(

@@ -112,6 +112,9 @@ def test_failures_are_grouped_commonest_first_and_paginated(
     last = client.get(link + "&page=3").content.decode()
     assert last.count("data-failure>") == 20
     assert "&lt;b&gt;" in last and "No match" not in last
+    odd = client.get(link.split("?")[0] + "?reason=nothing&page=x")  # not a number: page 1
+    assert odd.status_code == 200 and "No failed pairs for this reason" in odd.content.decode()
+    assert client.get(link.split("?")[0] + "?reason=%00").status_code == 400  # NUL: refused
     with django_assert_max_num_queries(8):
         every = client.get(f"/c/{coll.slug}/llm-jobs/{job.pk}/failures/?page=3").content.decode()
     assert every.count("data-failure>") == 130 - 2 * ROWS_PER_PAGE
