@@ -47,6 +47,16 @@ urlpatterns = [
     path("c/<slug:slug>/llm-jobs/", views_llm.llm_job_create, name="llmjob_create"),
     path("c/<slug:slug>/llm-jobs/<int:pk>/", views_llm.llm_job_detail, name="llmjob_detail"),
     path(
+        "c/<slug:slug>/llm-jobs/<int:pk>/failures/",
+        views_llm.llm_job_failures,
+        name="llmfailure_list",
+    ),
+    path(
+        "c/<slug:slug>/llm-jobs/<int:pk>/outputs/",
+        views_llm.llm_job_outputs,
+        name="llmoutput_list",
+    ),
+    path(
         "c/<slug:slug>/llm-judges/<int:pk>/edit/",
         views_llm.llm_judge_update,
         name="judge_update",

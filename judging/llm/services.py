@@ -633,6 +633,25 @@ def llm_chunks_release(*, chunk_ids: Sequence[int], owner: str) -> None:
         ).update(lease_until=timezone.now())
 
 
+def llm_job_running(*, job: LLMJob) -> bool:
+    """Return whether ``job`` is still running (workers ask this to see a stop promptly)."""
+    return LLMJob.objects.filter(pk=job.pk, status=LLMJob.Status.RUNNING).exists()
+
+
+@transaction.atomic
+def llm_job_stop(*, job: LLMJob, error: str) -> bool:
+    """Fail a queued or running job now with ``error``; return whether this call ended it.
+
+    Under a lock on the job row, so a job another worker has just ended (Done, or
+    stopped for another reason) keeps its status and error.
+    """
+    locked = LLMJob.objects.select_for_update().filter(pk=job.pk).first()
+    if locked is None or locked.status not in (LLMJob.Status.QUEUED, LLMJob.Status.RUNNING):
+        return False
+    llm_job_set_status(job=job, status=LLMJob.Status.FAILED, error=error[:MAX_JOB_ERROR])
+    return True
+
+
 @transaction.atomic
 def llm_job_finish_if_complete(*, job: LLMJob) -> bool:
     """End a running job whose chunks are all done (once, whoever asks); return whether it ended.
