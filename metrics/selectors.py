@@ -388,8 +388,9 @@ def _with_intervals(
     The runs with a mean on ``measure`` share one paired bootstrap over the queries every
     one of them was scored on (:func:`metrics.engine.uncertainty.leaderboard_uncertainty`;
     one SQL query), which also gives each its rank interval and tier among them
-    (:func:`metrics.engine.ranks.leaderboard_ranks`, same draws). The figures are cached under the runs' ids, scored versions and times,
-    so live rescoring (which moves them) makes the next read current.
+    (:func:`metrics.engine.ranks.leaderboard_ranks`, same draws). The figures are cached
+    under the runs' ids, scored versions and times, so live rescoring (which moves them)
+    makes the next read current.
     """
     scored = [
         r for r in rows if r.scores.get(measure) is not None and r.run.status == Run.Status.SCORED
