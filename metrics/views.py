@@ -238,7 +238,6 @@ def run_leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
             "lines": lines,
             "columns": shown,
             "choices": [(label, label in shown) for label in columns],
-            "chosen": len(shown) < len(columns) or "chosen" in request.GET,
             "coverage": coverage,
             "labels": labels,
             "unreadable": unreadable,

@@ -112,7 +112,9 @@ def test_the_table_fits_and_shows_interval_and_may_swap(browser, live_server, bo
         # The interval sits in the score's own cell, not in a column of its own.
         cell = page.locator("td.lb-primary").nth(1)
         assert cell.locator("[data-interval]").count() == 1
-        assert page.locator("table.leaderboard thead th").count() == 3 + 6  # #, run, Judged@10, six measures
+        assert (
+            page.locator("table.leaderboard thead th").count() == 3 + 6
+        )  # #, run, Judged@10, six measures
         if SHOTS:
             page.screenshot(path=f"{SHOTS}/leaderboard-{viewport['width']}.png")
     finally:
@@ -142,7 +144,9 @@ def test_a_phone_shows_cards_with_the_sorted_measure(browser, live_server, board
         box = page.locator(".lb-scroll")
         assert box.evaluate("e => e.scrollWidth <= e.clientWidth + 1")
         # No "scroll sideways" hint on the leaderboard (the measure legend below may have one).
-        assert page.locator(".lb-scroll.is-scrollable, table.leaderboard.is-scrollable").count() == 0
+        assert (
+            page.locator(".lb-scroll.is-scrollable, table.leaderboard.is-scrollable").count() == 0
+        )
         assert second.locator(".lb-team").inner_text().startswith("Search Quality")
         # Only the sorted measure is on the card; the others wait for a wider screen.
         assert second.locator("td.lb-measure:visible").count() == 1
