@@ -166,3 +166,20 @@ def test_expanding_and_unreadable_measure_names(world):
     assert ">P.1000</a>" in chosen and 'title="P(rel=1)@1000"' in chosen
     assert "Not understood, left out: bogus." in html
     assert tags_in_order(html)[0] == "b-old"  # best P@10
+
+
+def test_the_column_chooser_keeps_the_sorted_measure_and_ignores_unknown_names(world):
+    labels = [label.requested for label in measure_labels(world.coll.measures)]
+    html = world.client("coord").get(url(world, chosen=1, show="bogus")).content.decode()
+    headers = re.findall(
+        r'<th scope="col" class="num lb-measure"[^>]*>\s*<a [^>]*>([^<]+)</a>', html
+    )
+    assert headers == [labels[0]]  # only the measure the board is sorted by
+    html = world.client("coord").get(url(world, chosen=1, sort="P@10")).content.decode()
+    headers = re.findall(
+        r'<th scope="col" class="num lb-measure"[^>]*>\s*<a [^>]*>([^<]+)</a>', html
+    )
+    assert headers == ["P@10"]
+    # The chooser lists every measure, ticked where shown.
+    assert 'name="show" value="P@10" checked disabled' in html
+    assert f'name="show" value="{labels[0]}">' in html
