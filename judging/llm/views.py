@@ -24,6 +24,7 @@ from judging.llm import services as services_llm
 from judging.llm.forms import LLMJobForm, LLMJudgeForm
 from judging.llm.models import LLMJob
 from judging.models import Collection, Judge, Membership
+from judging.quality import selectors as selectors_quality
 
 COORDINATOR = (Membership.Role.COORDINATOR,)
 #: Help of the Provider field when no provider is open to the user in the collection.
@@ -70,6 +71,7 @@ def llm_job_create(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             services_llm.llm_job_start(job=job)
             return see_other(reverse("judging:llmjob_detail", args=[collection.slug, job.pk]))
+    warnings = selectors_quality.version_warnings(collection=collection, judges=list(judges))
     return render(
         request,
         "judging/llmjob_create.html",
@@ -78,6 +80,9 @@ def llm_job_create(request: HttpRequest, slug: str) -> HttpResponse:
             "form": form,
             "judges": judges,
             "llm_judges": selectors_llm.llm_judges(collection=collection),
+            "version_warnings": [
+                (judge, warnings[judge.pk]) for judge in judges if judge.pk in warnings
+            ],
             "no_provider": not selectors_llm.providers_in(
                 collection=collection, user=request.user
             ).exists(),

@@ -324,3 +324,24 @@ def version_report(*, collection: Collection, judge: Judge) -> list[VersionRow]:
         rows.append(row)
         latest[check.version] = (check, row)
     return rows[::-1]
+
+
+def version_warnings(*, collection: Collection, judges: list[Judge]) -> dict[int, str]:
+    """Return, per LLM judge whose current version is not cleared, why: unchecked or flagged.
+
+    A version is cleared once a version check of it exists and its latest one is not
+    flagged (:func:`version_report`).
+    """
+    from judging.llm.judges import judge_version  # judging.llm imports this module's app
+
+    warnings: dict[int, str] = {}
+    for judge in judges:
+        current = judge_version(judge)
+        rows = [
+            r for r in version_report(collection=collection, judge=judge) if r.version == current
+        ]
+        if not rows:
+            warnings[judge.pk] = "unchecked"
+        elif rows[0].flagged:
+            warnings[judge.pk] = "flagged"
+    return warnings

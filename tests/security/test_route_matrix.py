@@ -17,6 +17,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from judging import services
 from judging.models import FileImport
+from judging.quality import services as gold_services
 from metrics import services as metrics_services
 from tests import factories
 from tests.api_client import client_for, errors_of
@@ -89,6 +90,22 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("GET", S + "agreement/judges/"):             (401, 404, 403, 403, 403, 403, 404, 200),
     ("DELETE", S + "judges/<int:judge_id>/judgments/"): (401, 404, 403, 403, 403, 403, 404, 200),
     ("PUT", S + "judges/<int:judge_id>/quota/"):  (401, 404, 403, 403, 403, 403, 404, 200),
+    # Judge quality (issue 35): guidelines for judges; the rest for coordinators only. The
+    # arena's judge is a human, so the LLM-only routes answer the coordinator 404.
+    ("GET", S + "guidelines/"):                   (401, 404, 200, 200, 403, 403, 404, 200),
+    ("PUT", S + "guidelines/"):                   (401, 404, 403, 403, 403, 403, 404, 200),
+    ("GET", S + "guidelines/versions/"):          (401, 404, 403, 403, 403, 403, 404, 200),
+    ("GET", S + "gold/"):                         (401, 404, 403, 403, 403, 403, 404, 200),
+    ("POST", S + "gold/"):                        (401, 404, 403, 403, 403, 403, 404, 201),
+    ("DELETE", S + "gold/<int:pk>/"):             (401, 404, 403, 403, 403, 403, 404, 204),
+    ("GET", S + "gold/rate/"):                    (401, 404, 403, 403, 403, 403, 404, 200),
+    ("PUT", S + "gold/rate/"):                    (401, 404, 403, 403, 403, 403, 404, 200),
+    ("GET", S + "judges/attention/"):             (401, 404, 403, 403, 403, 403, 404, 200),
+    ("GET", S + "judges/gold/"):                  (401, 404, 403, 403, 403, 403, 404, 200),
+    ("GET", S + "judges/canaries/"):              (401, 404, 403, 403, 403, 403, 404, 200),
+    ("POST", S + "judges/<int:judge_id>/canary-checks/"): (401, 404, 403, 403, 403, 403, 404, 404),
+    ("GET", S + "judges/<int:judge_id>/versions/"): (401, 404, 403, 403, 403, 403, 404, 404),
+    ("POST", S + "judges/<int:judge_id>/versions/"): (401, 404, 403, 403, 403, 403, 404, 404),
     # Run analysis: a team sees its own runs (others' once the leaderboard is published).
     ("GET", S + "runs/<int:pk>/queries/<str:qid>/"): (401, 404, 403, 403, 200, 404, 404, 200),
     ("GET", S + "compare/"):                      (401, 404, 403, 403, 403, 403, 404, 200),
@@ -130,6 +147,11 @@ BODIES: dict[tuple[str, str], Callable[[Arena], tuple[Any, str]]] = {
     ("PATCH", S + "pooling/"): lambda a: ({"strategy": "mtf"}, "json"),
     ("PATCH", S + "score-visibility/"): lambda a: ({"mode": "aggregate"}, "json"),
     ("PUT", S + "judges/<int:judge_id>/quota/"): lambda a: ({"quota": 5}, "json"),
+    ("PUT", S + "guidelines/"): lambda a: ({"guidelines": "Clearer.", "note": "why"}, "json"),
+    ("POST", S + "gold/"): lambda a: ({"qid": "q1", "docno": "d1", "grade": 2}, "json"),
+    ("PUT", S + "gold/rate/"): lambda a: ({"gold_rate": 0.1}, "json"),
+    ("POST", S + "judges/<int:judge_id>/canary-checks/"): lambda a: (None, "json"),
+    ("POST", S + "judges/<int:judge_id>/versions/"): lambda a: (None, "json"),
 }
 SECRETS = ("judy", "jim", "q1 need", "bm25.txt")
 
@@ -167,6 +189,12 @@ def url_for(route: str, arena: Arena) -> str:
         pk = str(arena.adjudication().pk)
     elif "llm-jobs/<int:pk>" in route:
         pk = str(arena.llm_job().pk)
+    elif "gold/<int:pk>" in route:
+        q1, d1 = (
+            arena.coll.queries.get(external_id="q1"),
+            arena.coll.documents.get(external_id="d1"),
+        )
+        pk = str(gold_services.gold_set(query=q1, document=d1, grade=1).pk)
     elif "imports/<int:pk>" in route:
         pk = str(FileImport.objects.get_or_create(collection=arena.coll)[0].pk)
     path = route.replace("<slug:slug>", arena.coll.slug).replace("<int:pk>", pk)
@@ -322,6 +350,11 @@ PAGES = {
     "llm-jobs/": "llmjob_create",
     "llm-jobs/<int:pk>/failures/": "llmfailure_list",  # coordinators only: answers received
     "llm-jobs/<int:pk>/outputs/": "llmoutput_list",  # coordinators only: grades and answers
+    "guidelines/": "guidelines_versions",
+    "judges/": "judge_list",
+    "gold/": "gold_list",
+    "canary-checks/<int:pk>/": "canary_check_detail",  # coordinators only
+    "llm-judges/<int:pk>/versions/": "version_list",  # coordinators only
 }
 
 
@@ -397,6 +430,8 @@ def test_every_page_that_reads_is_checked_for_grades():
         "import/",
         "imports/<int:pk>/",  # a coordinator's own upload: counts and refused lines only
         "runs/new/",
+        "gold/<int:pk>/delete/",
+        "llm-judges/<int:pk>/canaries/",
     }
     routes = set(page_routes())
     assert routes - writes_only == set(PAGES), sorted(routes ^ (set(PAGES) | writes_only))

@@ -108,3 +108,20 @@ def test_nothing_to_check_is_a_clear_refusal(coll, pooled, llm, fake):
     response = client_for(boss).post(f"/api/v1/collections/{coll.slug}/judges/{llm.pk}/versions/")
     assert response.status_code == 400 and "Nothing to check on" in response.content.decode()
     assert not fake.requests
+
+
+def test_the_run_page_warns_about_an_unchecked_or_flagged_version(
+    client, coll, pooled, llm, fake, graded
+):
+    truth, boss = graded
+    client.force_login(boss)
+    url = reverse("judging:llmjob_create", args=[coll.slug])
+    assert 'data-version-warning="unchecked"' in client.get(url).content.decode()
+    fake.script = _faithful(truth)
+    services.version_check_run(collection=coll, judge=llm, user=boss)
+    assert "data-version-warning" not in client.get(url).content.decode()
+    llm.model = "fake-model-cheaper"
+    llm.save()
+    fake.script = lambda body, n: Reply(content="##final score: 0")
+    services.version_check_run(collection=coll, judge=llm, user=boss)
+    assert 'data-version-warning="flagged"' in client.get(url).content.decode()
