@@ -16,8 +16,6 @@ from django.db.models import (
     ExpressionWrapper,
     F,
     IntegerField,
-    Max,
-    Min,
     OuterRef,
     Q,
     QuerySet,
@@ -29,6 +27,7 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce
 from django.http import Http404
 
+from judging.disagreement import disagreement_q, with_grade_spread
 from judging.models import (
     Collection,
     Document,
@@ -103,28 +102,15 @@ def user_roles(*, user: AbstractBaseUser, collection: Collection) -> set[str]:
 def _with_split(entries: QuerySet[PoolEntry]) -> QuerySet[PoolEntry]:
     """Annotate ``split``: whether the entry's judges disagree and it may get one more judge.
 
-    Disagree: the grades spread by at least the collection's ``disagreement_spread``, or
-    no grade has a strict majority. Only pairs with two or more grades and fewer than
-    ``max_judges_per_pair`` qualify.
+    Disagree: the rule of :mod:`judging.disagreement` (the grades spread by at least the
+    collection's ``disagreement_spread``), the same rule the disagreement queue lists by.
+    Only pairs with two or more grades and fewer than ``max_judges_per_pair`` qualify.
     """
-    grades = Judgment.objects.filter(
-        query_id=OuterRef("query_id"),
-        document_id=OuterRef("document_id"),
-        status=Judgment.Status.GRADED,
-    ).order_by()
-    spread = grades.values("query_id").annotate(s=Max("grade") - Min("grade")).values("s")
-    top = grades.values("grade").annotate(c=Count("pk")).order_by("-c").values("c")[:1]
-    return entries.alias(
-        grade_spread=Subquery(spread, output_field=IntegerField()),
-        top_count=Subquery(top, output_field=IntegerField()),
-    ).alias(
+    return with_grade_spread(entries, Judgment, Judgment.Status.GRADED).alias(
         split=Case(
             When(
                 Q(graded_count__gte=2, graded_count__lt=F("collection__max_judges_per_pair"))
-                & (
-                    Q(grade_spread__gte=F("collection__disagreement_spread"))
-                    | Q(graded_count__gte=F("top_count") * 2)
-                ),
+                & disagreement_q(),
                 then=Value(1),
             ),
             default=Value(0),

@@ -140,7 +140,9 @@ def collection_files_import(
             services_lists.add_service_problems(error, found)
         refused.merge(found, part="pairs", file=_name(files.pairs, "pairs"))
     if files.judgments is not None:
-        judge = services_lists.judge_for_import(name=files.judge_name, kind=files.judge_kind)
+        judge = services_lists.judge_for_import(
+            name=files.judge_name, kind=files.judge_kind, collection=collection
+        )
         try:
             judgments = services_lists.judgment_list_import(
                 collection=collection,
@@ -499,7 +501,9 @@ def judgment_upload_import(
             raise ValidationError({"judge": "The judge no longer exists."})
     else:
         judge = services_lists.judge_for_import(
-            name=options.get("judge_name") or "", kind=options.get("judge_kind") or "human"
+            name=options.get("judge_name") or "",
+            kind=options.get("judge_kind") or "human",
+            collection=collection,
         )
     dry_run = bool(options.get("dry_run"))
     if kind == FileImport.Kind.JUDGMENTS:

@@ -21,13 +21,14 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef, Q
 from django.utils.text import slugify
 
 from judging import services, signals
 from judging.lists.formats import MAX_REPORTED, FormatError, Problem, Problems, iter_lines
 from judging.lists.formats import collections as collection_formats
 from judging.lists.formats import judgments as judgment_formats
-from judging.models import Collection, Document, Judge, JudgmentEvent, Membership
+from judging.models import Collection, Document, Judge, Judgment, JudgmentEvent, Membership
 from judging.services import DocumentRow, ImportSummary, JudgmentRow, QueryRow, UpsertSummary
 from judging.textpolicy import echo
 
@@ -90,25 +91,82 @@ def _records(reader: Iterable[Any], problems: Problems) -> Iterable[Any]:
 # --- judges ------------------------------------------------------------------------------
 
 
-@transaction.atomic
-def judge_for_import(*, name: str, kind: str = Judge.Kind.HUMAN) -> Judge:
-    """Return the "imported" judge called ``name``, creating it on first use.
+def collection_judge_named(*, collection: Collection, name: str, kind: str) -> Judge | None:
+    """Return the judge of ``collection`` that ``name`` names, or None when none does.
 
-    A human one stands for people outside Graded (e.g. TREC assessors): it is backed by
-    an inactive user ``imported-<name>`` without a usable password, so it can never log
-    in, and counts as human in the live list. An LLM one gets ``model`` = ``name`` and
-    provider ``import``.
+    A judge of the collection: an LLM judge assigned to it, the human judge of one of its
+    judges or coordinators, or any judge with labels in it (an imported judge included).
+    ``name`` names a judge by its display name, its user's username or its user's e-mail
+    (as a Quepid export names raters). Raises ``ValidationError`` (field ``judge_name``)
+    when it names several judges of the collection, or one of another ``kind``: the import
+    would otherwise be recorded under a judge nobody meant.
+    """
+    name = name.strip()
+    named = Judge.objects.filter(
+        Q(name=name) | Q(user__username=name) | Q(user__email__iexact=name)
+    ).select_related("user")
+    judging = (Membership.Role.JUDGE, Membership.Role.COORDINATOR)
+    member = Membership.objects.filter(
+        collection=collection, user_id=OuterRef("user_id"), role__in=judging
+    )
+    labelled = Judgment.objects.filter(collection=collection, judge_id=OuterRef("pk"))
+    found = list(
+        named.filter(Q(collections=collection) | Exists(member) | Exists(labelled))
+        .distinct()
+        .order_by("pk")[:6]
+    )
+    if not found:
+        return None
+    if len(found) > 1:
+        ids = ", ".join(str(judge.pk) for judge in found[:5])
+        raise ValidationError(
+            {
+                "judge_name": f"{echo(name)} names {len(found)} judges of this collection "
+                f"(ids {ids}); give the judge's id instead, or rename one of them."
+            }
+        )
+    judge = found[0]
+    if judge.kind != kind:
+        raise ValidationError(
+            {
+                "judge_name": f"{echo(name)} is the {judge.get_kind_display()} judge "
+                f"{judge.pk} of this collection; import as kind {judge.kind} or choose "
+                "another name."
+            }
+        )
+    return judge
+
+
+@transaction.atomic
+def judge_for_import(
+    *, name: str, kind: str = Judge.Kind.HUMAN, collection: Collection | None = None
+) -> Judge:
+    """Return the judge whose labels an import named ``name`` records, creating it if needed.
+
+    With ``collection``, a judge of that collection named ``name`` comes first (see
+    :func:`collection_judge_named`): re-importing an exported list maps its labels back
+    onto the judges who gave them instead of creating look-alikes. Otherwise the
+    "imported" judge called ``name``, created on first use. A human one stands for people
+    outside Graded (e.g. TREC assessors): it is backed by an inactive user
+    ``imported-<name>`` without a usable password, so it can never log in, and counts as
+    human in the live list. An LLM one gets ``model`` = ``name`` and provider ``import``.
+    Call it inside the import's transaction, so a refused or dry-run import creates no
+    judge.
     """
     name = name.strip()
     if not name or len(name) > 100:
         raise ValidationError({"judge_name": "Give a judge name of 1 to 100 characters."})
+    if kind not in (Judge.Kind.LLM, Judge.Kind.HUMAN):
+        raise ValidationError({"judge_kind": "Use human or llm."})
+    if collection is not None:
+        judge = collection_judge_named(collection=collection, name=name, kind=kind)
+        if judge is not None:
+            return judge
     if kind == Judge.Kind.LLM:
         judge, _ = Judge.objects.get_or_create(
             kind=Judge.Kind.LLM, name=name, provider="import", defaults={"model": name}
         )
         return judge
-    if kind != Judge.Kind.HUMAN:
-        raise ValidationError({"judge_kind": "Use human or llm."})
     username = IMPORTED_USER_PREFIX + (slugify(name) or "judge")[:100]
     user, created = get_user_model().objects.get_or_create(
         username=username, defaults={"is_active": False}
@@ -263,6 +321,40 @@ def judgment_list_import(
     return dataclasses.replace(summary, judges=(judge.pk,))
 
 
+@transaction.atomic
+def judgment_list_import_named(
+    *,
+    collection: Collection,
+    judge_name: str,
+    judge_kind: str,
+    source: Source,
+    format: str,
+    scale: str | None = None,
+    dry_run: bool = False,
+    actor: AbstractBaseUser | None = None,
+    channel: str = JudgmentEvent.Channel.IMPORT,
+) -> tuple[ImportSummary, Judge]:
+    """Import a judgment file as the judge ``judge_name`` names; return counts and judge.
+
+    The judge is resolved (or created) by :func:`judge_for_import` inside the import's
+    transaction: a refused import, or a dry run, leaves no judge behind.
+    """
+    judge = judge_for_import(name=judge_name, kind=judge_kind, collection=collection)
+    summary = judgment_list_import(
+        collection=collection,
+        judge=judge,
+        source=source,
+        format=format,
+        scale=scale,
+        dry_run=dry_run,
+        actor=actor,
+        channel=channel,
+    )
+    if dry_run:
+        transaction.set_rollback(True)
+    return summary, judge
+
+
 def _raters_import(
     *,
     collection: Collection,
@@ -292,7 +384,16 @@ def _raters_import(
     try:
         with transaction.atomic():
             for rater, items in by_rater.items():
-                who = judge_for_import(name=rater, kind=judge.kind) if rater else judge
+                try:
+                    who = (
+                        judge_for_import(name=rater, kind=judge.kind, collection=collection)
+                        if rater
+                        else judge
+                    )
+                except ValidationError as exc:
+                    for message in exc.messages:
+                        problems.add(Problem(None, f"rater {echo(rater)}: {message}"))
+                    continue
                 try:
                     done = judgment_list_import(
                         collection=collection,
