@@ -281,7 +281,9 @@ class JudgmentListView(CollectionScopedView):
                 summary = services_lists.judgment_list_import(judge=judge, **common)
         except services_lists.ImportRefused as exc:
             raise _refused(exc) from None
-        body = services_lists.import_counts(summary, judge_id=judge.pk, dry_run=data["dry_run"])
+        body = services_lists.import_counts(
+            summary, judge_id=judge and judge.pk, dry_run=data["dry_run"]
+        )
         created = summary.created and not data["dry_run"]
         return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 

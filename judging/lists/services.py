@@ -137,6 +137,16 @@ def collection_judge_named(*, collection: Collection, name: str, kind: str) -> J
     return judge
 
 
+def _judge_name_checked(name: str, kind: str) -> str:
+    """Return ``name`` stripped, or raise ``ValidationError`` for a bad name or kind."""
+    name = name.strip()
+    if not name or len(name) > 100:
+        raise ValidationError({"judge_name": "Give a judge name of 1 to 100 characters."})
+    if kind not in (Judge.Kind.LLM, Judge.Kind.HUMAN):
+        raise ValidationError({"judge_kind": "Use human or llm."})
+    return name
+
+
 @transaction.atomic
 def judge_for_import(
     *, name: str, kind: str = Judge.Kind.HUMAN, collection: Collection | None = None
@@ -153,11 +163,7 @@ def judge_for_import(
     Call it inside the import's transaction, so a refused or dry-run import creates no
     judge.
     """
-    name = name.strip()
-    if not name or len(name) > 100:
-        raise ValidationError({"judge_name": "Give a judge name of 1 to 100 characters."})
-    if kind not in (Judge.Kind.LLM, Judge.Kind.HUMAN):
-        raise ValidationError({"judge_kind": "Use human or llm."})
+    name = _judge_name_checked(name, kind)
     if collection is not None:
         judge = collection_judge_named(collection=collection, name=name, kind=kind)
         if judge is not None:
@@ -216,7 +222,7 @@ def _query_resolver(collection: Collection) -> Any:
     return resolve
 
 
-def import_counts(summary: ImportSummary, *, judge_id: int, dry_run: bool) -> dict[str, Any]:
+def import_counts(summary: ImportSummary, *, judge_id: int | None, dry_run: bool) -> dict[str, Any]:
     """Return what a judgment-list import answers: its counts, version, judges and dry run.
 
     The one body of the REST answer and of a background import's ``result``.
@@ -230,6 +236,16 @@ def import_counts(summary: ImportSummary, *, judge_id: int, dry_run: bool) -> di
         "judges": list(summary.judges),
         "dry_run": dry_run,
     }
+
+
+def _format_and_scale_checked(format: str, scale: str | None) -> Callable[[float], float]:
+    """Return the grade mapping of ``scale``, or raise ``ValidationError`` naming the field."""
+    if format not in judgment_formats.READERS:
+        raise ValidationError({"format": f"Use one of {', '.join(judgment_formats.READERS)}."})
+    try:
+        return judgment_formats.parse_scale(scale)
+    except ValueError as exc:
+        raise ValidationError({"scale": str(exc)}) from None
 
 
 def judgment_list_import(
@@ -256,16 +272,12 @@ def judgment_list_import(
     to ``judge``; see :func:`_raters_import`. ``records`` replaces the file with
     already-read records.
     """
-    if format not in judgment_formats.READERS:
-        raise ValidationError({"format": f"Use one of {', '.join(judgment_formats.READERS)}."})
-    try:
-        to_scale = judgment_formats.parse_scale(scale)
-    except ValueError as exc:
-        raise ValidationError({"scale": str(exc)}) from None
+    to_scale = _format_and_scale_checked(format, scale)
     if format in judgment_formats.RATER_FORMATS and records is None:
         return _raters_import(
             collection=collection,
-            judge=judge,
+            kind=judge.kind,
+            unnamed=lambda: judge,
             source=source,
             format=format,
             scale=scale,
@@ -333,23 +345,48 @@ def judgment_list_import_named(
     dry_run: bool = False,
     actor: AbstractBaseUser | None = None,
     channel: str = JudgmentEvent.Channel.IMPORT,
-) -> tuple[ImportSummary, Judge]:
+) -> tuple[ImportSummary, Judge | None]:
     """Import a judgment file as the judge ``judge_name`` names; return counts and judge.
 
-    The judge is resolved (or created) by :func:`judge_for_import` inside the import's
-    transaction: a refused import, or a dry run, leaves no judge behind.
+    The judge is resolved, or created, by :func:`judge_for_import` inside the import's
+    transaction, so a refused import or a dry run leaves no judge behind. In a Quepid book
+    the named judge takes only the labels that name no rater, and is resolved only when
+    there are some: the judge returned is then None when every label names its rater.
     """
-    judge = judge_for_import(name=judge_name, kind=judge_kind, collection=collection)
-    summary = judgment_list_import(
-        collection=collection,
-        judge=judge,
-        source=source,
-        format=format,
-        scale=scale,
-        dry_run=dry_run,
-        actor=actor,
-        channel=channel,
-    )
+    name = _judge_name_checked(judge_name, judge_kind)
+    if format not in judgment_formats.RATER_FORMATS:
+        judge = judge_for_import(name=name, kind=judge_kind, collection=collection)
+        summary = judgment_list_import(
+            collection=collection,
+            judge=judge,
+            source=source,
+            format=format,
+            scale=scale,
+            dry_run=dry_run,
+            actor=actor,
+            channel=channel,
+        )
+    else:
+        _format_and_scale_checked(format, scale)
+        made: list[Judge] = []
+
+        def unnamed() -> Judge:
+            if not made:
+                made.append(judge_for_import(name=name, kind=judge_kind, collection=collection))
+            return made[0]
+
+        summary = _raters_import(
+            collection=collection,
+            kind=judge_kind,
+            unnamed=unnamed,
+            source=source,
+            format=format,
+            scale=scale,
+            dry_run=dry_run,
+            actor=actor,
+            channel=channel,
+        )
+        judge = made[0] if made else None
     if dry_run:
         transaction.set_rollback(True)
     return summary, judge
@@ -358,7 +395,8 @@ def judgment_list_import_named(
 def _raters_import(
     *,
     collection: Collection,
-    judge: Judge,
+    kind: str,
+    unnamed: Callable[[], Judge],
     source: Source,
     format: str,
     scale: str | None,
@@ -370,7 +408,9 @@ def _raters_import(
 
     The file is read whole (a book is read whole by its JSON parser anyway) and split by
     rater; every rater's labels are checked and written like a one-judge file, in one
-    transaction, and any problem of any rater rolls all of them back.
+    transaction, and any problem of any rater rolls all of them back. A rater is the judge
+    :func:`judge_for_import` finds or creates (of ``kind``); labels naming no rater go to
+    ``unnamed()``.
     """
     problems = Problems(unit="item" if format in judgment_formats.ITEM_FORMATS else "line")
     by_rater: dict[str, list[judgment_formats.JudgmentIn]] = {}
@@ -386,13 +426,14 @@ def _raters_import(
             for rater, items in by_rater.items():
                 try:
                     who = (
-                        judge_for_import(name=rater, kind=judge.kind, collection=collection)
+                        judge_for_import(name=rater, kind=kind, collection=collection)
                         if rater
-                        else judge
+                        else unnamed()
                     )
                 except ValidationError as exc:
+                    where = f"rater {echo(rater)}" if rater else "labels naming no rater"
                     for message in exc.messages:
-                        problems.add(Problem(None, f"rater {echo(rater)}: {message}"))
+                        problems.add(Problem(None, f"{where}: {message}"))
                     continue
                 try:
                     done = judgment_list_import(

@@ -27,7 +27,7 @@ def setup(coll):
 
 
 def test_split_pairs_get_one_more_judge_up_to_the_cap(setup):
-    coll, (_agreed, split, close), judges = setup
+    coll, (_agreed, split, _close), judges = setup
     third = judges[2]
     # 0 vs 4 spreads by 4 >= 2; 1 vs 2 is one apart (noise); 2 vs 2 is settled.
     first = selectors.next_pair(judge=third, collection=coll)

@@ -66,8 +66,9 @@ class Command(BaseCommand):
         except ValidationError as exc:
             raise CommandError("; ".join(exc.messages)) from None
         what = "would import" if options["dry_run"] else "imported"
+        who = f"judge {judge.pk} ({judge.name})" if judge else "the book's raters"
         self.stdout.write(
-            f"{what} as judge {judge.pk} ({judge.name}): {summary.created} created, "
+            f"{what} as {who}: {summary.created} created, "
             f"{summary.changed} changed, {summary.unchanged} unchanged; "
             f"version {summary.version}"
         )
