@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
@@ -35,6 +36,7 @@ from judging.models import (
     Judge,
     JudgeProgress,
     Judgment,
+    JudgmentEvent,
     Membership,
     PoolEntry,
     PoolProgress,
@@ -599,3 +601,82 @@ def file_import_with_progress(
         return job, job.bytes_read
     published = cache.get(job.progress_key) or 0
     return job, min(int(published), job.bytes_total)
+
+
+# --- label history ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HistoryEvent:
+    """One change of a label on a pair, ready to show: who, what, when, through what.
+
+    ``judge`` is the judge's display name (or ``Judge N`` where names are hidden; empty for
+    an adjudication, which is the pair's final grade, no judge's label); ``actor`` the user
+    who made the change (empty when hidden or for system changes); ``channel`` where it
+    came from (browser, API, import, LLM judge run, adjudication, admin, system).
+    """
+
+    at: datetime
+    action: str
+    action_label: str
+    judge_id: int | None
+    judge: str
+    judge_kind: str
+    actor: str
+    channel: str
+    channel_label: str
+    before: dict | None
+    after: dict | None
+
+
+def pair_history(
+    *,
+    collection: Collection,
+    query_id: int,
+    document_id: int,
+    judge: Judge | None = None,
+    show_names: bool = True,
+) -> list[HistoryEvent]:
+    """Return every history event of one pair, oldest first (one query, index ``event_pair``).
+
+    With ``judge``, only that judge's events (what a judge may see of a pair: blind
+    judging). Without ``show_names``, judges are ``Judge 1``, ``Judge 2``… in the order
+    they first appear, and actors are hidden except on adjudications (whose adjudicator
+    the adjudication page names anyway).
+    """
+    events = (
+        JudgmentEvent.objects.filter(
+            collection=collection, query_id=query_id, document_id=document_id
+        )
+        .select_related("judge", "actor")
+        .order_by("at", "pk")
+    )
+    if judge is not None:
+        events = events.filter(judge=judge)
+    numbers: dict[int, int] = {}
+    channels = dict(JudgmentEvent.Channel.choices)
+    actions = dict(JudgmentEvent.Action.choices)
+    result = []
+    for event in events:
+        name = ""
+        if event.judge is not None:
+            number = numbers.setdefault(event.judge_id, len(numbers) + 1)
+            name = event.judge.name if show_names else f"Judge {number}"
+        adjudication = event.channel == JudgmentEvent.Channel.ADJUDICATION
+        actor = event.actor.get_username() if event.actor is not None else ""
+        result.append(
+            HistoryEvent(
+                at=event.at,
+                action=event.action,
+                action_label=actions.get(event.action, event.action),
+                judge_id=event.judge_id if show_names else None,
+                judge=name,
+                judge_kind=event.judge.kind if event.judge is not None else "",
+                actor=actor if show_names or adjudication else "",
+                channel=event.channel,
+                channel_label=channels.get(event.channel, event.channel),
+                before=event.before,
+                after=event.after,
+            )
+        )
+    return result
