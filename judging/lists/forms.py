@@ -69,8 +69,9 @@ class CollectionImportForm(forms.Form):
         required=False,
         max_length=100,
         label="Whose judgments",
-        help_text="An imported judge, created on first use (e.g. TREC assessors). In a "
-        "Quepid book, the labels that name no rater.",
+        help_text="A judge of this collection with that name, username or e-mail; else an "
+        "imported judge, created on first use (e.g. TREC assessors). In a Quepid book, the "
+        "labels that name no rater.",
     )
     judge_kind = forms.ChoiceField(choices=Judge.Kind.choices, initial=Judge.Kind.HUMAN)
     scale = forms.CharField(

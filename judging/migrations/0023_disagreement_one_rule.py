@@ -6,7 +6,7 @@ grades spread by the collection's ``disagreement_spread``. Both follow the sprea
 stored ``is_open`` flags and progress counters are rebuilt to match.
 """
 
-from django.db import migrations
+from django.db import migrations, models
 
 
 def rebuild(apps, schema_editor):
@@ -26,4 +26,16 @@ class Migration(migrations.Migration):
         ("judging", "0022_import_background"),
     ]
 
-    operations = [migrations.RunPython(rebuild, migrations.RunPython.noop)]
+    operations = [
+        migrations.AlterField(
+            model_name="collection",
+            name="disagreement_spread",
+            field=models.PositiveSmallIntegerField(
+                default=2,
+                help_text="A pair whose grades differ by at least this much is a disagreement: "
+                "it is listed for adjudication and, with escalation on, sent to one more judge "
+                "(one rule for both; see judging.disagreement).",
+            ),
+        ),
+        migrations.RunPython(rebuild, migrations.RunPython.noop),
+    ]

@@ -136,3 +136,13 @@ def test_the_page_is_linked_from_my_judgments_and_the_adjudication_page(client, 
     client.force_login(users["ada"])
     page = client.get(reverse("judging:pair_adjudicate", args=["demo", q.pk, d.pk]))
     assert url in page.content.decode()
+
+
+def test_the_history_is_read_in_one_query(pair, django_assert_num_queries):
+    from judging import selectors
+
+    _users, q, d = pair
+    with django_assert_num_queries(1):
+        events = selectors.pair_history(collection=q.collection, query_id=q.pk, document_id=d.pk)
+    assert [e.judge for e in events] == ["judy", "judy", "jim", "gpt-x", ""]
+    assert [e.actor for e in events] == ["judy", "judy", "jim", "", "cora"]
