@@ -110,8 +110,8 @@ class Collection(models.Model):
     disagreement_spread = models.PositiveSmallIntegerField(
         default=2,
         help_text="A pair whose grades differ by at least this much is a disagreement: it "
-        "is listed for adjudication and, with escalation on, sent to one more judge (as "
-        "is a tie).",
+        "is listed for adjudication and, with escalation on, sent to one more judge (one "
+        "rule for both; see judging.disagreement).",
     )
     max_judges_per_pair = models.PositiveSmallIntegerField(
         default=0,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
@@ -17,8 +18,6 @@ from django.db.models import (
     ExpressionWrapper,
     F,
     IntegerField,
-    Max,
-    Min,
     OuterRef,
     Q,
     QuerySet,
@@ -30,6 +29,7 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce
 from django.http import Http404
 
+from judging.disagreement import disagreement_q, with_grade_spread
 from judging.models import (
     Collection,
     Document,
@@ -38,6 +38,7 @@ from judging.models import (
     Judge,
     JudgeProgress,
     Judgment,
+    JudgmentEvent,
     Membership,
     PoolEntry,
     PoolProgress,
@@ -107,28 +108,15 @@ def user_roles(*, user: AbstractBaseUser, collection: Collection) -> set[str]:
 def _with_split(entries: QuerySet[PoolEntry]) -> QuerySet[PoolEntry]:
     """Annotate ``split``: whether the entry's judges disagree and it may get one more judge.
 
-    Disagree: the grades spread by at least the collection's ``disagreement_spread``, or
-    no grade has a strict majority. Only pairs with two or more grades and fewer than
-    ``max_judges_per_pair`` qualify.
+    Disagree: the rule of :mod:`judging.disagreement` (the grades spread by at least the
+    collection's ``disagreement_spread``), the same rule the disagreement queue lists by.
+    Only pairs with two or more grades and fewer than ``max_judges_per_pair`` qualify.
     """
-    grades = Judgment.objects.filter(
-        query_id=OuterRef("query_id"),
-        document_id=OuterRef("document_id"),
-        status=Judgment.Status.GRADED,
-    ).order_by()
-    spread = grades.values("query_id").annotate(s=Max("grade") - Min("grade")).values("s")
-    top = grades.values("grade").annotate(c=Count("pk")).order_by("-c").values("c")[:1]
-    return entries.alias(
-        grade_spread=Subquery(spread, output_field=IntegerField()),
-        top_count=Subquery(top, output_field=IntegerField()),
-    ).alias(
+    return with_grade_spread(entries, Judgment, Judgment.Status.GRADED).alias(
         split=Case(
             When(
                 Q(graded_count__gte=2, graded_count__lt=F("collection__max_judges_per_pair"))
-                & (
-                    Q(grade_spread__gte=F("collection__disagreement_spread"))
-                    | Q(graded_count__gte=F("top_count") * 2)
-                ),
+                & disagreement_q(),
                 then=Value(1),
             ),
             default=Value(0),
@@ -651,3 +639,82 @@ def file_import_with_progress(
         return job, job.bytes_read
     published = cache.get(job.progress_key) or 0
     return job, min(int(published), job.bytes_total)
+
+
+# --- label history ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HistoryEvent:
+    """One change of a label on a pair, ready to show: who, what, when, through what.
+
+    ``judge`` is the judge's display name (or ``Judge N`` where names are hidden; empty for
+    an adjudication, which is the pair's final grade, no judge's label); ``actor`` the user
+    who made the change (empty when hidden or for system changes); ``channel`` where it
+    came from (browser, API, import, LLM judge run, adjudication, admin, system).
+    """
+
+    at: datetime
+    action: str
+    action_label: str
+    judge_id: int | None
+    judge: str
+    judge_kind: str
+    actor: str
+    channel: str
+    channel_label: str
+    before: dict | None
+    after: dict | None
+
+
+def pair_history(
+    *,
+    collection: Collection,
+    query_id: int,
+    document_id: int,
+    judge: Judge | None = None,
+    show_names: bool = True,
+) -> list[HistoryEvent]:
+    """Return every history event of one pair, oldest first (one query, index ``event_pair``).
+
+    With ``judge``, only that judge's events (what a judge may see of a pair: blind
+    judging). Without ``show_names``, judges are ``Judge 1``, ``Judge 2``… in the order
+    they first appear, and actors are hidden except on adjudications (whose adjudicator
+    the adjudication page names anyway).
+    """
+    events = (
+        JudgmentEvent.objects.filter(
+            collection=collection, query_id=query_id, document_id=document_id
+        )
+        .select_related("judge", "actor")
+        .order_by("at", "pk")
+    )
+    if judge is not None:
+        events = events.filter(judge=judge)
+    numbers: dict[int, int] = {}
+    channels = dict(JudgmentEvent.Channel.choices)
+    actions = dict(JudgmentEvent.Action.choices)
+    result = []
+    for event in events:
+        name = ""
+        if event.judge is not None:
+            number = numbers.setdefault(event.judge_id, len(numbers) + 1)
+            name = event.judge.name if show_names else f"Judge {number}"
+        adjudication = event.channel == JudgmentEvent.Channel.ADJUDICATION
+        actor = event.actor.get_username() if event.actor is not None else ""
+        result.append(
+            HistoryEvent(
+                at=event.at,
+                action=event.action,
+                action_label=actions.get(event.action, event.action),
+                judge_id=event.judge_id if show_names else None,
+                judge=name,
+                judge_kind=event.judge.kind if event.judge is not None else "",
+                actor=actor if show_names or adjudication else "",
+                channel=event.channel,
+                channel_label=channels.get(event.channel, event.channel),
+                before=event.before,
+                after=event.after,
+            )
+        )
+    return result

@@ -42,6 +42,11 @@ urlpatterns = [
     path("c/<slug:slug>/judge/<int:entry_id>/", views.judge_pair, name="judge_pair"),
     path("c/<slug:slug>/judgments/", views.judgment_list, name="judgment_list"),
     path("c/<slug:slug>/judgments/<int:pk>/edit/", views.judgment_update, name="judgment_update"),
+    path(
+        "c/<slug:slug>/pairs/<int:query_id>/<int:document_id>/history/",
+        views.judgment_history,
+        name="judgment_history",
+    ),
     path("c/<slug:slug>/pairs/add/", views.pool_entry_create, name="poolentry_create"),
     path("c/<slug:slug>/documents/import/", views.document_import, name="document_import"),
     path("c/<slug:slug>/llm-jobs/", views_llm.llm_job_create, name="llmjob_create"),

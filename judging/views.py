@@ -11,7 +11,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
@@ -29,7 +29,16 @@ from judging.forms import (
     PoolEntryCreateForm,
     add_service_errors,
 )
-from judging.models import Collection, Judge, Judgment, JudgmentEvent, Membership, PoolEntry
+from judging.models import (
+    Collection,
+    Document,
+    Judge,
+    Judgment,
+    JudgmentEvent,
+    Membership,
+    PoolEntry,
+    Query,
+)
 from judging.rendering import highlight, render_body, render_guidelines
 
 Role = Membership.Role
@@ -432,3 +441,63 @@ def collection_agreement(request: HttpRequest, slug: str) -> HttpResponse:
         },
         status=400 if version_error else 200,
     )
+
+
+def _history_label(collection: Collection, label: dict | None) -> str:
+    """Return a label recorded in history as words: the grade and its name, or the status."""
+    if not label:
+        return "—"
+    grade, status = label.get("grade"), label.get("status", Judgment.Status.GRADED)
+    if isinstance(grade, int):  # a judge's grade, or an adjudicated final grade
+        names = collection.grade_names
+        return f"{grade} · {names[grade]}" if 0 <= grade < len(names) else str(grade)
+    return dict(Judgment.Status.choices).get(status, str(status))
+
+
+@login_required
+@require_GET
+def judgment_history(
+    request: HttpRequest, slug: str, query_id: int, document_id: int
+) -> HttpResponse:
+    """Show every change of the labels of one pair: who, the label, when, and through what.
+
+    Coordinators see every judge's events with names; adjudicators see them with judges
+    numbered (names are for coordinators); a judge sees only their own label's history
+    (judging is blind), and a pair they never labelled is not found.
+    """
+    collection = selectors.collection_for_member(
+        user=request.user,
+        slug=slug,
+        roles=(Role.JUDGE, Role.COORDINATOR, Role.ADJUDICATOR),
+    )
+    roles = selectors.user_roles(user=request.user, collection=collection)
+    query = get_object_or_404(Query, pk=query_id, collection=collection)
+    document = get_object_or_404(Document, pk=document_id, collection=collection)
+    everyone = bool(roles & {Role.COORDINATOR, Role.ADJUDICATOR})
+    events = selectors.pair_history(
+        collection=collection,
+        query_id=query.pk,
+        document_id=document.pk,
+        judge=None if everyone else _judge(request),
+        show_names=Role.COORDINATOR in roles or not everyone,  # a judge's own name
+    )
+    if not everyone and not events:
+        raise Http404("You have no label on this pair.")
+    rows = [
+        {
+            "event": event,
+            "before": _history_label(collection, event.before),
+            "after": _history_label(collection, event.after),
+            "note": (event.after or {}).get("note") or (event.after or {}).get("reason") or "",
+        }
+        for event in events
+    ]
+    context = {
+        "collection": collection,
+        "query": query,
+        "document": document,
+        "rows": rows,
+        "everyone": everyone,
+        "can_adjudicate": everyone,
+    }
+    return render(request, "judging/judgment_history.html", context)

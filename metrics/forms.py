@@ -201,15 +201,15 @@ class AggregationSettingsForm(forms.Form):
         min_value=0,
         max_value=50,
         label="Send disagreements to more judges, up to",
-        help_text="A pair whose grades spread this far, or that has no majority (a tie), "
-        "gets one more judge at a time up to this many (0: off).",
+        help_text="A pair whose grades spread by the disagreement spread (below) gets one "
+        "more judge at a time up to this many (0: off).",
     )
     disagreement_spread = forms.IntegerField(
         min_value=1,
         max_value=4,
         label="Disagreement spread",
         help_text="Grades this far apart (highest minus lowest) put a pair in the "
-        "disagreement queue.",
+        "disagreement queue and, when escalation is on, send it to one more judge.",
     )
     agreement_alert_threshold = forms.FloatField(
         min_value=0.0,

@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Literal
 
+from judging.disagreement import grades_disagree
 from judging.impact import runs_in_top
 from judging.models import Adjudication, Collection, Document, Judgment, LiveGrade, Query
 
@@ -81,7 +82,7 @@ def is_disagreement(
     some at or above: the judges disagree on relevance at that cut), ``no_majority``
     keeps three or more grades without a strict majority.
     """
-    if len(grades) < 2 or max(grades) - min(grades) < min_spread:
+    if not grades_disagree(grades, min_spread):  # the one rule, shared with routing
         return False
     if cut is not None and not min(grades) < cut <= max(grades):
         return False

@@ -140,11 +140,11 @@ def collection_files_import(
             services_lists.add_service_problems(error, found)
         refused.merge(found, part="pairs", file=_name(files.pairs, "pairs"))
     if files.judgments is not None:
-        judge = services_lists.judge_for_import(name=files.judge_name, kind=files.judge_kind)
         try:
-            judgments = services_lists.judgment_list_import(
+            judgments, judge = services_lists.judgment_list_import_named(
                 collection=collection,
-                judge=judge,
+                judge_name=files.judge_name,
+                judge_kind=files.judge_kind,
                 source=files.judgments,
                 format=files.judgments_format
                 or judgment_formats.guess_format(str(getattr(files.judgments, "name", "") or "")),
@@ -493,15 +493,31 @@ def judgment_upload_import(
     raises what the request would have answered with a 400 (line-numbered problems).
     """
     name = str(getattr(source, "name", "") or "")
+    dry_run = bool(options.get("dry_run"))
+    fmt = options.get("format") or judgment_formats.guess_format(name)
     if options.get("judge") is not None:
         judge = Judge.objects.filter(pk=options["judge"]).first()
         if judge is None:
             raise ValidationError({"judge": "The judge no longer exists."})
+    elif kind == FileImport.Kind.QRELS:  # the judge is found or made inside the import
+        summary, named = services_lists.judgment_list_import_named(
+            collection=collection,
+            judge_name=options.get("judge_name") or "",
+            judge_kind=options.get("judge_kind") or "human",
+            source=source,
+            format=fmt,
+            scale=options.get("scale") or None,
+            dry_run=dry_run,
+            actor=actor,
+            channel=JudgmentEvent.Channel.API,
+        )
+        return services_lists.import_counts(summary, judge_id=named and named.pk, dry_run=dry_run)
     else:
         judge = services_lists.judge_for_import(
-            name=options.get("judge_name") or "", kind=options.get("judge_kind") or "human"
+            name=options.get("judge_name") or "",
+            kind=options.get("judge_kind") or "human",
+            collection=collection,
         )
-    dry_run = bool(options.get("dry_run"))
     if kind == FileImport.Kind.JUDGMENTS:
         summary = judgment_file_record(
             collection=collection, judge=judge, source=source, name=name, actor=actor
@@ -519,7 +535,7 @@ def judgment_upload_import(
         collection=collection,
         judge=judge,
         source=source,
-        format=options.get("format") or judgment_formats.guess_format(name),
+        format=fmt,
         scale=options.get("scale") or None,
         dry_run=dry_run,
         actor=actor,

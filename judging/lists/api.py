@@ -256,31 +256,34 @@ class JudgmentListView(CollectionScopedView):
             raise exceptions.ValidationError({"judge": "Give judge or judge_name, not both."})
         if services_files.runs_in_background({"file": upload}):
             return self._in_background(request, data)
-        if data.get("judge_name"):
-            judge = services_lists.judge_for_import(
-                name=data["judge_name"], kind=data["judge_kind"]
-            )
-        else:
-            judge = judge_to_record_as(
-                user=request.user,
-                collection=self.collection,
-                roles=self.roles,
-                judge_id=data.get("judge"),
-            )
+        fmt = data.get("format") or judgment_formats.guess_format(upload.name or "")
+        common = {
+            "collection": self.collection,
+            "source": upload,
+            "format": fmt,
+            "scale": data.get("scale"),
+            "dry_run": data["dry_run"],
+            "actor": request.user,
+            "channel": JudgmentEvent.Channel.API,
+        }
         try:
-            summary = services_lists.judgment_list_import(
-                collection=self.collection,
-                judge=judge,
-                source=upload,
-                format=data.get("format") or judgment_formats.guess_format(upload.name or ""),
-                scale=data.get("scale"),
-                dry_run=data["dry_run"],
-                actor=request.user,
-                channel=JudgmentEvent.Channel.API,
-            )
+            if data.get("judge_name"):  # created, if need be, inside the import
+                summary, judge = services_lists.judgment_list_import_named(
+                    judge_name=data["judge_name"], judge_kind=data["judge_kind"], **common
+                )
+            else:
+                judge = judge_to_record_as(
+                    user=request.user,
+                    collection=self.collection,
+                    roles=self.roles,
+                    judge_id=data.get("judge"),
+                )
+                summary = services_lists.judgment_list_import(judge=judge, **common)
         except services_lists.ImportRefused as exc:
             raise _refused(exc) from None
-        body = services_lists.import_counts(summary, judge_id=judge.pk, dry_run=data["dry_run"])
+        body = services_lists.import_counts(
+            summary, judge_id=judge and judge.pk, dry_run=data["dry_run"]
+        )
         created = summary.created and not data["dry_run"]
         return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 

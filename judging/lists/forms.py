@@ -69,8 +69,9 @@ class CollectionImportForm(forms.Form):
         required=False,
         max_length=100,
         label="Whose judgments",
-        help_text="An imported judge, created on first use (e.g. TREC assessors). In a "
-        "Quepid book, the labels that name no rater.",
+        help_text="A judge of this collection with that name, username or e-mail; else an "
+        "imported judge, created on first use (e.g. TREC assessors). In a Quepid book, the "
+        "labels that name no rater.",
     )
     judge_kind = forms.ChoiceField(choices=Judge.Kind.choices, initial=Judge.Kind.HUMAN)
     scale = forms.CharField(
@@ -88,9 +89,14 @@ class CollectionImportForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.offer_kept(kept or {})
 
-    def offer_kept(self, kept: dict[str, str]) -> None:
-        """Name the ``kept`` files (roles to names) and offer to leave each out."""
+    def offer_kept(self, kept: dict[str, str], refused: dict[str, str] | None = None) -> None:
+        """Name the ``kept`` files (roles to names), offer to leave each out; name the ``refused``.
+
+        ``refused`` (roles to names) are the files of the last try that had problems of
+        their own: they were not kept, and their fields ask for a corrected file.
+        """
         self.kept = dict(kept)
+        self.refused = dict(refused or {})
         fields = {}
         for name, field in self.fields.items():
             if name.startswith("forget_"):
@@ -98,10 +104,16 @@ class CollectionImportForm(forms.Form):
             fields[name] = field
             if name in self.kept:
                 field.help_text = (
-                    f"Kept from your last try: {self.kept[name]}. Choose a file to replace it."
+                    f"Kept from your last try: {self.kept[name]} (it passed its checks). "
+                    "Choose a file to replace it."
                 )
                 fields[f"forget_{name}"] = forms.BooleanField(
                     required=False, label=f"Leave out the kept {name} file"
+                )
+            elif name in self.refused:
+                field.help_text = (
+                    f"Not kept: {self.refused[name]} had the problems listed above. "
+                    "Choose the corrected file."
                 )
             elif name in PAGE_ROLES:
                 field.help_text = self.base_fields[name].help_text

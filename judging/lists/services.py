@@ -21,13 +21,14 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef, Q
 from django.utils.text import slugify
 
 from judging import services, signals
 from judging.lists.formats import MAX_REPORTED, FormatError, Problem, Problems, iter_lines
 from judging.lists.formats import collections as collection_formats
 from judging.lists.formats import judgments as judgment_formats
-from judging.models import Collection, Document, Judge, JudgmentEvent, Membership
+from judging.models import Collection, Document, Judge, Judgment, JudgmentEvent, Membership
 from judging.services import DocumentRow, ImportSummary, JudgmentRow, QueryRow, UpsertSummary
 from judging.textpolicy import echo
 
@@ -90,25 +91,88 @@ def _records(reader: Iterable[Any], problems: Problems) -> Iterable[Any]:
 # --- judges ------------------------------------------------------------------------------
 
 
-@transaction.atomic
-def judge_for_import(*, name: str, kind: str = Judge.Kind.HUMAN) -> Judge:
-    """Return the "imported" judge called ``name``, creating it on first use.
+def collection_judge_named(*, collection: Collection, name: str, kind: str) -> Judge | None:
+    """Return the judge of ``collection`` that ``name`` names, or None when none does.
 
-    A human one stands for people outside Graded (e.g. TREC assessors): it is backed by
-    an inactive user ``imported-<name>`` without a usable password, so it can never log
-    in, and counts as human in the live list. An LLM one gets ``model`` = ``name`` and
-    provider ``import``.
+    A judge of the collection: an LLM judge assigned to it, the human judge of one of its
+    judges or coordinators, or any judge with labels in it (an imported judge included).
+    ``name`` names a judge by its display name, its user's username or its user's e-mail
+    (as a Quepid export names raters). Raises ``ValidationError`` (field ``judge_name``)
+    when it names several judges of the collection, or one of another ``kind``: the import
+    would otherwise be recorded under a judge nobody meant.
     """
+    name = name.strip()
+    named = Judge.objects.filter(
+        Q(name=name) | Q(user__username=name) | Q(user__email__iexact=name)
+    ).select_related("user")
+    judging = (Membership.Role.JUDGE, Membership.Role.COORDINATOR)
+    member = Membership.objects.filter(
+        collection=collection, user_id=OuterRef("user_id"), role__in=judging
+    )
+    labelled = Judgment.objects.filter(collection=collection, judge_id=OuterRef("pk"))
+    found = list(
+        named.filter(Q(collections=collection) | Exists(member) | Exists(labelled))
+        .distinct()
+        .order_by("pk")[:6]
+    )
+    if not found:
+        return None
+    if len(found) > 1:
+        ids = ", ".join(str(judge.pk) for judge in found[:5])
+        raise ValidationError(
+            {
+                "judge_name": f"{echo(name)} names {len(found)} judges of this collection "
+                f"(ids {ids}); give the judge's id instead, or rename one of them."
+            }
+        )
+    judge = found[0]
+    if judge.kind != kind:
+        raise ValidationError(
+            {
+                "judge_name": f"{echo(name)} is the {judge.get_kind_display()} judge "
+                f"{judge.pk} of this collection; import as kind {judge.kind} or choose "
+                "another name."
+            }
+        )
+    return judge
+
+
+def _judge_name_checked(name: str, kind: str) -> str:
+    """Return ``name`` stripped, or raise ``ValidationError`` for a bad name or kind."""
     name = name.strip()
     if not name or len(name) > 100:
         raise ValidationError({"judge_name": "Give a judge name of 1 to 100 characters."})
+    if kind not in (Judge.Kind.LLM, Judge.Kind.HUMAN):
+        raise ValidationError({"judge_kind": "Use human or llm."})
+    return name
+
+
+@transaction.atomic
+def judge_for_import(
+    *, name: str, kind: str = Judge.Kind.HUMAN, collection: Collection | None = None
+) -> Judge:
+    """Return the judge whose labels an import named ``name`` records, creating it if needed.
+
+    With ``collection``, a judge of that collection named ``name`` comes first (see
+    :func:`collection_judge_named`): re-importing an exported list maps its labels back
+    onto the judges who gave them instead of creating look-alikes. Otherwise the
+    "imported" judge called ``name``, created on first use. A human one stands for people
+    outside Graded (e.g. TREC assessors): it is backed by an inactive user
+    ``imported-<name>`` without a usable password, so it can never log in, and counts as
+    human in the live list. An LLM one gets ``model`` = ``name`` and provider ``import``.
+    Call it inside the import's transaction, so a refused or dry-run import creates no
+    judge.
+    """
+    name = _judge_name_checked(name, kind)
+    if collection is not None:
+        judge = collection_judge_named(collection=collection, name=name, kind=kind)
+        if judge is not None:
+            return judge
     if kind == Judge.Kind.LLM:
         judge, _ = Judge.objects.get_or_create(
             kind=Judge.Kind.LLM, name=name, provider="import", defaults={"model": name}
         )
         return judge
-    if kind != Judge.Kind.HUMAN:
-        raise ValidationError({"judge_kind": "Use human or llm."})
     username = IMPORTED_USER_PREFIX + (slugify(name) or "judge")[:100]
     user, created = get_user_model().objects.get_or_create(
         username=username, defaults={"is_active": False}
@@ -158,7 +222,7 @@ def _query_resolver(collection: Collection) -> Any:
     return resolve
 
 
-def import_counts(summary: ImportSummary, *, judge_id: int, dry_run: bool) -> dict[str, Any]:
+def import_counts(summary: ImportSummary, *, judge_id: int | None, dry_run: bool) -> dict[str, Any]:
     """Return what a judgment-list import answers: its counts, version, judges and dry run.
 
     The one body of the REST answer and of a background import's ``result``.
@@ -172,6 +236,16 @@ def import_counts(summary: ImportSummary, *, judge_id: int, dry_run: bool) -> di
         "judges": list(summary.judges),
         "dry_run": dry_run,
     }
+
+
+def _format_and_scale_checked(format: str, scale: str | None) -> Callable[[float], float]:
+    """Return the grade mapping of ``scale``, or raise ``ValidationError`` naming the field."""
+    if format not in judgment_formats.READERS:
+        raise ValidationError({"format": f"Use one of {', '.join(judgment_formats.READERS)}."})
+    try:
+        return judgment_formats.parse_scale(scale)
+    except ValueError as exc:
+        raise ValidationError({"scale": str(exc)}) from None
 
 
 def judgment_list_import(
@@ -198,16 +272,12 @@ def judgment_list_import(
     to ``judge``; see :func:`_raters_import`. ``records`` replaces the file with
     already-read records.
     """
-    if format not in judgment_formats.READERS:
-        raise ValidationError({"format": f"Use one of {', '.join(judgment_formats.READERS)}."})
-    try:
-        to_scale = judgment_formats.parse_scale(scale)
-    except ValueError as exc:
-        raise ValidationError({"scale": str(exc)}) from None
+    to_scale = _format_and_scale_checked(format, scale)
     if format in judgment_formats.RATER_FORMATS and records is None:
         return _raters_import(
             collection=collection,
-            judge=judge,
+            kind=judge.kind,
+            unnamed=lambda: judge,
             source=source,
             format=format,
             scale=scale,
@@ -263,10 +333,70 @@ def judgment_list_import(
     return dataclasses.replace(summary, judges=(judge.pk,))
 
 
+@transaction.atomic
+def judgment_list_import_named(
+    *,
+    collection: Collection,
+    judge_name: str,
+    judge_kind: str,
+    source: Source,
+    format: str,
+    scale: str | None = None,
+    dry_run: bool = False,
+    actor: AbstractBaseUser | None = None,
+    channel: str = JudgmentEvent.Channel.IMPORT,
+) -> tuple[ImportSummary, Judge | None]:
+    """Import a judgment file as the judge ``judge_name`` names; return counts and judge.
+
+    The judge is resolved, or created, by :func:`judge_for_import` inside the import's
+    transaction, so a refused import or a dry run leaves no judge behind. In a Quepid book
+    the named judge takes only the labels that name no rater, and is resolved only when
+    there are some: the judge returned is then None when every label names its rater.
+    """
+    name = _judge_name_checked(judge_name, judge_kind)
+    if format not in judgment_formats.RATER_FORMATS:
+        judge = judge_for_import(name=name, kind=judge_kind, collection=collection)
+        summary = judgment_list_import(
+            collection=collection,
+            judge=judge,
+            source=source,
+            format=format,
+            scale=scale,
+            dry_run=dry_run,
+            actor=actor,
+            channel=channel,
+        )
+    else:
+        _format_and_scale_checked(format, scale)
+        made: list[Judge] = []
+
+        def unnamed() -> Judge:
+            if not made:
+                made.append(judge_for_import(name=name, kind=judge_kind, collection=collection))
+            return made[0]
+
+        summary = _raters_import(
+            collection=collection,
+            kind=judge_kind,
+            unnamed=unnamed,
+            source=source,
+            format=format,
+            scale=scale,
+            dry_run=dry_run,
+            actor=actor,
+            channel=channel,
+        )
+        judge = made[0] if made else None
+    if dry_run:
+        transaction.set_rollback(True)
+    return summary, judge
+
+
 def _raters_import(
     *,
     collection: Collection,
-    judge: Judge,
+    kind: str,
+    unnamed: Callable[[], Judge],
     source: Source,
     format: str,
     scale: str | None,
@@ -278,7 +408,9 @@ def _raters_import(
 
     The file is read whole (a book is read whole by its JSON parser anyway) and split by
     rater; every rater's labels are checked and written like a one-judge file, in one
-    transaction, and any problem of any rater rolls all of them back.
+    transaction, and any problem of any rater rolls all of them back. A rater is the judge
+    :func:`judge_for_import` finds or creates (of ``kind``); labels naming no rater go to
+    ``unnamed()``.
     """
     problems = Problems(unit="item" if format in judgment_formats.ITEM_FORMATS else "line")
     by_rater: dict[str, list[judgment_formats.JudgmentIn]] = {}
@@ -292,7 +424,17 @@ def _raters_import(
     try:
         with transaction.atomic():
             for rater, items in by_rater.items():
-                who = judge_for_import(name=rater, kind=judge.kind) if rater else judge
+                try:
+                    who = (
+                        judge_for_import(name=rater, kind=kind, collection=collection)
+                        if rater
+                        else unnamed()
+                    )
+                except ValidationError as exc:
+                    where = f"rater {echo(rater)}" if rater else "labels naming no rater"
+                    for message in exc.messages:
+                        problems.add(Problem(None, f"{where}: {message}"))
+                    continue
                 try:
                     done = judgment_list_import(
                         collection=collection,

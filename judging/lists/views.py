@@ -6,6 +6,8 @@ render. The download shares :func:`judging.lists.downloads.export_response` with
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -21,8 +23,10 @@ from judging.forms import add_service_errors
 from judging.imports import services as services_files
 from judging.lists import downloads, exports
 from judging.lists import services as services_lists
+from judging.lists.formats import Problems
+from judging.lists.formats.common import describe
 from judging.lists.forms import CollectionCreateForm, CollectionImportForm
-from judging.models import Membership
+from judging.models import Judge, Membership
 
 Role = Membership.Role
 
@@ -71,13 +75,30 @@ def _kept_key(collection_pk: int) -> str:
     return f"graded-import-kept-{collection_pk}"
 
 
+#: The judge name the files are checked under when the form gives none (nothing is kept).
+UNNAMED_JUDGE = "whose judgments?"
+
+
+def _problem_lines(problems: Problems, kept: set[str]) -> list[str]:
+    """Return the problems as lines, file by file; a kept file's lines say it was kept."""
+    lines = []
+    for item in problems.as_dicts():
+        line = describe(item)
+        lines.append(f"{line} (kept from your last try)" if item.get("part") in kept else line)
+    return lines
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def collection_import(request: HttpRequest, slug: str) -> HttpResponse:
     """Import topics, documents and judgments from files, all in one transaction.
 
-    A refused try keeps its files on the server (named in the session), so the next try
-    only replaces the files that were wrong.
+    Every problem shows at once: the form's (a missing judge name, say) and every file's,
+    since the files are checked, in a dry run, even when the form is wrong. A refused try
+    keeps the files that passed their checks, as Label Studio's import dialog keeps the
+    files it accepted: they are listed on the page, each can be left out, and the next
+    try needs only the files that had problems (which are not kept, so their old errors
+    never mix with a new file's). A kept file's problems in a later try say it was kept.
     """
     collection = selectors.collection_for_member(
         user=request.user, slug=slug, roles=(Role.COORDINATOR,)
@@ -88,54 +109,74 @@ def collection_import(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method != "POST":
         context = {"collection": collection, "form": form}
         return render(request, "judging/collection_import.html", context)
-    if form.is_valid():
-        data = form.cleaned_data
-        given = form.files_given()
-        uploads = {
-            role: data.get(role) or (kept.open(role) if role in given else None)
-            for role in services_files.PAGE_ROLES
-        }
-        options = {name: data[name] for name in services_files.OPTIONS}
-        try:
-            if services_files.runs_in_background(uploads):
-                job = services_files.file_import_start(
-                    collection=collection,
-                    uploads=uploads,
-                    options={**options, "dry_run": data["dry_run"]},
-                    actor=request.user,
-                )
-                target = reverse("judging:file_import_detail", args=[collection.slug, job.pk])
-            else:
-                done = services_files.collection_files_import(
-                    collection=collection,
-                    files=services_files.CollectionFiles(**uploads, **options),
-                    actor=request.user,
-                    dry_run=data["dry_run"],
-                )
-                dry = "Dry run, nothing written — would import " if data["dry_run"] else "Imported "
-                messages.success(request, dry + "; ".join(services_files.files_report(done)) + ".")
-                target = reverse("judging:collection_import", args=[collection.slug])
-        except services_lists.ImportRefused as refused:
-            for message in refused.problems.messages():
-                form.add_error(None, message)
-        except ValidationError as error:
-            add_service_errors(form, error)
-        else:
+    valid = form.is_valid()
+    data = form.cleaned_data  # the fields that passed, when the form did not
+    given = form.files_given()
+    uploads = {
+        role: data.get(role) or (kept.open(role) if role in given else None)
+        for role in services_files.PAGE_ROLES
+    }
+    from_kept = {r for r, u in uploads.items() if u is not None and not data.get(r)}
+    options = {name: data.get(name) or "" for name in services_files.OPTIONS}
+    options["judge_kind"] = options["judge_kind"] or Judge.Kind.HUMAN
+    dry_run = bool(data.get("dry_run"))
+    refused: set[str] = set()
+    try:
+        if valid and services_files.runs_in_background(uploads):
+            job = services_files.file_import_start(
+                collection=collection,
+                uploads=uploads,
+                options={**options, "dry_run": dry_run},
+                actor=request.user,
+            )
+            target = reverse("judging:file_import_detail", args=[collection.slug, job.pk])
+        elif valid:
+            done = services_files.collection_files_import(
+                collection=collection,
+                files=services_files.CollectionFiles(**uploads, **options),
+                actor=request.user,
+                dry_run=dry_run,
+            )
+            dry = "Dry run, nothing written — would import " if dry_run else "Imported "
+            messages.success(request, dry + "; ".join(services_files.files_report(done)) + ".")
+            target = reverse("judging:collection_import", args=[collection.slug])
+        elif given and not services_files.runs_in_background(uploads):
+            # The form is wrong: still check the files (writing nothing) so that their
+            # problems show now, beside the form's, not after the next try.
+            options["judge_name"] = options["judge_name"].strip() or UNNAMED_JUDGE
+            services_files.collection_files_import(
+                collection=collection,
+                files=services_files.CollectionFiles(**uploads, **options),
+                actor=request.user,
+                dry_run=True,
+            )
+    except services_lists.ImportRefused as error:
+        refused = {p.part for p in error.problems.items if p.part}
+        for line in _problem_lines(error.problems, from_kept):
+            form.add_error(None, line)
+    except ValidationError as error:
+        add_service_errors(form, error)
+    else:
+        if valid:
             services_files.kept_files_delete(kept=kept)
             request.session.pop(key, None)
             return see_other(target)
-        finally:
-            for role, upload in uploads.items():
-                if upload is not None and role not in request.FILES:
-                    upload.close()  # a kept file this request opened
-    drop = [role for role in services_files.PAGE_ROLES if form.data.get(f"forget_{role}")]
+    finally:
+        for role, upload in uploads.items():
+            if upload is not None and role not in request.FILES:
+                upload.close()  # a kept file this request opened
+    names = {r: (getattr(u, "name", "") or r) for r, u in uploads.items() if u is not None}
+    drop = {role for role in services_files.PAGE_ROLES if form.data.get(f"forget_{role}")}
     kept = services_files.kept_files_store(
         kept=kept,
-        uploads={role: request.FILES.get(role) for role in services_files.PAGE_ROLES},
-        drop=drop,
+        uploads={
+            role: request.FILES.get(role) if role not in refused else None
+            for role in services_files.PAGE_ROLES
+        },
+        drop=drop | refused,
     )
     request.session[key] = kept.as_dict()
-    form.offer_kept(kept.names)
+    form.offer_kept(kept.names, refused={r: Path(names[r]).name for r in refused if r in names})
     return render(
         request,
         "judging/collection_import.html",

@@ -36,8 +36,6 @@ from django.db.models import (
     Exists,
     F,
     IntegerField,
-    Max,
-    Min,
     OuterRef,
     Q,
     QuerySet,
@@ -47,6 +45,7 @@ from django.db.models import (
 )
 
 from judging.db import Pairs, of_pairs
+from judging.disagreement import disagreement_q, grades_disagree, with_grade_spread
 
 FINAL = ("graded", "cannot_judge")
 GRADED = "graded"
@@ -97,8 +96,8 @@ def pair_is_open(
 
     Open: the document has content, and fewer than ``judges_per_pair`` judges graded the
     pair, or it has 2 or more and fewer than ``max_judges_per_pair`` grades that disagree
-    (they spread by ``disagreement_spread`` or more, or no grade has a strict majority).
-    ``grades`` counts the pair's grades by value.
+    (the rule of :mod:`judging.disagreement`: they spread by ``disagreement_spread`` or
+    more). ``grades`` counts the pair's grades by value.
     """
     if not has_content:
         return False
@@ -106,11 +105,7 @@ def pair_is_open(
         return True
     if not 2 <= graded_count < max_judges_per_pair:
         return False
-    present = [g for g, n in grades.items() if n]
-    if not present:
-        return False
-    top = max(grades.values())
-    return max(present) - min(present) >= disagreement_spread or graded_count >= 2 * top
+    return grades_disagree((g for g, n in grades.items() if n), disagreement_spread)
 
 
 def open_condition(entries: QuerySet, m: SimpleNamespace | None = None) -> QuerySet:
@@ -118,27 +113,19 @@ def open_condition(entries: QuerySet, m: SimpleNamespace | None = None) -> Query
 
     The SQL form of :func:`pair_is_open`, with the collection's settings joined, exactly
     the condition of :func:`judging.selectors._open_pairs` (less the judge's own part).
-    The disagreement part (two correlated subqueries) is only reached for pairs with
+    The disagreement part (a correlated subquery) is only reached for pairs with
     enough grades in collections whose ``max_judges_per_pair`` is above ``judges_per_pair``.
     """
     m = m or current_models()
-    grades = m.Judgment.objects.filter(
-        query_id=OuterRef("query_id"), document_id=OuterRef("document_id"), status=GRADED
-    ).order_by()
-    spread = grades.values("query_id").annotate(s=Max("grade") - Min("grade")).values("s")
-    top = grades.values("grade").annotate(c=Count("pk")).order_by("-c").values("c")[:1]
-    split = Q(
-        graded_count__gte=2,
-        graded_count__lt=F("collection__max_judges_per_pair"),
-        collection__max_judges_per_pair__gt=F("collection__judges_per_pair"),
-    ) & (
-        Q(grade_spread__gte=F("collection__disagreement_spread"))
-        | Q(graded_count__gte=F("top_count") * 2)
+    split = (
+        Q(
+            graded_count__gte=2,
+            graded_count__lt=F("collection__max_judges_per_pair"),
+            collection__max_judges_per_pair__gt=F("collection__judges_per_pair"),
+        )
+        & disagreement_q()
     )
-    return entries.alias(
-        grade_spread=Subquery(spread, output_field=IntegerField()),
-        top_count=Subquery(top, output_field=IntegerField()),
-    ).annotate(
+    return with_grade_spread(entries, m.Judgment, GRADED).annotate(
         open_now=Case(
             When(
                 Q(document__has_content=True)

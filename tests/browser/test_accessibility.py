@@ -88,6 +88,10 @@ def test_every_page_meets_wcag_aa(browser, live_server, console, world, viewport
             judgment = Judgment.objects.get(judge__user__username="judy")
             page.goto(reverse("judging:judgment_update", args=[world["coll"].slug, judgment.pk]))
             found["edit page"] = violations(page)
+            history = [world["coll"].slug, judgment.query_id, judgment.document_id]
+            page.goto(reverse("judging:judgment_history", args=history))
+            expect(page.locator("#label-history tbody tr")).to_have_count(1)  # her one grade
+            found["label history"] = violations(page)
         assert {path: v for path, v in found.items() if v} == {}
         assert console.problems() == []
     finally:

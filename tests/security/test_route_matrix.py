@@ -338,6 +338,7 @@ PAGES = {
     "judgment-list/": "judgment_list_download",
     "disagreements/": "disagreement_list",
     "pairs/<int:query_id>/<int:document_id>/": "pair_adjudicate",
+    "pairs/<int:query_id>/<int:document_id>/history/": "judgment_history",
     "leaderboard/": "leaderboard",
     "runs/<int:pk>/": "run_detail",
     "runs/<int:pk>/queries/<int:query_pk>/": "run_query",

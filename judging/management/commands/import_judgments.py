@@ -42,19 +42,23 @@ class Command(BaseCommand):
         name = options["judge"]
         judge = Judge.objects.filter(pk=int(name)).first() if name.isdigit() else None
         try:
-            if judge is None:
-                judge = services_lists.judge_for_import(name=name, kind=options["judge_kind"])
             path: Path = options["file"]
             fmt = options["format"] or judgment_formats.guess_format(path.name)
+            common = {
+                "collection": collection,
+                "format": fmt,
+                "scale": options["scale"],
+                "dry_run": options["dry_run"],
+            }
             with path.open("rb") as source:
-                summary = services_lists.judgment_list_import(
-                    collection=collection,
-                    judge=judge,
-                    source=source,
-                    format=fmt,
-                    scale=options["scale"],
-                    dry_run=options["dry_run"],
-                )
+                if judge is None:  # an imported judge, created inside the import if need be
+                    summary, judge = services_lists.judgment_list_import_named(
+                        judge_name=name, judge_kind=options["judge_kind"], source=source, **common
+                    )
+                else:
+                    summary = services_lists.judgment_list_import(
+                        judge=judge, source=source, **common
+                    )
         except OSError as exc:
             raise CommandError(f"{options['file']}: {exc.strerror}") from None
         except services_lists.ImportRefused as exc:
@@ -62,8 +66,9 @@ class Command(BaseCommand):
         except ValidationError as exc:
             raise CommandError("; ".join(exc.messages)) from None
         what = "would import" if options["dry_run"] else "imported"
+        who = f"judge {judge.pk} ({judge.name})" if judge else "the book's raters"
         self.stdout.write(
-            f"{what} as judge {judge.pk} ({judge.name}): {summary.created} created, "
+            f"{what} as {who}: {summary.created} created, "
             f"{summary.changed} changed, {summary.unchanged} unchanged; "
             f"version {summary.version}"
         )

@@ -13,6 +13,7 @@ from django.http import StreamingHttpResponse
 
 from judging import services
 from judging.lists.exports import graded_version
+from tests import factories
 from tests.api_client import errors_of
 from tests.engine.conftest import trec_eval_bin
 from tests.engine.test_trec_eval_diff import run_engine, run_trec_eval
@@ -159,12 +160,20 @@ def test_books_need_raw_labels_and_a_coordinator(api, rated):
 
 
 @pytest.mark.parametrize("fmt", ["quepid", "quepid_csv"])
-def test_a_quepid_book_imports_back_one_judge_per_rater(api, rated, fmt):
+def test_a_quepid_book_imports_back_onto_the_judges_who_gave_the_labels(api, rated, fmt):
+    """Re-importing an exported book maps each rater to the collection's judge of that name.
+
+    The book names judy by her e-mail (JSON) or her name (csv); either way no second
+    "judy" or "jim" is created, so agreement never counts their labels twice.
+    """
     from django.core.files.uploadedfile import SimpleUploadedFile
 
+    from judging.agreement import selectors as agreement
     from judging.models import Judge, Judgment
 
     cora = api("cora")
+    before = agreement.agreement_report(collection=rated.coll)
+    judges_before = Judge.objects.count()
     exported = _body(cora.get(URL, {"format": fmt, "labels": "raw"})).encode()
     name = f"demo.quepid-book.{'csv' if fmt == 'quepid_csv' else 'json'}"
     response = cora.post(
@@ -172,27 +181,48 @@ def test_a_quepid_book_imports_back_one_judge_per_rater(api, rated, fmt):
         {"file": SimpleUploadedFile(name, exported), "judge_name": "quepid raters"},
         format="multipart",
     )
-    assert response.status_code == 201, response.json()
+    assert response.status_code == 200, response.json()
     body = response.json()
-    judges = Judge.objects.filter(pk__in=body["judges"])
-    names = {"judy@example.org", "jim"} if fmt == "quepid" else {"judy", "jim"}
-    assert {j.name for j in judges} == names
-    grades = {
-        (j.judge.name, j.query.external_id, j.document.external_id): (j.grade, j.status)
-        for j in Judgment.objects.filter(judge__in=judges).select_related(
-            "judge", "query", "document"
-        )
-    }
-    judy = "judy@example.org" if fmt == "quepid" else "judy"
-    expected = {
-        (judy, "q1", "d1"): (3, "graded"),
-        ("jim", "q1", "d1"): (1, "graded"),
-        (judy, "q1", "d2"): (0, "graded"),
-    }
-    if fmt == "quepid":  # the book's JSON keeps "cannot judge"; its csv has grades only
-        expected[("jim", "q2", "d3")] = (None, "cannot_judge")
-    assert grades == expected
-    assert body["created"] == len(expected)
+    judy = services.judge_for_user(user=rated.users["judy"])
+    jim = services.judge_for_user(user=rated.users["jim"])
+    assert sorted(body["judges"]) == sorted([judy.pk, jim.pk])
+    assert Judge.objects.count() == judges_before
+    if fmt == "quepid":  # every label comes back as it was
+        assert (body["created"], body["changed"], body["unchanged"]) == (0, 0, 4)
+    else:  # grades only: no "cannot judge", and judy's note on q1/d2 is not in the csv
+        assert (body["created"], body["changed"], body["unchanged"]) == (0, 1, 2)
+        assert Judgment.objects.get(judge=judy, document=rated.docs["d2"]).note == ""
+    assert Judgment.objects.count() == 4
+    after = agreement.agreement_report(collection=rated.coll)
+    counted = [(s.judge.judge_id, s.grades) for s in after.judges]
+    assert counted == [(s.judge.judge_id, s.grades) for s in before.judges]
+    assert sorted(counted) == sorted([(judy.pk, 2), (jim.pk, 1)])
+    assert [g.pairs for g in after.overall] == [g.pairs for g in before.overall]
+
+
+def test_a_rater_naming_two_judges_of_the_collection_is_refused(api, rated):
+    """A name two judges of the collection answer to is an error; nothing is written."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from judging.models import Judge, Judgment
+
+    other = factories.user("jim2")
+    factories.member(rated.coll, other, "judge")
+    twin = services.judge_for_user(user=other)
+    Judge.objects.filter(pk=twin.pk).update(name="jim")
+    judges, labels = Judge.objects.count(), Judgment.objects.count()
+    cora = api("cora")
+    exported = _body(cora.get(URL, {"format": "quepid_csv", "labels": "raw"})).encode()
+    response = cora.post(
+        URL,
+        {"file": SimpleUploadedFile("b.quepid-book.csv", exported), "judge_name": "raters"},
+        format="multipart",
+    )
+    assert response.status_code == 400
+    (error,) = errors_of(response)
+    assert error["message"].startswith("rater 'jim': 'jim' names 2 judges of this collection")
+    assert "give the judge's id" in error["message"]
+    assert (Judge.objects.count(), Judgment.objects.count()) == (judges, labels)
 
 
 def test_a_bad_quepid_book_names_pair_and_judgement(api, rated):
@@ -245,4 +275,4 @@ def test_a_bad_quepid_book_names_pair_and_judgement(api, rated):
         },
         {"message": "query 'q2' document 'd3' repeated (first on item 4)", "item": 5},
     ]
-    assert Judge.objects.count() == before + 1  # only "x", the fallback judge of the request
+    assert Judge.objects.count() == before  # a refused book creates no judge at all

@@ -294,6 +294,46 @@ def test_import_dry_run_writes_nothing(api, world):
     assert Collection.objects.get(pk=world.coll.pk).judgments_version == version
 
 
+def test_a_refused_or_dry_run_import_creates_no_judge(api, world, tmp_path):
+    """Issue 34, item 7: the judge an import names is created inside its transaction."""
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    judges = Judge.objects.count()
+    dry = _import(
+        api("cora"), {"file": _file("q1 0 d1 2\n"), "judge_name": "Dry", "dry_run": "true"}
+    )
+    assert dry.status_code == 200 and dry.json()["created"] == 1
+    refused = _import(api("cora"), {"file": _file("q1 0 d1 9\n"), "judge_name": "Refused"})
+    assert refused.status_code == 400
+    path = tmp_path / "labels.qrels"
+    path.write_text("q1 0 d1 2\n")
+    call_command("import_judgments", world.coll.slug, str(path), "--judge", "Cmd", "--dry-run")
+    path.write_text("q1 0 nope 2\n")
+    with pytest.raises(CommandError, match="unknown document id 'nope'"):
+        call_command("import_judgments", world.coll.slug, str(path), "--judge", "Cmd")
+    assert Judge.objects.count() == judges
+    assert not Judgment.objects.exists()
+
+
+def test_an_import_naming_a_judge_of_the_collection_records_as_that_judge(api, world):
+    """A judge name that a judge of the collection answers to is that judge, not a new one."""
+    judy = services.judge_for_user(user=world.users["judy"])
+    judges = Judge.objects.count()
+    response = _import(api("cora"), {"file": _file("q1 0 d1 3\n"), "judge_name": "judy"})
+    assert response.status_code == 201 and response.json()["judge"] == judy.pk
+    assert Judge.objects.count() == judges
+    # A name of another kind is refused, naming the judge, and writes nothing.
+    llm = _import(
+        api("cora"),
+        {"file": _file("q1 0 d2 3\n"), "judge_name": "judy", "judge_kind": "llm"},
+    )
+    assert llm.status_code == 400
+    assert errors_of(llm)[0]["field"] == "judge_name"
+    assert f"is the Human judge {judy.pk} of this collection" in errors_of(llm)[0]["message"]
+    assert Judgment.objects.count() == 1
+
+
 def test_import_errors_name_every_line_and_write_nothing(api, world):
     text = "q1 0 d1 2\nq1 0 d2 9\nq9 0 d1 1\nq1 0 nope 1\nq1 0 d1\nq1 0 d1 3\n"
     response = _import(api("cora"), {"file": _file(text), "judge_name": "Bad"})

@@ -93,28 +93,32 @@ def test_a_repeated_trec_topic_is_reported_with_the_other_files_problems(page):
     ]
 
 
-def test_refused_files_are_kept_and_the_next_try_replaces_only_the_wrong_one(page):
+def test_a_refused_try_keeps_the_files_that_passed_and_the_next_try_needs_only_the_wrong_one(
+    page,
+):
     coll, client, url, media = page
     first = client.post(
         url,
         {
             "topics": SimpleUploadedFile("t.tsv", b"q1\tone\nq2\n"),
             "documents": SimpleUploadedFile("d.tsv", b"d1\tbody one\nd2\tbody two\n"),
-            "judgments": SimpleUploadedFile("j.qrels", b"q1 0 d1 2\nq2 0 d2 1\n"),
+            "judgments": SimpleUploadedFile("j.qrels", b"q1 0 d1 2\nq1 0 d2 1\n"),
             "judge_name": "panel",
             "judge_kind": "human",
         },
     )
     assert first.status_code == 400
+    assert _errors(first) == ["topics file 't.tsv': line 2: expected 'qid<TAB>text'"]
     html = first.content.decode()
-    for name in ("t.tsv", "d.tsv", "j.qrels"):
-        assert f"Kept from your last try: {name}." in html
-    assert 'name="forget_documents"' in html
+    # The files that passed are listed as kept; the one with problems is not kept.
+    for name in ("d.tsv", "j.qrels"):
+        assert f"Kept from your last try: {name} (it passed its checks)." in html
+    assert "Not kept: t.tsv had the problems listed above." in html
+    assert 'name="forget_documents"' in html and 'name="forget_topics"' not in html
     kept = list((media / "imports" / "kept").iterdir())
     assert len(kept) == 1 and sorted(p.name for p in kept[0].iterdir()) == [
         "documents",
         "judgments",
-        "topics",
     ]
     # Only the topics are chosen again; the kept documents and judgments come along.
     second = client.post(
@@ -135,13 +139,67 @@ def test_refused_files_are_kept_and_the_next_try_replaces_only_the_wrong_one(pag
     assert "Kept from" not in client.get(url).content.decode()
 
 
+def test_a_new_file_after_a_refused_try_shows_only_its_own_errors(page):
+    """Issue 34, item 3: a kept file is never re-checked into the new file's errors.
+
+    The first try's bad documents are not kept; the second try brings corrected
+    documents and a bad judgments file: its errors are the only ones, and a kept file that
+    fails because of the new one says it was kept.
+    """
+    coll, client, url, _ = page
+    client.post(
+        url,
+        {
+            "topics": SimpleUploadedFile("t.tsv", b"q1\tone\n"),
+            "documents": SimpleUploadedFile("d.jsonl", BAD_DOCUMENTS),
+            "judge_kind": "human",
+        },
+    )
+    second = client.post(
+        url,
+        {
+            "documents": SimpleUploadedFile("d2.tsv", b"d1\tbody\n"),
+            "judgments": SimpleUploadedFile("j.qrels", b"q1 0 d1 2\nq1 0 d9 1\n"),
+            "judge_name": "panel",
+            "judge_kind": "human",
+        },
+    )
+    assert _errors(second) == ["judgments file 'j.qrels': line 2: unknown document id 'd9'"]
+    third = client.post(
+        url,
+        {
+            "topics": SimpleUploadedFile("t3.tsv", b"q2\ttwo\n"),  # q1 is gone from the topics
+            "judgments": SimpleUploadedFile("j2.qrels", b"q2 0 d1 1\n"),
+            "judge_name": "panel",
+            "judge_kind": "human",
+            "forget_documents": "on",
+        },
+    )
+    assert _errors(third) == ["judgments file 'j2.qrels': line 1: unknown document id 'd1'"]
+    fourth = client.post(
+        url,
+        {
+            "documents": SimpleUploadedFile("d4.tsv", b"d1\tbody\n"),
+            "judgments": SimpleUploadedFile("j4.qrels", b"q1 0 d1 1\n"),
+            "judge_name": "panel",
+            "judge_kind": "human",
+        },
+    )
+    # The kept topics (t3.tsv) passed before; the new judgments name q1, which they lack.
+    assert _errors(fourth) == ["judgments file 'j4.qrels': line 1: unknown query id 'q1'"]
+    assert "Kept from your last try: t3.tsv" in fourth.content.decode()
+    assert not Query.objects.filter(collection=coll).exists()
+
+
 def test_a_kept_file_can_be_left_out_and_is_replaced_by_a_new_one(page):
     coll, client, url, _ = page
     client.post(
         url,
         {
             "topics": SimpleUploadedFile("t.tsv", b"q1\tone\n"),
-            "documents": SimpleUploadedFile("d.tsv", b"broken\n"),
+            "documents": SimpleUploadedFile("d.tsv", b"d1\tbody\n"),
+            "judgments": SimpleUploadedFile("j.qrels", b"q1 0 d1 7\n"),
+            "judge_name": "panel",
             "judge_kind": "human",
         },
     )
@@ -157,15 +215,48 @@ def test_a_kept_file_can_be_left_out_and_is_replaced_by_a_new_one(page):
     assert empty.status_code == 400 and "Choose at least one file." in _errors(empty)
 
 
-def test_a_refused_form_keeps_its_files_too(page):
-    _, client, url, _ = page
+def test_a_missing_judge_name_and_the_files_errors_show_together(page):
+    """Issue 34, item 3: the form's error does not hide the files' (all come in one try)."""
+    coll, client, url, _ = page
+    response = client.post(
+        url,
+        {
+            "topics": SimpleUploadedFile("t.tsv", BAD_TOPICS),
+            "documents": SimpleUploadedFile("d.jsonl", BAD_DOCUMENTS),
+            "judgments": SimpleUploadedFile("j.qrels", BAD_QRELS),
+            "judge_kind": "human",
+        },
+    )
+    assert response.status_code == 400
+    form = response.context["form"]
+    assert form.errors["judge_name"] == ["Say whose judgments these are."]
+    assert len(_errors(response)) == 8  # the files' problems, as when a judge is named
+    assert (
+        _errors(response)[-1]
+        == "judgments file 'j.qrels': line 4: grade: must be a whole number, not 'x'"
+    )
+    assert not Query.objects.filter(collection=coll).exists()
+    assert not Judge.objects.exists()  # the files were checked under no judge at all
+
+
+def test_a_refused_form_keeps_files_that_passed(page):
+    coll, client, url, _ = page
     missing_judge = client.post(
         url,
-        {"judgments": SimpleUploadedFile("j.qrels", b"q1 0 d1 2\n"), "judge_kind": "human"},
+        {
+            "topics": SimpleUploadedFile("t.tsv", b"q1\tone\n"),
+            "documents": SimpleUploadedFile("d.tsv", b"d1\tbody\n"),
+            "judgments": SimpleUploadedFile("j.qrels", b"q1 0 d1 2\n"),
+            "judge_kind": "human",
+        },
     )
     assert missing_judge.status_code == 400
-    assert "Kept from your last try: j.qrels." in missing_judge.content.decode()
+    assert _errors(missing_judge) == []  # the files are fine; only the name is missing
+    assert "Kept from your last try: j.qrels" in missing_judge.content.decode()
     assert missing_judge.context["form"].errors["judge_name"] == ["Say whose judgments these are."]
+    done = client.post(url, {"judge_name": "panel", "judge_kind": "human"})
+    assert done.status_code == 303
+    assert Judgment.objects.get(collection=coll).judge.name == "panel"
 
 
 def test_topics_and_documents_in_csv_with_a_header(page):

@@ -78,3 +78,40 @@ def test_bad_input_is_a_clear_error(files, tmp_path):
     (folder / "broken.txt").write_text("q0 Q0 d1 1 high r\n")
     with pytest.raises(CommandError, match=r"broken\.txt"):
         _run(qrels, folder)
+
+
+def test_manage_py_runs_it_without_settings_or_a_database(files):
+    """Issue 34, item 7: the README's command works with no DJANGO_SETTINGS_MODULE set.
+
+    ``manage.py`` defaults to the production settings, which need a SECRET_KEY; replaying
+    pooling reads files only, so it runs without settings, as ``evaluate`` does.
+    """
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    qrels, runs = files
+    env = {k: v for k, v in os.environ.items() if k not in {"DJANGO_SETTINGS_MODULE", "SECRET_KEY"}}
+    env["DATABASE_URL"] = "postgres://nobody:x@127.0.0.1:9/nowhere"  # any access would fail
+    root = Path(__file__).resolve().parents[3]
+    argv = [sys.executable, "manage.py", "pooling_simulate", str(qrels), str(runs)]
+    done = subprocess.run(
+        [*argv, "--strategy", "depth", "--budget", "20", "--step", "10"],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "judgments to reach tau >= 0.9" in done.stdout
+    bad = subprocess.run(
+        [*argv[:3], "/no/such/qrels", str(runs)],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env=env,
+        timeout=300,
+    )
+    assert bad.returncode == 1 and "CommandError: /no/such/qrels" in bad.stderr
