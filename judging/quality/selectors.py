@@ -122,11 +122,15 @@ def gold_pairs(*, collection: Collection) -> QuerySet[GoldPair]:
     )
 
 
-def gold_report(*, collection: Collection, last: int = GOLD_TREND) -> list[JudgeGoldRow]:
+def gold_report(
+    *, collection: Collection, last: int = GOLD_TREND, guidelines_version: int | None = None
+) -> list[JudgeGoldRow]:
     """Return every judge who graded a gold pair, with its accuracy; alerts first.
 
-    Two SQL queries: the graded labels of gold pairs with their gold grade, oldest first
-    per judge (the order the trend needs), and the judges.
+    With ``guidelines_version``, only labels given under that version of the guidelines
+    count (did a clarification help?). Two SQL queries: the graded labels of gold pairs
+    with their gold grade, oldest first per judge (the order the trend needs), and the
+    judges.
     """
     gold = GoldPair.objects.filter(
         collection_id=collection.pk,
@@ -134,7 +138,11 @@ def gold_report(*, collection: Collection, last: int = GOLD_TREND) -> list[Judge
         document_id=OuterRef("document_id"),
     )
     rows = list(
-        Judgment.objects.filter(collection=collection, status=Judgment.Status.GRADED)
+        Judgment.objects.filter(
+            collection=collection,
+            status=Judgment.Status.GRADED,
+            **({} if guidelines_version is None else {"guidelines_version": guidelines_version}),
+        )
         .annotate(gold_grade=Subquery(gold.values("grade")[:1]))
         .filter(gold_grade__isnull=False)
         .order_by("judge_id", "updated_at", "id")

@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from config.http import see_other
+from config.params import whole_param
 from judging import selectors
 from judging.forms import add_service_errors
 from judging.llm.judges import judge_version
@@ -87,6 +88,16 @@ def gold_list(request: HttpRequest, slug: str) -> HttpResponse:
     pairs = Paginator(selectors_quality.gold_pairs(collection=collection), 50).get_page(
         request.GET.get("page")
     )
+    try:
+        version = whole_param(
+            request.GET,
+            "guidelines_version",
+            minimum=1,
+            maximum=collection.guidelines_version,
+        )
+        version_error = None
+    except ValidationError as error:
+        version, version_error = None, error.message_dict["guidelines_version"][0]
     return render(
         request,
         "judging/goldpair_list.html",
@@ -95,10 +106,15 @@ def gold_list(request: HttpRequest, slug: str) -> HttpResponse:
             "form": form,
             "rate_form": rate_form,
             "pairs": pairs,
-            "report": selectors_quality.gold_report(collection=collection),
+            "report": selectors_quality.gold_report(
+                collection=collection, guidelines_version=version
+            ),
+            "guidelines_version": version,
+            "versions": range(collection.guidelines_version, 0, -1),
+            "version_error": version_error,
             "trend": selectors_quality.GOLD_TREND,
         },
-        status=400 if request.method == "POST" else 200,
+        status=400 if request.method == "POST" or version_error else 200,
     )
 
 

@@ -142,3 +142,31 @@ def test_page_marks_a_pair_and_shows_accuracy(client, setup):
     assert refused.status_code == 400 and "No query" in refused.content.decode()
     client.force_login(judges["ann"].user)
     assert client.get(url).status_code == 403
+
+
+@pytest.mark.django_db
+def test_gold_accuracy_split_by_guidelines_version(client, setup):
+    from judging.guidelines import services as guidelines_services
+    from judging.quality import selectors
+
+    coll, boss, judges, queries, docs = setup
+    guidelines_services.guidelines_update(collection=coll, guidelines="Clearer now.")
+    # ben regrades one gold pair right under version 2; everything else stays at version 1
+    judging_services.judgment_record(
+        judge=judges["ben"], query=queries[0], document=docs[0], grade=0
+    )
+    v1 = {r.name: r.accuracy for r in selectors.gold_report(collection=coll, guidelines_version=1)}
+    v2 = {r.name: r.accuracy for r in selectors.gold_report(collection=coll, guidelines_version=2)}
+    assert (v1["ann"].n, v1["ben"].n) == (6, 5) and v1["ben"].exact == 0.0
+    assert set(v2) == {"ben"} and (v2["ben"].n, v2["ben"].exact) == (1, 1.0)
+    client.force_login(boss)
+    url = reverse("judging:gold_list", args=[coll.slug])
+    page = client.get(url, {"guidelines_version": "2"})
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert (
+        f'data-judge="{judges["ben"].pk}"' in html
+        and f'data-judge="{judges["ann"].pk}"' not in html
+    )
+    bad = client.get(url, {"guidelines_version": "3"})
+    assert bad.status_code == 400 and "guidelines_version" in bad.content.decode()
