@@ -182,9 +182,7 @@ class NdcgCut:
 
     def scores(self) -> F64:
         """Return each run's nDCG@k of each query (``(n_runs, n_queries)``)."""
-        return np.divide(
-            self.dcg, self.ideal, out=np.zeros_like(self.dcg), where=self.ideal > 0
-        )
+        return np.divide(self.dcg, self.ideal, out=np.zeros_like(self.dcg), where=self.ideal > 0)
 
     def means(self) -> F64:
         """Return each run's mean nDCG@k over the queries."""
@@ -621,6 +619,8 @@ class Hybrid(Strategy):
         refresh: int = 20,
         window: int = 6,
         explore: float = 0.1,
+        top_weight: float = 1.0,
+        growth: float = 0.02,
         rel_level: float = 1.0,
     ) -> None:
         """Index each query's top ``cutoff`` documents by run; nothing weighed yet.
@@ -629,7 +629,12 @@ class Hybrid(Strategy):
         first, in depth order. ``refresh``: picks between two weighings. ``window``: each
         run is compared with the ``window`` runs below it on the leaderboard. ``explore``:
         the share of later picks taken in depth order (they find the relevant documents
-        the ideal DCG needs and keep the rank-band estimates honest).
+        the ideal DCG needs and keep the rank-band estimates honest). ``top_weight``:
+        how much more a pair near the top of the leaderboard counts (a pair whose lower
+        run is at place ``i`` weighs ``top_weight / (i - 1) + 2 / runs``, after τ_AP's
+        weights; 0: all pairs alike, as Kendall's τ). ``growth``: after ``refresh / growth``
+        grades, weigh every ``growth`` share of the grades known instead (the weights move
+        less with each grade as grades add up).
         """
         if not 0 <= explore <= 1:
             raise ValueError("explore must be in [0, 1]")
@@ -689,12 +694,10 @@ class Hybrid(Strategy):
         self._queue: list[int] = []
         self._credit = 0.0
         self._cooldown = 0
-        self.mode = "error"
-        self.growth = 0.02
+        self.top_weight, self.growth = top_weight, growth
         self._counts = np.full(self._n_cells, 5.0)  # one of each grade 0-4 per cell
         self._sums = np.full(self._n_cells, 10.0)
         self._squares = np.full(self._n_cells, 30.0)
-        self.top_weight = 0.0
 
     def observe(self, q: int, d: int, grade: float) -> None:
         """Record the grade (the next weighing uses it)."""
@@ -786,9 +789,7 @@ class Hybrid(Strategy):
         pvar = np.maximum(gram[upper, upper] + gram[lower, lower] - 2.0 * gram[upper, lower], 0)
         sign = np.where(np.abs(measured) > 1e-12, np.sign(measured), 0.0)  # ties: no sign
         sd = np.sqrt(pvar)
-        z = np.divide(
-            -sign * (measured + bias), sd, out=np.full(len(upper), -np.inf), where=sd > 0
-        )
+        z = np.divide(-sign * (measured + bias), sd, out=np.full(len(upper), -np.inf), where=sd > 0)
         z = np.where((sd == 0) & (sign * (measured + bias) < 0), np.inf, z)
         wrong = np.where(sign != 0, ndtr(z), 0.5)
         if self.top_weight:
@@ -807,16 +808,14 @@ class Hybrid(Strategy):
         np.fill_diagonal(sym, -sym.sum(axis=1))
         split = np.maximum(
             -np.bincount(
-                self._pair_rows, weights=sym.ravel()[self._pair_cells] * self._pair_vals,
+                self._pair_rows,
+                weights=sym.ravel()[self._pair_cells] * self._pair_vals,
                 minlength=n_top,
             ),
             0.0,
         )
         shift = np.bincount(self._rows, weights=self._vals * pull[self._cols], minlength=n_top)
-        if self.mode == "error":
-            weight = 2.0 * mean * scale * shift + (var - mean**2) * scale**2 * split
-        else:
-            weight = mean * scale * np.sqrt(split)
+        weight = 2.0 * mean * scale * shift + (var - mean**2) * scale**2 * split
         return np.where(judged, 0.0, np.maximum(weight, 0.0))
 
     def next_pair(self) -> Pair | None:
@@ -842,8 +841,7 @@ class Hybrid(Strategy):
         weight = self.weights()
         pended = np.concatenate(self.judged)[self._top]  # picks still without a grade
         weight[pended] = 0.0
-        # weigh every ``refresh`` picks at first, then every 2% of the grades known: the
-        # weights move less with each grade as the grades add up
+        # every ``refresh`` picks at first, then every ``growth`` share of the grades known
         count = min(max(self.refresh, int(self.growth * int(self._judged.sum()))), len(weight))
         top = np.argpartition(-weight, count - 1)[:count] if count else np.zeros(0, np.int64)
         top = top[np.argsort(-weight[top], kind="stable")]
@@ -908,7 +906,7 @@ def plan(
     return out
 
 
-STRATEGIES = ("depth", "mtf", "mm-ns", "thompson", "swap", "hybrid")
+STRATEGIES = ("depth", "hybrid", "mtf", "mm-ns", "thompson", "swap")
 
 
 def make_strategy(
