@@ -145,44 +145,58 @@ class NdcgCut:
         """Index, per query and document, the runs that rank it within ``k`` and where."""
         self.k = k
         n_runs, n_queries = len(campaign.runs), len(campaign.queries)
-        self.dcg = np.zeros((n_runs, n_queries))
+        self._dcg = np.zeros((n_queries, n_runs))  # row per query: one contiguous update
         self.ideal = np.zeros(n_queries)
         self._top: list[list[float]] = [[] for _ in range(n_queries)]
-        self._gain = [np.zeros(n) for n in campaign.n_docs]
-        self._seen = [np.zeros(n, dtype=bool) for n in campaign.n_docs]
-        self._weights = 1.0 / np.log2(np.arange(k) + 2.0)
-        self._start, self._runs, self._disc = [], [], []
+        self._gain: list[dict[int, float]] = [{} for _ in range(n_queries)]  # judged grades
+        self._weights = (1.0 / np.log2(np.arange(k) + 2.0)).tolist()
+        self._entries: list[list[tuple[I64, F64] | None]] = []
         for matrix, n in zip(campaign.rankings, campaign.n_docs, strict=True):
             top = matrix[:, :k]
             runs, ranks = np.nonzero(top >= 0)
             docs = top[runs, ranks]
             order = np.argsort(docs, kind="stable")
-            self._runs.append(runs[order])
-            self._disc.append(self._weights[ranks[order]])
-            self._start.append(np.searchsorted(docs[order], np.arange(n + 1)))
+            runs, discounts = runs[order], np.asarray(self._weights)[ranks[order]]
+            start = np.searchsorted(docs[order], np.arange(n + 1)).tolist()
+            self._entries.append(
+                [
+                    (runs[lo:hi], discounts[lo:hi]) if hi > lo else None
+                    for lo, hi in zip(start[:-1], start[1:], strict=True)
+                ]
+            )
+
+    @property
+    def dcg(self) -> F64:
+        """Return each run's DCG@k of each query (``(n_runs, n_queries)``)."""
+        return self._dcg.T
 
     def observe(self, q: int, d: int, grade: float) -> None:
         """Add (or replace) the grade of document ``d`` of query ``q``."""
         gain = max(float(grade), 0.0)
-        old = self._gain[q][d]
-        lo, hi = self._start[q][d], self._start[q][d + 1]
-        if gain != old and hi > lo:
-            self.dcg[self._runs[q][lo:hi], q] += (gain - old) * self._disc[q][lo:hi]
-        self._gain[q][d] = gain
+        known = self._gain[q]
+        old = known.get(d)
+        known[d] = gain
+        entry = self._entries[q][d]
+        if entry is not None and gain != (old or 0.0):
+            runs, discounts = entry
+            self._dcg[q, runs] += (gain - (old or 0.0)) * discounts
         top = self._top[q]
-        if self._seen[q][d]:  # a replaced grade: rebuild this query's ideal
-            top[:] = sorted(self._gain[q][self._seen[q]], reverse=True)[: self.k]
+        if old is not None:  # a replaced grade: rebuild this query's ideal
+            if old == gain:
+                return
+            top[:] = sorted((g for g in known.values() if g > 0), reverse=True)[: self.k]
+        elif gain > 0 and (len(top) < self.k or gain > top[-1]):
+            top.append(gain)
+            top.sort(reverse=True)
+            del top[self.k :]
         else:
-            self._seen[q][d] = True
-            if gain > 0 and (len(top) < self.k or gain > top[-1]):
-                top.append(gain)
-                top.sort(reverse=True)
-                del top[self.k :]
-        self.ideal[q] = float(np.dot(top, self._weights[: len(top)]))
+            return  # the ideal is unchanged
+        self.ideal[q] = sum(g * w for g, w in zip(top, self._weights, strict=False))
 
     def scores(self) -> F64:
         """Return each run's nDCG@k of each query (``(n_runs, n_queries)``)."""
-        return np.divide(self.dcg, self.ideal, out=np.zeros_like(self.dcg), where=self.ideal > 0)
+        dcg = self.dcg
+        return np.divide(dcg, self.ideal, out=np.zeros_like(dcg), where=self.ideal > 0)
 
     def means(self) -> F64:
         """Return each run's mean nDCG@k over the queries."""
@@ -695,37 +709,37 @@ class Hybrid(Strategy):
         self._credit = 0.0
         self._cooldown = 0
         self.top_weight, self.growth = top_weight, growth
-        self._counts = np.full(self._n_cells, 5.0)  # one of each grade 0-4 per cell
-        self._sums = np.full(self._n_cells, 10.0)
-        self._squares = np.full(self._n_cells, 30.0)
+        self._counts = [5.0] * self._n_cells  # one of each grade 0-4 per cell
+        self._sums = [10.0] * self._n_cells
+        self._squares = [30.0] * self._n_cells
+        self._cell_list = self._cell.tolist()
+        self._offset_list = self._offset.tolist()
+        for order in (self._shallow, self._fallback):  # one record of what is judged
+            if order is not None:
+                order.judged = self.judged
 
     def observe(self, q: int, d: int, grade: float) -> None:
         """Record the grade (the next weighing uses it)."""
-        super().observe(q, d, grade)
-        g = self._offset[q] + d
-        cell = self._cell[g]
+        self.judged[q][d] = True  # shared with the depth orders
+        g = self._offset_list[q] + d
+        cell = self._cell_list[g]
+        counts, sums, squares = self._counts, self._sums, self._squares
         if self._judged[g]:  # a new grade replaces the old one
-            old = min(max(self._grade[g], 0.0), 4.0)
-            self._counts[cell] -= 1.0
-            self._sums[cell] -= old
-            self._squares[cell] -= old**2
+            old = min(max(float(self._grade[g]), 0.0), 4.0)
+            counts[cell] -= 1.0
+            sums[cell] -= old
+            squares[cell] -= old * old
         self._judged[g] = True
         self._grade[g] = grade
-        clipped = min(max(grade, 0.0), 4.0)
-        self._counts[cell] += 1.0
-        self._sums[cell] += clipped
-        self._squares[cell] += clipped**2
+        clipped = min(max(float(grade), 0.0), 4.0)
+        counts[cell] += 1.0
+        sums[cell] += clipped
+        squares[cell] += clipped * clipped
         self.tracker.observe(q, d, grade)
-        if self._shallow is not None:
-            self._shallow.observe(q, d, grade)
-        self._fallback.observe(q, d, grade)
 
     def pend(self, q: int, d: int) -> None:
         """Take the pick without a grade (nothing is learnt from it)."""
-        super().pend(q, d)
-        if self._shallow is not None:
-            self._shallow.pend(q, d)
-        self._fallback.pend(q, d)
+        super().pend(q, d)  # the depth orders share ``judged``
 
     def _moments(self, docs: I64) -> tuple[F64, F64]:
         """Return the expected grade of ``docs`` (flat codes) and its variance.
@@ -734,8 +748,9 @@ class Hybrid(Strategy):
         the same share of runs retrieving it (under 10%, 25%, 50%, or more), with one
         added count of each grade 0-4 (Laplace).
         """
-        mean = self._sums / self._counts
-        var = self._squares / self._counts - mean**2
+        counts = np.asarray(self._counts)
+        mean = np.asarray(self._sums) / counts
+        var = np.asarray(self._squares) / counts - mean**2
         return mean[self._cell[docs]], var[self._cell[docs]]
 
     def weights(self) -> F64:
