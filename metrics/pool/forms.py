@@ -54,8 +54,9 @@ class PoolingPolicyForm(forms.Form):
     strategy = forms.ChoiceField(
         choices=STRATEGY_CHOICES,
         label="Pooling strategy",
-        help_text="When unsure, pick hybrid: on every kind of simulated campaign it ranked "
-        "the runs right with fewer judgments than depth-k (docs/pooling.md). Depth-k gives "
+        help_text="When unsure, pick hybrid: on the typical simulated campaign of every "
+        "shape it ranked the runs right with fewer judgments than depth-k (docs/pooling.md). "
+        "Depth-k gives "
         "judges every pooled pair, fewest grades first; the others plan the next pairs from "
         "the runs and the grades so far, and replan as grades arrive. Every change is kept "
         "as a new version.",

@@ -38,17 +38,29 @@ A *campaign* is the runs' rankings of each query, integer-coded (:class:`Campaig
     what decides the comparisons between systems, not what is likely relevant. Weighed
     again every ``refresh`` picks. One pick in ten (``explore``) is depth order's, and so
     is every pick when nothing above the cut-off weighs anything.
+``hybrid``
+    The order to pick when unsure (docs/pooling.md, *The family of campaigns*). The same
+    pairs of runs and the same chance that each is shown the wrong way round as ``swap``,
+    but a document weighs how much judging it lowers the doubt-weighted expected squared
+    error of the pairs' differences: a bias part (judge the documents of the run the
+    unjudged part underrates, which keeps close runs evenly covered) and a variance part
+    (judge the documents that split the runs). Grades are predicted per best-rank band and
+    share of runs retrieving the document. Pairs near the top count more (as in τ_AP).
+    Everything is kept up to date per grade (:class:`NdcgCut`, cell counts) and weighed
+    with ``bincount`` over the (document, run) entries within the cut-off, so it needs no
+    scorer and is fast.
 
 The per-query strategies (``depth``, ``mtf``, bandits) share the budget between queries
 round-robin: each pick goes to the next query that still has an unjudged pooled
 document, so every query gets the same number of judgments while it has documents.
-``swap`` picks over all queries at once.
+``swap`` and ``hybrid`` pick over all queries at once.
 
 Relevant means a grade of at least ``rel_level`` (1: any grade above "not relevant").
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -161,7 +173,7 @@ class NdcgCut:
             self._entries.append(
                 [
                     (runs[lo:hi], discounts[lo:hi]) if hi > lo else None
-                    for lo, hi in zip(start[:-1], start[1:], strict=True)
+                    for lo, hi in itertools.pairwise(start)
                 ]
             )
 
