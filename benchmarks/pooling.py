@@ -3,6 +3,11 @@
 ``python -m benchmarks.pooling [--queries 50] [--runs 30] [--seed 1] [--step 50]
 [--seeds 1 2 3 4 5]``
 
+``python -m benchmarks.pooling --family [--seeds 1 2 3 4 5] [--strategies ...]``: the
+family of campaigns instead (:data:`SHAPES`, each drawn with each seed; see
+:func:`family_report`). ``python -m benchmarks.pooling --speed``: the simulation time of
+``swap`` and ``hybrid`` over every pair of a 42k-pair campaign.
+
 Two campaigns, each judged in every strategy's order (:mod:`metrics.pool.strategies`)
 with its full qrels as the oracle (:mod:`metrics.pool.simulation`):
 
@@ -22,8 +27,10 @@ with each seed. No database; the Markdown report goes to stdout.
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -55,6 +62,242 @@ def synthetic(queries: int, runs: int, seed: int) -> tuple[Campaign, dict[str, d
             pooled.update(top.tolist())
         qrels[qid] = {f"D{q:03d}-{d:04d}": grades[d] for d in sorted(pooled)}
     return Campaign.from_rankings(rankings), qrels
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One kind of campaign of the family."""
+
+    label: str
+    queries: int
+    runs: int
+    dense: bool  # about 12% of a topic's documents relevant, else about 3%
+    close: bool  # systems of close quality, else far apart
+
+
+#: The family: runs 10, 30 and 80; topics 25, 50 and 150; dense and sparse relevance;
+#: systems close together and far apart.
+SHAPES = (
+    Shape("A", 50, 30, dense=False, close=False),
+    Shape("B", 25, 10, dense=True, close=True),
+    Shape("C", 50, 80, dense=False, close=True),
+    Shape("D", 150, 30, dense=True, close=False),
+    Shape("E", 150, 10, dense=False, close=True),
+    Shape("F", 25, 80, dense=True, close=False),
+)
+
+
+def family_campaign(
+    shape: Shape, seed: int, *, universe: int = 2000, depth: int = 100
+) -> tuple[Campaign, dict[str, dict[str, float]]]:
+    """Return a campaign of ``shape`` drawn with ``seed`` and the qrels of its pool.
+
+    Per topic: each of ``universe`` documents is relevant with a topic's own chance (a
+    Beta draw around 3% or 12%: topics differ in how many relevant documents they
+    have), graded 1-4 (45/30/15/10%). A run scores a document by its grade times the
+    run's fit to the topic (its quality, times the topic's ease, times the run's own luck
+    on the topic, both lognormal) plus noise shared by its family of runs (six families,
+    as the runs of one group share errors) plus its own noise, and returns its top
+    ``depth``; so runs share most of their top documents, and quality varies by topic.
+    Qualities are spread from 2.5 to 0.3 (far apart) or from 1.5 to 1.0 (close). The
+    qrels grade every pooled document (the depth-``depth`` pool, as at TREC).
+    """
+    rng = np.random.default_rng([seed, shape.queries, shape.runs, shape.dense, shape.close])
+    runs = shape.runs
+    quality = np.linspace(1.5, 1.0, runs) if shape.close else np.linspace(2.5, 0.3, runs)
+    families = min(6, runs)
+    family = np.arange(runs) % families
+    rel_mean = 0.12 if shape.dense else 0.03
+    names = tuple(f"sys{r:02d}" for r in range(runs))
+    qids, matrices, docnos = [], [], []
+    qrels: dict[str, dict[str, float]] = {}
+    for q in range(shape.queries):
+        qid = f"T{q:03d}"
+        share = rng.beta(2.0, 2.0 / rel_mean - 2.0)
+        levels = rng.choice([1, 2, 3, 4], universe, p=[0.45, 0.3, 0.15, 0.1])
+        grades = np.where(rng.random(universe) < share, levels, 0).astype(float)
+        ease = rng.lognormal(0.0, 0.4)
+        shared = rng.normal(0.0, 1.0, (families, universe))
+        fit = quality * ease * rng.lognormal(0.0, 0.25, runs)
+        score = fit[:, None] * grades + shared[family] + rng.normal(0.0, 1.0, (runs, universe))
+        top = np.argsort(-score, axis=1)[:, :depth]
+        pooled = np.unique(top)
+        names_q = tuple(f"D{q:03d}-{d:04d}" for d in pooled.tolist())
+        qids.append(qid)
+        matrices.append(np.searchsorted(pooled, top).astype(np.int64))
+        docnos.append(names_q)
+        qrels[qid] = dict(zip(names_q, grades[pooled].tolist(), strict=True))
+    return Campaign(tuple(qids), names, tuple(matrices), tuple(docnos)), qrels
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One strategy on one campaign."""
+
+    to_tau: int | None  # judgments until τ ≥ 0.95 and staying, within the horizon
+    to_tau_ap: int | None  # judgments until τ_AP ≥ 0.9 and staying
+    area: float  # mean τ over the horizon (the area under the τ curve over its width)
+    seconds: float
+
+
+def run_family_campaign(
+    campaign: Campaign,
+    qrels: dict[str, dict[str, float]],
+    names: tuple[str, ...],
+    *,
+    per_topic: int = 120,
+) -> tuple[int, int, int, dict[str, Outcome]]:
+    """Simulate ``names`` on one campaign up to ``per_topic`` judgments per topic.
+
+    Return the pool size, the horizon, the step and each strategy's outcome. τ is taken
+    every 10 judgments per 25 topics (10 for 25 topics, 20 for 50, 60 for 150).
+    """
+    grades = simulation.oracle(campaign, qrels)
+    reference = simulation.reference_scores(campaign, qrels, MEASURE)
+    pool = sum(campaign.n_docs)
+    n_q = len(campaign.queries)
+    horizon = min(pool, per_topic * n_q)
+    step = 10 * -(-n_q // 25)
+    out = {}
+    for name in names:
+        started = time.perf_counter()
+        scorer = simulation.make_scorer(campaign, MEASURE) if name == "swap" else None
+        strategy = make_strategy(name, campaign, scores=scorer)
+        rows = simulation.simulate(
+            campaign,
+            grades,
+            strategy,
+            budget=horizon,
+            step=step,
+            reference=reference,
+            tracker=simulation.NdcgCut(campaign, 10),
+        )
+        out[name] = Outcome(
+            simulation.judgments_to_reach(rows, 0.95),
+            simulation.judgments_to_reach(rows, 0.9, field="tau_ap"),
+            float(np.mean([0.0 if np.isnan(r.tau) else r.tau for r in rows])),
+            time.perf_counter() - started,
+        )
+    return pool, horizon, step, out
+
+
+def _share(count: int | None, base: int | None) -> float:
+    """Return ``count / base`` (infinite when ``count`` was not reached; NaN without base)."""
+    if base is None:
+        return float("nan")
+    return float("inf") if count is None else count / base
+
+
+def _pct(value: float) -> str:
+    if np.isnan(value):
+        return "—"
+    return "not reached" if np.isinf(value) else f"{value:.0%}"
+
+
+def family_report(
+    seeds: list[int], names: tuple[str, ...], shapes: tuple[Shape, ...] = SHAPES
+) -> str:
+    """Simulate every strategy on every shape and seed; return the Markdown report."""
+    if "depth" not in names:
+        names = ("depth", *names)
+    lines = [
+        "| Shape | Topics | Runs | Relevance | Systems | Seed | Pool | Horizon | "
+        "depth to τ ≥ 0.95 | depth to τ_AP ≥ 0.9 | "
+        + " | ".join(f"{n} (τ, τ_AP)" for n in names if n != "depth")
+        + " |",
+        "| --- | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | "
+        + " | ".join("---:" for n in names if n != "depth")
+        + " |",
+    ]
+    results: list[tuple[Shape, dict[str, Outcome]]] = []
+    for shape in shapes:
+        for seed in seeds:
+            campaign, qrels = family_campaign(shape, seed)
+            pool, horizon, _, out = run_family_campaign(campaign, qrels, names)
+            results.append((shape, out))
+            base = out["depth"]
+            cells = [
+                f"{_pct(_share(o.to_tau, base.to_tau))}, "
+                f"{_pct(_share(o.to_tau_ap, base.to_tau_ap))}"
+                for n, o in out.items()
+                if n != "depth"
+            ]
+            lines.append(
+                f"| {shape.label} | {shape.queries} | {shape.runs} | "
+                f"{'dense' if shape.dense else 'sparse'} | {'close' if shape.close else 'far'} | "
+                f"{seed} | {pool:,} | {horizon:,} | {base.to_tau or 'not reached'} | "
+                f"{base.to_tau_ap or 'not reached'} | " + " | ".join(cells) + " |"
+            )
+            print(lines[-1], file=sys.stderr, flush=True)
+    summary = [
+        "",
+        "| Strategy | τ ≥ 0.95: median share | worst campaign | worst shape (median) | "
+        "τ_AP ≥ 0.9: median share | worst campaign | worst shape (median) | "
+        "Area under τ (median) | Time per campaign (median, max) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name in names:
+        row = [name]
+        for field in ("to_tau", "to_tau_ap"):
+            shares = [
+                _share(getattr(out[name], field), getattr(out["depth"], field))
+                for _, out in results
+            ]
+            valid = [s for s in shares if not np.isnan(s)]
+            per_shape = []
+            for shape in shapes:
+                mine = [
+                    s
+                    for (sh, _), s in zip(results, shares, strict=True)
+                    if sh == shape and not np.isnan(s)
+                ]
+                if mine:
+                    per_shape.append((statistics.median(mine), shape.label))
+            worst_shape = max(per_shape) if per_shape else (float("nan"), "—")
+            row += [
+                _pct(statistics.median(valid)) if valid else "—",
+                _pct(max(valid)) if valid else "—",
+                f"{_pct(worst_shape[0])} ({worst_shape[1]})",
+            ]
+        areas = [out[name].area for _, out in results]
+        times = [out[name].seconds for _, out in results]
+        row += [
+            f"{statistics.median(areas):.3f}",
+            f"{statistics.median(times):.1f} s, {max(times):.1f} s",
+        ]
+        summary.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines + summary)
+
+
+def speed_report() -> str:
+    """Time ``swap`` and ``hybrid`` judging every pair of a 42k-pair campaign (step 50)."""
+    campaign, qrels = synthetic(50, 30, 1)
+    grades = simulation.oracle(campaign, qrels)
+    reference = simulation.reference_scores(campaign, qrels, MEASURE)
+    pool = sum(campaign.n_docs)
+    lines = [
+        f"{len(campaign.queries)} topics, {len(campaign.runs)} runs, {pool:,} pooled pairs; "
+        "every pair judged, τ every 50 judgments (runs scored by the incremental `NdcgCut`).\n",
+        "| Strategy | Simulation time (wall clock) | CPU time of the process |",
+        "| --- | ---: | ---: |",
+    ]
+    for name in ("hybrid", "swap"):
+        scorer = simulation.make_scorer(campaign, MEASURE)
+        started, cpu = time.perf_counter(), time.process_time()
+        strategy = make_strategy(name, campaign, scores=scorer)
+        simulation.simulate(
+            campaign,
+            grades,
+            strategy,
+            budget=pool,
+            step=50,
+            reference=reference,
+            tracker=simulation.NdcgCut(campaign, 10),
+        )
+        wall, used = time.perf_counter() - started, time.process_time() - cpu
+        lines.append(f"| {name} | {wall:.1f} s | {used:.1f} s |")
+        print(lines[-1], file=sys.stderr, flush=True)
+    return "\n".join(lines)
 
 
 def demo() -> tuple[Campaign, dict[str, dict[str, float]]]:
@@ -108,7 +351,26 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--step", type=int, default=50)
     parser.add_argument("--seeds", type=int, nargs="*", default=[])
+    parser.add_argument("--family", action="store_true", help="The family of campaigns.")
+    parser.add_argument(
+        "--strategies",
+        nargs="*",
+        default=["hybrid", "thompson", "mm-ns", "mtf"],
+        choices=STRATEGIES,
+        help="With --family: the strategies besides depth.",
+    )
+    parser.add_argument(
+        "--shapes", default="".join(s.label for s in SHAPES), help="With --family: e.g. ABC."
+    )
+    parser.add_argument("--speed", action="store_true", help="Time swap and hybrid (42k pairs).")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.speed:
+        print(speed_report())
+        return
+    if args.family:
+        shapes = tuple(s for s in SHAPES if s.label in args.shapes)
+        print(family_report(args.seeds or [1, 2, 3, 4, 5], tuple(args.strategies), shapes))
+        return
     header = [
         "| Strategy | Judgments to τ ≥ 0.9 | Share of depth-k | Relevant found by then | "
         "Simulation time |",

@@ -54,9 +54,12 @@ class PoolingPolicyForm(forms.Form):
     strategy = forms.ChoiceField(
         choices=STRATEGY_CHOICES,
         label="Pooling strategy",
-        help_text="Depth-k gives judges every pooled pair, fewest grades first. The others "
-        "plan the next pairs from the runs and the grades so far, and replan as grades "
-        "arrive. Every change is kept as a new version.",
+        help_text="When unsure, pick hybrid: on the typical simulated campaign of every "
+        "shape it ranked the runs right with fewer judgments than depth-k (docs/pooling.md). "
+        "Depth-k gives "
+        "judges every pooled pair, fewest grades first; the others plan the next pairs from "
+        "the runs and the grades so far, and replan as grades arrive. Every change is kept "
+        "as a new version.",
     )
     wave_size = forms.IntegerField(
         min_value=LIMITS["wave_size"][0],
@@ -79,8 +82,8 @@ class PoolingPolicyForm(forms.Form):
     cutoff = forms.IntegerField(
         min_value=LIMITS["cutoff"][0],
         max_value=LIMITS["cutoff"][1],
-        label="Swap cut-off",
-        help_text="Ranks swap weighs.",
+        label="Cut-off",
+        help_text="Ranks swap and hybrid weigh.",
     )
     seed = forms.IntegerField(
         min_value=LIMITS["seed"][0],

@@ -15,6 +15,11 @@ from judging.models import Collection
 
 STRATEGY_CHOICES = [
     ("depth", "Depth-k: every pooled pair, fewest grades first, in each judge's shuffle"),
+    (
+        "hybrid",
+        "Hybrid (recommended when unsure): the pairs that can flip close runs, keeping "
+        "every run's coverage even",
+    ),
     ("mtf", "Move-to-front (Cormack et al. 1998): stay with a run while it finds relevant"),
     ("mm-ns", "Bandit MM-NS (Losada et al.): the run with the best recent hit rate"),
     ("thompson", "Bandit, Thompson sampling (Losada et al.)"),

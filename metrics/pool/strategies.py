@@ -38,17 +38,29 @@ A *campaign* is the runs' rankings of each query, integer-coded (:class:`Campaig
     what decides the comparisons between systems, not what is likely relevant. Weighed
     again every ``refresh`` picks. One pick in ten (``explore``) is depth order's, and so
     is every pick when nothing above the cut-off weighs anything.
+``hybrid``
+    The order to pick when unsure (docs/pooling.md, *The family of campaigns*). The same
+    pairs of runs and the same chance that each is shown the wrong way round as ``swap``,
+    but a document weighs how much judging it lowers the doubt-weighted expected squared
+    error of the pairs' differences: a bias part (judge the documents of the run the
+    unjudged part underrates, which keeps close runs evenly covered) and a variance part
+    (judge the documents that split the runs). Grades are predicted per best-rank band and
+    share of runs retrieving the document. Pairs near the top count more (as in τ_AP).
+    Everything is kept up to date per grade (:class:`NdcgCut`, cell counts) and weighed
+    with ``bincount`` over the (document, run) entries within the cut-off, so it needs no
+    scorer and is fast.
 
 The per-query strategies (``depth``, ``mtf``, bandits) share the budget between queries
 round-robin: each pick goes to the next query that still has an unjudged pooled
 document, so every query gets the same number of judgments while it has documents.
-``swap`` picks over all queries at once.
+``swap`` and ``hybrid`` pick over all queries at once.
 
 Relevant means a grade of at least ``rel_level`` (1: any grade above "not relevant").
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -63,7 +75,9 @@ __all__ = [
     "Bandit",
     "Campaign",
     "DepthK",
+    "Hybrid",
     "MoveToFront",
+    "NdcgCut",
     "Strategy",
     "Swap",
     "make_strategy",
@@ -125,6 +139,80 @@ class Campaign:
         present = matrix >= 0
         np.minimum.at(best, matrix[present], ranks[present])
         return best
+
+
+class NdcgCut:
+    """Each run's ``ndcg_cut.k`` kept up to date one grade at a time.
+
+    The same numbers as :func:`metrics.pool.simulation.make_scorer` gives for
+    ``ndcg_cut.k`` (gain = grade, discount ``1 / log2(rank + 1)`` at 1-based ranks, each
+    query's ideal from its judged grades, 0 for a query without a positive grade), without
+    rescoring every run on every query: a grade adds its gain times each run's discount
+    at the document to that run's DCG of the query, and updates that query's ideal. The
+    simulation and the ``hybrid`` strategy use it. Edge cases: grading a pair twice
+    replaces the first grade; a negative grade gains nothing (it counts as 0).
+    """
+
+    def __init__(self, campaign: Campaign, k: int = 10) -> None:
+        """Index, per query and document, the runs that rank it within ``k`` and where."""
+        self.k = k
+        n_runs, n_queries = len(campaign.runs), len(campaign.queries)
+        self._dcg = np.zeros((n_queries, n_runs))  # row per query: one contiguous update
+        self.ideal = np.zeros(n_queries)
+        self._top: list[list[float]] = [[] for _ in range(n_queries)]
+        self._gain: list[dict[int, float]] = [{} for _ in range(n_queries)]  # judged grades
+        self._weights = (1.0 / np.log2(np.arange(k) + 2.0)).tolist()
+        self._entries: list[list[tuple[I64, F64] | None]] = []
+        for matrix, n in zip(campaign.rankings, campaign.n_docs, strict=True):
+            top = matrix[:, :k]
+            runs, ranks = np.nonzero(top >= 0)
+            docs = top[runs, ranks]
+            order = np.argsort(docs, kind="stable")
+            runs, discounts = runs[order], np.asarray(self._weights)[ranks[order]]
+            start = np.searchsorted(docs[order], np.arange(n + 1)).tolist()
+            self._entries.append(
+                [
+                    (runs[lo:hi], discounts[lo:hi]) if hi > lo else None
+                    for lo, hi in itertools.pairwise(start)
+                ]
+            )
+
+    @property
+    def dcg(self) -> F64:
+        """Return each run's DCG@k of each query (``(n_runs, n_queries)``)."""
+        return self._dcg.T
+
+    def observe(self, q: int, d: int, grade: float) -> None:
+        """Add (or replace) the grade of document ``d`` of query ``q``."""
+        gain = max(float(grade), 0.0)
+        known = self._gain[q]
+        old = known.get(d)
+        known[d] = gain
+        entry = self._entries[q][d]
+        if entry is not None and gain != (old or 0.0):
+            runs, discounts = entry
+            self._dcg[q, runs] += (gain - (old or 0.0)) * discounts
+        top = self._top[q]
+        if old is not None:  # a replaced grade: rebuild this query's ideal
+            if old == gain:
+                return
+            top[:] = sorted((g for g in known.values() if g > 0), reverse=True)[: self.k]
+        elif gain > 0 and (len(top) < self.k or gain > top[-1]):
+            top.append(gain)
+            top.sort(reverse=True)
+            del top[self.k :]
+        else:
+            return  # the ideal is unchanged
+        self.ideal[q] = sum(g * w for g, w in zip(top, self._weights, strict=False))
+
+    def scores(self) -> F64:
+        """Return each run's nDCG@k of each query (``(n_runs, n_queries)``)."""
+        dcg = self.dcg
+        return np.divide(dcg, self.ideal, out=np.zeros_like(dcg), where=self.ideal > 0)
+
+    def means(self) -> F64:
+        """Return each run's mean nDCG@k over the queries."""
+        return self.scores().mean(axis=1)
 
 
 class Strategy:
@@ -542,6 +630,265 @@ class Swap(Strategy):
         return self._fallback.next_pair()
 
 
+class Hybrid(Strategy):
+    """Depth-first to a shallow depth, then the pairs that can flip runs in doubt (module)."""
+
+    name = "hybrid"
+    global_view = True
+
+    def __init__(
+        self,
+        campaign: Campaign,
+        *,
+        cutoff: int = 10,
+        shallow: int = 0,
+        refresh: int = 20,
+        window: int = 6,
+        explore: float = 0.1,
+        top_weight: float = 1.0,
+        growth: float = 0.02,
+        rel_level: float = 1.0,
+    ) -> None:
+        """Index each query's top ``cutoff`` documents by run; nothing weighed yet.
+
+        ``shallow``: every document some run ranks within its top ``shallow`` is judged
+        first, in depth order. ``refresh``: picks between two weighings. ``window``: each
+        run is compared with the ``window`` runs below it on the leaderboard. ``explore``:
+        the share of later picks taken in depth order (they find the relevant documents
+        the ideal DCG needs and keep the rank-band estimates honest). ``top_weight``:
+        how much more a pair near the top of the leaderboard counts (a pair whose lower
+        run is at place ``i`` weighs ``top_weight / (i - 1) + 2 / runs``, after τ_AP's
+        weights; 0: all pairs alike, as Kendall's τ). ``growth``: after ``refresh / growth``
+        grades, weigh every ``growth`` share of the grades known instead (the weights move
+        less with each grade as grades add up).
+        """
+        if not 0 <= explore <= 1:
+            raise ValueError("explore must be in [0, 1]")
+        super().__init__(campaign, rel_level=rel_level)
+        self.cutoff, self.refresh, self.window = cutoff, max(1, refresh), max(1, window)
+        self.explore = explore
+        self.tracker = NdcgCut(campaign, cutoff)
+        self._shallow = DepthK(campaign, k=shallow) if shallow > 0 else None
+        self._fallback = DepthK(campaign, k=max(m.shape[1] for m in campaign.rankings))
+        n_runs, n_q = len(campaign.runs), len(campaign.queries)
+        sizes = campaign.n_docs
+        self._offset = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+        total = int(self._offset[-1])
+        # each document's rank band (by its best rank) and vote bucket (runs retrieving it)
+        best = np.concatenate([campaign.best_rank(q) for q in range(n_q)]) if n_q else np.zeros(0)
+        votes = np.zeros(total)
+        for q, matrix in enumerate(campaign.rankings):
+            present = matrix[matrix >= 0]
+            np.add.at(votes, present + self._offset[q], 1.0)
+        share = votes / max(n_runs, 1)
+        band = np.searchsorted(np.asarray(RANK_BANDS), best, side="right")
+        bucket = np.searchsorted(np.asarray([0.1, 0.25, 0.5]), share, side="right")
+        self._cell = band * 4 + bucket
+        self._n_cells = (len(RANK_BANDS) + 1) * 4
+        self._query_of = np.repeat(np.arange(n_q), sizes)
+        # the rank discounts within the cut-off, as a sparse matrix: the documents some
+        # run ranks within it (``_top``, flat codes) x runs
+        rows, cols, vals = [], [], []
+        weights = 1.0 / np.log2(np.arange(cutoff) + 2.0)
+        for q, matrix in enumerate(campaign.rankings):
+            top = matrix[:, :cutoff]
+            runs, ranks = np.nonzero(top >= 0)
+            rows.append(top[runs, ranks] + self._offset[q])
+            cols.append(runs)
+            vals.append(weights[ranks])
+        flat_rows = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+        self._top, inverse = np.unique(flat_rows, return_inverse=True)
+        by_row = np.argsort(inverse, kind="stable")
+        self._rows = inverse[by_row]
+        self._cols = (np.concatenate(cols) if cols else np.zeros(0, np.int64))[by_row]
+        self._vals = (np.concatenate(vals) if vals else np.zeros(0))[by_row]
+        # every ordered pair of entries of one document (itself included): the products
+        # of two runs' terms at a document, summed per run pair or per document, give
+        # the pairs' variances and the documents' split without a runs x runs product
+        size = np.bincount(self._rows, minlength=len(self._top))
+        start = np.concatenate(([0], np.cumsum(size)))
+        reps = size[self._rows]
+        first = np.repeat(np.arange(len(self._rows)), reps)
+        local = np.arange(len(first)) - np.repeat(np.cumsum(reps) - reps, reps)
+        second = start[self._rows[first]] + local
+        self._pair_rows = self._rows[first]
+        self._pair_cells = self._cols[first] * n_runs + self._cols[second]
+        self._pair_vals = self._vals[first] * self._vals[second]
+        self._first, self._second = first, second
+        self._judged = np.zeros(total, dtype=bool)
+        self._grade = np.zeros(total)
+        self._queue: list[int] = []
+        self._credit = 0.0
+        self._cooldown = 0
+        self.top_weight, self.growth = top_weight, growth
+        self._counts = [5.0] * self._n_cells  # one of each grade 0-4 per cell
+        self._sums = [10.0] * self._n_cells
+        self._squares = [30.0] * self._n_cells
+        self._cell_list = self._cell.tolist()
+        self._offset_list = self._offset.tolist()
+        for order in (self._shallow, self._fallback):  # one record of what is judged
+            if order is not None:
+                order.judged = self.judged
+
+    def observe(self, q: int, d: int, grade: float) -> None:
+        """Record the grade (the next weighing uses it)."""
+        self.judged[q][d] = True  # shared with the depth orders
+        g = self._offset_list[q] + d
+        cell = self._cell_list[g]
+        counts, sums, squares = self._counts, self._sums, self._squares
+        if self._judged[g]:  # a new grade replaces the old one
+            old = min(max(float(self._grade[g]), 0.0), 4.0)
+            counts[cell] -= 1.0
+            sums[cell] -= old
+            squares[cell] -= old * old
+        self._judged[g] = True
+        self._grade[g] = grade
+        clipped = min(max(float(grade), 0.0), 4.0)
+        counts[cell] += 1.0
+        sums[cell] += clipped
+        squares[cell] += clipped * clipped
+        self.tracker.observe(q, d, grade)
+
+    def pend(self, q: int, d: int) -> None:
+        """Take the pick without a grade (nothing is learnt from it)."""
+        super().pend(q, d)  # the depth orders share ``judged``
+
+    def _moments(self, docs: I64) -> tuple[F64, F64]:
+        """Return the expected grade of ``docs`` (flat codes) and its variance.
+
+        Both come from the judged documents alike to each: of the same best-rank band and
+        the same share of runs retrieving it (under 10%, 25%, 50%, or more), with one
+        added count of each grade 0-4 (Laplace).
+        """
+        counts = np.asarray(self._counts)
+        mean = np.asarray(self._sums) / counts
+        var = np.asarray(self._squares) / counts - mean**2
+        return mean[self._cell[docs]], var[self._cell[docs]]
+
+    def weights(self) -> F64:
+        """Return the weight of each document some run ranks within the cut-off.
+
+        Aligned with ``_top`` (flat document codes); 0 for judged documents. The
+        leaderboard's mean DCG@cutoff over each query's ideal (at least 1) is, for each
+        compared pair of runs, a known part plus a random part from the unjudged
+        documents (their grades: mean and variance of judged alike documents). The
+        chance ``wrong_p`` that pair ``p`` is shown the wrong way round is the normal CDF
+        of a flip of that sum's sign. The doubt-weighted expected squared error of the
+        differences, ``sum_p wrong_p (B_p^2 + V_p)`` (``B_p`` the expected unjudged part,
+        ``V_p`` its variance), falls by ``sum_p wrong_p (2 B_p mu_d delta_pd + (sigma_d^2 -
+        mu_d^2) delta_pd^2)`` when document ``d`` (expected grade ``mu_d``, variance
+        ``sigma_d^2``, moving pair ``p`` by ``delta_pd`` per grade point) is judged: its
+        weight. The first term favours documents of the runs the unjudged part
+        underrates, so coverage stays even between close runs (the bias that sinks
+        greedy orders); the second, documents that split the runs.
+        """
+        n_runs, n_top = len(self.campaign.runs), len(self._top)
+        if n_runs < 2 or n_top == 0:
+            return np.zeros(n_top)
+        mean, var = self._moments(self._top)
+        n_q = max(len(self.campaign.queries), 1)
+        ideal = np.maximum(self.tracker.ideal, 1.0)
+        scale = 1.0 / (ideal[self._query_of[self._top]] * n_q)
+        judged = self._judged[self._top]
+        open_e = ~judged[self._rows]
+        unit = self._vals * scale[self._rows]
+        known = np.bincount(
+            self._cols,
+            weights=unit * np.where(open_e, 0.0, self._grade[self._top][self._rows]),
+            minlength=n_runs,
+        )
+        missing = np.bincount(
+            self._cols, weights=unit * np.where(open_e, mean[self._rows], 0.0), minlength=n_runs
+        )
+        entry_sd = unit * np.sqrt(np.where(open_e, var[self._rows], 0.0))
+        first, second = self._first, self._second
+        gram = np.bincount(
+            self._pair_cells,
+            weights=entry_sd[first] * entry_sd[second],
+            minlength=n_runs * n_runs,
+        ).reshape(n_runs, n_runs)
+        order = np.argsort(-self.tracker.means(), kind="stable")
+        offsets = range(1, min(self.window, n_runs - 1) + 1)
+        upper = np.concatenate([order[:-j] for j in offsets])
+        lower = np.concatenate([order[j:] for j in offsets])
+        measured = known[upper] - known[lower]
+        bias = missing[upper] - missing[lower]
+        pvar = np.maximum(gram[upper, upper] + gram[lower, lower] - 2.0 * gram[upper, lower], 0)
+        sign = np.where(np.abs(measured) > 1e-12, np.sign(measured), 0.0)  # ties: no sign
+        sd = np.sqrt(pvar)
+        z = np.divide(-sign * (measured + bias), sd, out=np.full(len(upper), -np.inf), where=sd > 0)
+        z = np.where((sd == 0) & (sign * (measured + bias) < 0), np.inf, z)
+        wrong = np.where(sign != 0, ndtr(z), 0.5)
+        if self.top_weight:
+            # τ_AP weighs a pair by 1 / (the lower run's place - 1): the top's pairs count more
+            place = np.empty(n_runs)
+            place[order] = np.arange(n_runs)
+            wrong = wrong * (self.top_weight / np.maximum(place[lower], 1.0) + 2.0 / n_runs)
+        pull = np.bincount(upper, weights=wrong * bias, minlength=n_runs) - np.bincount(
+            lower, weights=wrong * bias, minlength=n_runs
+        )
+        sym = np.zeros((n_runs, n_runs))
+        np.add.at(sym, (upper, lower), wrong)
+        sym += sym.T
+        # sum_p wrong_p (c_u - c_l)^2 per document: over its entry pairs, the sum of
+        # sym[r, r] c_r^2 (sym[r, r] = the sum of r's pairs' wrong) minus sym[r, r'] c_r c_r'
+        np.fill_diagonal(sym, -sym.sum(axis=1))
+        split = np.maximum(
+            -np.bincount(
+                self._pair_rows,
+                weights=sym.ravel()[self._pair_cells] * self._pair_vals,
+                minlength=n_top,
+            ),
+            0.0,
+        )
+        shift = np.bincount(self._rows, weights=self._vals * pull[self._cols], minlength=n_top)
+        weight = 2.0 * mean * scale * shift + (var - mean**2) * scale**2 * split
+        return np.where(judged, 0.0, np.maximum(weight, 0.0))
+
+    def next_pair(self) -> Pair | None:
+        """Return the next pair: shallow depth first, then by weight, now and then depth."""
+        if self._shallow is not None:
+            pick = self._shallow.next_pair()
+            if pick is not None:
+                return pick
+            self._shallow = None
+        self._credit += self.explore
+        if self._credit >= 1.0:
+            self._credit -= 1.0
+            pick = self._fallback.next_pair()
+            if pick is not None:
+                return pick
+        while self._queue:
+            g = self._queue.pop()
+            if not self._judged[g] and not self._pended(g):
+                return self._pair(g)
+        if self._cooldown > 0:
+            self._cooldown -= 1
+            return self._fallback.next_pair()
+        weight = self.weights()
+        pended = np.concatenate(self.judged)[self._top]  # picks still without a grade
+        weight[pended] = 0.0
+        # every ``refresh`` picks at first, then every ``growth`` share of the grades known
+        count = min(max(self.refresh, int(self.growth * int(self._judged.sum()))), len(weight))
+        top = np.argpartition(-weight, count - 1)[:count] if count else np.zeros(0, np.int64)
+        top = top[np.argsort(-weight[top], kind="stable")]
+        top = self._top[top[weight[top] > 0]]
+        self._queue = top[::-1].tolist()
+        if self._queue:
+            return self._pair(self._queue.pop())
+        # Nothing within the cut-off weighs anything: depth order until the next weighing
+        self._cooldown = count - 1
+        return self._fallback.next_pair()
+
+    def _pair(self, g: int) -> Pair:
+        q = int(self._query_of[g])
+        return q, int(g - self._offset[q])
+
+    def _pended(self, g: int) -> bool:
+        q, d = self._pair(g)
+        return bool(self.judged[q][d])
+
+
 def plan(
     strategy: Strategy,
     known: Sequence[F64],
@@ -586,7 +933,7 @@ def plan(
     return out
 
 
-STRATEGIES = ("depth", "mtf", "mm-ns", "thompson", "swap")
+STRATEGIES = ("depth", "hybrid", "mtf", "mm-ns", "thompson", "swap")
 
 
 def make_strategy(
@@ -615,6 +962,15 @@ def make_strategy(
         return Swap(
             campaign,
             scores=scores,
+            cutoff=cutoff,
+            refresh=refresh,
+            window=window,
+            explore=explore,
+            rel_level=rel_level,
+        )
+    if name == "hybrid":
+        return Hybrid(
+            campaign,
             cutoff=cutoff,
             refresh=refresh,
             window=window,

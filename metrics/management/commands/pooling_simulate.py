@@ -16,6 +16,7 @@ per system (TREC or JSON). No database is used.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +84,7 @@ class Command(BaseCommand):
         grades = simulation.oracle(campaign, qrels)
         reference = simulation.reference_scores(campaign, qrels, opts["measure"])
         scorer = simulation.make_scorer(campaign, opts["measure"])
+        cut = re.fullmatch(r"ndcg_cut\.(\d+)", opts["measure"])  # scored incrementally
         names = opts["strategy"] or ["all"]
         names = list(STRATEGIES) if "all" in names else list(dict.fromkeys(names))
         write = self.stdout.write
@@ -109,7 +111,8 @@ class Command(BaseCommand):
                 strategy,
                 budget=opts["budget"],
                 step=opts["step"],
-                scores=scorer,
+                scores=None if cut else scorer,
+                tracker=simulation.NdcgCut(campaign, int(cut.group(1))) if cut else None,
                 reference=reference,
                 rel_level=opts["rel_level"],
             )

@@ -180,6 +180,19 @@ def test_swap_plans_the_pairs_that_decide_the_runs(campaign):
     assert set(plan[2:]) == {"s", "a3"}
 
 
+def test_hybrid_plans_the_documents_of_the_run_the_unjudged_part_underrates(campaign):
+    coll, _query, _docs, cora, _judges = campaign
+    # Nothing judged: every grade has the prior's mean 2 and variance 2; no ideal yet
+    # (scale 1). A's three and B's four documents are all unjudged, so the unjudged part
+    # adds 2 * c4 (c_k = 1 / log2(k + 1)) more to B than to A, and the tied pair counts
+    # 1/2 * (1/1 + 2/2) = 1. B's document at rank k weighs 2 * 2 * c_k * 2 c4 - 2 c_k^2
+    # = c_k (3.45 - 2 c_k): 1.45, 1.38, 1.22, 1.11; A's weigh nothing (they would widen
+    # the gap). So the plan is B's four documents, in rank order.
+    services.pooling_policy_set(collection=coll, actor=cora, strategy="hybrid", horizon=4)
+    plan = [e.document.external_id for e in pool_selectors.pool_plan(collection=coll)]
+    assert sorted(plan) == ["d4", "d5", "d6", "d7"]  # one wave, listed by document id
+
+
 def test_rest_reads_and_changes_the_policy_for_coordinators_only(campaign):
     coll, _query, _docs, cora, (jay, _kim) = campaign
     url = f"/api/v1/collections/{coll.slug}/pooling/"
