@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('metrics', '0014_score_visibility'),
+        ('metrics', '0015_ranking_snapshot_significance'),
     ]
 
     operations = [
