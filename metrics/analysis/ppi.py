@@ -19,14 +19,16 @@ what the estimator assumes). What it reads:
 A query is *sampled* when its audit draw (:meth:`judging.agreement.checks.Audit.sampled`,
 the draw the judging plan gives every pair of the query) is below the share: under
 ``llm-check`` every pair of a sampled query is queued for humans. A sampled query is
-*audited* once every one of its live pairs is human; then its human score ``h`` is its
-live score. Every query's LLM score ``f`` is its score under the LLM grades alone (pairs
-no LLM graded left out), whether audited or not.
+*audited* once every one of its live and pooled pairs is human (a pooled pair nobody
+graded yet counts as not human); then its human score ``h`` is its live score. Every
+query's LLM score ``f`` is its score under the LLM grades alone (pairs no LLM graded
+left out), whether audited or not.
 
-:func:`prediction_powered_means` takes six SQL queries (seven with ``keep_query``) and
-writes nothing. :func:`leaderboard_ppi` is what the leaderboard, its REST endpoint and a
-run's scores show: the same figures, as the viewer's score policy allows, cached per
-judgment-list version.
+:func:`prediction_powered_means` takes at most eight SQL queries (with the sampled
+queries' pool, and the query ids for ``keep_query``) and writes nothing.
+:func:`leaderboard_ppi` is what the leaderboard, its REST endpoint and a run's scores
+show: the same figures, as the viewer's score policy allows, cached per judgment-list
+version.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ import numpy as np
 from django.core.cache import cache
 
 from judging.agreement.checks import Audit
-from judging.models import Collection, Judge, Judgment, LiveGrade, Query
+from judging.models import Collection, Judge, Judgment, LiveGrade, PoolEntry, Query
 from metrics.engine.ppi import audited_mean
 from metrics.live import scoring
 from metrics.models import Run
@@ -205,6 +207,17 @@ def prediction_powered_means(
         complete[q] = False
     in_sample = audit.sampled(queries) if audit is not None else np.zeros(len(queries), bool)
     sampled = [q for q, x in zip(queries, in_sample.tolist(), strict=True) if x]
+    if sampled:  # a pooled pair nobody graded yet leaves its query incomplete too
+        human_pairs = {
+            (r[0], r[1]) for r, human in zip(live, human_pair.tolist(), strict=True) if human
+        }
+        for q, d in (
+            PoolEntry.objects.filter(collection=collection, query_id__in=sampled)
+            .order_by()
+            .values_list("query_id", "document_id")
+        ):
+            if (q, d) not in human_pairs:
+                complete[q] = False
     audited = [q for q in sampled if complete[q]]
     empty: dict[int, dict[str, RunCorrection | None]] = {
         run.pk: dict.fromkeys(measures) for run in runs
@@ -393,7 +406,7 @@ def leaderboard_ppi(
     estimate is rounded as the means are. Viewers who do not see every score get no
     interval, λ or LLM-only mean (the plain means come without intervals for them too).
     Judged@k measures get no correction. ``llm_filled`` is :func:`metrics.selectors.
-    llm_filled` when the caller knows it. At most eight SQL queries, whatever the runs.
+    llm_filled` when the caller knows it. At most ten SQL queries, whatever the runs.
     """
     measures = list(measures)
     scored = [m for m in measures if not m.startswith(_COVERAGE_PREFIX)]
