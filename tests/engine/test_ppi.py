@@ -113,7 +113,15 @@ def test_audited_mean_hand_worked_tuning():
     # A tuned λ is a fitted slope: the residuals' variance divides by n − 2 = 1 and t has
     # 1 degree of freedom.
     residuals = h2[:3] - 5 / 14 * f[:3]
-    se = math.sqrt((1 / 3 - 1 / 5) * np.sum((residuals - residuals.mean()) ** 2) / 1)
+    linear = (1 / 3 - 1 / 5) * np.sum((residuals - residuals.mean()) ** 2) / 1
+    assert linear == pytest.approx(2 / 15 / 350)
+    # The jackknife refits λ on each pair of audited units (mean f over all five: 0.4):
+    # without 0.2 the slope is 0.5 and θ = 0.2 + 0.4 − 0.3 = 0.3; without 0.4 it is 1/3 and
+    # θ = 0.4/3 + 0.4 − 0.5/3 = 11/30; without 0.8 it is 0, θ = 0.3. Around their mean
+    # 29/90 the squares sum to 2/675, so v = (2/3)(2/675) and, with (1 − 3/5), 1.6/2025:
+    # larger than the linearised 1/2625, so it is the one used.
+    se = math.sqrt(0.4 * (2 / 3) * (2 / 675))
+    assert se**2 > linear
     assert got.std_error == pytest.approx(se)
     assert got.half_width == pytest.approx(12.706204736174698 * se)
     assert got.estimate == pytest.approx(5 / 14 * f.mean() + residuals.mean())
