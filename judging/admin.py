@@ -21,6 +21,7 @@ from judging.admin_base import (
     operator_only,
 )
 from judging.aggregation import POLICIES
+from judging.guidelines import services as services_guidelines
 from judging.llm import admin as llm_admin  # noqa: F401  (registers the LLM job admins)
 from judging.llm.forms import JudgeAdminForm
 from judging.models import (
@@ -72,6 +73,7 @@ class CollectionAdmin(TenantScopedAdmin):
         "leaderboard_published",
         "judgments_version",
         "judgments_changed_at",
+        "guidelines_version",
         "created_at",
     ]
     inlines = [MembershipInline]
@@ -87,7 +89,13 @@ class CollectionAdmin(TenantScopedAdmin):
         return super().formfield_for_dbfield(db_field, request, **kwargs)
 
     def save_model(self, request: HttpRequest, obj: Collection, form: Any, change: bool) -> None:
-        """Save; a new aggregation policy is recorded and rebuilds the live judgment list."""
+        """Save; a new aggregation policy is recorded and rebuilds the live judgment list.
+
+        Changed guidelines start a new guidelines version (:mod:`judging.guidelines`).
+        """
+        guidelines = None
+        if change and "guidelines" in form.changed_data:
+            guidelines, obj.guidelines = obj.guidelines, form.initial["guidelines"]
         if change and "aggregation_policy" in form.changed_data:
             new_policy = obj.aggregation_policy
             obj.aggregation_policy = form.initial["aggregation_policy"]
@@ -95,12 +103,19 @@ class CollectionAdmin(TenantScopedAdmin):
             services_adjudication.aggregation_settings_update(
                 collection=obj, actor=request.user, aggregation_policy=new_policy
             )
-            return
-        super().save_model(request, obj, form, change)
-        if change and {"judges_per_pair", "max_judges_per_pair", "disagreement_spread"} & set(
-            form.changed_data
-        ):
-            services_progress.progress_rebuild(collection=obj)  # which pairs are open changed
+        else:
+            super().save_model(request, obj, form, change)
+            if change and {"judges_per_pair", "max_judges_per_pair", "disagreement_spread"} & set(
+                form.changed_data
+            ):
+                services_progress.progress_rebuild(collection=obj)  # which pairs are open changed
+        if guidelines is not None:
+            services_guidelines.guidelines_update(
+                collection=obj,
+                guidelines=guidelines,
+                note="Changed in the admin",
+                actor=request.user,
+            )
 
 
 class ProgressKeepingAdmin(TenantScopedAdmin):
@@ -165,6 +180,24 @@ class QueryAdmin(ProgressKeepingAdmin):
     search_fields = ["external_id", "text", "description"]
     raw_id_fields = ["collection"]
     list_select_related = ["collection"]
+
+    def save_model(self, request: HttpRequest, obj: Query, form: Any, change: bool) -> None:
+        """Save; a changed description or narrative starts a new guidelines version."""
+        texts = {"description", "narrative"}
+        if not (change and texts & set(form.changed_data)):
+            super().save_model(request, obj, form, change)
+            return
+        description, narrative = obj.description, obj.narrative
+        obj.description = form.initial["description"]
+        obj.narrative = form.initial["narrative"]
+        super().save_model(request, obj, form, change)
+        services_guidelines.query_instructions_update(
+            query=obj,
+            description=description,
+            narrative=narrative,
+            note="Changed in the admin",
+            actor=request.user,
+        )
 
 
 @admin.register(Document)

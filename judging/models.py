@@ -87,6 +87,17 @@ class Collection(models.Model):
         default=0,
         help_text="Incremented on every judgment change; scores record the version they used.",
     )
+    gold_rate = models.FloatField(
+        default=0.0,
+        help_text="Share of the pairs served to judges that are gold pairs they have not "
+        "graded yet, mixed in blind (0: gold pairs are judged only as ordinary pool pairs).",
+    )
+    guidelines_version = models.PositiveIntegerField(
+        default=1,
+        help_text="Counts the changes of the guidelines and of the queries' descriptions "
+        "and narratives (judging.guidelines); each label records the version it was given "
+        "under.",
+    )
     judgments_changed_at = models.DateTimeField(
         null=True, blank=True, help_text="When the judgment list last changed."
     )
@@ -134,6 +145,10 @@ class Collection(models.Model):
             models.CheckConstraint(
                 condition=Q(coverage_threshold__gte=0) & Q(coverage_threshold__lte=1),
                 name="collection_coverage_threshold_unit",
+            ),
+            models.CheckConstraint(
+                condition=Q(gold_rate__gte=0) & Q(gold_rate__lte=1),
+                name="collection_gold_rate_unit",
             ),
             models.CheckConstraint(
                 condition=Q(disagreement_spread__gte=1) & Q(disagreement_spread__lte=4),
@@ -451,6 +466,19 @@ class Judgment(models.Model):
         blank=True,
         help_text="Probability that this document makes an LLM abstain (for UDCG), 0–1.",
     )
+    guidelines_version = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="The collection's guidelines version when the label was last written "
+        "(empty: written before versions were kept).",
+    )
+    judge_version = models.CharField(
+        max_length=80,
+        blank=True,
+        default="",
+        help_text="LLM labels: the version of the judge's configuration that gave the "
+        "label (judging.llm.judges.judge_version); empty for human labels.",
+    )
     saw_llm_grade = models.BooleanField(
         null=True,
         blank=True,
@@ -767,6 +795,7 @@ class PolicyChange(models.Model):
         return f"{self.previous} -> {self.policy}"
 
 
+from judging.guidelines.models import GuidelineVersion  # noqa: E402, F401  (versions)
 from judging.imports.models import FileImport  # noqa: E402, F401  (background file imports)
 
 # LLM judge runs and the providers they may call.
@@ -779,3 +808,11 @@ from judging.llm.models import (  # noqa: E402, F401
     LLMUsage,
 )
 from judging.progress.models import JudgeProgress, PoolProgress  # noqa: E402, F401  (progress counters)
+from judging.quality.models import (  # noqa: E402, F401  (gold pairs, canaries)
+    CanaryCheck,
+    CanaryResult,
+    GoldPair,
+    VersionCheck,
+    VersionCheckResult,
+    VersionSamplePair,
+)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -33,6 +34,7 @@ from judging.models import (
     Collection,
     Document,
     FileImport,
+    GoldPair,
     Judge,
     JudgeProgress,
     Judgment,
@@ -45,6 +47,8 @@ from judging.models import (
 FINAL_STATUSES = (Judgment.Status.GRADED, Judgment.Status.CANNOT_JUDGE)
 _MIX_MULTIPLIER = 2654435761  # Knuth's multiplicative hash constant
 _MIX_MODULUS = 2147483647
+#: Decides when a gold pair is served (tests may seed or replace it).
+_random = random.SystemRandom()
 _UNPLANNED = 2147483647  # next_pair's sort key for pairs outside the pooling plan (waves are small)
 
 
@@ -273,11 +277,45 @@ def next_pair(
     """
     if _quota_reached(judge=judge, collection=collection):
         return None
+    if collection.gold_rate > 0 and _random.random() < collection.gold_rate:
+        gold = _next_gold_pair(judge, collection)
+        if gold is not None:
+            return gold
     if collection.max_judges_per_pair > collection.judges_per_pair:
         return _next_split_pair(judge, collection, current_query_id)
     return (
         PoolEntry.objects.filter(pk=RawSQL(*_next_pair_sql(judge, collection, current_query_id)))
         .select_related("query", "document")
+        .first()
+    )
+
+
+def _next_gold_pair(judge: Judge, collection: Collection) -> PoolEntry | None:
+    """Return a gold pair ``judge`` has not labelled yet, in the judge's shuffle, or None.
+
+    Every judge meets every gold pair (it measures the judge), so the pair's open or
+    closed state does not matter; a pair the judge deferred with "later" is not served
+    again here. Nothing in the entry tells it apart from an ordinary pool pair.
+    """
+    gold = GoldPair.objects.filter(
+        collection_id=collection.pk,
+        query_id=OuterRef("query_id"),
+        document_id=OuterRef("document_id"),
+    )
+    mine = Judgment.objects.filter(
+        judge=judge, query_id=OuterRef("query_id"), document_id=OuterRef("document_id")
+    )
+    mix = ExpressionWrapper(
+        (F("shuffle_key") + Value(judge.pk * _MIX_MULTIPLIER)) % Value(_MIX_MODULUS),
+        output_field=BigIntegerField(),
+    )
+    return (
+        PoolEntry.objects.filter(collection=collection, document__has_content=True)
+        .filter(Exists(gold))
+        .exclude(Exists(mine))
+        .annotate(mix=mix)
+        .select_related("query", "document")
+        .order_by("mix", "pk")
         .first()
     )
 

@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from judging import live_grades, selectors, staging, textpolicy
 from judging.db import Pairs, update_rows, update_values
+from judging.guidelines import services as guidelines_services
 from judging.models import (
     GRADE_MAX,
     GRADE_MIN,
@@ -77,10 +78,19 @@ def _label(judgment: Judgment | None) -> dict[str, Any] | None:
 
 def _lock_collection(collection_id: int) -> str:
     """Take the per-collection write lock (a row lock); return the aggregation policy name."""
+    return _lock_collection_for_labels(collection_id)[0]
+
+
+def _lock_collection_for_labels(collection_id: int) -> tuple[str, int]:
+    """Take the per-collection write lock; return the aggregation policy and guidelines version.
+
+    Changes of the guidelines take the same lock (:mod:`judging.guidelines.services`), so
+    the version read here is the one in force until this transaction ends.
+    """
     return (
         Collection.objects.select_for_update()
         .filter(pk=collection_id)
-        .values_list("aggregation_policy", flat=True)
+        .values_list("aggregation_policy", "guidelines_version")
         .get()
     )
 
@@ -230,7 +240,7 @@ def judgment_record(
     if problem:
         raise ValidationError({"note": problem})
     _check_same_collection(query, document)
-    policy_name = _lock_collection(query.collection_id)
+    policy_name, guidelines_version = _lock_collection_for_labels(query.collection_id)
     existing = (
         Judgment.objects.select_for_update()
         .filter(judge=judge, query=query, document=document)
@@ -261,6 +271,7 @@ def judgment_record(
         collection_id=query.collection_id,
         new_final=int(status in FINAL and (existing is None or before["status"] not in FINAL)),
     )
+    judgment.guidelines_version = guidelines_version
     judgment.save()
     JudgmentEvent.objects.create(
         judgment=judgment,
@@ -272,7 +283,7 @@ def judgment_record(
         action=action,
         channel=channel,
         before=before,
-        after=after,
+        after={**after, "guidelines_version": guidelines_version},
     )
     _adjust_pool_count(query.pk, document.pk, int(status == Status.GRADED) - int(was_graded))
     progress.judgment_written(
@@ -626,6 +637,7 @@ def judgments_import(
     rows: Iterable[JudgmentRow],
     channel: str = Channel.IMPORT,
     actor: AbstractBaseUser | None = None,
+    judge_version: str = "",
 ) -> ImportSummary:
     """Record many judgments of one judge at once, all or nothing, in bounded memory.
 
@@ -636,7 +648,8 @@ def judgments_import(
     ``line N:`` — the first :data:`textpolicy.MAX_ERRORS` by line, with the total — and
     nothing is written. Unchanged rows append no history; every created or changed row
     appends one event. The live list and pool counters of the affected queries are
-    recomputed once, and one bulk ``judgments_changed`` is sent.
+    recomputed once, and one bulk ``judgments_changed`` is sent. ``judge_version`` (LLM
+    judges: :func:`judging.llm.judges.judge_version`) is recorded on every label written.
     """
     tally = _Tally()
     with staging.JudgmentStage() as stage:
@@ -659,7 +672,7 @@ def judgments_import(
             raise RowsRefused(
                 [m for _, m in tally.items[: textpolicy.MAX_ERRORS]], tally.total + reference_total
             )
-        policy_name = _lock_collection(collection.pk)
+        policy_name, guidelines_version = _lock_collection_for_labels(collection.pk)
         stage.current(judge_id=judge.pk)
         counts = stage.classify(collection_id=collection.pk)
         _check_quota(judge=judge, collection_id=collection.pk, new_final=counts.new_final)
@@ -670,6 +683,8 @@ def judgments_import(
             channel=channel,
             now=timezone.now(),
             counts=counts,
+            guidelines_version=guidelines_version,
+            judge_version=judge_version,
         )
         version = collection.judgments_version
         if touched:
@@ -776,6 +791,7 @@ def queries_import(*, collection: Collection, rows: Sequence[QueryRow]) -> Upser
     wanted = [row.external_id.strip() for row in rows]
     existing = {q.external_id: q for q in collection.queries.filter(external_id__in=wanted)}
     created, updated = [], []
+    changes: list[dict[str, Any]] = []
     for row in rows:
         query = existing.get(row.external_id.strip())
         if query is None:
@@ -793,6 +809,9 @@ def queries_import(*, collection: Collection, rows: Sequence[QueryRow]) -> Upser
             row.description,
             row.narrative,
         ):
+            changes += guidelines_services.query_changes(
+                query, description=row.description, narrative=row.narrative
+            )
             query.text, query.description, query.narrative = (
                 row.text,
                 row.description,
@@ -801,6 +820,9 @@ def queries_import(*, collection: Collection, rows: Sequence[QueryRow]) -> Upser
             updated.append(query)
     Query.objects.bulk_create(created, batch_size=1000)
     update_rows(updated, ["text", "description", "narrative"])
+    guidelines_services.version_record(
+        collection_id=collection.pk, changes=changes, note="Queries imported"
+    )
     return UpsertSummary(created=len(created), updated=len(updated))
 
 

@@ -14,6 +14,7 @@ Only this module writes SQL that differs between the databases: null-safe compar
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -25,6 +26,9 @@ from django.db import connection
 
 from judging.db import Pairs
 from judging.models import Document, Judgment, JudgmentEvent, PoolEntry, Query
+
+#: What a judge version may look like (it is inlined into SQL; see :meth:`JudgmentStage._json`).
+_JUDGE_VERSION = re.compile(r"[A-Za-z0-9._:-]{1,80}")
 
 #: Rows sent to SQLite per ``executemany`` (PostgreSQL streams them through ``COPY``).
 BATCH = 5000
@@ -225,12 +229,23 @@ class JudgmentStage:
         )[0]
         return Classified(*(int(v or 0) for v in row))
 
-    def _json(self, prefix: str) -> str:
+    def _json(self, prefix: str, *, version: int | None = None, judge_version: str = "") -> str:
+        """Return SQL building the label history records from the stage's columns.
+
+        With ``version``, the label written also records the guidelines version it was
+        given under (an integer, inlined).
+        """
         build = "jsonb_build_object" if self.postgres else "json_object"
         names = ("grade", "status", "note", "seconds", "abstain")
         args = ", ".join(
             f"'{label}', {prefix}{name}" for label, name in zip(LABEL, names, strict=True)
         )
+        if version is not None:
+            args += f", 'guidelines_version', {int(version)}"
+        if judge_version:
+            if not _JUDGE_VERSION.fullmatch(judge_version):
+                raise ValueError(f"not a judge version: {judge_version!r}")
+            args += f", 'judge_version', '{judge_version}'"
         return f"{build}({args})"
 
     def write(
@@ -242,12 +257,17 @@ class JudgmentStage:
         channel: str,
         now: datetime,
         counts: Classified,
+        guidelines_version: int,
+        judge_version: str = "",
     ) -> list[int]:
         """Write every new or changed label and its history event; return the touched queries.
 
         Call after :meth:`references` found nothing and under the collection's lock, with
-        :meth:`classify`'s ``counts`` (statements with nothing to do are skipped).
+        :meth:`classify`'s ``counts`` (statements with nothing to do are skipped). Every
+        label written records ``guidelines_version`` and ``judge_version`` (LLM labels; a
+        digest, checked before it is inlined into the history's SQL).
         """
+        gv, jv = int(guidelines_version), judge_version
         s = self.name
         judgments, events = _table(Judgment), _table(JudgmentEvent)
         differs = self._differs()
@@ -268,28 +288,32 @@ class JudgmentStage:
             # Changed labels: their events first (the stage holds the old label), then the rows.
             self._run(
                 f"INSERT INTO {events} ({event_columns}) SELECT judgment_id, %s, %s, query_id,"
-                f" document_id, %s, 'change', %s, {self._json('old_')}, {self._json('')}, %s"
+                f" document_id, %s, 'change', %s, {self._json('old_')},"
+                f" {self._json('', version=gv, judge_version=jv)}, %s"
                 f" FROM {s} WHERE judgment_id IS NOT NULL AND {differs} ORDER BY line",
                 [collection_id, judge_id, actor_id, channel, now],
             )
             self._run(
                 f"UPDATE {judgments} SET grade = {s}.grade, status = {s}.status, note = {s}.note,"
-                f" seconds = {s}.seconds, abstain_probability = {s}.abstain, updated_at = %s"
+                f" seconds = {s}.seconds, abstain_probability = {s}.abstain, updated_at = %s,"
+                f" guidelines_version = %s, judge_version = %s"
                 f" FROM {s} WHERE {judgments}.id = {s}.judgment_id AND {self._differs(s + '.')}",
-                [now],
+                [now, gv, jv],
             )
         if counts.created:
             # New labels: the rows, then their events (joined back to get the new ids).
             self._run(
                 f"INSERT INTO {judgments} (judge_id, query_id, document_id, collection_id, grade,"
-                " status, note, seconds, abstain_probability, created_at, updated_at)"
+                " status, note, seconds, abstain_probability, created_at, updated_at,"
+                " guidelines_version, judge_version)"
                 " SELECT %s, query_id, document_id, %s, grade, status, note, seconds, abstain,"
-                f" %s, %s FROM {s} WHERE judgment_id IS NULL ORDER BY line",
-                [judge_id, collection_id, now, now],
+                f" %s, %s, %s, %s FROM {s} WHERE judgment_id IS NULL ORDER BY line",
+                [judge_id, collection_id, now, now, gv, jv],
             )
             self._run(
                 f"INSERT INTO {events} ({event_columns}) SELECT j.id, %s, %s, {s}.query_id,"
-                f" {s}.document_id, %s, 'create', %s, NULL, {self._json(s + '.')}, %s"
+                f" {s}.document_id, %s, 'create', %s, NULL,"
+                f" {self._json(s + '.', version=gv, judge_version=jv)}, %s"
                 f" FROM {s} JOIN {judgments} j ON j.judge_id = %s AND j.query_id = {s}.query_id"
                 f" AND j.document_id = {s}.document_id WHERE {s}.judgment_id IS NULL"
                 f" ORDER BY {s}.line",

@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from config.http import see_other
+from config.params import whole_param
 from judging import selectors, selectors_card, selectors_pictures, services, services_undo
 from judging.agreement import selectors as selectors_agreement
 from judging.agreement import selectors as selectors_agreement_judges
@@ -396,7 +397,17 @@ def collection_agreement(request: HttpRequest, slug: str) -> HttpResponse:
     collection = selectors.collection_for_member(
         user=request.user, slug=slug, roles=(Role.COORDINATOR,)
     )
-    report = selectors_agreement.agreement_report(collection=collection)
+    try:
+        version = whole_param(
+            request.GET,
+            "guidelines_version",
+            minimum=1,
+            maximum=collection.guidelines_version,
+        )
+        version_error = None
+    except ValidationError as error:
+        version, version_error = None, error.message_dict["guidelines_version"][0]
+    report = selectors_agreement.agreement_report(collection=collection, guidelines_version=version)
     queries, sort = selectors_agreement.sorted_query_coverage(
         report.coverage.queries, request.GET.get("sort")
     )
@@ -416,5 +427,8 @@ def collection_agreement(request: HttpRequest, slug: str) -> HttpResponse:
                 b=request.GET.get("b"),
             ),
             "actionable": selectors_agreement_judges.actionable_agreement(collection=collection),
+            "guidelines_version": version,
+            "version_error": version_error,
         },
+        status=400 if version_error else 200,
     )

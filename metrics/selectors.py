@@ -17,6 +17,7 @@ from judging.lists.exports import may_export
 from judging.models import Collection, LiveGrade, Membership, Query
 from judging.selectors import user_roles
 from metrics import engine
+from metrics.engine.ranks import leaderboard_ranks
 from metrics.engine.uncertainty import PairUncertainty, leaderboard_uncertainty
 from metrics.live import scoring, store
 from metrics.models import RANKING_DTYPE, Run, RunQuery, Scoreboard, Team
@@ -138,6 +139,13 @@ class Interval:
     high: float
     above: PairUncertainty | None = None
     above_run: Run | None = None
+    #: 95% interval of the run's rank among the runs with an interval, and its tier
+    #: (:func:`metrics.engine.ranks.leaderboard_ranks`); 1-based.
+    rank_low: int | None = None
+    rank_high: int | None = None
+    tier: int | None = None
+    #: Whether this run opens a tier below the first (told apart from the tier above).
+    opens_tier: bool = False
 
 
 @dataclass(frozen=True)
@@ -414,8 +422,10 @@ def _with_intervals(
 
     The runs with a mean on ``measure`` share one paired bootstrap over the queries every
     one of them was scored on (:func:`metrics.engine.uncertainty.leaderboard_uncertainty`;
-    one SQL query). The figures are cached under the runs' ids, scored versions and times,
-    so live rescoring (which moves them) makes the next read current.
+    one SQL query), which also gives each its rank interval and tier among them
+    (:func:`metrics.engine.ranks.leaderboard_ranks`, same draws). The figures are cached
+    under the runs' ids, scored versions and times, so live rescoring (which moves them)
+    makes the next read current.
     """
     scored = [
         r for r in rows if r.scores.get(measure) is not None and r.run.status == Run.Status.SCORED
@@ -427,26 +437,27 @@ def _with_intervals(
         f"{run.pk}:{run.scored_version}:{run.scored_at.isoformat() if run.scored_at else ''}"
         for run in runs
     )
-    cache_key = cache_key_for("intervals", collection.pk, measure, stamp)
+    cache_key = cache_key_for("intervals-ranks", collection.pk, measure, stamp)
     figures = cache.get(cache_key)
     if figures is None:
         matrix = _score_matrix(runs, measure)
         if matrix.shape[1] == 0:  # no query scored for every run: nothing to resample
             return rows
+        order = np.arange(len(runs))
+        settings = {
+            "confidence": BOOTSTRAP_CONFIDENCE,
+            "resamples": BOOTSTRAP_RESAMPLES,
+            "seed": collection.pk,
+        }
         figures = (
             matrix.shape[1],
-            leaderboard_uncertainty(
-                matrix,
-                np.arange(len(runs)),
-                confidence=BOOTSTRAP_CONFIDENCE,
-                resamples=BOOTSTRAP_RESAMPLES,
-                seed=collection.pk,
-            ),
+            leaderboard_uncertainty(matrix, order, **settings),
+            leaderboard_ranks(matrix, order, **settings),
         )
         cache.set(cache_key, figures, _INTERVAL_TTL)
-    n_queries, (intervals, pairs) = figures
+    n_queries, (intervals, pairs), ranks = figures
     with_interval = {}
-    for i, (row, interval) in enumerate(zip(scored, intervals, strict=True)):
+    for i, (row, interval, rank) in enumerate(zip(scored, intervals, ranks, strict=True)):
         above = pairs[i - 1] if i else None
         with_interval[row.run.pk] = Interval(
             measure=measure,
@@ -455,6 +466,10 @@ def _with_intervals(
             high=interval.high,
             above=above,
             above_run=scored[i - 1].run if i else None,
+            rank_low=rank.low,
+            rank_high=rank.high,
+            tier=rank.tier,
+            opens_tier=bool(i) and rank.tier != ranks[i - 1].tier,
         )
     return [LeaderboardRow(r.run, r.scores, r.stale, with_interval.get(r.run.pk)) for r in rows]
 

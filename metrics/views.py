@@ -156,12 +156,38 @@ class LeaderboardLine:
     own: bool
     coverage: float | None
     low_coverage: bool
-    cells: list[float | None]
+    cells: list[tuple[MeasureLabel, float | None]]
     interval: Interval | None = None
     human_only: float | None = None
     human_rank: int | None = None
     #: The bias-corrected mean of each cell's measure (``metrics.analysis.ppi.PPICell``).
     ppi_cells: tuple = ()
+
+
+#: Measure columns the leaderboard shows until the viewer picks others (the sorted one is
+#: always shown, too): enough to compare at a glance, few enough to fit at 1366 px.
+DEFAULT_SHOWN_COLUMNS = 6
+
+
+def _shown_columns(
+    request: HttpRequest,
+    columns: list[MeasureLabel],
+    by_name: dict[str, MeasureLabel],
+    sort: MeasureLabel | None,
+) -> list[MeasureLabel]:
+    """Return the measure columns to show, in the collection's order.
+
+    The column chooser sends ``chosen=1`` and one ``show`` per ticked measure (names the
+    collection does not have are ignored); without it the first
+    :data:`DEFAULT_SHOWN_COLUMNS` show. The measure the board is sorted by always shows.
+    """
+    if "chosen" in request.GET:
+        wanted = {by_name[name] for name in request.GET.getlist("show") if name in by_name}
+    else:
+        wanted = set(columns[:DEFAULT_SHOWN_COLUMNS])
+    if sort is not None:
+        wanted.add(sort)
+    return [label for label in columns if label in wanted]
 
 
 @login_required
@@ -178,6 +204,7 @@ def run_leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
     by_name = {label.canonical: label for label in labels}
     by_name |= {label.requested: label for label in labels}
     sort = by_name.get(request.GET.get("sort", ""), columns[0] if columns else coverage)
+    shown = _shown_columns(request, columns, by_name, sort)
     provenance = request.GET.get("provenance", "all")
     if provenance not in PROVENANCES:
         provenance = "all"
@@ -200,11 +227,11 @@ def run_leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
                 own=row.run.team_id in who.team_ids,
                 coverage=cov,
                 low_coverage=_is_low(cov, threshold),
-                cells=[row.scores.get(label.canonical) for label in columns],
+                cells=[(label, row.scores.get(label.canonical)) for label in shown],
                 interval=row.interval,
                 human_only=row.human_only,
                 human_rank=row.human_rank,
-                ppi_cells=tuple(row.ppi.get(label.canonical) for label in columns),
+                ppi_cells=tuple(row.ppi.get(label.canonical) for label in shown),
             )
         )
     context = (
@@ -212,7 +239,8 @@ def run_leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
         | {
             "board": board,
             "lines": lines,
-            "columns": columns,
+            "columns": shown,
+            "choices": [(label, label in shown) for label in columns],
             "coverage": coverage,
             "labels": labels,
             "unreadable": unreadable,

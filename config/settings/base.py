@@ -225,6 +225,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 GRADED_LLM_CHUNK_PAIRS = int(os.environ.get("GRADED_LLM_CHUNK_PAIRS", "128"))
 GRADED_LLM_JOB_WORKERS = int(os.environ.get("GRADED_LLM_JOB_WORKERS", "4"))
 GRADED_LLM_LEASE_SECONDS = float(os.environ.get("GRADED_LLM_LEASE_SECONDS", "60"))
+# A worker stops its LLM job after this many answers in a row that no retry can fix (401,
+# 403, 404, a model the provider does not know, a refused destination); 0: never.
+GRADED_LLM_FAIL_FAST_AFTER = int(os.environ.get("GRADED_LLM_FAIL_FAST_AFTER", "3"))
 
 # Judging.
 GRADED_MAX_SECONDS_PER_PAIR = 1800  # client-measured judging time is capped at this

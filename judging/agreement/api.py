@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from drf_spectacular.utils import extend_schema, extend_schema_view
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.api import error_responses
+from config.params import whole_param
 from judging.agreement import selectors as selectors_agreement
 from judging.api.permissions import COORDINATORS
 from judging.api.views import SLUG, CollectionScopedView
@@ -120,6 +121,11 @@ class AgreementReportSerializer(serializers.Serializer):
     """Coverage, judges and agreement of a collection (graded judgments only)."""
 
     collection = serializers.SlugField(help_text="The collection's slug.")
+    guidelines_version = serializers.IntegerField(
+        allow_null=True,
+        help_text="The guidelines version whose labels the judge statistics and agreement "
+        "count (null: every label).",
+    )
     judgments_version = serializers.IntegerField(
         help_text="The collection's judgment-list version when read."
     )
@@ -144,8 +150,16 @@ class AgreementReportSerializer(serializers.Serializer):
         "interval) among human judges, LLM judges and all judges; and, for every two "
         "judges sharing a graded pair, raw agreement and Cohen's kappa (unweighted and "
         'quadratic). An undefined coefficient is `{"value": null, "reason": ...}`.',
-        parameters=[SLUG],
-        responses={200: AgreementReportSerializer, **error_responses(401, 403, 404)},
+        parameters=[
+            SLUG,
+            OpenApiParameter(
+                "guidelines_version",
+                int,
+                description="Count only labels given under this guidelines version in the "
+                "judge statistics and agreement (coverage counts every label).",
+            ),
+        ],
+        responses={200: AgreementReportSerializer, **error_responses(400, 401, 403, 404)},
     )
 )
 class AgreementView(CollectionScopedView):
@@ -158,11 +172,20 @@ class AgreementView(CollectionScopedView):
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Return the report."""
         collection = self.collection
-        report = selectors_agreement.agreement_report(collection=collection)
+        version = whole_param(
+            request.query_params,
+            "guidelines_version",
+            minimum=1,
+            maximum=collection.guidelines_version,
+        )
+        report = selectors_agreement.agreement_report(
+            collection=collection, guidelines_version=version
+        )
         data = AgreementReportSerializer(
             {
                 "collection": collection.slug,
                 "judgments_version": collection.judgments_version,
+                "guidelines_version": version,
                 "coverage": report.coverage,
                 "judges": report.judges,
                 "overall": report.overall,

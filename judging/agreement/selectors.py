@@ -266,11 +266,19 @@ def _query_coverage(collection: Collection) -> list[QueryCoverage]:
     return [QueryCoverage(*row) for row in rows]
 
 
-def _judge_stats(collection: Collection) -> list[JudgeStats]:
+def _graded(collection: Collection, guidelines_version: int | None) -> QuerySet[Judgment]:
+    """Return the collection's graded judgments, of one guidelines version if given."""
+    graded = Judgment.objects.filter(collection=collection, status=GRADED)
+    if guidelines_version is not None:
+        graded = graded.filter(guidelines_version=guidelines_version)
+    return graded
+
+
+def _judge_stats(collection: Collection, guidelines_version: int | None = None) -> list[JudgeStats]:
     """Return every judge's grade counts and mean time in ``collection`` in one SQL query."""
     per_grade = {f"g{grade}": Count("pk", filter=Q(grade=grade)) for grade in GRADES}
     rows = (
-        Judgment.objects.filter(collection=collection, status=GRADED)
+        _graded(collection, guidelines_version)
         .order_by()
         .values("judge_id", "judge__name", "judge__kind")
         .annotate(n=Count("pk"), mean_seconds=Avg("seconds"), **per_grade)
@@ -287,10 +295,12 @@ def _judge_stats(collection: Collection) -> list[JudgeStats]:
     ]
 
 
-def _graded_judgments(collection: Collection) -> list[tuple[int, int, int, str, int]]:
+def _graded_judgments(
+    collection: Collection, guidelines_version: int | None = None
+) -> list[tuple[int, int, int, str, int]]:
     """Return (query id, document id, judge id, judge kind, grade) of every grade, one query."""
     return list(
-        Judgment.objects.filter(collection=collection, status=GRADED)
+        _graded(collection, guidelines_version)
         .order_by()
         .values_list("query_id", "document_id", "judge_id", "judge__kind", "grade")
     )
@@ -414,14 +424,18 @@ def _pairwise(matrix: FloatArray, judges: Sequence[JudgeRef]) -> list[PairAgreem
 # --- the report ------------------------------------------------------------------------------
 
 
-def agreement_report(*, collection: Collection) -> AgreementReport:
+def agreement_report(
+    *, collection: Collection, guidelines_version: int | None = None
+) -> AgreementReport:
     """Return the coverage, judge statistics and agreement of ``collection``.
 
-    Three SQL queries, whatever the size of the collection (see the module docstring).
+    With ``guidelines_version``, the judge statistics and agreement count only the labels
+    given under that version of the guidelines (coverage stays the whole pool's). Three
+    SQL queries, whatever the size of the collection (see the module docstring).
     """
     queries = sorted(_query_coverage(collection), key=lambda q: _natural_key(q.external_id))
-    stats = _judge_stats(collection)
-    rows = _graded_judgments(collection)
+    stats = _judge_stats(collection, guidelines_version)
+    rows = _graded_judgments(collection, guidelines_version)
     pool_pairs = sum(q.pooled for q in queries)
     complete = sum(q.complete for q in queries)
     coverage = Coverage(
@@ -705,3 +719,48 @@ def llm_checks(*, collection: Collection, audit: checks.Audit | None = None) -> 
         keep = audit.contains([r[3] for r in rows], [r[4] for r in rows])
         groups.append(checks.check_figures(human[keep], machine[keep], label=checks.AUDIT_LABEL))
     return LlmChecks(groups=tuple(groups), curve=tuple(checks.accumulation(human, machine)))
+
+
+# --- split by guidelines version --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VersionAgreement:
+    """Labels given under one guidelines version and the human judges' agreement on them.
+
+    ``version`` is None for labels written before versions were kept. ``humans`` is the
+    agreement among human judges over the pairs two or more of them graded under this
+    version (labels of other versions are not compared with these).
+    """
+
+    version: int | None
+    labels: int
+    humans: GroupAgreement
+
+
+def agreement_by_guidelines_version(*, collection: Collection) -> list[VersionAgreement]:
+    """Return, per guidelines version with graded labels, the labels and human agreement.
+
+    One SQL query; versions in order (labels from before versions were kept first).
+    """
+    rows = list(
+        Judgment.objects.filter(collection=collection, status=GRADED)
+        .order_by()
+        .values_list(
+            "query_id", "document_id", "judge_id", "judge__kind", "grade", "guidelines_version"
+        )
+    )
+    by_version: dict[int | None, list[tuple[int, int, int, str, int]]] = {}
+    for *row, version in rows:
+        by_version.setdefault(version, []).append(tuple(row))  # type: ignore[arg-type]
+    result = []
+    for version in sorted(by_version, key=lambda v: (v is not None, v or 0)):
+        graded = by_version[version]
+        judges: dict[int, JudgeRef] = {}
+        for _q, _d, judge_id, kind, _g in graded:
+            judges.setdefault(judge_id, JudgeRef(judge_id, f"Judge {judge_id}", kind))
+        refs = list(judges.values())
+        matrix = _ratings_matrix(graded, [ref.judge_id for ref in refs])
+        humans = _group_agreement(matrix, refs, "human", "Human judges", (HUMAN,))
+        result.append(VersionAgreement(version=version, labels=len(graded), humans=humans))
+    return result

@@ -5,9 +5,11 @@ from django.urls import path
 from judging.adjudication import api as views_adjudication
 from judging.agreement import api as views_agreement
 from judging.api import views
+from judging.guidelines import api as views_guidelines
 from judging.imports import api as views_imports
 from judging.lists import api as views_lists
 from judging.llm import api as views_llm
+from judging.quality import api as views_quality
 
 app_name = "judging-api"
 urlpatterns = [
@@ -54,6 +56,56 @@ urlpatterns = [
         "collections/<slug:slug>/imports/<int:pk>/",
         views_imports.FileImportDetailView.as_view(),
         name="file-import-detail",
+    ),
+    path(
+        "collections/<slug:slug>/gold/",
+        views_quality.GoldPairListView.as_view(),
+        name="gold-pair-list",
+    ),
+    path(
+        "collections/<slug:slug>/gold/rate/",
+        views_quality.GoldRateView.as_view(),
+        name="gold-rate",
+    ),
+    path(
+        "collections/<slug:slug>/gold/<int:pk>/",
+        views_quality.GoldPairDetailView.as_view(),
+        name="gold-pair-detail",
+    ),
+    path(
+        "collections/<slug:slug>/judges/gold/",
+        views_quality.JudgeGoldView.as_view(),
+        name="judge-gold",
+    ),
+    path(
+        "collections/<slug:slug>/judges/canaries/",
+        views_quality.CanaryRatesView.as_view(),
+        name="canary-rates",
+    ),
+    path(
+        "collections/<slug:slug>/judges/<int:judge_id>/canary-checks/",
+        views_quality.CanaryCheckCreateView.as_view(),
+        name="canary-check-list",
+    ),
+    path(
+        "collections/<slug:slug>/judges/<int:judge_id>/versions/",
+        views_quality.VersionCheckListView.as_view(),
+        name="version-check-list",
+    ),
+    path(
+        "collections/<slug:slug>/judges/attention/",
+        views_quality.JudgeAttentionView.as_view(),
+        name="judge-attention",
+    ),
+    path(
+        "collections/<slug:slug>/guidelines/",
+        views_guidelines.GuidelinesView.as_view(),
+        name="guidelines",
+    ),
+    path(
+        "collections/<slug:slug>/guidelines/versions/",
+        views_guidelines.GuidelineVersionListView.as_view(),
+        name="guideline-version-list",
     ),
     path(
         "collections/<slug:slug>/agreement/",

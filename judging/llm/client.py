@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import random
+import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -67,22 +68,68 @@ class Completion:
 
 
 class CallFailed(Exception):
-    """A request that did not produce an answer."""
+    """A request that did not produce an answer.
 
-    def __init__(self, reason: str, *, raw: str = "", attempts: int = 1) -> None:
+    ``status`` is the HTTP status of the last answer (None: no HTTP answer). ``fatal`` says
+    that every other request of the job would fail the same way (a wrong key, model or
+    base URL, a refused destination), so a job stops after a few of them in a row
+    (:data:`judging.llm.runner.FAIL_FAST_AFTER`) instead of asking every pair.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        raw: str = "",
+        attempts: int = 1,
+        status: int | None = None,
+        fatal: bool = False,
+    ) -> None:
         """Keep the reason, the raw answer (shortened) and how many attempts were made."""
         super().__init__(reason)
         self.reason = reason
         self.raw = raw[:RAW_LIMIT]
         self.attempts = attempts
+        self.status = status
+        self.fatal = fatal
+
+
+#: Statuses no retry and no other pair can fix: the key, the model or the base URL is wrong.
+FATAL_STATUSES = frozenset({401, 403, 404, 405, 407, 410})
+#: A 400 answer whose body says this names a model the server does not know (OpenAI
+#: answers ``model_not_found``; vLLM and Ollama "model … does not exist / not found").
+_MODEL_MISSING = re.compile(
+    r"model_not_found|model[^.\n]{0,120}(?:does not exist|not found|not exist|unknown|"
+    r"not available|invalid)|(?:unknown|invalid|no such) model",
+    re.IGNORECASE,
+)
+
+
+def is_fatal(status: int, body: str) -> bool:
+    """Return whether an HTTP answer ``status`` with ``body`` would fail every request.
+
+    401, 403, 404 (and 405, 407, 410), a redirect (never followed: the base URL is wrong),
+    and a 400 that says the model does not exist. Other 4xx answers may be about one
+    prompt (too long, refused content) and are not.
+    """
+    if status in FATAL_STATUSES or 300 <= status < 400:
+        return True
+    return status in (400, 422) and bool(_MODEL_MISSING.search(body or ""))
 
 
 class _Transient(Exception):
     """A failure worth retrying, with the server's requested delay if any."""
 
-    def __init__(self, reason: str, raw: str = "", retry_after: float | None = None) -> None:
+    def __init__(
+        self,
+        reason: str,
+        raw: str = "",
+        retry_after: float | None = None,
+        status: int | None = None,
+    ) -> None:
         super().__init__(reason)
         self.reason, self.raw, self.retry_after = reason, raw, retry_after
+        self.status = status
 
 
 def retry_after_seconds(value: str | None, *, now: float | None = None) -> float | None:
@@ -184,9 +231,11 @@ async def complete(
                     config.url, json=body, headers=headers, timeout=config.timeout
                 )
             except EgressRefused as exc:
-                raise CallFailed(str(exc), attempts=attempt) from None
+                raise CallFailed(str(exc), attempts=attempt, fatal=True) from None
             except httpx.InvalidURL as exc:
-                raise CallFailed(f"Refused: not a valid URL ({exc}).", attempts=attempt) from None
+                raise CallFailed(
+                    f"Refused: not a valid URL ({exc}).", attempts=attempt, fatal=True
+                ) from None
             except httpx.TimeoutException:
                 raise _Transient(f"Timed out after {config.timeout:g} s.") from None
             except httpx.TransportError as exc:
@@ -196,6 +245,7 @@ async def complete(
                     f"HTTP {response.status_code}.",
                     raw=excerpt(response.text),
                     retry_after=retry_after_seconds(response.headers.get("Retry-After")),
+                    status=response.status_code,
                 )
             if response.status_code != 200:
                 raise CallFailed(
@@ -203,6 +253,8 @@ async def complete(
                     + (", redirects are not followed)." if response.is_redirect else ")."),
                     raw=excerpt(response.text),
                     attempts=attempt,
+                    status=response.status_code,
+                    fatal=is_fatal(response.status_code, response.text),
                 )
             return _completion(response, started, attempt)
         except _Transient as exc:
@@ -217,5 +269,8 @@ async def complete(
             await sleep(delay)
     assert last is not None
     raise CallFailed(
-        f"{last.reason} Gave up after {attempts} attempt(s).", raw=last.raw, attempts=attempts
+        f"{last.reason} Gave up after {attempts} attempt(s).",
+        raw=last.raw,
+        attempts=attempts,
+        status=last.status,
     )

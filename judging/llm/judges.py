@@ -12,6 +12,8 @@ never a coordinator's to set (see :class:`judging.llm.models.LLMProvider`).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +23,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import transaction
 
 from judging import textpolicy
+from judging.llm import prompt
 from judging.llm.parse import compile_pattern
 from judging.llm.prompt import (
     DEFAULT_NATIVE_SCALE,
@@ -233,3 +236,23 @@ def llm_judge_update(*, judge: Judge, config: LLMJudgeConfig) -> Judge:
         _set(judge, before)
         raise
     return judge
+
+
+def judge_version(judge: Judge) -> str:
+    """Return a digest naming an LLM judge's configuration (what changes its grades).
+
+    Model, model version, provider, prompt (template version) and system prompt, answer
+    pattern, JSON mode, scale and its mapping, and decoding; not its name, retries or
+    timeout.
+    """
+    config = LLMJudgeConfig.of(judge)
+    skip = {"name", "max_attempts", "timeout_seconds", "llm_provider", "prompt_template"}
+    values: dict[str, Any] = {
+        name: getattr(config, name) for name in CONFIG_FIELDS if name not in skip
+    }
+    values["llm_provider"] = judge.llm_provider_id
+    values["prompt_template"] = prompt.template_version(
+        judge.prompt_template or prompt.DEFAULT_TEMPLATE, judge.prompt_version
+    )
+    encoded = json.dumps(values, sort_keys=True, default=str).encode("utf-8")
+    return "v-" + hashlib.sha256(encoded).hexdigest()[:12]

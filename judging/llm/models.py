@@ -279,6 +279,28 @@ class LLMJob(models.Model):
         """Return the share of pairs with an outcome, 0–100."""
         return 100 if not self.total else min(100, round(100 * self.processed / self.total))
 
+    @property
+    def ended(self) -> bool:
+        """Return whether the job has ended (done or failed)."""
+        return self.status in (self.Status.DONE, self.Status.FAILED)
+
+    @property
+    def not_asked(self) -> int:
+        """Return the pairs an ended job never asked (stopped early); 0 while it runs."""
+        return max(0, self.total - self.processed) if self.ended else 0
+
+    @property
+    def bar_done(self) -> int:
+        """Return the judged pairs' share of the job's bar, in thousandths."""
+        return round(1000 * self.done / self.total) if self.total else 0
+
+    @property
+    def bar_failed(self) -> int:
+        """Return the failed pairs' share of the bar, in thousandths (never hidden by rounding)."""
+        if not self.total or not self.failed:
+            return 0
+        return min(1000 - self.bar_done, max(8, round(1000 * self.failed / self.total)))
+
 
 class LLMJobChunk(models.Model):
     """A slice of a job's pairs that one worker takes at a time, under a lease.

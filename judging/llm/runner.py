@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import html
+import http
 import logging
 import os
 import queue
@@ -238,6 +239,47 @@ def used_tokens(
     return services_llm.TokenCount(result.prompt_tokens, result.completion_tokens)
 
 
+#: Fatal answers in a row (see :attr:`judging.llm.client.CallFailed.fatal`) after which a
+#: worker stops its job, unless the settings name another number (0: never stop early).
+FAIL_FAST_AFTER = 3
+
+
+def fail_fast_after() -> int:
+    """Return how many fatal answers in a row stop a job (``GRADED_LLM_FAIL_FAST_AFTER``)."""
+    return max(0, int(getattr(settings, "GRADED_LLM_FAIL_FAST_AFTER", FAIL_FAST_AFTER)))
+
+
+def _status_phrase(status: int) -> str:
+    try:
+        return f"{status} {http.HTTPStatus(status).phrase}"
+    except ValueError:
+        return str(status)
+
+
+def fatal_cause(failed: CallFailed) -> str:
+    """Return what a fatal answer says about the judge's set-up, and what to check."""
+    status = failed.status
+    if status is None:
+        return f"Graded did not send the request ({failed.reason.rstrip('.')})"
+    answered = f"the provider answered {_status_phrase(status)}"
+    if status == 401:
+        return f"{answered} — check the provider's API key (the operator sets it)"
+    if status in (403, 407):
+        return f"{answered} — the provider's key may not use this model; ask the operator"
+    if status == 404:
+        return f"{answered} — check the model name and the provider's base URL"
+    if status in (400, 422):
+        return f"{answered}: the model is unknown there — check the model name"
+    if 300 <= status < 400:
+        return f"{answered} (a redirect, not followed) — check the provider's base URL"
+    return f"{answered} — check the provider's base URL"
+
+
+def stop_reason(failed: CallFailed, count: int) -> str:
+    """Return the error of a job stopped after ``count`` fatal answers in a row."""
+    return f"Stopped after {count} requests in a row failed: {fatal_cause(failed)}."
+
+
 def client_config(judge: Judge, api_key: str) -> ClientConfig:
     """Return the client settings of ``judge`` (backoff from the GRADED_LLM_* settings).
 
@@ -268,6 +310,12 @@ class _Requests(threading.Thread):
     Outcomes go on the ``out`` queue as ``(pair, prompt hash, completion or failure)``;
     after :meth:`close`, once every submitted pair has its outcome, :attr:`END` follows.
     Pairs of a chunk named in :attr:`dropped` are not sent (their worker lost the chunk).
+
+    After ``fail_fast`` fatal answers in a row (a wrong key, model or base URL, a refused
+    destination; 0: never) the senders stop sending (:meth:`halt`, with the reason in
+    :attr:`halt_reason`): the requests already out still answer, then :attr:`END` follows.
+    The answers are counted on the event loop, before any sender takes its next pair, so
+    at most ``fail_fast + concurrency - 1`` requests go out when every answer is fatal.
     """
 
     END = object()
@@ -280,9 +328,13 @@ class _Requests(threading.Thread):
         config: ClientConfig,
         concurrency: int,
         out: queue.Queue,
+        fail_fast: int = 0,
     ) -> None:
         super().__init__(name="llm-judge-requests", daemon=True)
         self.config, self.concurrency, self.out = config, concurrency, out
+        self.fail_fast = fail_fast
+        self.streak = 0  # fatal answers in a row (touched on the event loop only)
+        self.halt_reason = ""
         self.template = judge.prompt_template or prompt.DEFAULT_TEMPLATE
         self.system = judge.system_prompt
         self.policy = judge.llm_provider.egress_policy()
@@ -311,9 +363,44 @@ class _Requests(threading.Thread):
     def close(self) -> None:
         """Send what was submitted, then end (:attr:`END` goes on the queue last)."""
         self._ready.wait()
-        assert self._loop is not None and self._feed is not None
-        for _ in range(self.concurrency):
-            self._loop.call_soon_threadsafe(self._feed.put_nowait, self._CLOSE)
+        self._wake_senders()
+
+    def halt(self, reason: str = "") -> None:
+        """Send nothing more; let the requests out answer, then end (``reason``: why)."""
+        if reason and not self.halt_reason:
+            self.halt_reason = reason
+        self.stop.set()
+        self._ready.wait()
+        self._wake_senders()
+
+    def _wake_senders(self) -> None:
+        """Put one end mark per sender on the feed, from any thread (none once it ended)."""
+        loop, feed = self._loop, self._feed
+        if loop is None or feed is None or not self.is_alive():
+            return
+        marks = [self._CLOSE] * self.concurrency
+        try:
+            if threading.current_thread() is self:
+                for mark in marks:
+                    feed.put_nowait(mark)
+            else:
+                for mark in marks:
+                    loop.call_soon_threadsafe(feed.put_nowait, mark)
+        except RuntimeError:  # the loop closed meanwhile: the senders have ended
+            pass
+
+    def _note(self, result: Completion | CallFailed) -> None:
+        """Count fatal answers in a row; halt after :attr:`fail_fast` of them."""
+        if not self.fail_fast:
+            return
+        if isinstance(result, CallFailed) and not result.attempts:
+            return  # never sent (the prompt was too long): says nothing of the provider
+        if isinstance(result, CallFailed) and result.fatal:
+            self.streak += 1
+            if self.streak >= self.fail_fast and not self.stop.is_set():
+                self.halt(stop_reason(result, self.streak))
+        else:
+            self.streak = 0
 
     def run(self) -> None:
         """Run the loop to completion, then signal the end."""
@@ -342,7 +429,9 @@ class _Requests(threading.Thread):
                         return
                     if pair.chunk and pair.chunk in self.dropped:
                         continue
-                    self.out.put(await self._one(client, pair))
+                    answer = await self._one(client, pair)
+                    self.out.put(answer)
+                    self._note(answer[2])
 
         await asyncio.gather(*(sender() for _ in range(self.concurrency)))
 
@@ -483,6 +572,13 @@ def work(
     while it still holds the chunk's lease), and renews its leases while requests are
     out. When no chunk is free it waits for the others, taking over any chunk whose lease
     runs out; the last one to see every chunk done ends the job.
+
+    A worker whose requests get :func:`fail_fast_after` fatal answers in a row stops the
+    job (Failed, with :func:`stop_reason`); every worker looks at the job's status each
+    ``flush_seconds`` and, once it has ended, sends nothing more. Either way a stopping
+    worker records the answers of the requests already out, gives back its chunks (their
+    pairs not asked have no outcome: a later job asks them) and the reservations of the
+    requests it never sent.
     """
     job.refresh_from_db()
     if job.status != LLMJob.Status.RUNNING:
@@ -500,7 +596,11 @@ def work(
     progress.done, progress.failed = job.done, job.failed
     out: queue.Queue = queue.Queue()
     requests = _Requests(
-        judge=judge, config=client_config(judge, api_key), concurrency=concurrency, out=out
+        judge=judge,
+        config=client_config(judge, api_key),
+        concurrency=concurrency,
+        out=out,
+        fail_fast=fail_fast_after(),
     )
     held: dict[int, _Held] = {}
     last_flush = last_renew = time.monotonic()
@@ -548,6 +648,15 @@ def work(
         held.clear()
         budget.deferred.clear()
 
+    def stop_now(reason: str) -> None:
+        """Record the answers in, stop the job (with ``reason``) and give back the chunks."""
+        flush()
+        if reason and services_llm.llm_job_stop(job=job, error=reason):
+            logger.warning("LLM job %s: %s", job.pk, reason)
+        services_llm.llm_chunks_release(chunk_ids=list(held), owner=owner)
+        held.clear()
+        budget.deferred.clear()
+
     def renew() -> None:
         nonlocal last_renew
         kept = services_llm.llm_chunks_renew(chunk_ids=list(held), owner=owner, lease_seconds=lease)
@@ -567,6 +676,7 @@ def work(
             requests.waiting < 2 * concurrency
             and time.monotonic() >= waiting_until
             and not budget.deferred  # no room in the budget: claim no more
+            and not requests.stop.is_set()  # stopping: claim no more
         ):
             chunk = services_llm.llm_chunk_claim(job=job, owner=owner, lease_seconds=lease)
             if chunk is None:  # none free now: ask again in a while, not after every answer
@@ -589,6 +699,9 @@ def work(
     try:
         while True:
             if not take() and not held:
+                if requests.halt_reason:  # its last fatal answer ended this worker's chunks
+                    stop_now(requests.halt_reason)
+                    break
                 # Idle until the job ends: give back now what the last answers did not use
                 # (the loop below, which settles, is not reached again), else that room
                 # stays reserved and the others' waiting pairs find none.
@@ -603,7 +716,12 @@ def work(
             except queue.Empty:
                 item = None
             now = time.monotonic()
-            if item is not None and item is not _Requests.END:
+            if item is _Requests.END:  # the senders stopped and every answer is in
+                if not requests.stop.is_set():
+                    raise RuntimeError("the request thread ended early")
+                stop_now(requests.halt_reason)
+                break
+            if item is not None:
                 pair, digest, result = item
                 budget.answered(pair, result)
                 state = held.get(pair.chunk)
@@ -622,7 +740,7 @@ def work(
                         record(pair.chunk, state, done=False)
                     if on_progress:
                         on_progress(progress)
-            if budget.deferred:  # waiting for room: settle what came back, try again
+            if budget.deferred and not requests.stop.is_set():  # waiting for room: try again
                 budget.settle()
                 send(budget.take_deferred())
                 if budget.hopeless(requests.dropped, patience=lease):
@@ -630,6 +748,8 @@ def work(
                     continue
             if now - last_flush >= flush_seconds:
                 flush()
+                if not requests.stop.is_set() and not services_llm.llm_job_running(job=job):
+                    requests.halt()  # another worker stopped the job (or it ended)
             if held and now - last_renew >= lease / 4:
                 renew()
     except Exception as exc:  # a fault of this job: it stops for every worker
@@ -808,6 +928,9 @@ class Trial:
     label: str = ""
     grade: int | None = None
     problem: str = ""
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_ms: float | None = None
 
 
 def trial_pairs(*, collection: Any, count: int = TRY_PAIRS) -> list[Pair]:
@@ -874,6 +997,9 @@ def _try_pairs(judge: Judge, pairs: list[Pair], budget: _Budget | None) -> list[
                 outcome.raw_output,
                 outcome.native_label,
                 outcome.grade,
+                prompt_tokens=outcome.prompt_tokens,
+                completion_tokens=outcome.completion_tokens,
+                latency_ms=outcome.latency_ms,
             )
         else:
             results[key] = Trial(

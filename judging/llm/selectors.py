@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import Count, Min, Prefetch, Q, QuerySet
 
 from judging.llm.models import LLMFailure, LLMJob, LLMOutput, LLMProvider
 from judging.models import Collection, Judge, Membership
@@ -29,8 +31,60 @@ def jobs_of(*, collection: Collection, with_failures: bool = False) -> QuerySet[
 
 
 def job_in(*, collection: Collection, job_id: int) -> LLMJob | None:
-    """Return one job of the collection with its failures, or None."""
-    return jobs_of(collection=collection, with_failures=True).filter(pk=job_id).first()
+    """Return one job of the collection (its judge and provider along), or None.
+
+    Its failures are not loaded: pages read them grouped (:func:`failure_groups`) or a
+    page at a time (:func:`job_failures`).
+    """
+    return (
+        LLMJob.objects.filter(collection=collection, pk=job_id)
+        .select_related("judge__llm_provider")
+        .first()
+    )
+
+
+@dataclass(frozen=True)
+class FailureGroup:
+    """The failures of a job that share one reason: how many, and one raw answer."""
+
+    reason: str
+    count: int
+    example: str
+
+
+def failure_groups(*, job: LLMJob, limit: int | None = None) -> list[FailureGroup]:
+    """Return the job's failures grouped by reason, commonest first (two queries).
+
+    ``example`` is the raw answer of the group's first failure (often all the same).
+    """
+    rows = (
+        LLMFailure.objects.filter(job=job)
+        .values("reason")
+        .annotate(n=Count("pk"), first=Min("pk"))
+        .order_by("-n", "reason")
+    )
+    rows = list(rows[:limit] if limit else rows)
+    examples = dict(
+        LLMFailure.objects.filter(pk__in=[r["first"] for r in rows]).values_list("pk", "raw_answer")
+    )
+    return [FailureGroup(r["reason"], r["n"], examples.get(r["first"], "")) for r in rows]
+
+
+def failure_reasons(*, job: LLMJob) -> int:
+    """Return how many different reasons the job's failures have."""
+    return LLMFailure.objects.filter(job=job).values("reason").distinct().count()
+
+
+def job_failures(*, job: LLMJob, reason: str | None = None) -> QuerySet[LLMFailure]:
+    """Return the job's failures (of one ``reason`` if given), by query and document id."""
+    failures = LLMFailure.objects.filter(job=job)
+    if reason is not None and "\x00" in reason:  # no reason has one (PostgreSQL refuses it)
+        return failures.none()
+    if reason is not None:
+        failures = failures.filter(reason=reason)
+    return failures.select_related("query", "document").order_by(
+        "query__external_id", "document__external_id", "id"
+    )
 
 
 def runnable_llm_judges(*, collection: Collection) -> QuerySet[Judge]:

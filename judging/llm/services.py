@@ -24,6 +24,7 @@ from django.utils import timezone
 from judging import background, services
 from judging.llm import selectors as selectors_llm
 from judging.llm.egress import EgressRefused, check_base_url
+from judging.llm.judges import judge_version
 from judging.llm.models import (
     KEY_ENV_MESSAGE,
     KEY_ENV_PATTERN,
@@ -393,7 +394,12 @@ def llm_grades_import(
         for i, g in enumerate(grades, start=1)
     ]
     summary = services.judgments_import(
-        collection=collection, judge=judge, rows=rows, channel=channel, actor=actor
+        collection=collection,
+        judge=judge,
+        rows=rows,
+        channel=channel,
+        actor=actor,
+        judge_version=judge_version(judge),
     )
     outputs_store(judge=judge, collection=collection, grades=grades, job=job)
     return summary
@@ -625,6 +631,25 @@ def llm_chunks_release(*, chunk_ids: Sequence[int], owner: str) -> None:
         LLMJobChunk.objects.filter(
             pk__in=list(chunk_ids), owner=owner, status=LLMJobChunk.Status.RUNNING
         ).update(lease_until=timezone.now())
+
+
+def llm_job_running(*, job: LLMJob) -> bool:
+    """Return whether ``job`` is still running (workers ask this to see a stop promptly)."""
+    return LLMJob.objects.filter(pk=job.pk, status=LLMJob.Status.RUNNING).exists()
+
+
+@transaction.atomic
+def llm_job_stop(*, job: LLMJob, error: str) -> bool:
+    """Fail a queued or running job now with ``error``; return whether this call ended it.
+
+    Under a lock on the job row, so a job another worker has just ended (Done, or
+    stopped for another reason) keeps its status and error.
+    """
+    locked = LLMJob.objects.select_for_update().filter(pk=job.pk).first()
+    if locked is None or locked.status not in (LLMJob.Status.QUEUED, LLMJob.Status.RUNNING):
+        return False
+    llm_job_set_status(job=job, status=LLMJob.Status.FAILED, error=error[:MAX_JOB_ERROR])
+    return True
 
 
 @transaction.atomic

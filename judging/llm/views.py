@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
 from django.forms.models import model_to_dict
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
@@ -19,9 +22,27 @@ from judging.llm import runner
 from judging.llm import selectors as selectors_llm
 from judging.llm import services as services_llm
 from judging.llm.forms import LLMJobForm, LLMJudgeForm
-from judging.models import Judge, Membership
+from judging.llm.models import LLMJob
+from judging.models import Collection, Judge, Membership
 
 COORDINATOR = (Membership.Role.COORDINATOR,)
+#: Help of the Provider field when no provider is open to the user in the collection.
+NO_PROVIDER_HELP = "None is open to this collection yet: see the note above."
+
+
+def _judge_form(
+    request: HttpRequest, collection: Collection, **kwargs: Any
+) -> tuple[LLMJudgeForm, bool]:
+    """Return the LLM judge form offering the providers open to the user in ``collection``.
+
+    And whether there is none (the page then says who registers providers).
+    """
+    providers = selectors_llm.providers_in(collection=collection, user=request.user)
+    form = LLMJudgeForm(request.POST or None, providers=providers, **kwargs)
+    no_provider = not providers.exists()
+    if no_provider:
+        form.fields["llm_provider"].help_text = NO_PROVIDER_HELP
+    return form, no_provider
 
 
 @login_required
@@ -57,26 +78,81 @@ def llm_job_create(request: HttpRequest, slug: str) -> HttpResponse:
             "form": form,
             "judges": judges,
             "llm_judges": selectors_llm.llm_judges(collection=collection),
+            "no_provider": not selectors_llm.providers_in(
+                collection=collection, user=request.user
+            ).exists(),
             "jobs": selectors_llm.jobs_of(collection=collection)[:20],
         },
         status=400 if request.method == "POST" else 200,
     )
 
 
-@login_required
-@require_GET
-def llm_job_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    """Show a job's live progress and its failures (htmx polls the progress part)."""
+#: Failure reasons the job page lists (the others are one click away), and rows per page
+#: of the failures' and the outputs' pages.
+FAILURE_GROUPS_SHOWN = 5
+ROWS_PER_PAGE = 50
+
+
+def _job_or_404(request: HttpRequest, slug: str, pk: int) -> tuple[Collection, LLMJob]:
     collection = selectors.collection_for_member(user=request.user, slug=slug, roles=COORDINATOR)
     job = selectors_llm.job_in(collection=collection, job_id=pk)
     if job is None:
         raise Http404("No such LLM job.")
+    return collection, job
+
+
+@login_required
+@require_GET
+def llm_job_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Show a job's live progress, its failures grouped by reason (htmx polls the live part)."""
+    collection, job = _job_or_404(request, slug, pk)
     template = (
         "judging/llmjob_progress.html"
         if request.headers.get("HX-Request") and request.GET.get("part") == "progress"
         else "judging/llmjob_detail.html"
     )
-    return render(request, template, {"collection": collection, "job": job})
+    groups = selectors_llm.failure_groups(job=job, limit=FAILURE_GROUPS_SHOWN)
+    context = {
+        "collection": collection,
+        "job": job,
+        "groups": groups,
+        "more_reasons": (
+            selectors_llm.failure_reasons(job=job) - len(groups)
+            if len(groups) == FAILURE_GROUPS_SHOWN
+            else 0
+        ),
+        "outputs": selectors_llm.job_outputs(collection=collection, job_id=job.pk).count(),
+    }
+    return render(request, template, context)
+
+
+@login_required
+@require_GET
+def llm_job_failures(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """List a job's failed pairs (of one reason, ``?reason=``), a page at a time."""
+    collection, job = _job_or_404(request, slug, pk)
+    reason = request.GET.get("reason")
+    failures = selectors_llm.job_failures(job=job, reason=reason)
+    page = Paginator(failures, ROWS_PER_PAGE).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "judging/llmfailure_list.html",
+        {"collection": collection, "job": job, "reason": reason, "page": page},
+    )
+
+
+@login_required
+@require_GET
+def llm_job_outputs(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """List the raw outputs of a job's grades (as ``GET …/llm-jobs/<id>/outputs/``), paged."""
+    collection, job = _job_or_404(request, slug, pk)
+    outputs = selectors_llm.job_outputs(collection=collection, job_id=job.pk)
+    page = Paginator(outputs, ROWS_PER_PAGE).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "judging/llmoutput_list.html",
+        {"collection": collection, "job": job, "page": page},
+    )
 
 
 @login_required
@@ -85,10 +161,8 @@ def llm_judge_update(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """Let a coordinator configure how Graded calls an LLM judge."""
     collection = selectors.collection_for_member(user=request.user, slug=slug, roles=COORDINATOR)
     judge = get_object_or_404(Judge, pk=pk, kind=Judge.Kind.LLM, collections=collection)
-    form = LLMJudgeForm(
-        request.POST or None,
-        initial=model_to_dict(judge, LLMJudgeForm.Meta.fields),
-        providers=selectors_llm.providers_in(collection=collection, user=request.user),
+    form, no_provider = _judge_form(
+        request, collection, initial=model_to_dict(judge, LLMJudgeForm.Meta.fields)
     )
     if request.method == "POST" and form.is_valid():
         config = services_judges.LLMJudgeConfig.of(judge).with_changes(form.cleaned_data)
@@ -102,7 +176,12 @@ def llm_judge_update(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     return render(
         request,
         "judging/judge_update.html",
-        {"collection": collection, "form": form, "judge": judge},
+        {
+            "collection": collection,
+            "form": form,
+            "judge": judge,
+            "no_provider": no_provider,
+        },
         status=400 if request.method == "POST" else 200,
     )
 
@@ -112,11 +191,7 @@ def llm_judge_update(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 def llm_judge_create(request: HttpRequest, slug: str) -> HttpResponse:
     """Let a coordinator register an LLM judge for the collection (default prompt filled in)."""
     collection = selectors.collection_for_member(user=request.user, slug=slug, roles=COORDINATOR)
-    form = LLMJudgeForm(
-        request.POST or None,
-        initial=services_judges.DEFAULT_CONFIG,
-        providers=selectors_llm.providers_in(collection=collection, user=request.user),
-    )
+    form, no_provider = _judge_form(request, collection, initial=services_judges.DEFAULT_CONFIG)
     if request.method == "POST" and form.is_valid():
         config = services_judges.LLMJudgeConfig(
             name=form.cleaned_data["name"], model=form.cleaned_data["model"]
@@ -131,7 +206,11 @@ def llm_judge_create(request: HttpRequest, slug: str) -> HttpResponse:
     return render(
         request,
         "judging/judge_create.html",
-        {"collection": collection, "form": form},
+        {
+            "collection": collection,
+            "form": form,
+            "no_provider": no_provider,
+        },
         status=400 if request.method == "POST" else 200,
     )
 

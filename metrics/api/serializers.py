@@ -307,6 +307,13 @@ class IntervalSerializer(serializers.Serializer):
         return GapSerializer(interval).data if interval.above is not None else None
 
 
+class RankIntervalSerializer(serializers.Serializer):
+    """The 95% interval of a run's rank (1 = best) over the bootstrap resamples."""
+
+    low = serializers.IntegerField(help_text="Best rank the run plausibly holds.")
+    high = serializers.IntegerField(help_text="Worst rank the run plausibly holds.")
+
+
 class LeaderboardRowSerializer(serializers.Serializer):
     """One run on the leaderboard (rendered from a ``LeaderboardRow``)."""
 
@@ -323,6 +330,16 @@ class LeaderboardRowSerializer(serializers.Serializer):
         help_text="Bootstrap interval of the sorted measure over queries and the gap to the "
         "run above; null for runs without a score on it.",
     )
+    rank_interval = serializers.SerializerMethodField(
+        help_text="95% interval of the run's rank on the sorted measure over the same "
+        "bootstrap resamples of queries, stretched to hold its rank; null where the "
+        "interval is (hidden scores, provenance=human, no score)."
+    )
+    tier = serializers.SerializerMethodField(
+        help_text="Runs that cannot be told apart share a tier (1 = top): a run opens a new "
+        "tier only when it is significantly below every run of the tier above (paired "
+        "t-test, Holm-corrected over all pairs, alpha 0.05); null like rank_interval."
+    )
     human_only = serializers.FloatField(
         allow_null=True,
         help_text="With provenance=all and LLM-filled grades: the sorted measure on human "
@@ -335,6 +352,19 @@ class LeaderboardRowSerializer(serializers.Serializer):
         help_text="Per measure of scores, the bias-corrected (prediction-powered) mean, its "
         "interval, λ and the audited queries; null fields with a reason when not available."
     )
+
+    @extend_schema_field(RankIntervalSerializer(allow_null=True))
+    def get_rank_interval(self, row: LeaderboardRow) -> dict[str, int] | None:
+        """Return the rank interval, or None where the row has no interval."""
+        interval = row.interval
+        if interval is None or interval.rank_low is None:
+            return None
+        return {"low": interval.rank_low, "high": interval.rank_high}
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_tier(self, row: LeaderboardRow) -> int | None:
+        """Return the row's tier, or None where the row has no interval."""
+        return row.interval.tier if row.interval is not None else None
 
     @extend_schema_field(serializers.DictField(child=_score()))
     def get_scores(self, row: LeaderboardRow) -> dict[str, float | None]:

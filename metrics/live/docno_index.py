@@ -139,7 +139,8 @@ def _invalidate_once(collection_id: int) -> None:
     Deleting a collection's documents sends ``post_delete`` for every one of them (a
     million UPDATEs otherwise). A no-op on-commit callback marks the transaction that
     already invalidated: Django drops it on commit, on rollback and with a rolled-back
-    savepoint, and the next change then invalidates again.
+    savepoint, and the next change then invalidates again; so does :func:`_remember`
+    when this thread reads an index in between (it holds the documents as they were).
     """
     if not connection.in_atomic_block:
         invalidate(collection_id)
@@ -280,6 +281,15 @@ def _read_from_database(collection_id: int, token: int) -> DocnoIndex:
 
 
 def _remember(index: DocnoIndex) -> DocnoIndex:
+    """Keep ``index`` open; the next change to its collection must invalidate it again.
+
+    An index read inside a transaction that already invalidated its collection holds that
+    transaction's documents under the new token, so the transaction's mark is dropped:
+    an edit after this point gets the collection another token.
+    """
+    marks = getattr(_done, "marks", None)
+    if marks:
+        marks.pop(index.collection_id, None)
     with _lock:
         _cache[index.collection_id] = index
         _cache.move_to_end(index.collection_id)

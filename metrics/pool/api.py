@@ -209,6 +209,40 @@ class ExpectedTauSerializer(serializers.Serializer):
     draws = serializers.IntegerField()
 
 
+class ExpectedFlipsSerializer(serializers.Serializer):
+    """Significance decisions expected to change over the next step's judgments."""
+
+    change = FiniteFloatField(
+        help_text="Share of the draws in which at least one pair of runs changes decision "
+        "(the chance that the set of significant pairs changes)."
+    )
+    flips = FiniteFloatField(help_text="Mean number of pairs of runs that change decision.")
+    pairs = serializers.IntegerField(help_text="Pairs judged in each draw.")
+    draws = serializers.IntegerField()
+
+
+class SignificanceStabilitySerializer(serializers.Serializer):
+    """Whether the leaderboard's significance decisions held and are expected to hold."""
+
+    pairs = serializers.IntegerField(
+        help_text="Pairs of runs that differ significantly now (paired t-test over the "
+        "queries every run is scored on, Holm-adjusted over every pair, p ≤ 0.05)."
+    )
+    tested = serializers.IntegerField(help_text="Pairs of runs tested.")
+    queries = serializers.IntegerField(help_text="Queries the test used.")
+    then = serializers.IntegerField(
+        allow_null=True, help_text="Judgments at the snapshot compared with (a step back)."
+    )
+    changed = serializers.IntegerField(
+        allow_null=True,
+        help_text="Pairs of runs (in both) whose decision changed since `then`; null when "
+        "no decisions were recorded a step back.",
+    )
+    compared = serializers.IntegerField(help_text="Pairs of runs compared with `then`.")
+    ahead = ExpectedFlipsSerializer(allow_null=True)
+    summary = serializers.CharField(help_text="The figures in one line.")
+
+
 class StabilitySerializer(serializers.Serializer):
     """How stable the system ranking is, and whether more judging pays."""
 
@@ -220,6 +254,11 @@ class StabilitySerializer(serializers.Serializer):
     history = StabilityPointSerializer(many=True, help_text="Newest first, a step apart.")
     ahead = ExpectedTauSerializer(allow_null=True)
     open_pairs = serializers.IntegerField(help_text="Pool pairs still needing grades.")
+    significance = SignificanceStabilitySerializer(
+        allow_null=True,
+        help_text="The set of significantly different pairs of runs: now, its change over "
+        "the last step, and its expected change over the next.",
+    )
     state = serializers.ChoiceField(choices=["done", "unknown", "moving", "stops-paying"])
     sentence = serializers.CharField()
 
@@ -230,8 +269,11 @@ class StabilitySerializer(serializers.Serializer):
         description="Coordinators. τ-b between the runs' ranking now and N judgments ago "
         "(snapshots every 10 judgments), a step at a time back, and the τ-b expected "
         "after the next N judgments of the queue (simulated with grades drawn from the "
-        "grades judged at the same ranks). `state` is `stops-paying` when both reach "
-        "`target`.",
+        "grades judged at the same ranks). `significance` does the same for the set of "
+        "pairs of runs the leaderboard's paired t-test (Holm) tells apart: how many "
+        "decisions changed since the snapshot N judgments ago, and the chance that one "
+        "changes over the next N (same draws). `state` is `stops-paying` only when both "
+        "τ reach `target`, no decision changed, and the chance of a change is at most 5%.",
         parameters=[
             SLUG,
             OpenApiParameter("step", int, description="N (1–100000, default 100)."),

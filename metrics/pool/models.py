@@ -133,7 +133,8 @@ SNAPSHOT_STRIDE = 10
 class RankingSnapshot(models.Model):
     """The runs' scores on the main measure when a collection had ``judged`` judgments.
 
-    The stop rule compares the ranking now with the one ``N`` judgments ago
+    With them, which pairs of runs differed significantly then (``significance``). The
+    stop rule compares the ranking and those decisions now with the ones ``N`` judgments ago
     (:mod:`metrics.pool.stopping`). Rows are taken after commit, at most one per
     :data:`SNAPSHOT_STRIDE` judgments, once every run is scored at the list's version.
     """
@@ -149,6 +150,13 @@ class RankingSnapshot(models.Model):
     )
     measure = models.CharField(max_length=100, help_text="The leaderboard's main measure.")
     scores = models.JSONField(help_text="Run id (as text) → mean score on the measure.")
+    significance = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Which pairs of runs the leaderboard's paired t-test (Holm) told apart: "
+        '{"runs": [ids], "queries": n, "better": [[winner, loser], ...]}; empty for '
+        "snapshots taken before it was recorded.",
+    )
     at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -306,6 +306,49 @@ class StabilityPoint:
 
 
 @dataclass(frozen=True)
+class SignificanceStability:
+    """Whether the leaderboard's significance decisions held, and are expected to hold.
+
+    ``pairs`` of the ``tested`` pairs of runs differ significantly now (paired t-test
+    over ``queries`` queries, Holm, :func:`metrics.pool.stopping.significant_pairs`);
+    ``changed`` of the ``compared`` pairs (runs in both) changed decision since the
+    snapshot at ``then`` judgments (None: no snapshot a step back, or one taken before
+    decisions were recorded); ``ahead`` is the simulated chance that one changes over
+    the next step's judgments and the expected number that do.
+    """
+
+    judged: int
+    pairs: int
+    tested: int
+    queries: int
+    then: int | None
+    changed: int | None
+    compared: int
+    ahead: stopping.ExpectedFlips | None
+
+    @property
+    def summary(self) -> str:
+        """Return the figures in one line, e.g. for the stop rule's panel."""
+        if not self.tested:
+            head = "significant pairs: none tested (fewer than two runs or queries)"
+        else:
+            head = f"significant pairs: {self.pairs} of {self.tested}"
+        if self.then is None or self.changed is None:
+            back = "no record of them a step ago"
+        elif self.changed == 0:
+            back = f"unchanged over the last {self.judged - self.then} judgments"
+        else:
+            back = f"{self.changed} changed over the last {self.judged - self.then} judgments"
+        text = f"{head}, {back}"
+        if self.ahead is not None and self.ahead.defined and self.ahead.pairs:
+            text += (
+                f"; {self.ahead.change:.0%} chance one flips in the next {self.ahead.pairs} "
+                f"(expected flips {self.ahead.flips:.2f})"
+            )
+        return text
+
+
+@dataclass(frozen=True)
 class Stability:
     """How stable a collection's system ranking is, and whether more judging pays."""
 
@@ -319,6 +362,7 @@ class Stability:
     open_pairs: int
     state: str
     sentence: str
+    significance: SignificanceStability | None = None
 
 
 #: Points of the looking-back history on the page; draws of the look ahead; cache (s).
@@ -355,12 +399,20 @@ def ranking_stability(
     if measure is not None and runs:
         now = {str(pk): scores.get(measure) for pk, _, scores in runs}
         history = _history(collection, measure, judged, step, now)
-    ahead = None
+    ahead = flips_ahead = None
     if measure is not None and len(runs) >= 2:
-        ahead = _ahead(collection, runs, step)
+        ahead, flips_ahead = _ahead(collection, runs, step)
     back = history[0] if history else None
+    significance = None
+    if measure is not None and runs:
+        significance = _significance(collection, measure, runs, judged, back, flips_ahead)
     state, sentence = stopping.verdict(
-        looking_back=back.tau if back else None, ahead=ahead, open_pairs=open_pairs, target=target
+        looking_back=back.tau if back else None,
+        ahead=ahead,
+        open_pairs=open_pairs,
+        target=target,
+        flips_back=significance.changed if significance else None,
+        flips_ahead=flips_ahead,
     )
     return Stability(
         measure=measure,
@@ -373,6 +425,74 @@ def ranking_stability(
         open_pairs=open_pairs,
         state=state,
         sentence=sentence,
+        significance=significance,
+    )
+
+
+def leaderboard_matrix(*, collection_id: int, run_ids: list[int], measure: str) -> np.ndarray:
+    """Return (runs × queries) per-query scores of ``measure``, queries every run lists.
+
+    The leaderboard's paired figures rest on these queries (NaN values stay; the test
+    leaves their queries out). Queries in pk order.
+    """
+    if not run_ids:
+        return np.empty((0, 0))
+    found = store.measure_matrix(collection_id=collection_id, run_ids=run_ids, name=measure)
+    columns = [found[q][1] for q in sorted(found) if found[q][0].all()]
+    return np.column_stack(columns) if columns else np.empty((len(run_ids), 0))
+
+
+def significance_record(*, collection_id: int, run_ids: list[int], measure: str) -> dict:
+    """Return the leaderboard's significance decisions now, as a snapshot stores them."""
+    matrix = leaderboard_matrix(collection_id=collection_id, run_ids=run_ids, measure=measure)
+    decided = stopping.significant_pairs(matrix)
+    return decided.record([str(pk) for pk in run_ids])
+
+
+def _significance(
+    collection: Collection,
+    measure: str,
+    runs: list[tuple[int, int, dict]],
+    judged: int,
+    back: StabilityPoint | None,
+    ahead: stopping.ExpectedFlips | None,
+) -> SignificanceStability:
+    """Return the significance decisions now, their change since ``back``, and ahead.
+
+    Two SQL queries at most: the per-query scores (cached per judgment-list version and
+    runs) and the one snapshot a step back.
+    """
+    stamp = ",".join(f"{pk}:{version}" for pk, version, _ in runs)
+    key = cache_key_for(
+        "significance", collection.pk, collection.judgments_changed_at, measure, stamp
+    )
+    now = cache.get(key)
+    if now is None:
+        now = significance_record(
+            collection_id=collection.pk, run_ids=[pk for pk, _, _ in runs], measure=measure
+        )
+        cache.set(key, now, _AHEAD_TTL)
+    tested = len(now["runs"]) * (len(now["runs"]) - 1) // 2 if now["queries"] >= 2 else 0
+    then = changed = None
+    compared = 0
+    if back is not None:
+        then = back.then
+        earlier = (
+            RankingSnapshot.objects.filter(collection=collection, measure=measure, judged=then)
+            .values_list("significance", flat=True)
+            .first()
+        )
+        if earlier is not None:
+            changed, compared = stopping.flips_between(now, earlier)
+    return SignificanceStability(
+        judged=judged,
+        pairs=len(now["better"]),
+        tested=tested,
+        queries=now["queries"],
+        then=then,
+        changed=changed,
+        compared=compared,
+        ahead=ahead,
     )
 
 
@@ -409,13 +529,17 @@ def _history(
 
 def _ahead(
     collection: Collection, runs: list[tuple[int, int, dict]], step: int
-) -> stopping.ExpectedTau | None:
-    """Return the expected τ-b after the next ``step`` judgments (cached)."""
+) -> tuple[stopping.ExpectedTau | None, stopping.ExpectedFlips | None]:
+    """Return the expected τ-b and significance flips after the next ``step`` judgments.
+
+    One simulation gives both (:func:`metrics.pool.stopping.look_ahead`); cached.
+    """
     stamp = ",".join(f"{pk}:{version}" for pk, version, _ in runs)
     cache_key = cache_key_for(
-        "ahead",
+        "look-ahead",
         collection.pk,
         collection.judgments_version,
+        collection.judgments_changed_at,
         collection.pool_depth,
         collection.measures[:1],
         step,
@@ -426,7 +550,7 @@ def _ahead(
         return found
     live = live_campaign(collection=collection, depth=collection.pool_depth)
     if len(live.campaign.runs) < 2 or not live.query_ids:
-        return None
+        return None, None
     scorer = leaderboard_scorer(collection=collection, live=live)
     codes = {q: i for i, q in enumerate(live.query_ids)}
     planned = []
@@ -443,7 +567,7 @@ def _ahead(
     ]
     best = [live.campaign.best_rank(q) for q in range(len(live.query_ids))]
     prior = stopping.grade_prior(best, live.known)
-    ahead = stopping.expected_tau(
+    ahead = stopping.look_ahead(
         scorer,
         live.known,
         prior,

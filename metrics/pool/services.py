@@ -213,6 +213,9 @@ def _llm_checks(
 def ranking_snapshot_take(*, collection_id: int) -> RankingSnapshot | None:
     """Store the runs' main-measure scores if the judgments entered a new stride; else None.
 
+    The snapshot also records which pairs of runs the leaderboard's paired test told
+    apart (:func:`selectors.significance_record`), for the stop rule's look back.
+
     Nothing is stored while a run is not yet scored at the judgment list's version (the
     rescoring task takes the snapshot when it is done), when the collection has no run or
     no measure, or when the newest snapshot is in the same :data:`SNAPSHOT_STRIDE` of
@@ -247,12 +250,16 @@ def ranking_snapshot_take(*, collection_id: int) -> RankingSnapshot | None:
     measure = canonical_names(measures[:1])[0]
     means = board.means()
     scores = {str(pk): means.get(pk, {}).get(measure) for pk, _, _ in runs}
+    significance = selectors.significance_record(
+        collection_id=collection_id, run_ids=sorted(pk for pk, _, _ in runs), measure=measure
+    )
     snapshot = RankingSnapshot(
         collection_id=collection_id,
         judged=judged,
         judgments_version=version,
         measure=measure,
         scores=scores,
+        significance=significance,
     )
     RankingSnapshot.objects.bulk_create([snapshot], ignore_conflicts=True)
     return snapshot

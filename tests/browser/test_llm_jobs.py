@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from judging.llm.models import LLMJob
+from judging.llm.models import LLMJob, LLMProvider
 from judging.models import Judge, Judgment, Membership
 from tests import factories
 from tests.judging.llm.fake_server import FakeLLM, Reply
@@ -145,18 +145,23 @@ def test_coordinator_configures_runs_and_watches_a_job(page, console, world, fak
     live = page.locator("#llm-job-progress")
     expect(live).to_have_attribute("data-status", "done", timeout=15_000)
     expect(live.locator(".progress-text")).to_contain_text("6 of 6 pairs · 5 judged · 1 failed")
-    bar = live.locator("progress")
-    expect(bar).to_have_attribute("value", "6")
-    expect(bar).to_have_attribute("max", "6")
+    bar = live.locator(".llm-bar")
+    expect(bar).to_have_attribute("aria-valuenow", "6")
+    expect(bar).to_have_attribute("aria-valuemax", "6")
     assert progress_polls, "htmx never polled the job's progress"
     expect(live).not_to_have_attribute("hx-get", "")  # polling stops once done
 
-    row = live.locator(".llm-failures tbody tr")
-    expect(row).to_have_count(1)
-    expect(row.locator("td").nth(0)).to_have_text("q1")
-    expect(row.locator("td").nth(1)).to_have_text("d12")
-    expect(row.locator("td").nth(4)).to_contain_text("##final score: 7")
+    group = live.locator("[data-failure-group]")
+    expect(group).to_have_count(1)
+    expect(group.locator("[data-failure-count]")).to_have_text("1 pair")
+    group.locator("summary:has-text('Answer received')").click()
+    expect(group.locator(".llm-raw")).to_contain_text("##final score: 7")
     check_layout(page, viewport, "llm-job-done")
+    group.get_by_role("link", name="See the pair").click()
+    failure = page.locator("[data-failure]")
+    expect(failure).to_have_count(1)
+    expect(failure.locator("summary")).to_contain_text("q1 · d12")
+    page.go_back()
 
     job = LLMJob.objects.get()
     assert (job.status, job.done, job.failed) == ("done", 5, 1)
@@ -225,4 +230,131 @@ def test_register_try_and_run_a_new_judge_in_the_browser(page, console, world, f
     expect(live).to_have_attribute("data-status", "done", timeout=15_000)
     expect(live.locator("[data-job-status]")).to_have_text("Done with 1 failure")
     assert Judgment.objects.filter(judge=fresh).count() == 5
+    assert console.problems() == []
+
+
+FIRST_SCREENS = [
+    pytest.param({"width": 1366, "height": 768}, id="desktop"),
+    pytest.param({"width": 390, "height": 844}, id="phone"),
+]
+
+# The bar's segments and the status, as the browser computed their styles.
+BAR_JS = """
+() => {
+  const fill = (sel) => {
+    const el = document.querySelector(sel);
+    return el ? getComputedStyle(el).fill : null;
+  };
+  const bar = document.querySelector(".llm-bar");
+  const box = (sel) => {
+    const el = document.querySelector(sel);
+    if (!el) return null;
+    const r = el.getBoundingClientRect();
+    return {top: r.top, bottom: r.bottom, left: r.left, right: r.right};
+  };
+  return {
+    done: fill(".llm-bar-done"), failed: fill(".llm-bar-failed"), track: fill(".llm-bar-track"),
+    outline: getComputedStyle(bar).outlineColor, outlineStyle: getComputedStyle(bar).outlineStyle,
+    status: getComputedStyle(document.querySelector("[data-job-status]")).color,
+    failedWidth: document.querySelector(".llm-bar-failed")?.getBoundingClientRect().width ?? 0,
+    barWidth: bar.getBoundingClientRect().width,
+    boxes: {h1: box("h1"), bar: box(".llm-bar"), numbers: box(".progress-text"),
+            error: box("[data-job-error]"), primary: box("#llm-job-progress .button-primary")},
+    height: document.documentElement.scrollHeight,
+    width: document.documentElement.scrollWidth,
+  };
+}
+"""
+GREEN = "rgb(35, 112, 73)"  # --grade-3
+RED = "rgb(179, 38, 30)"  # --danger
+
+
+def _green(rgb: str) -> bool:
+    r, g, b = (int(v) for v in rgb[rgb.index("(") + 1 : rgb.index(")")].split(",")[:3])
+    return g > r + 40 and g > b + 20
+
+
+@pytest.mark.parametrize("viewport", FIRST_SCREENS)
+def test_a_job_that_fails_fast_reads_as_failed_on_one_screen(page, console, world, fake, viewport):
+    """Issue 34 item 4: every request 404 → 3 sent, a red bar, one group, raw outputs."""
+    from judging.llm import runner
+    from judging.llm import services as services_llm
+    from tests.browser.test_accessibility import violations
+
+    coll, llm = world["coll"], world["llm"]
+    llm.llm_provider = LLMProvider.objects.get(name="fake")
+    llm.native_scale = ["0", "1", "2", "3"]
+    llm.scale_mapping = {"0": 0, "1": 1, "2": 3, "3": 4}
+    llm.save()
+    for i in range(3, 12):  # 6 + 9 × 5 = 51 pairs
+        q = factories.query(coll, f"q{i:02d}", text=f"query {i}")
+        for j in range(5):
+            d = factories.document(coll, f"x{i}-{j}", title="T", body=f"Body {i} {j}.")
+            factories.pool_entry(coll, q, d)
+    fake.script = lambda body, n: Reply(status=404, body='{"error": "model not found"}')
+    job = services_llm.llm_job_create(collection=coll, judge=llm, concurrency=1)
+    job = runner.run_job(job)
+    assert (job.status, job.failed, len(fake.requests)) == ("failed", 3, 3)
+
+    page.set_viewport_size(viewport)
+    log_in(page, f"/c/{coll.slug}/llm-jobs/{job.pk}/", "cora")
+    live = page.locator("#llm-job-progress")
+    expect(live).to_have_attribute("data-status", "failed")
+    expect(live.locator("[data-job-status]")).to_have_text("Failed")
+    expect(live.locator("[data-job-error]")).to_have_text(
+        "Stopped after 3 requests in a row failed: the provider answered 404 Not Found — "
+        "check the model name and the provider's base URL."
+    )
+    expect(live.locator(".progress-text")).to_contain_text("3 of 51 pairs · 0 judged · 3 failed")
+    bar = page.evaluate(BAR_JS)
+    # Not a full green bar: no green segment, a red one, a red-tinted track, a red edge.
+    assert bar["done"] is None
+    assert bar["failed"] == RED and not _green(bar["track"])
+    assert bar["outline"] == RED and bar["outlineStyle"] == "solid"
+    assert bar["status"] == RED
+    assert 0 < bar["failedWidth"] < bar["barWidth"] / 4
+    # Grouped: one line for the three pairs.
+    groups = live.locator("[data-failure-group]")
+    expect(groups).to_have_count(1)
+    expect(groups.locator("[data-failure-count]")).to_have_text("3 pairs")
+    # The first screen holds the title, the state and reason, the bar, the numbers and the
+    # primary action; the whole page fits in it.
+    for name, box in bar["boxes"].items():
+        assert box is not None, name
+        assert box["top"] >= 0 and box["bottom"] <= viewport["height"], (name, box)
+        assert box["left"] >= 0 and box["right"] <= viewport["width"], (name, box)
+    assert bar["height"] <= viewport["height"], f"page is {bar['height']} px"
+    expect(live.locator(".button-primary")).to_have_text("Configure umbrela")
+    check_layout(page, viewport, "llm-job-failed")
+    assert violations(page) == []  # axe-core: WCAG 2.1 A/AA, serious or critical
+
+    # The drill-down lists the three pairs, with the answer received.
+    groups.get_by_role("link", name="See the pairs").click()
+    failures = page.locator("[data-failure]")
+    expect(failures).to_have_count(3)
+    failures.first.locator("summary").click()
+    expect(failures.first.locator(".llm-raw")).to_have_text('{"error": "model not found"}')
+    check_layout(page, viewport, "llm-job-failures")
+    assert violations(page) == []  # axe-core: WCAG 2.1 A/AA, serious or critical
+    page.go_back()
+
+    # The operator fixed it: run again, then read every grade's raw output.
+    fake.script = lambda body, n: Reply(content="<b>Relevant</b>\n##final score: 2")
+    page.click("button:has-text('Run again')")
+    live = page.locator("#llm-job-progress")
+    expect(live).to_have_attribute("data-status", "done", timeout=30_000)
+    bar = page.evaluate(BAR_JS)
+    assert bar["done"] == GREEN and bar["failed"] is None
+    page.click("[data-outputs-link]")
+    outputs = page.locator("[data-output]")
+    expect(outputs).to_have_count(50)  # a page of 50 of the 51
+    first = outputs.first
+    expect(first.locator("[data-raw-output]")).not_to_be_visible()
+    first.locator("summary").click()
+    expect(first.locator("[data-raw-output]")).to_have_text("<b>Relevant</b>\n##final score: 2")
+    assert first.locator("[data-raw-output] b").count() == 0  # shown as text, not markup
+    check_layout(page, viewport, "llm-job-outputs")
+    assert violations(page) == []  # axe-core: WCAG 2.1 A/AA, serious or critical
+    page.click("a[rel=next]")
+    expect(page.locator("[data-output]")).to_have_count(1)
     assert console.problems() == []

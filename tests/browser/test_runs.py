@@ -110,7 +110,7 @@ def test_upload_a_run_and_see_it_scored_on_the_leaderboard(page, console, runs_w
     row = page.locator("tr[data-run='my-bm25']")
     expect(row).to_be_visible()
     expect(row).to_contain_text("Tess & co")
-    expect(row.locator("td.score").first).to_have_text(f"{expected:.4f}")
+    expect(row.locator("td.score .lb-value").first).to_have_text(f"{expected:.4f}")
     expect(row.locator("td.coverage")).to_have_text("1.00")
     assert page.evaluate("window.__cspViolations") == []
     assert console.problems() == []

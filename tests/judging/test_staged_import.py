@@ -58,6 +58,7 @@ def test_a_stream_is_read_once_and_history_matches_the_labels(coll):
         "note": "",
         "seconds": 12.5,
         "abstain_probability": 0.25,
+        "guidelines_version": 1,
     }
     assert created.judgment.judge == judge and created.judge == judge
 

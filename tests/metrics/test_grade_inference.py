@@ -108,7 +108,7 @@ def world(settings, tmp_path) -> World:
 
 
 def _score_cells(html: str) -> list[str]:
-    return re.findall(r'<td class="num score">(.*?)</td>', html, re.S)
+    return re.findall(r'<td class="num score[^"]*"[^>]*>(.*?)</td>', html, re.S)
 
 
 def assert_team_learns_nothing(world: World, ids: dict[str, int], qid: str) -> None:

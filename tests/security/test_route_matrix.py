@@ -320,6 +320,8 @@ PAGES = {
     "stability/": "stability",
     "settings/": "collection_update",
     "llm-jobs/": "llmjob_create",
+    "llm-jobs/<int:pk>/failures/": "llmfailure_list",  # coordinators only: answers received
+    "llm-jobs/<int:pk>/outputs/": "llmoutput_list",  # coordinators only: grades and answers
 }
 
 

@@ -414,6 +414,7 @@ def expected_json(coll, report) -> dict[str, Any]:
     return {
         "collection": coll.slug,
         "judgments_version": coll.judgments_version,
+        "guidelines_version": None,
         "coverage": {
             "judges_per_pair": c.judges_per_pair,
             "pool_pairs": c.pool_pairs,

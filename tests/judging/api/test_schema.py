@@ -37,6 +37,18 @@ PATHS = [
     "/api/v1/collections/{slug}/agreement/judges/",
     "/api/v1/collections/{slug}/judges/{judge_id}/judgments/",
     "/api/v1/collections/{slug}/judges/{judge_id}/quota/",
+    # versioned guidelines
+    "/api/v1/collections/{slug}/guidelines/",
+    "/api/v1/collections/{slug}/guidelines/versions/",
+    # judge quality
+    "/api/v1/collections/{slug}/judges/attention/",
+    "/api/v1/collections/{slug}/gold/",
+    "/api/v1/collections/{slug}/gold/{id}/",
+    "/api/v1/collections/{slug}/gold/rate/",
+    "/api/v1/collections/{slug}/judges/gold/",
+    "/api/v1/collections/{slug}/judges/canaries/",
+    "/api/v1/collections/{slug}/judges/{judge_id}/canary-checks/",
+    "/api/v1/collections/{slug}/judges/{judge_id}/versions/",
 ]
 
 

@@ -137,6 +137,9 @@ def test_job_page_says_failed_or_done_with_failures(coll, cora, llm):
     )
     client = _client(cora)
     html = client.get(f"/c/{coll.slug}/llm-jobs/{failed.pk}/").content.decode()
-    assert "<strong data-job-status>Failed</strong>: All 2 pairs failed at fake: HTTP 401" in html
+    assert "<strong data-job-status>Failed</strong>" in html
+    assert (
+        '<p class="llm-job-error" data-job-error>All 2 pairs failed at fake: HTTP 401</p>' in html
+    )
     html = client.get(f"/c/{coll.slug}/llm-jobs/{partly.pk}/").content.decode()
     assert "<strong data-job-status>Done with 1 failure</strong>" in html

@@ -182,7 +182,7 @@ def test_a_job_whose_every_pair_failed_says_failed_with_reason_and_provider(
     """Issue 20 item 1: not a green "Done" when nothing was graded."""
     llm.max_attempts = 1
     llm.save()
-    fake.script = lambda body, n: Reply(status=400, body='{"error": "no such model"}')
+    fake.script = lambda body, n: Reply(status=400, body='{"error": "bad request"}')
     job = _run(coll, llm, concurrency=2, limit=3)
     assert (job.status, job.done, job.failed) == (LLMJob.Status.FAILED, 0, 3)
     assert job.error.startswith(f"All 3 pairs failed at {llm.llm_provider.name}: HTTP 400")

@@ -258,3 +258,27 @@ def test_prebuilding_reads_the_documents_only_when_no_file_covers_them(
     with django_capture_on_commit_callbacks(execute=True):
         _import_documents(coll, [f"m-{i}" for i in range(6)])  # newer documents: rebuilt
     assert len(reads) == 2 and len(docno_index.get(coll.pk).pks) == 14
+
+
+def test_an_edit_after_the_index_was_rebuilt_in_the_same_transaction_invalidates_it(
+    monkeypatch,
+):
+    """Invalidating once per transaction must not outlive an index built in between.
+
+    The test runs inside one transaction: the first edit invalidates, the lookup builds an
+    index of the new token, and the second edit must invalidate that one too.
+    """
+    coll = factories.collection("twice")
+    first = factories.document(coll, "first-old")
+    second = factories.document(coll, "second-old")
+    monkeypatch.setattr(services, "SMALL_RUN_DOCNOS", 0)
+    first.external_id = "first-new"
+    first.save()
+    pks, _ = services._document_pks(coll, _parsed(["first-new", "second-old"]))
+    assert pks.tolist() == [first.pk, second.pk]
+    second.external_id = "second-new"
+    second.save()
+    docno_index.clear_cache()  # another process: only the token can tell it
+    pks, created = services._document_pks(coll, _parsed(["second-new", "second-old"]))
+    assert pks[0] == second.pk
+    assert created == 1 and pks[1] not in (first.pk, second.pk)

@@ -157,8 +157,29 @@ def test_expanding_and_unreadable_measure_names(world):
     world.coll.measures = ["nDCG@10", "P", "bogus", "Judged@10"]
     world.coll.save()
     html = world.client("coord").get(url(world, sort="P.10")).content.decode()
-    for cutoff in (5, 10, 1000):
+    for cutoff in (5, 10):
         assert f">P.{cutoff}</a>" in html
         assert f'title="P(rel=1)@{cutoff}"' in html
+    # Ten measure columns: the first six show, the rest wait in the column chooser.
+    assert ">P.1000</a>" not in html and 'name="show" value="P.1000"' in html
+    chosen = world.client("coord").get(url(world, chosen=1, show="P.1000")).content.decode()
+    assert ">P.1000</a>" in chosen and 'title="P(rel=1)@1000"' in chosen
     assert "Not understood, left out: bogus." in html
     assert tags_in_order(html)[0] == "b-old"  # best P@10
+
+
+def test_the_column_chooser_keeps_the_sorted_measure_and_ignores_unknown_names(world):
+    labels = [label.requested for label in measure_labels(world.coll.measures)]
+    html = world.client("coord").get(url(world, chosen=1, show="bogus")).content.decode()
+    headers = re.findall(
+        r'<th scope="col" class="num lb-measure"[^>]*>\s*<a [^>]*>([^<]+)</a>', html
+    )
+    assert headers == [labels[0]]  # only the measure the board is sorted by
+    html = world.client("coord").get(url(world, chosen=1, sort="P@10")).content.decode()
+    headers = re.findall(
+        r'<th scope="col" class="num lb-measure"[^>]*>\s*<a [^>]*>([^<]+)</a>', html
+    )
+    assert headers == ["P@10"]
+    # The chooser lists every measure, ticked where shown.
+    assert 'name="show" value="P@10" checked disabled' in html
+    assert f'name="show" value="{labels[0]}">' in html

@@ -9,6 +9,7 @@ from django.test import Client
 from django.urls import reverse
 
 from judging.models import Membership
+from metrics.engine.ranks import leaderboard_ranks
 from metrics.engine.uncertainty import leaderboard_uncertainty
 from metrics.live import store
 from metrics.models import RunQuery
@@ -99,3 +100,55 @@ def test_intervals_follow_rescoring(board):
     rows = {r["run"]: r for r in api.get(url).json()["rows"]}
     assert rows["near"]["interval"] != before
     assert rows["near"]["interval"]["high"] > before["high"]
+
+
+def test_rank_intervals_and_tiers_are_the_engines(board):
+    # top is ahead on every query (tier 1, always first); mid and near are level on five
+    # queries and apart on one (p = 0.36): they share tier 2 and ranks 2–3.
+    coll, coord, _runs = board
+    body = client_for(coord).get(reverse("metrics-api:leaderboard", args=[coll.slug])).json()
+    got = [(r["run"], r["rank_interval"], r["tier"]) for r in body["rows"]]
+    assert got == [
+        ("top", {"low": 1, "high": 1}, 1),
+        ("mid", {"low": 2, "high": 3}, 2),
+        ("near", {"low": 2, "high": 3}, 2),
+    ]
+    expected = leaderboard_ranks(np.array(list(SCORES.values())), [0, 1, 2], seed=coll.pk)
+    assert [(r.low, r.high, r.tier) for r in expected] == [
+        (g[1]["low"], g[1]["high"], g[2]) for g in got
+    ]
+    client = Client()
+    client.force_login(coord)
+    html = client.get(reverse("metrics:leaderboard", args=[coll.slug])).content.decode()
+    rows = html.split('data-run="')[1:]
+    assert "lb-tier-start" not in html.split('data-run="top"')[0].rsplit("<tr", 1)[1]
+    assert "lb-tier-start" in html.split('data-run="mid"')[0].rsplit("<tr", 1)[1]
+    assert "lb-tier-start" not in html.split('data-run="near"')[0].rsplit("<tr", 1)[1]
+    assert "tier 1" in rows[0] and "tier 2" in rows[1] and "tier 2" in rows[2]
+    assert "data-rank-interval" in rows[1] and "2–3" in rows[1]
+    # One cell per measure holds the score, its interval and the may-swap mark.
+    primary = rows[2].split('lb-primary"', 1)[1].split("</td>", 1)[0]
+    assert "data-interval" in primary and "data-may-swap" in primary and "p 0.363" in primary
+
+
+@pytest.mark.parametrize("published", [False, True])
+def test_hidden_scores_leak_no_rank_information(board, published):
+    coll, _coord, runs = board
+    tess = factories.user("tess")
+    runs["top"].team.members.add(tess)
+    factories.member(coll, tess, role=Membership.Role.TEAM)
+    coll.leaderboard_published = True
+    coll.judgments_published = published  # unpublished: the default policy hides scores
+    coll.save(update_fields=["leaderboard_published", "judgments_published"])
+    body = client_for(tess).get(reverse("metrics-api:leaderboard", args=[coll.slug])).json()
+    client = Client()
+    client.force_login(tess)
+    html = client.get(reverse("metrics:leaderboard", args=[coll.slug])).content.decode()
+    if published:  # scores shown in full: so are the ranks' intervals and tiers
+        assert [r["tier"] for r in body["rows"]] == [1, 2, 2]
+        assert "data-rank-interval" in html and "tier 2" in html
+    else:
+        assert body["visibility"] == "none"
+        assert all(r["rank_interval"] is None and r["tier"] is None for r in body["rows"])
+        assert "data-rank-interval" not in html and "data-tier" not in html
+        assert "tier 1" not in html and "data-interval" not in html

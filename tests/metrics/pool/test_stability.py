@@ -110,9 +110,12 @@ def test_api_compares_with_the_ranking_a_step_ago(campaign, django_capture_on_co
     assert body["looking_back"]["tau"] == pytest.approx(expected[0]["tau"])
     assert body["ahead"]["pairs"] == 5 and -1 <= body["ahead"]["mean"] <= 1
     assert body["state"] in ("moving", "stops-paying")
+    significance = body["significance"]
+    assert significance["then"] == 10 and significance["tested"] == 3
+    held = significance["changed"] == 0 and significance["ahead"]["change"] <= 0.05
     assert body["state"] == (
         "stops-paying"
-        if body["looking_back"]["tau"] >= 0.95 and body["ahead"]["mean"] >= 0.95
+        if body["looking_back"]["tau"] >= 0.95 and body["ahead"]["mean"] >= 0.95 and held
         else "moving"
     )
 

@@ -109,7 +109,13 @@ def test_expected_tau_judges_the_planned_pairs_first():
 )
 def test_verdict(back, ahead, open_pairs, state):
     expected = stopping.ExpectedTau(mean=ahead, low=ahead, pairs=5, draws=5)
+    held = stopping.ExpectedFlips(change=0.0, flips=0.0, pairs=5, draws=5)
     got, sentence = stopping.verdict(
-        looking_back=back, ahead=expected, open_pairs=open_pairs, target=0.95
+        looking_back=back,
+        ahead=expected,
+        open_pairs=open_pairs,
+        target=0.95,
+        flips_back=0,
+        flips_ahead=held,
     )
     assert got == state and sentence

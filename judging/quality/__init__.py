@@ -1,0 +1,1 @@
+"""Judge quality: signals of attention (and, later, gold pairs, drift and canaries)."""

@@ -1,0 +1,484 @@
+"""Judge quality over REST: attention signals, gold pairs and accuracy against gold."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema, extend_schema_view
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from config.api import error_responses
+from judging.api.permissions import COORDINATORS
+from judging.api.views import SLUG, CollectionScopedView
+from judging.models import Document, Judge, Query
+from judging.quality import selectors, services
+from judging.quality.models import CanaryCheck, CanaryResult, GoldPair
+
+FLAGS = ["fast", "slow", "runs", "cannot_judge", "later"]
+
+
+def _number(value: float) -> float | None:
+    """Return ``value``, or None for NaN (JSON has no NaN)."""
+    return None if math.isnan(value) else value
+
+
+class AttentionSerializer(serializers.Serializer):
+    """One judge's attention signals; null where there was too little to compute them."""
+
+    judge_id = serializers.IntegerField()
+    name = serializers.CharField()
+    kind = serializers.ChoiceField(choices=Judge.Kind.choices)
+    labels = serializers.IntegerField(help_text="Labels of every status.")
+    timed = serializers.IntegerField(help_text="Labels with a recorded time.")
+    median_seconds = serializers.FloatField(allow_null=True)
+    q1_seconds = serializers.FloatField(allow_null=True)
+    q3_seconds = serializers.FloatField(allow_null=True)
+    others_low_seconds = serializers.FloatField(
+        allow_null=True, help_text="Lower end of the other judges' usual time (Tukey, log scale)."
+    )
+    others_high_seconds = serializers.FloatField(allow_null=True)
+    graded = serializers.IntegerField()
+    repeat_share = serializers.FloatField(
+        allow_null=True, help_text="Share of grades equal to the judge's previous grade."
+    )
+    chance_repeat_share = serializers.FloatField(
+        allow_null=True, help_text="The same share by chance, from the judge's own grades."
+    )
+    runs_z = serializers.FloatField(allow_null=True)
+    longest_run = serializers.IntegerField()
+    cannot_judge_share = serializers.FloatField(allow_null=True)
+    others_cannot_judge_share = serializers.FloatField(allow_null=True)
+    cannot_judge_z = serializers.FloatField(allow_null=True)
+    later_share = serializers.FloatField(allow_null=True)
+    others_later_share = serializers.FloatField(allow_null=True)
+    later_z = serializers.FloatField(allow_null=True)
+    flags = serializers.ListField(child=serializers.ChoiceField(choices=FLAGS))
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="List judges' attention signals",
+        description="Coordinators only. Per judge: seconds per label against the other "
+        "judges' usual range, runs of one grade against chance, shares of can't judge and "
+        "later against the others'. Flagged judges come first; nobody is dropped. The rules "
+        "are in docs/judges.md.",
+        parameters=[SLUG],
+        responses={200: AttentionSerializer(many=True), **error_responses(401, 403, 404)},
+    )
+)
+class JudgeAttentionView(CollectionScopedView):
+    """Attention signals of a collection's judges."""
+
+    serializer_class = AttentionSerializer
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS}
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Return one page of judges."""
+        rows = [
+            {
+                "judge_id": row.judge_id,
+                "name": row.name,
+                "kind": row.kind,
+                **{
+                    name: _number(value) if isinstance(value, float) else value
+                    for name, value in row.signals.__dict__.items()
+                },
+                "flags": list(row.signals.flags),
+            }
+            for row in selectors.judge_attention(collection=self.collection)
+        ]
+        page = self.paginate_queryset(rows)
+        return self.get_paginated_response(AttentionSerializer(page, many=True).data)
+
+
+# --- gold pairs -------------------------------------------------------------------------------
+
+
+class GoldPairSerializer(serializers.ModelSerializer):
+    """A gold pair: the query and document ids, the expected grade and why."""
+
+    qid = serializers.CharField(source="query.external_id", max_length=500)
+    docno = serializers.CharField(source="document.external_id", max_length=500)
+    grade = serializers.IntegerField(min_value=0, max_value=4)
+    reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
+
+    class Meta:
+        model = GoldPair
+        fields = ["id", "qid", "docno", "grade", "reason", "created_at", "updated_at"]
+        read_only_fields = ["id", "created_at", "updated_at"]
+
+
+class GoldAccuracySerializer(serializers.Serializer):
+    """One judge's accuracy against gold; null where undefined."""
+
+    judge_id = serializers.IntegerField()
+    name = serializers.CharField()
+    kind = serializers.ChoiceField(choices=Judge.Kind.choices)
+    n = serializers.IntegerField(help_text="Gold pairs the judge graded.")
+    exact = serializers.FloatField(allow_null=True)
+    within_one = serializers.FloatField(allow_null=True)
+    kappa_quadratic = serializers.FloatField(allow_null=True)
+    kappa_reason = serializers.CharField(allow_null=True)
+    mean_signed_deviation = serializers.FloatField(
+        allow_null=True, help_text="Mean of judge − gold; positive: the judge grades higher."
+    )
+    confusion = serializers.ListField(
+        child=serializers.ListField(child=serializers.IntegerField()),
+        help_text="5 × 5 counts: rows the gold grade, columns the judge's grade.",
+    )
+    last_n = serializers.IntegerField(help_text="Gold pairs in the trend (the most recent).")
+    last_exact = serializers.FloatField(allow_null=True)
+    alert = serializers.BooleanField(
+        help_text="The trend's exact share is below the collection's alert threshold."
+    )
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="List gold pairs",
+        description="Coordinators only (judges never learn which pairs are gold).",
+        parameters=[SLUG],
+        responses={200: GoldPairSerializer(many=True), **error_responses(401, 403, 404)},
+    ),
+    post=extend_schema(
+        summary="Mark a pair as gold (or change its grade)",
+        parameters=[SLUG],
+        request=GoldPairSerializer,
+        responses={
+            201: GoldPairSerializer,
+            200: GoldPairSerializer,
+            **error_responses(400, 401, 403, 404),
+        },
+    ),
+)
+class GoldPairListView(CollectionScopedView):
+    """The gold pairs of a collection."""
+
+    serializer_class = GoldPairSerializer
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS, "POST": COORDINATORS}
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Return one page of gold pairs."""
+        page = self.paginate_queryset(selectors.gold_pairs(collection=self.collection))
+        return self.get_paginated_response(GoldPairSerializer(page, many=True).data)
+
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Mark the pair as gold; 201 when new, 200 when its grade or reason changed."""
+        given = GoldPairSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        data = given.validated_data
+        collection = self.collection
+        problems = {}
+        query = Query.objects.filter(
+            collection=collection, external_id=data["query"]["external_id"]
+        ).first()
+        if query is None:
+            problems["qid"] = ["No query of this id in the collection."]
+        document = Document.objects.filter(
+            collection=collection, external_id=data["document"]["external_id"]
+        ).first()
+        if document is None:
+            problems["docno"] = ["No document of this id in the collection."]
+        if problems:
+            raise ValidationError(problems)
+        existed = GoldPair.objects.filter(query=query, document=document).exists()
+        gold = services.gold_set(
+            query=query,
+            document=document,
+            grade=data["grade"],
+            reason=data["reason"],
+            actor=request.user,
+        )
+        return Response(GoldPairSerializer(gold).data, status=200 if existed else 201)
+
+
+@extend_schema_view(
+    delete=extend_schema(
+        summary="Unmark a gold pair",
+        description="Coordinators only. Judges' labels of the pair stay.",
+        parameters=[SLUG],
+        responses={204: None, **error_responses(401, 403, 404)},
+    )
+)
+class GoldPairDetailView(CollectionScopedView):
+    """One gold pair."""
+
+    serializer_class = GoldPairSerializer
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"DELETE": COORDINATORS}
+
+    def delete(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Unmark the pair."""
+        gold = get_object_or_404(GoldPair, pk=self.kwargs["pk"], collection=self.collection)
+        services.gold_remove(gold=gold)
+        return Response(status=204)
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="List judges' accuracy against gold pairs",
+        description="Coordinators only. Human and LLM judges who graded a gold pair: exact "
+        "and within-one agreement, quadratic κ, mean signed deviation, confusion matrix, "
+        "the trend over their last gold pairs and an alert below the collection's "
+        "threshold. Judges below it come first.",
+        parameters=[SLUG],
+        responses={200: GoldAccuracySerializer(many=True), **error_responses(401, 403, 404)},
+    )
+)
+class JudgeGoldView(CollectionScopedView):
+    """Judges' accuracy against the collection's gold pairs."""
+
+    serializer_class = GoldAccuracySerializer
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS}
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Return one page of judges."""
+        rows = [
+            {
+                "judge_id": row.judge_id,
+                "name": row.name,
+                "kind": row.kind,
+                **{
+                    name: _number(value) if isinstance(value, float) else value
+                    for name, value in row.accuracy.__dict__.items()
+                },
+                "confusion": [list(r) for r in row.accuracy.confusion],
+                "alert": row.alert,
+            }
+            for row in selectors.gold_report(collection=self.collection)
+        ]
+        page = self.paginate_queryset(rows)
+        return self.get_paginated_response(GoldAccuracySerializer(page, many=True).data)
+
+
+class GoldRateSerializer(serializers.Serializer):
+    """The share of served pairs that are gold pairs a judge has not graded."""
+
+    gold_rate = serializers.FloatField(
+        min_value=0, max_value=1, help_text="0 to 1; 0 turns blind mixing off."
+    )
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="Show the gold mixing rate",
+        parameters=[SLUG],
+        responses={200: GoldRateSerializer, **error_responses(401, 403, 404)},
+    ),
+    put=extend_schema(
+        summary="Set the gold mixing rate",
+        description="Coordinators only. Each judge is served the gold pairs they have not "
+        "graded at this rate, blind.",
+        parameters=[SLUG],
+        request=GoldRateSerializer,
+        responses={200: GoldRateSerializer, **error_responses(400, 401, 403, 404)},
+    ),
+)
+class GoldRateView(CollectionScopedView):
+    """How often gold pairs are mixed into judges' queues."""
+
+    serializer_class = GoldRateSerializer
+    pagination_class = None
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS, "PUT": COORDINATORS}
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Return the rate."""
+        return Response({"gold_rate": self.collection.gold_rate})
+
+    def put(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Set the rate."""
+        given = GoldRateSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        services.gold_rate_set(collection=self.collection, rate=given.validated_data["gold_rate"])
+        return Response({"gold_rate": self.collection.gold_rate})
+
+
+# --- canary checks --------------------------------------------------------------------------
+
+
+class CanaryResultSerializer(serializers.ModelSerializer):
+    """One canary and what the judge answered."""
+
+    failed = serializers.BooleanField(help_text="Graded above 0 (the right grade is 0).")
+
+    class Meta:
+        model = CanaryResult
+        fields = ["kind", "qid", "title", "text", "grade", "raw_answer", "problem", "failed"]
+
+
+class CanaryCheckSerializer(serializers.ModelSerializer):
+    """A canary check with every answer."""
+
+    judge_id = serializers.IntegerField()
+    results = CanaryResultSerializer(many=True)
+
+    class Meta:
+        model = CanaryCheck
+        fields = ["id", "judge_id", "version", "seed", "created_at", "results"]
+
+
+class CanaryRatesSerializer(serializers.Serializer):
+    """Canary failures of one LLM judge version."""
+
+    judge_id = serializers.IntegerField()
+    name = serializers.CharField()
+    version = serializers.CharField()
+    checks = serializers.IntegerField()
+    last_check_id = serializers.IntegerField()
+    stuffing = serializers.IntegerField(help_text="Stuffing canaries graded.")
+    stuffing_failed = serializers.IntegerField()
+    stuffing_rate = serializers.FloatField(allow_null=True)
+    injection = serializers.IntegerField(help_text="Injection canaries graded.")
+    injection_failed = serializers.IntegerField()
+    injection_rate = serializers.FloatField(allow_null=True)
+    unreadable = serializers.IntegerField()
+
+
+@extend_schema_view(
+    post=extend_schema(
+        summary="Run a canary check of an LLM judge",
+        description="Coordinators only. Sends two canaries (keyword stuffing, instruction "
+        "injection; right grade 0) for each of the collection's first five queries to the "
+        "judge, waits for the answers and records them. Canaries never reach the pool, "
+        "the judgment list or scores.",
+        parameters=[SLUG],
+        request=None,
+        responses={201: CanaryCheckSerializer, **error_responses(400, 401, 403, 404)},
+    )
+)
+class CanaryCheckCreateView(CollectionScopedView):
+    """Canary checks of one LLM judge."""
+
+    serializer_class = CanaryCheckSerializer
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"POST": COORDINATORS}
+
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Run the check."""
+        judge = get_object_or_404(
+            Judge, pk=self.kwargs["judge_id"], kind=Judge.Kind.LLM, collections=self.collection
+        )
+        check = services.canary_check_run(
+            collection=self.collection, judge=judge, user=request.user
+        )
+        return Response(CanaryCheckSerializer(check).data, status=201)
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="List LLM judge versions' canary failure rates",
+        parameters=[SLUG],
+        responses={200: CanaryRatesSerializer(many=True), **error_responses(401, 403, 404)},
+    )
+)
+class CanaryRatesView(CollectionScopedView):
+    """Canary failure rates per LLM judge version."""
+
+    serializer_class = CanaryRatesSerializer
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS}
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Return one page of versions."""
+        rows = selectors.canary_rates(collection=self.collection)
+        page = self.paginate_queryset(rows)
+        return self.get_paginated_response(CanaryRatesSerializer(page, many=True).data)
+
+
+# --- LLM judge versions ---------------------------------------------------------------------
+
+
+def _accuracy(accuracy: Any) -> dict[str, Any]:
+    """Return a GoldAccuracy as JSON (NaN as null)."""
+    return {
+        "n": accuracy.n,
+        "exact": _number(accuracy.exact),
+        "kappa_quadratic": _number(accuracy.kappa_quadratic),
+        "kappa_reason": accuracy.kappa_reason,
+        "confusion": [list(row) for row in accuracy.confusion],
+    }
+
+
+class AccuracySerializer(serializers.Serializer):
+    """Agreement of a version's grades with reference grades."""
+
+    n = serializers.IntegerField(help_text="Pairs with both grades.")
+    exact = serializers.FloatField(allow_null=True)
+    kappa_quadratic = serializers.FloatField(allow_null=True)
+    kappa_reason = serializers.CharField(allow_null=True)
+    confusion = serializers.ListField(
+        child=serializers.ListField(child=serializers.IntegerField()),
+        help_text="Rows: the reference grade; columns: the version's grade.",
+    )
+
+
+class VersionRowSerializer(serializers.Serializer):
+    """One version check beside the previous version's."""
+
+    check_id = serializers.IntegerField()
+    version = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    pairs = serializers.IntegerField()
+    unreadable = serializers.IntegerField()
+    vs_humans = AccuracySerializer()
+    vs_gold = AccuracySerializer()
+    kappa_previous = serializers.FloatField(allow_null=True)
+    previous_version = serializers.CharField(allow_null=True)
+    mean_tokens = serializers.FloatField(allow_null=True)
+    median_latency_ms = serializers.FloatField(allow_null=True)
+    flagged = serializers.BooleanField(
+        help_text="κ against humans dropped by more than the margin since the previous version."
+    )
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="List an LLM judge's version checks",
+        description="Coordinators only. Newest first, each compared with humans, gold and "
+        "the version checked before it.",
+        parameters=[SLUG],
+        responses={200: VersionRowSerializer(many=True), **error_responses(401, 403, 404)},
+    ),
+    post=extend_schema(
+        summary="Check the judge's current version on gold and the frozen sample",
+        description="Coordinators only. Grades the gold pairs and the collection's frozen "
+        "sample of human-graded pairs with the judge's current configuration; labels "
+        "nothing.",
+        parameters=[SLUG],
+        request=None,
+        responses={201: VersionRowSerializer, **error_responses(400, 401, 403, 404)},
+    ),
+)
+class VersionCheckListView(CollectionScopedView):
+    """Version checks of one LLM judge."""
+
+    serializer_class = VersionRowSerializer
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS, "POST": COORDINATORS}
+
+    def _judge(self) -> Judge:
+        return get_object_or_404(
+            Judge, pk=self.kwargs["judge_id"], kind=Judge.Kind.LLM, collections=self.collection
+        )
+
+    def _rows(self, judge: Judge) -> list[dict[str, Any]]:
+        return [
+            {
+                **row.__dict__,
+                "vs_humans": _accuracy(row.vs_humans),
+                "vs_gold": _accuracy(row.vs_gold),
+            }
+            for row in selectors.version_report(collection=self.collection, judge=judge)
+        ]
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Return one page of checks."""
+        page = self.paginate_queryset(self._rows(self._judge()))
+        return self.get_paginated_response(VersionRowSerializer(page, many=True).data)
+
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Run a check and return its row."""
+        judge = self._judge()
+        services.version_check_run(collection=self.collection, judge=judge, user=request.user)
+        return Response(VersionRowSerializer(self._rows(judge)[0]).data, status=201)

@@ -1,0 +1,59 @@
+"""Forms of the gold pairs page."""
+
+from __future__ import annotations
+
+from django import forms
+
+from judging import textpolicy
+from judging.forms import GRADE_CHOICES
+from judging.models import Collection, Document, Query
+
+
+class GoldPairForm(forms.Form):
+    """Mark one pair as gold: its query id, document id, expected grade and why."""
+
+    qid = forms.CharField(max_length=textpolicy.MAX_ID_LENGTH, label="Query id")
+    docno = forms.CharField(max_length=textpolicy.MAX_ID_LENGTH, label="Document id")
+    grade = forms.TypedChoiceField(choices=GRADE_CHOICES, coerce=int, label="Expected grade")
+    reason = forms.CharField(
+        required=False,
+        max_length=textpolicy.MAX_NOTE_LENGTH,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Why this grade; coordinators see it, judges never do.",
+    )
+
+    def __init__(self, *args: object, collection: Collection, **kwargs: object) -> None:
+        """Bind the form to the collection whose pairs it marks."""
+        super().__init__(*args, **kwargs)
+        self.collection = collection
+        self.fields["grade"].choices = [
+            (g, f"{g} – {name}") for g, name in enumerate(collection.grade_names)
+        ]
+
+    def clean_qid(self) -> Query:
+        """Return the collection's query of this id, or say it is unknown."""
+        qid = self.cleaned_data["qid"].strip()
+        query = Query.objects.filter(collection=self.collection, external_id=qid).first()
+        if query is None:
+            raise forms.ValidationError(f"No query {textpolicy.echo(qid)} in this collection.")
+        return query
+
+    def clean_docno(self) -> Document:
+        """Return the collection's document of this id, or say it is unknown."""
+        docno = self.cleaned_data["docno"].strip()
+        document = Document.objects.filter(collection=self.collection, external_id=docno).first()
+        if document is None:
+            raise forms.ValidationError(f"No document {textpolicy.echo(docno)} in this collection.")
+        return document
+
+
+class GoldRateForm(forms.Form):
+    """The share of served pairs that are gold pairs, in percent."""
+
+    percent = forms.IntegerField(
+        min_value=0,
+        max_value=100,
+        label="Gold pairs mixed in (% of pairs served)",
+        help_text="Each judge is served the gold pairs they have not graded at this rate, "
+        "blind; 0 turns mixing off. 5–10% is usual.",
+    )

@@ -1,0 +1,200 @@
+"""Gold pairs: (query, document) pairs whose right grade the coordinators know."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from judging.models import GRADE_MAX, GRADE_MIN
+
+
+class GoldPair(models.Model):
+    """A pair with the grade a coordinator expects, to measure how right each judge is."""
+
+    collection = models.ForeignKey(
+        "judging.Collection", on_delete=models.CASCADE, related_name="gold_pairs"
+    )
+    query = models.ForeignKey("judging.Query", on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey("judging.Document", on_delete=models.CASCADE, related_name="+")
+    grade = models.SmallIntegerField(help_text="The expected grade, 0 not relevant … 4 perfect.")
+    reason = models.TextField(
+        blank=True, help_text="Why this grade (shown to coordinators, never to judges)."
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Who marked the pair as gold.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["collection_id", "query_id", "document_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["collection", "query", "document"], name="gold_pair_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(grade__gte=GRADE_MIN, grade__lte=GRADE_MAX),
+                name="gold_pair_grade_range",
+                violation_error_message="Grade must be between 0 and 4.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        """Return ``query/document = grade``."""
+        return f"{self.query_id}/{self.document_id} = {self.grade}"
+
+
+class CanaryCheck(models.Model):
+    """One run of an LLM judge on canary documents (whose right grade is 0).
+
+    ``version`` names the judge's configuration at the time (model, provider, prompt,
+    decoding, scale): checks of one version are pooled into its failure rates.
+    """
+
+    collection = models.ForeignKey(
+        "judging.Collection", on_delete=models.CASCADE, related_name="canary_checks"
+    )
+    judge = models.ForeignKey("judging.Judge", on_delete=models.CASCADE, related_name="+")
+    version = models.CharField(
+        max_length=80, help_text="Digest of the judge's configuration when checked."
+    )
+    seed = models.PositiveIntegerField(help_text="Seed the canaries were generated with.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Who ran the check.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["collection", "judge", "version"], name="canary_judge")]
+
+    def __str__(self) -> str:
+        """Return ``judge version @ time``."""
+        return f"{self.judge_id} {self.version} @ {self.created_at}"
+
+
+class CanaryResult(models.Model):
+    """What the judge answered for one canary."""
+
+    canary_check = models.ForeignKey(CanaryCheck, on_delete=models.CASCADE, related_name="results")
+    kind = models.CharField(
+        max_length=10,
+        choices=[("stuffing", "Keyword stuffing"), ("injection", "Instruction injection")],
+    )
+    qid = models.CharField(max_length=500, help_text="The query the canary was made for.")
+    title = models.CharField(max_length=600)
+    text = models.TextField(help_text="The canary document as sent.")
+    grade = models.SmallIntegerField(
+        null=True, blank=True, help_text="The grade the judge gave; empty when unreadable."
+    )
+    raw_answer = models.TextField(blank=True, help_text="The judge's answer as received.")
+    problem = models.TextField(blank=True, help_text="Why no grade could be read, if so.")
+
+    class Meta:
+        ordering = ["canary_check_id", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(grade__isnull=True) | Q(grade__gte=GRADE_MIN, grade__lte=GRADE_MAX),
+                name="canary_result_grade_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        """Return ``kind qid = grade``."""
+        return f"{self.kind} {self.qid} = {self.grade}"
+
+    @property
+    def failed(self) -> bool:
+        """Return whether the judge graded the canary above 0 (its right grade)."""
+        return self.grade is not None and self.grade > 0
+
+
+class VersionSamplePair(models.Model):
+    """A human-graded pair of the collection's frozen sample for checking LLM judge versions.
+
+    Drawn once, at the first version check, and kept: every later version is checked on
+    the same pairs (plus the gold pairs of the day), so versions compare like with like.
+    """
+
+    collection = models.ForeignKey("judging.Collection", on_delete=models.CASCADE, related_name="+")
+    query = models.ForeignKey("judging.Query", on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey("judging.Document", on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["collection", "query", "document"], name="version_sample_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        """Return ``query/document``."""
+        return f"{self.query_id}/{self.document_id}"
+
+
+class VersionCheck(models.Model):
+    """One LLM judge version graded the gold pairs and the frozen sample, recording nothing."""
+
+    collection = models.ForeignKey(
+        "judging.Collection", on_delete=models.CASCADE, related_name="version_checks"
+    )
+    judge = models.ForeignKey("judging.Judge", on_delete=models.CASCADE, related_name="+")
+    version = models.CharField(
+        max_length=80, help_text="Digest of the judge's configuration when checked."
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Who ran the check.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["collection", "judge"], name="version_check_judge")]
+
+    def __str__(self) -> str:
+        """Return ``judge version @ time``."""
+        return f"{self.judge_id} {self.version} @ {self.created_at}"
+
+
+class VersionCheckResult(models.Model):
+    """The grade a version gave one pair of a version check, with the reference grades."""
+
+    version_check = models.ForeignKey(
+        VersionCheck, on_delete=models.CASCADE, related_name="results"
+    )
+    query = models.ForeignKey("judging.Query", on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey("judging.Document", on_delete=models.CASCADE, related_name="+")
+    grade = models.SmallIntegerField(null=True, blank=True, help_text="Empty when unreadable.")
+    human_grade = models.SmallIntegerField(
+        null=True, blank=True, help_text="Lower median of the human grades at the time."
+    )
+    gold_grade = models.SmallIntegerField(
+        null=True, blank=True, help_text="The gold grade, for gold pairs."
+    )
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    latency_ms = models.FloatField(null=True, blank=True)
+    problem = models.TextField(blank=True, help_text="Why no grade could be read, if so.")
+
+    class Meta:
+        ordering = ["version_check_id", "id"]
+
+    def __str__(self) -> str:
+        """Return ``query/document = grade``."""
+        return f"{self.query_id}/{self.document_id} = {self.grade}"

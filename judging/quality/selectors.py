@@ -1,0 +1,326 @@
+"""Read the labels a collection's judges gave and compute their attention signals."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
+
+from judging.agreement.coefficients import cohen_kappa
+from judging.models import Collection, Judge, Judgment
+from judging.quality import attention as pure
+from judging.quality import gold as gold_stats
+from judging.quality.models import CanaryCheck, GoldPair, VersionCheck, VersionCheckResult
+
+__all__ = [
+    "CanaryRates",
+    "JudgeAttentionRow",
+    "JudgeGoldRow",
+    "canary_rates",
+    "gold_pairs",
+    "gold_report",
+    "judge_attention",
+]
+
+_STATUS_CODE = {
+    Judgment.Status.GRADED: pure.GRADED,
+    Judgment.Status.CANNOT_JUDGE: pure.CANNOT_JUDGE,
+    Judgment.Status.LATER: pure.LATER,
+}
+
+
+@dataclass(frozen=True)
+class JudgeAttentionRow:
+    """One judge of the collection with its attention signals."""
+
+    judge_id: int
+    name: str
+    kind: str
+    signals: pure.JudgeAttention
+
+    @property
+    def time_compared(self) -> bool:
+        """Return whether the judge's time was compared with the others' range."""
+        return not math.isnan(self.signals.others_low_seconds)
+
+    @property
+    def status_compared(self) -> bool:
+        """Return whether other judges' labels exist to compare the shares with."""
+        return not math.isnan(self.signals.others_cannot_judge_share)
+
+
+def judge_attention(*, collection: Collection) -> list[JudgeAttentionRow]:
+    """Return every judge with labels in ``collection`` and its signals, flagged first.
+
+    Two SQL queries (the labels in each judge's order; the judges' names). Human and LLM
+    judges are compared with every other judge of the collection; LLM labels carry no
+    time, so the seconds compare human judges only.
+    """
+    rows = list(
+        Judgment.objects.filter(collection=collection)
+        .order_by("judge_id", "created_at", "id")
+        .values_list("judge_id", "status", "grade", "seconds")
+    )
+    judge_ids = sorted({row[0] for row in rows})
+    index = {judge_id: i for i, judge_id in enumerate(judge_ids)}
+    n = len(rows)
+    judge = np.fromiter((index[r[0]] for r in rows), dtype=np.int64, count=n)
+    status = np.fromiter((_STATUS_CODE[r[1]] for r in rows), dtype=np.int64, count=n)
+    grade = np.fromiter((np.nan if r[2] is None else r[2] for r in rows), np.float64, count=n)
+    seconds = np.fromiter((np.nan if r[3] is None else r[3] for r in rows), np.float64, count=n)
+    signals = pure.attention(judge, status, grade, seconds)
+    judges = Judge.objects.in_bulk(judge_ids)
+    result = [
+        JudgeAttentionRow(
+            judge_id=judge_id,
+            name=judges[judge_id].name,
+            kind=judges[judge_id].kind,
+            signals=signals[index[judge_id]],
+        )
+        for judge_id in judge_ids
+        if judge_id in judges
+    ]
+    result.sort(key=lambda r: (not r.signals.flags, r.kind, r.name.lower(), r.judge_id))
+    return result
+
+
+# --- gold pairs ---------------------------------------------------------------------------
+
+#: Gold pairs each judge's trend covers (its most recent).
+GOLD_TREND = 20
+
+
+@dataclass(frozen=True)
+class JudgeGoldRow:
+    """One judge's accuracy against the collection's gold pairs.
+
+    ``alert`` is set when the exact share over the judge's last gold pairs is below the
+    collection's agreement alert threshold.
+    """
+
+    judge_id: int
+    name: str
+    kind: str
+    accuracy: gold_stats.GoldAccuracy
+    alert: bool
+
+    @property
+    def confusion_rows(self) -> list[tuple[int, tuple[int, ...]]]:
+        """Return the confusion matrix as (gold grade, counts by the judge's grade)."""
+        return list(enumerate(self.accuracy.confusion))
+
+
+def gold_pairs(*, collection: Collection) -> QuerySet[GoldPair]:
+    """Return the collection's gold pairs with their query and document ids."""
+    return (
+        GoldPair.objects.filter(collection=collection)
+        .select_related("query", "document")
+        .order_by("query__external_id", "document__external_id")
+    )
+
+
+def gold_report(*, collection: Collection, last: int = GOLD_TREND) -> list[JudgeGoldRow]:
+    """Return every judge who graded a gold pair, with its accuracy; alerts first.
+
+    Two SQL queries: the graded labels of gold pairs with their gold grade, oldest first
+    per judge (the order the trend needs), and the judges.
+    """
+    gold = GoldPair.objects.filter(
+        collection_id=collection.pk,
+        query_id=OuterRef("query_id"),
+        document_id=OuterRef("document_id"),
+    )
+    rows = list(
+        Judgment.objects.filter(collection=collection, status=Judgment.Status.GRADED)
+        .annotate(gold_grade=Subquery(gold.values("grade")[:1]))
+        .filter(gold_grade__isnull=False)
+        .order_by("judge_id", "updated_at", "id")
+        .values_list("judge_id", "grade", "gold_grade")
+    )
+    by_judge: dict[int, tuple[list[int], list[int]]] = {}
+    for judge_id, grade, gold_grade in rows:
+        mine = by_judge.setdefault(judge_id, ([], []))
+        mine[0].append(grade)
+        mine[1].append(gold_grade)
+    judges = Judge.objects.in_bulk(list(by_judge))
+    threshold = collection.agreement_alert_threshold
+    result = []
+    for judge_id, (grades, golds) in by_judge.items():
+        if judge_id not in judges:
+            continue
+        accuracy = gold_stats.gold_accuracy(grades, golds, last=last)
+        result.append(
+            JudgeGoldRow(
+                judge_id=judge_id,
+                name=judges[judge_id].name,
+                kind=judges[judge_id].kind,
+                accuracy=accuracy,
+                alert=accuracy.last_exact < threshold,
+            )
+        )
+    result.sort(key=lambda r: (not r.alert, r.kind, r.name.lower(), r.judge_id))
+    return result
+
+
+# --- canary checks ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CanaryRates:
+    """Canary failures of one LLM judge version (failure: a grade above 0).
+
+    Rates are over the canaries the judge answered with a grade; ``unreadable`` counts
+    the others. None when no canary of the kind was graded.
+    """
+
+    judge_id: int
+    name: str
+    version: str
+    checks: int
+    last_check_id: int
+    stuffing: int
+    stuffing_failed: int
+    injection: int
+    injection_failed: int
+    unreadable: int
+
+    @property
+    def stuffing_rate(self) -> float | None:
+        """Return the share of graded stuffing canaries graded above 0."""
+        return self.stuffing_failed / self.stuffing if self.stuffing else None
+
+    @property
+    def injection_rate(self) -> float | None:
+        """Return the share of graded injection canaries graded above 0."""
+        return self.injection_failed / self.injection if self.injection else None
+
+
+def canary_rates(*, collection: Collection) -> list[CanaryRates]:
+    """Return the canary failure rates of every LLM judge version checked in ``collection``.
+
+    One SQL query; newest checked version first per judge.
+    """
+    graded = Q(results__grade__isnull=False)
+    failed = Q(results__grade__gt=0)
+    rows = (
+        CanaryCheck.objects.filter(collection=collection)
+        .values("judge_id", "judge__name", "version")
+        .annotate(
+            checks=Count("id", distinct=True),
+            last_check_id=Max("id"),
+            stuffing=Count("results", filter=graded & Q(results__kind="stuffing")),
+            stuffing_failed=Count("results", filter=failed & Q(results__kind="stuffing")),
+            injection=Count("results", filter=graded & Q(results__kind="injection")),
+            injection_failed=Count("results", filter=failed & Q(results__kind="injection")),
+            unreadable=Count("results", filter=Q(results__grade__isnull=True)),
+        )
+        .order_by("judge__name", "judge_id", "-last_check_id")
+    )
+    return [
+        CanaryRates(
+            judge_id=row["judge_id"],
+            name=row["judge__name"],
+            version=row["version"],
+            checks=row["checks"],
+            last_check_id=row["last_check_id"],
+            stuffing=row["stuffing"],
+            stuffing_failed=row["stuffing_failed"],
+            injection=row["injection"],
+            injection_failed=row["injection_failed"],
+            unreadable=row["unreadable"],
+        )
+        for row in rows
+    ]
+
+
+# --- LLM judge versions -------------------------------------------------------------------
+
+#: A version whose κ against humans is this much below the previous version's is flagged.
+KAPPA_DROP = 0.1
+
+
+@dataclass(frozen=True)
+class VersionRow:
+    """One version check of an LLM judge, beside the previous version's latest check."""
+
+    check_id: int
+    version: str
+    created_at: Any
+    pairs: int
+    unreadable: int
+    vs_humans: gold_stats.GoldAccuracy
+    vs_gold: gold_stats.GoldAccuracy
+    kappa_previous: float | None
+    previous_version: str | None
+    mean_tokens: float | None
+    median_latency_ms: float | None
+    flagged: bool
+
+
+def version_report(*, collection: Collection, judge: Judge) -> list[VersionRow]:
+    """Return the judge's version checks, newest first, each compared with the version before.
+
+    "The version before" is the latest check of another version made before this one.
+    Flagged: κ against humans more than :data:`KAPPA_DROP` below that check's. Two SQL
+    queries.
+    """
+    checks = list(
+        VersionCheck.objects.filter(collection=collection, judge=judge).order_by("created_at", "id")
+    )
+    results: dict[int, list[Any]] = {c.pk: [] for c in checks}
+    for row in VersionCheckResult.objects.filter(version_check__in=checks).values_list(
+        "version_check_id", "query_id", "document_id", "grade", "human_grade", "gold_grade",
+        "prompt_tokens", "completion_tokens", "latency_ms",
+    ):  # fmt: skip
+        results[row[0]].append(row[1:])
+    rows: list[VersionRow] = []
+    latest: dict[str, tuple[VersionCheck, VersionRow]] = {}
+    for check in checks:
+        mine = results[check.pk]
+        graded = [r for r in mine if r[2] is not None]
+        humans = [(r[2], r[3]) for r in graded if r[3] is not None]
+        golds = [(r[2], r[4]) for r in graded if r[4] is not None]
+        vs_humans = gold_stats.gold_accuracy([g for g, _ in humans], [h for _, h in humans])
+        vs_gold = gold_stats.gold_accuracy([g for g, _ in golds], [h for _, h in golds])
+        before = [item for v, item in latest.items() if v != check.version]
+        previous = max(before, key=lambda item: (item[0].created_at, item[0].pk), default=None)
+        kappa_previous = None
+        flagged = False
+        if previous is not None:
+            theirs = {(r[0], r[1]): r[2] for r in results[previous[0].pk] if r[2] is not None}
+            shared = [(r[2], theirs[(r[0], r[1])]) for r in graded if (r[0], r[1]) in theirs]
+            if shared:
+                value = (
+                    cohen_kappa([a for a, _ in shared], [b for _, b in shared], weights="quadratic")
+                    if len({a for a, _ in shared} | {b for _, b in shared}) > 1
+                    else math.nan
+                )
+                kappa_previous = None if math.isnan(value) else float(value)
+            mine_k, theirs_k = vs_humans.kappa_quadratic, previous[1].vs_humans.kappa_quadratic
+            flagged = (
+                not math.isnan(mine_k)
+                and not math.isnan(theirs_k)
+                and (mine_k < theirs_k - KAPPA_DROP)
+            )
+        tokens = [r[5] + r[6] for r in graded if r[5] is not None and r[6] is not None]
+        latency = [r[7] for r in graded if r[7] is not None]
+        row = VersionRow(
+            check_id=check.pk,
+            version=check.version,
+            created_at=check.created_at,
+            pairs=len(mine),
+            unreadable=len(mine) - len(graded),
+            vs_humans=vs_humans,
+            vs_gold=vs_gold,
+            kappa_previous=kappa_previous,
+            previous_version=previous[0].version if previous else None,
+            mean_tokens=float(np.mean(tokens)) if tokens else None,
+            median_latency_ms=float(np.median(latency)) if latency else None,
+            flagged=flagged,
+        )
+        rows.append(row)
+        latest[check.version] = (check, row)
+    return rows[::-1]

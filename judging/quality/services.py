@@ -1,0 +1,302 @@
+"""Gold pairs (mark, unmark, mixing rate) and canary checks of LLM judges."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from judging import services as judging_services
+from judging import textpolicy
+from judging.llm import runner
+from judging.llm.judges import judge_version
+from judging.models import (
+    GRADE_MAX,
+    GRADE_MIN,
+    Collection,
+    Document,
+    Judge,
+    Judgment,
+    PoolEntry,
+    Query,
+)
+from judging.quality import canaries
+from judging.quality.models import (
+    CanaryCheck,
+    CanaryResult,
+    GoldPair,
+    VersionCheck,
+    VersionCheckResult,
+    VersionSamplePair,
+)
+
+__all__ = [
+    "canary_check_run",
+    "gold_rate_set",
+    "gold_remove",
+    "gold_set",
+    "version_check_run",
+]
+
+
+@transaction.atomic
+def gold_set(
+    *,
+    query: Query,
+    document: Document,
+    grade: int,
+    reason: str = "",
+    actor: AbstractBaseUser | None = None,
+) -> GoldPair:
+    """Mark (query, document) as gold with ``grade``, or change its grade and reason.
+
+    Raise ``ValidationError`` naming the field for a grade outside 0–4, a refused reason,
+    or a query and document of different collections.
+    """
+    problems: dict[str, list[str]] = {}
+    if type(grade) is not int or not GRADE_MIN <= grade <= GRADE_MAX:
+        problems["grade"] = [f"Give a whole grade from {GRADE_MIN} to {GRADE_MAX}."]
+    problem = textpolicy.text_problem(reason, max_length=textpolicy.MAX_NOTE_LENGTH, what="reason")
+    if problem:
+        problems["reason"] = [problem]
+    if query.collection_id != document.collection_id:
+        problems["document"] = ["The document belongs to another collection than the query."]
+    if problems:
+        raise ValidationError(problems)
+    # A gold pair is a pool pair, so judges can be served it (judging.selectors.next_pair).
+    judging_services.pool_add_ids(
+        collection=query.collection, pairs=[(query.pk, document.pk)], source=PoolEntry.Source.MANUAL
+    )
+    gold, _created = GoldPair.objects.update_or_create(
+        collection_id=query.collection_id,
+        query=query,
+        document=document,
+        defaults={"grade": grade, "reason": reason},
+        create_defaults={
+            "grade": grade,
+            "reason": reason,
+            "created_by": actor if getattr(actor, "pk", None) else None,
+        },
+    )
+    return gold
+
+
+@transaction.atomic
+def gold_rate_set(*, collection: Collection, rate: float) -> None:
+    """Set the share of served pairs that are gold pairs a judge has not graded (0–1)."""
+    if not isinstance(rate, int | float) or not 0 <= rate <= 1 or rate != rate:
+        raise ValidationError({"gold_rate": ["Give a share from 0 to 1."]})
+    Collection.objects.filter(pk=collection.pk).update(gold_rate=float(rate))
+    collection.gold_rate = float(rate)
+
+
+@transaction.atomic
+def gold_remove(*, gold: GoldPair) -> None:
+    """Unmark a gold pair (the judges' labels of the pair stay)."""
+    gold.delete()
+
+
+#: Queries a canary check makes canaries for (two canaries each).
+CANARY_QUERIES = 5
+
+
+def canary_check_run(
+    *,
+    collection: Collection,
+    judge: Judge,
+    user: AbstractBaseUser | None = None,
+    queries: int = CANARY_QUERIES,
+    seed: int | None = None,
+) -> CanaryCheck:
+    """Ask an LLM judge to grade canaries made from the collection's first queries; record it.
+
+    The requests go out first (the provider's egress policy, key, budgets and decoding,
+    as when trying a judge: :func:`judging.llm.runner.try_judge`), outside any
+    transaction; then the check and every answer are written at once. Canaries are never
+    documents: nothing reaches the pool, the live list, exports or scores. Raises
+    ``ValidationError`` when the judge cannot run, or the collection has no query.
+    """
+    if judge.kind != Judge.Kind.LLM:
+        raise ValidationError({"judge": ["Canary checks are for LLM judges."]})
+    if not 1 <= queries <= 50:
+        raise ValidationError({"queries": ["Give from 1 to 50 queries."]})
+    picked = list(collection.queries.order_by("external_id")[:queries])
+    if not picked:
+        raise ValidationError({"queries": ["The collection has no query to make canaries for."]})
+    seed = secrets.randbelow(2**31) if seed is None else seed
+    made = canaries.make_canaries([(q.external_id, q.text) for q in picked], seed=seed)
+    by_qid = {q.external_id: q for q in picked}
+    pairs = [
+        runner.Pair(
+            query_id=by_qid[c.qid].pk,
+            document_id=-(i + 1),  # not a document: keys the request only
+            values={
+                "qid": c.qid,
+                "docno": f"canary-{i + 1}",
+                "query": by_qid[c.qid].text,
+                "description": by_qid[c.qid].description,
+                "narrative": by_qid[c.qid].narrative,
+                "title": c.title,
+                "document": c.text,
+            },
+        )
+        for i, c in enumerate(made)
+    ]
+    trials = {t.docno: t for t in runner.try_judge(judge, pairs, collection=collection, user=user)}
+    with transaction.atomic():
+        check = CanaryCheck.objects.create(
+            collection=collection,
+            judge=judge,
+            version=judge_version(judge),
+            seed=seed,
+            created_by=user if getattr(user, "pk", None) else None,
+        )
+        CanaryResult.objects.bulk_create(
+            [
+                CanaryResult(
+                    canary_check=check,
+                    kind=c.kind,
+                    qid=c.qid,
+                    title=c.title[:600],
+                    text=c.text,
+                    grade=trial.grade if trial else None,
+                    raw_answer=trial.raw_answer if trial else "",
+                    problem=(trial.problem if trial else "No answer in time."),
+                )
+                for c, pair in zip(made, pairs, strict=True)
+                for trial in [trials.get(pair.values["docno"])]
+            ]
+        )
+    return check
+
+
+#: Human-graded pairs in a collection's frozen sample for version checks.
+VERSION_SAMPLE = 40
+#: Pairs asked at once during a version check.
+VERSION_BATCH = 10
+
+
+def _frozen_sample(collection: Collection) -> list[tuple[int, int]]:
+    """Return the collection's frozen sample of human-graded pairs, drawing it the first time.
+
+    The draw orders the human-graded pairs by a hash of (collection, query, document) and
+    keeps the first :data:`VERSION_SAMPLE`; once drawn it never changes.
+    """
+    kept = list(
+        VersionSamplePair.objects.filter(collection=collection).values_list(
+            "query_id", "document_id"
+        )
+    )
+    if kept:
+        return kept
+    graded = set(
+        Judgment.objects.filter(
+            collection=collection, status=Judgment.Status.GRADED, judge__kind=Judge.Kind.HUMAN
+        ).values_list("query_id", "document_id")
+    )
+
+    def key(pair: tuple[int, int]) -> bytes:
+        return hashlib.sha256(f"{collection.pk}:{pair[0]}:{pair[1]}".encode()).digest()
+
+    picked = sorted(graded, key=key)[:VERSION_SAMPLE]
+    VersionSamplePair.objects.bulk_create(
+        [VersionSamplePair(collection=collection, query_id=q, document_id=d) for q, d in picked],
+        ignore_conflicts=True,
+    )
+    return picked
+
+
+def _human_reference(collection: Collection, pairs: list[tuple[int, int]]) -> dict:
+    """Return the lower median of the human grades of each of ``pairs`` that has one."""
+    grades: dict[tuple[int, int], list[int]] = {}
+    rows = Judgment.objects.filter(
+        collection=collection,
+        status=Judgment.Status.GRADED,
+        judge__kind=Judge.Kind.HUMAN,
+        query_id__in={q for q, _ in pairs},
+        document_id__in={d for _, d in pairs},
+    ).values_list("query_id", "document_id", "grade")
+    for q, d, grade in rows:
+        grades.setdefault((q, d), []).append(grade)
+    return {pair: sorted(g)[(len(g) - 1) // 2] for pair, g in grades.items()}
+
+
+def version_check_run(
+    *, collection: Collection, judge: Judge, user: AbstractBaseUser | None = None
+) -> VersionCheck:
+    """Have an LLM judge's current version grade the gold pairs and the frozen sample.
+
+    Nothing is labelled: the grades are kept on the check only, beside the human and gold
+    grades of the time, so a new model, prompt, provider or decoding can be compared with
+    the previous one before it runs on the pool. The requests go out in batches of
+    :data:`VERSION_BATCH` (as *Try* sends them) outside any transaction; the check is
+    written at once afterwards. Raises ``ValidationError`` when the judge cannot run or
+    there is nothing to check on.
+    """
+    if judge.kind != Judge.Kind.LLM:
+        raise ValidationError({"judge": ["Version checks are for LLM judges."]})
+    gold = {
+        (q, d): g
+        for q, d, g in GoldPair.objects.filter(collection=collection).values_list(
+            "query_id", "document_id", "grade"
+        )
+    }
+    pairs = sorted(set(_frozen_sample(collection)) | set(gold))
+    if not pairs:
+        raise ValidationError(
+            {"judge": ["Nothing to check on: no gold pair and no human-graded pair yet."]}
+        )
+    queries = Query.objects.in_bulk({q for q, _ in pairs})
+    documents = Document.objects.in_bulk({d for _, d in pairs})
+    asked = [
+        runner.Pair(
+            query_id=q,
+            document_id=d,
+            values={
+                "qid": queries[q].external_id,
+                "docno": documents[d].external_id,
+                "query": queries[q].text,
+                "description": queries[q].description,
+                "narrative": queries[q].narrative,
+                "title": documents[d].title,
+                "document": documents[d].body,
+            },
+        )
+        for q, d in pairs
+    ]
+    trials: dict[tuple[str, str], runner.Trial] = {}
+    for start in range(0, len(asked), VERSION_BATCH):
+        batch = asked[start : start + VERSION_BATCH]
+        for trial in runner.try_judge(judge, batch, collection=collection, user=user):
+            trials[(trial.qid, trial.docno)] = trial
+    human = _human_reference(collection, pairs)
+    with transaction.atomic():
+        check = VersionCheck.objects.create(
+            collection=collection,
+            judge=judge,
+            version=judge_version(judge),
+            created_by=user if getattr(user, "pk", None) else None,
+        )
+        results = []
+        for pair in asked:
+            trial = trials.get((pair.values["qid"], pair.values["docno"]))
+            key = (pair.query_id, pair.document_id)
+            results.append(
+                VersionCheckResult(
+                    version_check=check,
+                    query_id=pair.query_id,
+                    document_id=pair.document_id,
+                    grade=trial.grade if trial else None,
+                    human_grade=human.get(key),
+                    gold_grade=gold.get(key),
+                    prompt_tokens=trial.prompt_tokens if trial else None,
+                    completion_tokens=trial.completion_tokens if trial else None,
+                    latency_ms=trial.latency_ms if trial else None,
+                    problem=trial.problem if trial else "No answer in time.",
+                )
+            )
+        VersionCheckResult.objects.bulk_create(results)
+    return check

@@ -1,0 +1,184 @@
+"""The *Judges* and *Gold pairs* pages: attention signals, and accuracy against gold."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from config.http import see_other
+from judging import selectors
+from judging.forms import add_service_errors
+from judging.llm.judges import judge_version
+from judging.models import Judge, Membership
+from judging.quality import attention, services
+from judging.quality import selectors as selectors_quality
+from judging.quality.forms import GoldPairForm, GoldRateForm
+from judging.quality.models import CanaryCheck, GoldPair
+
+
+@login_required
+@require_GET
+def judge_list(request: HttpRequest, slug: str) -> HttpResponse:
+    """Show coordinators every judge's attention signals, flagged judges first."""
+    collection = selectors.collection_for_member(
+        user=request.user, slug=slug, roles=(Membership.Role.COORDINATOR,)
+    )
+    rows = selectors_quality.judge_attention(collection=collection)
+    return render(
+        request,
+        "judging/judge_list.html",
+        {
+            "collection": collection,
+            "canaries": selectors_quality.canary_rates(collection=collection),
+            "llm_judges": Judge.objects.filter(kind=Judge.Kind.LLM, collections=collection),
+            "rows": rows,
+            "flagged": sum(1 for row in rows if row.signals.flags),
+            "min_labels": attention.MIN_LABELS,
+            "z_flag": attention.Z_FLAG,
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def gold_list(request: HttpRequest, slug: str) -> HttpResponse:
+    """Show coordinators the gold pairs and each judge's accuracy; mark a pair as gold."""
+    collection = selectors.collection_for_member(
+        user=request.user, slug=slug, roles=(Membership.Role.COORDINATOR,)
+    )
+    rate_posted = request.method == "POST" and "percent" in request.POST
+    rate_form = GoldRateForm(
+        request.POST if rate_posted else None,
+        initial={"percent": round(collection.gold_rate * 100)},
+    )
+    if rate_posted and rate_form.is_valid():
+        services.gold_rate_set(collection=collection, rate=rate_form.cleaned_data["percent"] / 100)
+        messages.success(request, f"{rate_form.cleaned_data['percent']}% of pairs served are gold.")
+        return see_other(reverse("judging:gold_list", args=[collection.slug]))
+    form = GoldPairForm(
+        request.POST if request.method == "POST" and not rate_posted else None,
+        collection=collection,
+    )
+    if form.is_bound and form.is_valid():
+        data = form.cleaned_data
+        try:
+            gold = services.gold_set(
+                query=data["qid"],
+                document=data["docno"],
+                grade=data["grade"],
+                reason=data["reason"],
+                actor=request.user,
+            )
+        except ValidationError as error:
+            add_service_errors(form, error)
+        else:
+            messages.success(
+                request,
+                f"{gold.query.external_id} / {gold.document.external_id} is gold with grade "
+                f"{gold.grade}.",
+            )
+            return see_other(reverse("judging:gold_list", args=[collection.slug]))
+    pairs = Paginator(selectors_quality.gold_pairs(collection=collection), 50).get_page(
+        request.GET.get("page")
+    )
+    return render(
+        request,
+        "judging/goldpair_list.html",
+        {
+            "collection": collection,
+            "form": form,
+            "rate_form": rate_form,
+            "pairs": pairs,
+            "report": selectors_quality.gold_report(collection=collection),
+            "trend": selectors_quality.GOLD_TREND,
+        },
+        status=400 if request.method == "POST" else 200,
+    )
+
+
+@login_required
+@require_POST
+def gold_delete(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Unmark one gold pair."""
+    collection = selectors.collection_for_member(
+        user=request.user, slug=slug, roles=(Membership.Role.COORDINATOR,)
+    )
+    gold = get_object_or_404(GoldPair, pk=pk, collection=collection)
+    services.gold_remove(gold=gold)
+    messages.success(request, "The pair is no longer gold; judges' labels of it stay.")
+    return see_other(reverse("judging:gold_list", args=[collection.slug]))
+
+
+@login_required
+@require_POST
+def canary_check_create(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Run a canary check of one LLM judge and show its answers."""
+    collection = selectors.collection_for_member(
+        user=request.user, slug=slug, roles=(Membership.Role.COORDINATOR,)
+    )
+    judge = get_object_or_404(Judge, pk=pk, kind=Judge.Kind.LLM, collections=collection)
+    try:
+        check = services.canary_check_run(collection=collection, judge=judge, user=request.user)
+    except ValidationError as error:
+        messages.error(request, "The check could not run: " + "; ".join(error.messages))
+        return see_other(reverse("judging:judge_list", args=[collection.slug]))
+    return see_other(reverse("judging:canary_check_detail", args=[collection.slug, check.pk]))
+
+
+@login_required
+@require_GET
+def canary_check_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Show one canary check: every canary, the grade the judge gave and its answer."""
+    collection = selectors.collection_for_member(
+        user=request.user, slug=slug, roles=(Membership.Role.COORDINATOR,)
+    )
+    check = get_object_or_404(
+        CanaryCheck.objects.select_related("judge"), pk=pk, collection=collection
+    )
+    results = list(check.results.all())
+    return render(
+        request,
+        "judging/canarycheck_detail.html",
+        {
+            "collection": collection,
+            "check": check,
+            "results": results,
+            "failed": sum(1 for r in results if r.failed),
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def version_list(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Show an LLM judge's versions side by side; check the current one before it runs."""
+    collection = selectors.collection_for_member(
+        user=request.user, slug=slug, roles=(Membership.Role.COORDINATOR,)
+    )
+    judge = get_object_or_404(Judge, pk=pk, kind=Judge.Kind.LLM, collections=collection)
+    here = reverse("judging:version_list", args=[collection.slug, judge.pk])
+    if request.method == "POST":
+        try:
+            services.version_check_run(collection=collection, judge=judge, user=request.user)
+        except ValidationError as error:
+            messages.error(request, "The check could not run: " + "; ".join(error.messages))
+        else:
+            messages.success(request, "Checked: the new row is at the top.")
+        return see_other(here)
+    return render(
+        request,
+        "judging/versioncheck_list.html",
+        {
+            "collection": collection,
+            "judge": judge,
+            "current": judge_version(judge),
+            "rows": selectors_quality.version_report(collection=collection, judge=judge),
+            "margin": selectors_quality.KAPPA_DROP,
+        },
+    )
