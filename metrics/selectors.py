@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
@@ -157,6 +158,8 @@ class LeaderboardRow:
     interval: Interval | None = field(default=None)
     human_only: float | None = None  # the sorted measure on human grades alone
     human_rank: int | None = None
+    #: Per measure, the bias-corrected mean (``metrics.analysis.ppi.PPICell``).
+    ppi: dict[str, Any] = field(default_factory=dict)
 
 
 #: What a leaderboard is scored against: the live list (human grades, and LLM grades
@@ -175,6 +178,8 @@ class Leaderboard:
     provenance: str = "all"
     llm_filled: bool = False  # some live grades come from LLM judges alone
     human_differs: bool = False  # human-only scores differ from the shown ones
+    #: The bias-corrected means and their audit (``metrics.analysis.ppi.LeaderboardPPI``).
+    ppi: Any = None
 
     @property
     def shows_human_only(self) -> bool:
@@ -226,6 +231,7 @@ def leaderboard(
             rows = _with_intervals(collection, rows, key)
             if filled:
                 rows, differs = _with_human_only(rows, human, key)
+    rows, ppi = _with_ppi(collection, who, rows, measures, filled)
     return Leaderboard(
         measures=measures,
         rows=rows,
@@ -234,6 +240,7 @@ def leaderboard(
         provenance=provenance,
         llm_filled=filled,
         human_differs=differs,
+        ppi=ppi,
     )
 
 
@@ -254,12 +261,40 @@ def _limited_leaderboard(
     key = sort if sort in measures else (measures[0] if measures else None)
     if key:
         rows.sort(key=lambda r: (r.scores.get(key) is None, -(r.scores.get(key) or 0.0)))
+    rows, ppi = _with_ppi(collection, who, rows, measures, None, shown)
     return Leaderboard(
         measures=measures,
         rows=rows,
         version=version,
         changed_at=collection.judgments_changed_at,
+        ppi=ppi,
     )
+
+
+def _with_ppi(
+    collection: Collection,
+    who: Viewer,
+    rows: list[LeaderboardRow],
+    measures: list[str],
+    filled: bool | None,
+    shown: dict[int, dict[str, float | None]] | None = None,
+) -> tuple[list[LeaderboardRow], Any]:
+    """Return ``rows`` with their bias-corrected means, and the board's audit summary.
+
+    :func:`metrics.analysis.ppi.leaderboard_ppi` under the viewer's score policy; ``shown``
+    are the means a limited viewer sees.
+    """
+    from metrics.analysis.ppi import leaderboard_ppi  # it imports this module
+
+    ppi = leaderboard_ppi(
+        collection=collection,
+        policy=who.policy,
+        runs=[r.run for r in rows],
+        measures=measures,
+        shown=shown,
+        llm_filled=filled,
+    )
+    return [replace(r, ppi=ppi.for_run(r.run.pk)) for r in rows], ppi
 
 
 def _with_human_only(

@@ -160,6 +160,8 @@ class LeaderboardLine:
     interval: Interval | None = None
     human_only: float | None = None
     human_rank: int | None = None
+    #: The bias-corrected mean of each cell's measure (``metrics.analysis.ppi.PPICell``).
+    ppi_cells: tuple = ()
 
 
 #: Measure columns the leaderboard shows until the viewer picks others (the sorted one is
@@ -229,6 +231,7 @@ def run_leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
                 interval=row.interval,
                 human_only=row.human_only,
                 human_rank=row.human_rank,
+                ppi_cells=tuple(row.ppi.get(label.canonical) for label in shown),
             )
         )
     context = (

@@ -14,12 +14,19 @@ check in one grade.
 
 **The random audit.** Checks that a strategy *chose* (the pairs the LLM is least sure
 of, or whose grade moves the ranking) are not a sample of the LLM's work: agreement on
-them says little about the LLM's labels elsewhere. :func:`audit_draws` gives every pair
-a fixed pseudo-random number in [0, 1) from its ids and a seed (SplitMix64), independent
-of any grade; the pairs whose draw is below a share form the *audit sample*, a Bernoulli
-sample of the pool. Humans check audit pairs in the order of their draws, so the audit
-pairs checked so far are always a uniform random subset, and agreement on them estimates
-the LLM's agreement over all its pairs without bias.
+them says little about the LLM's labels elsewhere. The audit samples *queries*:
+:func:`query_audit_draws` gives every query a fixed pseudo-random number in [0, 1) from
+its id and a seed (SplitMix64 over the query id and document id 0, :func:`audit_draws`),
+independent of any grade, and the queries whose draw is below a share form the *audit
+sample*, a Bernoulli sample of the queries. Every pair of a sampled query is in the
+sample: :func:`pair_audit_draws` gives each pair its query's draw, and both the judging
+plan and the agreement report read the sample through it (:class:`Audit`), so they
+cannot disagree. Humans check audit pairs in the order of their draws, a query's pairs
+together, so the queries completed at any moment are a uniform random subset of the
+sampled ones: the units the bias-corrected means need (docs/measures.md). Agreement on
+the audit pairs estimates the LLM's agreement over all its pairs without bias (every
+pair is in the sample with probability the share; the pairs of one query come together,
+a cluster sample).
 """
 
 from __future__ import annotations
@@ -61,16 +68,42 @@ def audit_draws(
     return (z >> np.uint64(11)).astype(np.float64) / float(2**53)
 
 
+def query_audit_draws(query_ids: npt.ArrayLike, *, seed: int) -> npt.NDArray[np.float64]:
+    """Return each query's fixed audit draw in [0, 1): :func:`audit_draws` of (query, 0)."""
+    q = np.asarray(query_ids, dtype=np.int64).reshape(-1)
+    return audit_draws(q, np.zeros(q.size, dtype=np.int64), seed=seed)
+
+
+def pair_audit_draws(
+    query_ids: npt.ArrayLike, document_ids: npt.ArrayLike, *, seed: int
+) -> npt.NDArray[np.float64]:
+    """Return each pair's audit draw: its query's draw, whatever the document.
+
+    The one rule of the query-level audit: a pair is in the sample exactly when its query
+    is. ``document_ids`` only fixes the shape (it must match ``query_ids``).
+    """
+    q = np.asarray(query_ids, dtype=np.int64).reshape(-1)
+    d = np.asarray(document_ids, dtype=np.int64).reshape(-1)
+    if q.shape != d.shape:
+        raise ValueError("query_ids and document_ids: lengths differ")
+    unique, index = np.unique(q, return_inverse=True)
+    return query_audit_draws(unique, seed=seed)[index.reshape(-1)]
+
+
 @dataclass(frozen=True)
 class Audit:
-    """The random audit sample: pairs whose draw under ``seed`` is below ``share``."""
+    """The random audit sample: the queries whose draw under ``seed`` is below ``share``."""
 
     seed: int
     share: float
 
     def contains(self, query_ids: npt.ArrayLike, document_ids: npt.ArrayLike) -> npt.NDArray:
-        """Return whether each pair is in the sample."""
-        return audit_draws(query_ids, document_ids, seed=self.seed) < self.share
+        """Return whether each pair is in the sample (its query is)."""
+        return pair_audit_draws(query_ids, document_ids, seed=self.seed) < self.share
+
+    def sampled(self, query_ids: npt.ArrayLike) -> npt.NDArray:
+        """Return whether each query is in the sample."""
+        return query_audit_draws(query_ids, seed=self.seed) < self.share
 
 
 @dataclass(frozen=True)

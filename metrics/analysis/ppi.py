@@ -16,32 +16,48 @@ what the estimator assumes). What it reads:
 - the runs' stored rankings (a run without a ranking of a query scores it as empty, as
   live scoring does).
 
-A query is *sampled* when its audit draw, :func:`judging.agreement.checks.audit_draws`
-of the query's id and document id 0 under the policy's seed (one draw per query,
-independent of the pair draws, which use document ids from 1), is below the share. A
-sampled query is *audited* once every one of its live pairs is human; then its human
-score ``h`` is its live score. Every query's LLM score ``f`` is its score under the LLM
-grades alone (pairs no LLM graded left out), whether audited or not.
+A query is *sampled* when its audit draw (:meth:`judging.agreement.checks.Audit.sampled`,
+the draw the judging plan gives every pair of the query) is below the share: under
+``llm-check`` every pair of a sampled query is queued for humans. A sampled query is
+*audited* once every one of its live and pooled pairs is human (a pooled pair nobody
+graded yet counts as not human); then its human score ``h`` is its live score. Every
+query's LLM score ``f`` is its score under the LLM grades alone (pairs no LLM graded
+left out), whether audited or not.
 
-Six SQL queries; nothing is written or cached.
+:func:`prediction_powered_means` takes at most eight SQL queries (with the sampled
+queries' pool, and the query ids for ``keep_query``) and writes nothing.
+:func:`leaderboard_ppi` is what the leaderboard, its REST endpoint and a run's scores
+show: the same figures, as the viewer's score policy allows, cached per judgment-list
+version.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import numpy as np
+from django.core.cache import cache
 
-from judging.agreement.checks import audit_draws
-from judging.models import Collection, Judge, Judgment, LiveGrade
+from judging.agreement.checks import Audit
+from judging.models import Collection, Judge, Judgment, LiveGrade, PoolEntry, Query
 from metrics.engine.ppi import audited_mean
 from metrics.live import scoring
 from metrics.models import Run
 from metrics.pool.selectors import audit_sample
-from metrics.selectors import stored_rankings
+from metrics.selectors import cache_key_for, stored_rankings
+from metrics.selectors import llm_filled as any_llm_only
+from metrics.visibility.selectors import ROUND_DECIMALS, Exposure, ScorePolicy
 
-__all__ = ["PredictionPowered", "RunCorrection", "prediction_powered_means"]
+__all__ = [
+    "LeaderboardPPI",
+    "PPICell",
+    "PredictionPowered",
+    "RunCorrection",
+    "leaderboard_ppi",
+    "prediction_powered_means",
+]
 
 
 @dataclass(frozen=True)
@@ -141,20 +157,25 @@ def prediction_powered_means(
     measures: list[str],
     target: Literal["collection", "topics"] = "collection",
     confidence: float = 0.95,
+    keep_query: Callable[[str], bool] | None = None,
+    audit: Audit | Literal["policy"] | None = "policy",
 ) -> PredictionPowered:
     """Return each run's prediction-powered mean of each measure, with its interval.
 
     ``measures`` are canonical names; ``target`` and the estimator are those of
     :func:`metrics.engine.ppi.audited_mean` (tuned λ, Student's t interval). Nothing is
     available without a random audit (``llm-check`` with ``audit_percent`` above 0), without
-    live grades, or before a sampled query is fully human-graded.
+    live grades, or before a sampled query is fully human-graded. ``keep_query`` keeps
+    only the queries whose external id it accepts as units (a split score policy's
+    share); ``audit`` is the policy's audit when the caller has read it already.
     """
     if target not in ("collection", "topics"):
         raise ValueError("target: must be 'collection' or 'topics'")
     if not 0.0 < confidence < 1.0:
         raise ValueError("confidence: must lie strictly between 0 and 1")
     share, seed = 0.0, 0
-    audit = audit_sample(collection=collection)
+    if audit == "policy":
+        audit = audit_sample(collection=collection)
     if audit is not None:
         share, seed = audit.share, audit.seed
     live = list(
@@ -169,14 +190,34 @@ def prediction_powered_means(
             "adjudicated",
         )
     )
+    if keep_query is not None and live:
+        kept = {
+            pk
+            for pk, qid in Query.objects.filter(collection=collection).values_list(
+                "pk", "external_id"
+            )
+            if keep_query(str(qid))
+        }
+        live = [r for r in live if r[0] in kept]
     human_pair = np.array([r[4] > 0 or r[5] for r in live], dtype=bool)
     live_query = np.array([r[0] for r in live], dtype=np.int64)
     queries = sorted(set(live_query.tolist()))
     complete = dict.fromkeys(queries, True)
     for q in live_query[~human_pair].tolist():
         complete[q] = False
-    draws = audit_draws(queries, np.zeros(len(queries), dtype=np.int64), seed=seed)
-    sampled = [q for q, x in zip(queries, draws.tolist(), strict=True) if x < share]
+    in_sample = audit.sampled(queries) if audit is not None else np.zeros(len(queries), bool)
+    sampled = [q for q, x in zip(queries, in_sample.tolist(), strict=True) if x]
+    if sampled:  # a pooled pair nobody graded yet leaves its query incomplete too
+        human_pairs = {
+            (r[0], r[1]) for r, human in zip(live, human_pair.tolist(), strict=True) if human
+        }
+        for q, d in (
+            PoolEntry.objects.filter(collection=collection, query_id__in=sampled)
+            .order_by()
+            .values_list("query_id", "document_id")
+        ):
+            if (q, d) not in human_pairs:
+                complete[q] = False
     audited = [q for q in sampled if complete[q]]
     empty: dict[int, dict[str, RunCorrection | None]] = {
         run.pk: dict.fromkeys(measures) for run in runs
@@ -237,3 +278,198 @@ def prediction_powered_means(
                 queries=est.units,
             )
     return result("", out)
+
+
+# --- what the leaderboard, its REST endpoint and a run's scores show ----------------------
+
+#: The unit the audit samples and the estimator averages over (docs/measures.md says why).
+UNIT = "query"
+#: The leaderboard's confidence and target: the mean people would give this collection.
+CONFIDENCE = 0.95
+TARGET: Literal["collection"] = "collection"
+_TTL = 3600
+#: Measures that are coverage, not a score of the ranking: nothing to correct.
+_COVERAGE_PREFIX = "Judged@"
+
+NO_LLM_ONLY = "no live grade is LLM-only: the means already rest on human grades"
+HIDDEN = "hidden until the judgments are published"
+NOT_SHOWN = "not shown: the mean itself is not shown to you"
+NO_INTERVAL_SHOWN = "intervals are not shown to you before the judgments are published"
+ONE_AUDITED = "one audited query: the interval needs two or more"
+COVERAGE = "a coverage measure, not a score: nothing to correct"
+
+
+@dataclass(frozen=True)
+class PPICell:
+    """One run's bias-corrected mean of one measure, as one viewer may see it.
+
+    Every number is None when it is not available or not shown; ``reason`` then says why
+    (it is "" when everything is given). ``low`` and ``high`` bound the interval at the
+    board's confidence; ``lam`` is the weight on the LLM scores; ``audited`` the audited
+    queries the estimate rests on, of ``queries``; ``llm_mean`` the run's mean on the LLM
+    grades alone (coordinators and published judgments only).
+    """
+
+    estimate: float | None = None
+    low: float | None = None
+    high: float | None = None
+    lam: float | None = None
+    llm_mean: float | None = None
+    audited: int | None = None
+    queries: int | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class LeaderboardPPI:
+    """The bias-corrected means of a set of runs, and the audit they rest on.
+
+    ``cells[run_pk][measure]`` is a :class:`PPICell` for every run and measure asked;
+    ``reason`` says why nothing is available ("" when something is).
+    """
+
+    available: bool
+    reason: str
+    confidence: float = CONFIDENCE
+    target: str = TARGET
+    unit: str = UNIT
+    audit_share: float | None = None
+    queries: int | None = None
+    sampled: int | None = None
+    audited: int | None = None
+    cells: dict[int, dict[str, PPICell]] = field(default_factory=dict)
+
+    def for_run(self, run_pk: int) -> dict[str, PPICell]:
+        """Return one run's cells (empty when the run was not asked for)."""
+        return self.cells.get(run_pk, {})
+
+
+def _finite(value: float) -> float | None:
+    return float(value) if np.isfinite(value) else None
+
+
+def _nothing(runs: Sequence[Any], measures: Sequence[str], reason: str, **audit: Any):
+    cells = {run.pk: {m: PPICell(reason=reason) for m in measures} for run in runs}
+    return LeaderboardPPI(available=False, reason=reason, cells=cells, **audit)
+
+
+def _computed(
+    collection: Collection,
+    runs: Sequence[Run],
+    measures: list[str],
+    audit: Audit | None,
+    keep_query: Callable[[str], bool] | None,
+    scope: str,
+) -> PredictionPowered:
+    """Return :func:`prediction_powered_means` for the board, cached per version."""
+    key = cache_key_for(
+        "ppi",
+        collection.pk,
+        collection.judgments_version,
+        measures,
+        sorted(run.pk for run in runs),
+        None if audit is None else (audit.share, audit.seed),
+        scope,
+        TARGET,
+        CONFIDENCE,
+    )
+    found = cache.get(key)
+    if found is None:
+        found = prediction_powered_means(
+            collection=collection,
+            runs=list(runs),
+            measures=measures,
+            target=TARGET,
+            confidence=CONFIDENCE,
+            keep_query=keep_query,
+            audit=audit,
+        )
+        cache.set(key, found, _TTL)
+    return found
+
+
+def leaderboard_ppi(
+    *,
+    collection: Collection,
+    policy: ScorePolicy,
+    runs: Sequence[Run],
+    measures: Sequence[str],
+    shown: dict[int, dict[str, float | None]] | None = None,
+    llm_filled: bool | None = None,
+) -> LeaderboardPPI:
+    """Return every run's bias-corrected mean of every measure, as ``policy`` allows.
+
+    The score policy (:mod:`metrics.visibility.selectors`) is applied as to the plain
+    means: nothing while scores are hidden; in a split mode the units are the queries of
+    the viewer's share; a cell is empty wherever the viewer's plain mean is (``shown``,
+    the means the viewer sees; read here when not given); in the aggregate mode the
+    estimate is rounded as the means are. Viewers who do not see every score get no
+    interval, λ or LLM-only mean (the plain means come without intervals for them too).
+    Judged@k measures get no correction. ``llm_filled`` is :func:`metrics.selectors.
+    llm_filled` when the caller knows it. At most ten SQL queries, whatever the runs.
+    """
+    measures = list(measures)
+    scored = [m for m in measures if not m.startswith(_COVERAGE_PREFIX)]
+    if not policy.shows_means:
+        return _nothing(runs, measures, HIDDEN)
+    if llm_filled is None:
+        llm_filled = any_llm_only(collection=collection)
+    if not llm_filled:
+        return _nothing(runs, measures, NO_LLM_ONLY)
+    audit = audit_sample(collection=collection)
+    if audit is None or not runs or not scored:
+        reason = "no random audit: choose llm-check with an audit share"
+        if audit is not None:
+            reason = "no runs or measures to correct"
+        return _nothing(runs, measures, reason)
+    split = policy.exposure in (Exposure.PUBLIC, Exposure.PRIVATE)
+    scope = (
+        f"{policy.exposure}:{policy.rules.split_seed}:{policy.rules.public_share}"
+        if split
+        else "all"
+    )
+    got = _computed(collection, runs, scored, audit, policy.share_query if split else None, scope)
+    summary = {
+        "audit_share": got.audit_share,
+        "queries": got.queries,
+        "sampled": got.sampled,
+        "audited": got.audited,
+    }
+    if not got.available:
+        return _nothing(runs, measures, got.reason, **summary)
+    if shown is None and not policy.full:
+        shown = policy.means(runs, scored)
+    rounded = policy.exposure == Exposure.AGGREGATE
+    cells: dict[int, dict[str, PPICell]] = {}
+    for run in runs:
+        row: dict[str, PPICell] = {}
+        for m in measures:
+            corr = got.runs.get(run.pk, {}).get(m)
+            if m not in scored:
+                row[m] = PPICell(reason=COVERAGE)
+            elif not policy.full and (shown or {}).get(run.pk, {}).get(m) is None:
+                row[m] = PPICell(reason=NOT_SHOWN)
+            elif corr is None or not np.isfinite(corr.estimate):
+                row[m] = PPICell(reason="no audited query scores this run on this measure")
+            elif not policy.full:
+                estimate = round(corr.estimate, ROUND_DECIMALS) if rounded else corr.estimate
+                row[m] = PPICell(
+                    estimate=estimate,
+                    audited=corr.audited,
+                    queries=corr.queries,
+                    reason=NO_INTERVAL_SHOWN,
+                )
+            else:
+                low, high = _finite(corr.low), _finite(corr.high)
+                row[m] = PPICell(
+                    estimate=corr.estimate,
+                    low=low,
+                    high=high,
+                    lam=corr.lam,
+                    llm_mean=corr.llm_mean,
+                    audited=corr.audited,
+                    queries=corr.queries,
+                    reason="" if low is not None else ONE_AUDITED,
+                )
+        cells[run.pk] = row
+    return LeaderboardPPI(available=True, reason="", cells=cells, **summary)

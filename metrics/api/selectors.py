@@ -5,13 +5,15 @@ Complements :mod:`metrics.selectors` (shared with the pages).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
 from judging.models import Collection
+from metrics.analysis.ppi import leaderboard_ppi
 from metrics.live import store
 from metrics.models import Run, Team
 from metrics.selectors import Viewer
@@ -57,6 +59,8 @@ class RunScores:
     aggregate: dict[str, float | None]
     per_query: dict[str, dict[str, float | None]]
     visibility: str = "full"
+    ppi: dict[str, Any] = field(default_factory=dict)  # measure → PPICell
+    ppi_audit: Any = None  # metrics.analysis.ppi.LeaderboardPPI
 
 
 def run_scores(*, run: Run, collection: Collection, measures: list[str], who: Viewer) -> RunScores:
@@ -65,10 +69,18 @@ def run_scores(*, run: Run, collection: Collection, measures: list[str], who: Vi
     Only queries of the live judgment list (those that score the run) are listed, by
     qid; a measure that left a query out has ``None``. The means come from the
     scoreboard, the per-query values from the query columns (one SQL query each); both
-    pass the viewer's score policy (:mod:`metrics.visibility.selectors`).
+    pass the viewer's score policy (:mod:`metrics.visibility.selectors`), and so do the
+    bias-corrected means (:func:`metrics.analysis.ppi.leaderboard_ppi`).
     """
     policy = who.policy
     means = policy.means([run], measures)[run.pk]
+    ppi = leaderboard_ppi(
+        collection=collection,
+        policy=policy,
+        runs=[run],
+        measures=measures,
+        shown={run.pk: means},
+    )
     values = {}
     if policy.shows_per_query:
         values = store.run_values(
@@ -81,4 +93,6 @@ def run_scores(*, run: Run, collection: Collection, measures: list[str], who: Vi
         aggregate=means,
         per_query={qid: values[qid] for qid in sorted(values)},
         visibility=str(policy.exposure),
+        ppi=ppi.for_run(run.pk),
+        ppi_audit=ppi,
     )

@@ -162,6 +162,80 @@ class RunUpdateSerializer(serializers.Serializer):
     description = serializers.CharField(required=False, allow_blank=True)
 
 
+# --- bias-corrected means ----------------------------------------------------------------
+
+
+class PPICellSerializer(serializers.Serializer):
+    """One run's bias-corrected (prediction-powered) mean of one measure."""
+
+    estimate = serializers.FloatField(
+        allow_null=True,
+        help_text="The mean people's grades would give, estimated from the LLM's grades and "
+        "the audited queries' human grades (PPI++). Null when not available or not shown "
+        "(see reason).",
+    )
+    low = serializers.FloatField(
+        allow_null=True,
+        help_text="Lower end of the interval at ppi_audit.confidence; it holds the LLM's "
+        "error. Null with one audited query, and for viewers who see no intervals.",
+    )
+    high = serializers.FloatField(allow_null=True, help_text="Upper end of the interval.")
+    lam = serializers.FloatField(
+        allow_null=True,
+        help_text="λ in [0, 1], the weight given to the LLM's scores (0: the audited "
+        "queries' human scores alone).",
+    )
+    llm_mean = serializers.FloatField(
+        allow_null=True, help_text="The run's mean on the LLM's grades alone."
+    )
+    audited_queries = serializers.IntegerField(
+        source="audited",
+        allow_null=True,
+        help_text="Audited queries the estimate rests on (sampled, every pair graded by people).",
+    )
+    queries = serializers.IntegerField(
+        allow_null=True, help_text="Queries the mean is over (the units)."
+    )
+    reason = serializers.CharField(
+        help_text="Why a field is null (empty when every field is given)."
+    )
+
+
+class PPIAuditSerializer(serializers.Serializer):
+    """The audit the bias-corrected means rest on."""
+
+    available = serializers.BooleanField(
+        help_text="Whether bias-corrected means are available at all."
+    )
+    reason = serializers.CharField(
+        help_text="Why not (e.g. no live grade is LLM-only); empty when available."
+    )
+    unit = serializers.CharField(help_text="The audit's unit: query (docs/measures.md).")
+    target = serializers.CharField(
+        help_text="collection: the mean people would give this collection's queries."
+    )
+    confidence = serializers.FloatField(help_text="Confidence of the intervals.")
+    audit_share = serializers.FloatField(
+        allow_null=True, help_text="Share of the queries the random audit draws."
+    )
+    queries = serializers.IntegerField(allow_null=True, help_text="Queries with live grades.")
+    sampled = serializers.IntegerField(
+        allow_null=True, help_text="Of those, the queries the audit drew."
+    )
+    audited = serializers.IntegerField(
+        allow_null=True, help_text="Of those, the ones every pair of which people graded."
+    )
+
+
+def ppi_cells(cells: dict[str, Any], *, scores_only: bool) -> dict[str, Any]:
+    """Return the serialised cells by measure (without Judged@k with ``scores_only``)."""
+    return {
+        m: PPICellSerializer(cell).data
+        for m, cell in cells.items()
+        if not (scores_only and m.startswith(JUDGED_PREFIX))
+    }
+
+
 class RunScoresSerializer(serializers.Serializer):
     """A run's mean and per-query scores."""
 
@@ -178,6 +252,12 @@ class RunScoresSerializer(serializers.Serializer):
         help_text="Per qid of the live judgment list: value per measure (null = left out). "
         "Empty while your collection's score visibility hides per-query values.",
     )
+    ppi = serializers.DictField(
+        child=PPICellSerializer(),
+        help_text="Per measure, the bias-corrected (prediction-powered) mean with its "
+        "interval, λ and audited queries; null fields with a reason when not available.",
+    )
+    ppi_audit = PPIAuditSerializer(help_text="The audit behind `ppi`, or why there is none.")
     visibility = serializers.CharField(
         help_text="What you see of scores: full, none (hidden until the judgments are "
         "published), aggregate (rounded means over enough queries), public or private "
@@ -268,6 +348,10 @@ class LeaderboardRowSerializer(serializers.Serializer):
     human_rank = serializers.IntegerField(
         allow_null=True, help_text="The run's rank on human grades alone (null otherwise)."
     )
+    ppi = serializers.SerializerMethodField(
+        help_text="Per measure of scores, the bias-corrected (prediction-powered) mean, its "
+        "interval, λ and the audited queries; null fields with a reason when not available."
+    )
 
     @extend_schema_field(RankIntervalSerializer(allow_null=True))
     def get_rank_interval(self, row: LeaderboardRow) -> dict[str, int] | None:
@@ -291,6 +375,11 @@ class LeaderboardRowSerializer(serializers.Serializer):
     def get_judged(self, row: LeaderboardRow) -> dict[str, float | None]:
         """Return the row's Judged@k values."""
         return {m: v for m, v in row.scores.items() if m.startswith(JUDGED_PREFIX)}
+
+    @extend_schema_field(serializers.DictField(child=PPICellSerializer()))
+    def get_ppi(self, row: LeaderboardRow) -> dict[str, Any]:
+        """Return the row's bias-corrected means (the measures of ``scores``)."""
+        return ppi_cells(row.ppi, scores_only=True)
 
 
 class LeaderboardSerializer(serializers.Serializer):
@@ -319,6 +408,9 @@ class LeaderboardSerializer(serializers.Serializer):
         "alone (then rows carry human_only and human_rank)."
     )
     rows = LeaderboardRowSerializer(many=True)
+    ppi_audit = PPIAuditSerializer(
+        help_text="The audit behind the rows' bias-corrected means (`ppi`), or why there are none."
+    )
     visibility = serializers.CharField(
         help_text="What you see of scores: full, none (hidden until the judgments are "
         "published), aggregate (rounded means over enough queries), public or private "
@@ -336,6 +428,7 @@ class LeaderboardSerializer(serializers.Serializer):
             "llm_filled": instance.llm_filled,
             "human_differs": instance.human_differs,
             "rows": instance.rows,
+            "ppi_audit": instance.ppi,
             "visibility": self.context["visibility"],
         }
         return super().to_representation(data)

@@ -22,9 +22,11 @@ counts 0; an empty campaign gives no pairs.
 
 **The random audit.** Chosen pairs are not a sample, so agreement on them does not
 estimate the LLM's agreement elsewhere. With an audit share *s*, the pairs of the audit
-sample (:func:`judging.agreement.checks.audit_draws` below *s*) are kept out of the
-scored order and take every slot where the audit has had fewer than *s* of the slots so
-far, in the order of their draws; when either list runs out the other fills the rest.
+sample (:func:`judging.agreement.checks.pair_audit_draws` below *s*: every pair of a
+sampled query) are kept out of the scored order and take every slot where the audit has
+had fewer than *s* of the slots so far, in the order of their draws (the pairs of one
+query share its draw, so they come together, by document); when either list runs out
+the other fills the rest.
 """
 
 from __future__ import annotations

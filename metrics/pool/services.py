@@ -18,7 +18,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from judging.agreement.checks import audit_draws
+from judging.agreement.checks import pair_audit_draws
 from judging.models import Collection, Judge, Judgment, PoolEntry
 from judging.services import pool_plan_set
 from metrics.live import store
@@ -201,8 +201,8 @@ def _llm_checks(
         for m, s, a in zip(evidence.mean, evidence.spread, evidence.abstain, strict=True)
     ]
     scores = checks.check_scores(unsure, impact)
-    draws = [
-        audit_draws(np.full(len(docs), query_id), docs, seed=policy.seed)
+    draws = [  # the query-level audit: every pair of a sampled query is in it
+        pair_audit_draws(np.full(len(docs), query_id), docs, seed=policy.seed)
         for query_id, docs in zip(live.query_ids, live.document_ids, strict=True)
     ]
     return checks.check_order(

@@ -113,7 +113,15 @@ def test_audited_mean_hand_worked_tuning():
     # A tuned λ is a fitted slope: the residuals' variance divides by n − 2 = 1 and t has
     # 1 degree of freedom.
     residuals = h2[:3] - 5 / 14 * f[:3]
-    se = math.sqrt((1 / 3 - 1 / 5) * np.sum((residuals - residuals.mean()) ** 2) / 1)
+    linear = (1 / 3 - 1 / 5) * np.sum((residuals - residuals.mean()) ** 2) / 1
+    assert linear == pytest.approx(2 / 15 / 350)
+    # The jackknife refits λ on each pair of audited units (mean f over all five: 0.4):
+    # without 0.2 the slope is 0.5 and θ = 0.2 + 0.4 − 0.3 = 0.3; without 0.4 it is 1/3 and
+    # θ = 0.4/3 + 0.4 − 0.5/3 = 11/30; without 0.8 it is 0, θ = 0.3. Around their mean
+    # 29/90 the squares sum to 2/675, so v = (2/3)(2/675) and, with (1 − 3/5), 1.6/2025:
+    # larger than the linearised 1/2625, so it is the one used.
+    se = math.sqrt(0.4 * (2 / 3) * (2 / 675))
+    assert se**2 > linear
     assert got.std_error == pytest.approx(se)
     assert got.half_width == pytest.approx(12.706204736174698 * se)
     assert got.estimate == pytest.approx(5 / 14 * f.mean() + residuals.mean())
@@ -256,3 +264,43 @@ def test_the_collection_interval_covers_the_human_mean_under_a_biased_llm():
         covered += got.low <= truth <= got.high
     assert 0.92 <= covered / draws <= 0.98
     assert f.mean() - truth > 0.1
+
+
+def _jackknife_by_deletion(f, h, f_mean):
+    """Return the delete-one jackknife variance, each replicate refitted by np.cov."""
+    reps = []
+    for i in range(f.size):
+        ff, hh = np.delete(f, i), np.delete(h, i)
+        var = np.var(ff, ddof=1)
+        lam = float(np.clip(np.cov(hh, ff, ddof=1)[0, 1] / var, 0, 1)) if var > 0 else 0.0
+        reps.append(lam * f_mean + np.mean(hh - lam * ff))
+    reps = np.array(reps)
+    return (f.size - 1) / f.size * np.sum((reps - reps.mean()) ** 2)
+
+
+def test_a_tuned_lambda_takes_the_larger_of_the_linearised_and_jackknife_variance():
+    # One audited unit with an extreme LLM score pulls the fitted slope: leaving it out
+    # moves λ from 0.39 to 1 (the slope of the other four is 1.17, clipped), which the
+    # jackknife sees and the linearised variance does not.
+    f = np.array([0.1, 0.2, 0.25, 0.3, 0.95, 0.4, 0.5, 0.2, 0.3, 0.6])
+    h = np.array([0.15, 0.3, 0.3, 0.4, 0.55, 0.0, 0.0, 0.0, 0.0, 0.0])
+    audit = np.array([True] * 5 + [False] * 5)
+    got = audited_mean(f, h, audit)
+    n, big_n = 5, 10
+    residuals = h[:5] - got.lam * f[:5]
+    linear = (1 / n - 1 / big_n) * np.var(residuals, ddof=2)
+    jack = (1 - n / big_n) * _jackknife_by_deletion(f[:5], h[:5], f.mean())
+    assert jack > 1.5 * linear  # the case the jackknife is there for
+    assert got.std_error == pytest.approx(math.sqrt(jack), rel=1e-12)
+    assert got.half_width == pytest.approx(stats.t.ppf(0.975, 3) * math.sqrt(jack), rel=1e-12)
+    # where the points lie on a line, the linearised variance is the larger one
+    rng = np.random.default_rng(4)
+    f2 = rng.random(40)
+    h2 = 0.8 * f2 + rng.normal(0, 0.05, 40)
+    audit2 = np.zeros(40, dtype=bool)
+    audit2[:20] = True
+    got2 = audited_mean(f2, h2, audit2)
+    r2 = h2[:20] - got2.lam * f2[:20]
+    linear2 = (1 / 20 - 1 / 40) * np.var(r2, ddof=2)
+    jack2 = (1 - 20 / 40) * _jackknife_by_deletion(f2[:20], h2[:20], f2.mean())
+    assert got2.std_error**2 == pytest.approx(max(linear2, jack2), rel=1e-12)

@@ -172,26 +172,57 @@ def test_audit_draws_are_fixed_uniform_and_independent_of_the_seed():
     assert abs(np.corrcoef(draws, other)[0, 1]) < 0.03  # another seed, another sample
     swapped = checks.audit_draws(d, q, seed=3)  # (q, d) and (d, q) are different pairs
     assert abs(np.corrcoef(draws, swapped)[0, 1]) < 0.03
+
+
+def test_the_audit_samples_queries_and_every_pair_gets_its_querys_draw():
+    from scipy import stats
+
+    queries = np.arange(1, 2001)
+    per_query = checks.query_audit_draws(queries, seed=3)
+    # the query's draw is the hash of (query, document 0), spelled out once here
+    assert np.array_equal(per_query, checks.audit_draws(queries, np.zeros(2000), seed=3))
+    assert stats.kstest(per_query, "uniform").pvalue > 0.001  # 2,000 queries look uniform
+    q = np.repeat(queries[:200], 100)
+    d = np.tile(np.arange(5000, 5100), 200)
+    pairs = checks.pair_audit_draws(q, d, seed=3)
+    assert np.array_equal(pairs, np.repeat(per_query[:200], 100))  # one draw per query
     audit = checks.Audit(seed=3, share=0.1)
-    assert np.array_equal(audit.contains(q, d), draws < 0.1)
+    inside = audit.contains(q, d).reshape(200, 100)
+    assert (inside.all(axis=1) | ~inside.any(axis=1)).all()  # a query's pairs: all or none
+    assert np.array_equal(inside[:, 0], audit.sampled(queries[:200]))
+    assert np.array_equal(audit.sampled(queries), per_query < 0.1)
+    assert abs(audit.sampled(queries).mean() - 0.1) < 0.025
+    shuffled = np.random.default_rng(0).permutation(q.size)  # order does not matter
+    assert np.array_equal(
+        checks.pair_audit_draws(q[shuffled], d[shuffled], seed=3), pairs[shuffled]
+    )
+    with pytest.raises(ValueError, match="lengths"):
+        checks.pair_audit_draws([1, 2], [1], seed=3)
 
 
-def test_the_random_audit_group_counts_only_the_sampled_pairs(setup):
-    coll, query, _docs, _entries, user = setup
-    more = [factories.document(coll, f"a{i:02d}") for i in range(40)]
+def test_the_random_audit_group_counts_only_the_sampled_queries_pairs(setup):
+    coll, _query, _docs, _entries, user = setup
+    queries = [factories.query(coll, f"a{i:02d}") for i in range(10)]
+    more = [factories.document(coll, f"a{i}") for i in range(4)]
     llm = factories.llm_judge("llm-audit")
-    for doc in more:
-        services.judgment_record(judge=llm, query=query, document=doc, grade=2)
     jay = factories.human_judge(user)
-    for i, doc in enumerate(more):  # agrees with the LLM on every third pair
-        services.judgment_record(judge=jay, query=query, document=doc, grade=2 if i % 3 == 0 else 0)
-    audit = checks.Audit(seed=11, share=0.3)
-    sampled = audit.contains([query.pk] * len(more), [d.pk for d in more])
-    assert 0 < sampled.sum() < len(more)
+    pairs = [(q, d) for q in queries for d in more]
+    for i, (q, doc) in enumerate(pairs):  # the human agrees with the LLM on every third pair
+        services.judgment_record(judge=llm, query=q, document=doc, grade=2)
+        services.judgment_record(judge=jay, query=q, document=doc, grade=2 if i % 3 == 0 else 0)
+    ids = [q.pk for q in queries]
+    # query pks differ between databases: find a seed that samples some queries, not all
+    seed = next(
+        s for s in range(1000) if 0 < (checks.audit_draws(ids, [0] * 10, seed=s) < 0.3).sum() < 10
+    )
+    audit = checks.Audit(seed=seed, share=0.3)
+    draws = checks.audit_draws(ids, [0] * 10, seed=seed)
+    drawn = {q for q, x in zip(ids, draws, strict=True) if x < 0.3}
+    sampled = np.array([q.pk in drawn for q, _d in pairs])
     report = llm_checks(collection=coll, audit=audit)
     figures = {g.label: g for g in report.groups}
-    agree = np.array([i % 3 == 0 for i in range(len(more))])
-    assert figures["random audit"].checks == sampled.sum()
+    agree = np.array([i % 3 == 0 for i in range(len(pairs))])
+    assert figures["random audit"].checks == 4 * len(drawn) == sampled.sum()
     assert figures["random audit"].exact == pytest.approx(agree[sampled].mean())
-    assert figures["all checks"].checks == len(more)
+    assert figures["all checks"].checks == len(pairs)
     assert "random audit" not in {g.label for g in llm_checks(collection=coll).groups}

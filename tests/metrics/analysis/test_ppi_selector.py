@@ -157,3 +157,14 @@ def test_bad_arguments_are_refused(world):
         prediction_powered_means(collection=coll, runs=[runs["A"]], measures=[p1], target="x")
     with pytest.raises(ValueError, match="confidence"):
         prediction_powered_means(collection=coll, runs=[runs["A"]], measures=[p1], confidence=1)
+
+
+def test_a_pooled_pair_nobody_graded_keeps_a_sampled_query_unaudited(world):
+    coll, cora, runs, queries = world
+    _set_audit(coll, cora, 100)
+    p1 = canonical_names(coll.measures)[0]
+    before = prediction_powered_means(collection=coll, runs=[runs["A"]], measures=[p1])
+    assert before.audited == 2
+    factories.pool_entry(coll, queries["q1"], factories.document(coll, "q1-d9"))  # no grade
+    after = prediction_powered_means(collection=coll, runs=[runs["A"]], measures=[p1])
+    assert (after.queries, after.sampled, after.audited) == (4, 4, 1)

@@ -6,6 +6,7 @@ import pytest
 from django.urls import reverse
 
 from judging import services as judging_services
+from metrics.analysis.ppi import NO_LLM_ONLY
 from metrics.live import scoring
 from tests.metrics import factories as metrics_factories
 
@@ -27,6 +28,10 @@ def test_shape(world, api, runs):
     assert body["coverage_threshold"] == world.coll.coverage_threshold
     first, second = body["rows"]
     interval, gap = first.pop("interval"), second.pop("interval")
+    ppi = first.pop("ppi")  # no live grade is LLM-only: nothing to correct, and it says so
+    assert set(ppi) == set(first["scores"])
+    assert all(c["estimate"] is None and c["reason"] == NO_LLM_ONLY for c in ppi.values())
+    assert (body["ppi_audit"]["available"], body["ppi_audit"]["reason"]) == (False, NO_LLM_ONLY)
     # Rank intervals hold the rank; the first run is in the first tier.
     ranks = [(row.pop("rank_interval"), row.pop("tier")) for row in (first, second)]
     assert ranks[0][0]["low"] == 1 <= ranks[0][0]["high"] and ranks[0][1] == 1

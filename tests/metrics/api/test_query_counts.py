@@ -27,17 +27,19 @@ RUN_LIST_QUERIES = 8
 LEADERBOARD_QUERIES = 9  # 8, plus the per-query scores of the bootstrap intervals (uncached)
 # token, collection, roles, viewer roles, viewer teams, teams, members
 TEAM_LIST_QUERIES = 7
-# token, collection, roles, viewer roles, viewer teams, run, scoreboard, per-query scores
-SCORES_QUERIES = 8
+# token, collection, roles, viewer roles, viewer teams, run, scoreboard, per-query scores,
+# whether any live grade is LLM-only (the bias-corrected means need LLM-only grades;
+# tests/metrics/test_ppi_leaderboard.py counts the queries when they are there)
+SCORES_QUERIES = 9
 #: A team's requests read the collection's score visibility too (coordinators' do not).
 TEAM_EXTRA = {"cora": 0, "alice": 1}
 # A team before publication, in aggregate mode: no intervals nor provenance; one query
 # counts the queries each run ranks. In split mode: the query columns instead.
 LIMITED_QUERIES = {
     ("run-list", "aggregate"): RUN_LIST_QUERIES + 2,
-    ("leaderboard", "aggregate"): LEADERBOARD_QUERIES,
+    ("leaderboard", "aggregate"): LEADERBOARD_QUERIES + 1,  # + whether any grade is LLM-only
     ("run-list", "split"): RUN_LIST_QUERIES + 2,
-    ("leaderboard", "split"): LEADERBOARD_QUERIES,
+    ("leaderboard", "split"): LEADERBOARD_QUERIES + 1,
 }
 
 

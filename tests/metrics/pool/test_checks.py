@@ -147,49 +147,92 @@ def test_the_audit_takes_its_share_of_slots_in_the_order_of_its_draws():
 
 
 @pytest.mark.django_db
-def test_llm_check_spends_the_audit_share_on_random_pairs(django_capture_on_commit_callbacks):
-    """Under llm-check with a 25 % audit, about a quarter of the planned checks are random."""
-    from judging.agreement.checks import Audit, audit_draws
+def test_llm_check_queues_every_pair_of_a_sampled_query_and_only_checks_of_the_others(
+    django_capture_on_commit_callbacks,
+):
+    """The audit draws queries: all of a sampled query's pairs go to humans, together.
 
-    coll = factories.collection("audit", pool_depth=100, judges_per_pair=2)
-    query = factories.query(coll, "q1")
-    docs = [factories.document(coll, f"d{i:03d}") for i in range(80)]
+    16 queries; those the audit draws (each query's draw ``audit_draws([q], [0], seed)``
+    below 25%, worked out here apart from the code under test) get 3 documents, the
+    others 8. With room in the plan for every audit pair, the plan holds every pair of
+    the sampled queries, by query in the order of their draws, and of the other queries
+    exactly the ordinary checks: the plan without an audit, less the audit's pairs.
+    """
+    from judging.agreement.checks import Audit, audit_draws
+    from metrics.analysis.ppi import prediction_powered_means
+    from metrics.live.scoring import canonical_names
+
+    coll = factories.collection("audit", pool_depth=100, judges_per_pair=2, measures=["P_3"])
+    queries = [factories.query(coll, f"q{i:02d}") for i in range(16)]
+    ids = np.array([q.pk for q in queries])
+    # query pks differ between databases: a seed that draws three to five of the 16
+    seed = next(
+        s for s in range(10_000) if 3 <= (audit_draws(ids, np.zeros(16), seed=s) < 0.25).sum() <= 5
+    )
+    draws = audit_draws(ids, np.zeros(16), seed=seed)
+    sampled = [q for q, x in zip(queries, draws, strict=True) if x < 0.25]
+    by_draw = [q.external_id for _, q in sorted(zip(draws, queries, strict=True)) if q in sampled]
+    docs = {
+        q: [
+            factories.document(coll, f"{q.external_id}-d{j}")
+            for j in range(3 if q in sampled else 8)
+        ]
+        for q in queries
+    }
     team = metrics_factories.team(coll)
-    run = metrics_factories.run(coll, team, "A", rankings={query: [d.pk for d in docs]})
+    run = metrics_factories.run(
+        coll, team, "A", rankings={q: [d.pk for d in ds] for q, ds in docs.items()}
+    )
     metrics_services.pool_from_run(run=run, depth=100)
     llm = factories.llm_judge()
-    for i, doc in enumerate(docs):  # the LLM is sure of every pair but the last ten
-        judging_services.judgment_record(
-            judge=llm,
-            query=query,
-            document=doc,
-            grade=4 if i % 2 else 0,
-            abstain_probability=0.9 if i >= 70 else 0.0,
-        )
+    for i, q in enumerate(queries):  # sure of every pair but two of the fourth query
+        for j, d in enumerate(docs[q]):
+            judging_services.judgment_record(
+                judge=llm,
+                query=q,
+                document=d,
+                grade=4 if (i + j) % 2 else 0,
+                abstain_probability=0.9 if i == 3 and j < 2 else 0.0,
+            )
+    cora = factories.user("cora")
+    factories.member(coll, cora, Membership.Role.COORDINATOR)
     coll.refresh_from_db()
-    with django_capture_on_commit_callbacks(execute=True):
-        services.pooling_policy_set(
-            collection=coll,
-            actor=None,
-            strategy="llm-check",
-            wave_size=1,
-            horizon=20,
-            audit_percent=25,
-            seed=7,
-        )
-    planned = [e.document for e in pool_selectors.pool_plan(collection=coll)]
-    audit = Audit(seed=7, share=0.25)
-    draws = audit_draws([query.pk] * len(docs), [d.pk for d in docs], seed=7)
-    members = sorted((r, d.external_id) for r, d in zip(draws, docs, strict=True) if r < 0.25)
-    assert 10 <= len(members) <= 30  # a quarter of 80, give or take
-    sampled = audit.contains([query.pk] * len(planned), [d.pk for d in planned])
-    assert sampled.sum() == 5  # a quarter of the 20 slots, first the smallest draws
-    assert [d.external_id for d, a in zip(planned, sampled, strict=True) if a] == [
-        name for _, name in members[:5]
-    ]
-    in_audit = {name for _, name in members}
-    unsure = {d.external_id for d in docs[70:]} - in_audit  # abstention 0.9: checked first
-    targeted = [d.external_id for d, a in zip(planned, sampled, strict=True) if not a]
-    assert set(targeted[: len(unsure)]) == unsure
-    assert not set(targeted) & in_audit
-    assert pool_selectors.audit_sample(collection=coll) == audit
+    audit_pairs = {(q.external_id, d.external_id) for q in sampled for d in docs[q]}
+    total = sum(len(ds) for ds in docs.values())
+    horizon = 4 * len(audit_pairs) + 4  # the audit's quarter of the slots holds them all
+
+    def plan(**policy):
+        with django_capture_on_commit_callbacks(execute=True):
+            services.pooling_policy_set(
+                collection=coll, actor=cora, strategy="llm-check", wave_size=1, **policy
+            )
+        return [
+            (e.query.external_id, e.document.external_id)
+            for e in pool_selectors.pool_plan(collection=coll)
+        ]
+
+    ordinary = plan(horizon=total, audit_percent=0, seed=seed)
+    assert len(ordinary) == total
+    unsure = {(queries[3].external_id, d.external_id) for d in docs[queries[3]][:2]}
+    assert set(ordinary[:2]) == unsure  # the ordinary checks start with the unsure pairs
+    got = plan(horizon=horizon, audit_percent=25, seed=seed)
+    assert len(got) == horizon < total
+    assert audit_pairs <= set(got)  # every pair of every sampled query is queued
+    audited_order = [q for q, d in got if (q, d) in audit_pairs]
+    assert list(dict.fromkeys(audited_order)) == by_draw  # a query's pairs together, by draw
+    others = [p for p in got if p not in audit_pairs]
+    # of the other queries, the ordinary checks alone, in their order
+    assert others == [p for p in ordinary if p not in audit_pairs][: horizon - len(audit_pairs)]
+    assert pool_selectors.audit_sample(collection=coll) == Audit(seed=seed, share=0.25)
+    # People grade what the audit queued: the sampled queries become the audited ones.
+    jay = factories.user("jay")
+    factories.member(coll, jay, Membership.Role.JUDGE)
+    human = factories.human_judge(jay)
+    by_name = {(q.external_id, d.external_id): (q, d) for q, ds in docs.items() for d in ds}
+    for pair in got:
+        if pair in audit_pairs:
+            q, d = by_name[pair]
+            judging_services.judgment_record(judge=human, query=q, document=d, grade=4)
+    coll.refresh_from_db()
+    ppi = prediction_powered_means(collection=coll, runs=[run], measures=canonical_names(["P_3"]))
+    assert (ppi.queries, ppi.sampled, ppi.audited) == (16, len(sampled), len(sampled))
