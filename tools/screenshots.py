@@ -95,7 +95,8 @@ runs = list(Run.objects.filter(collection=coll).order_by("pk"))
 q = coll.queries.order_by("pk").first()
 judgment = Judgment.objects.filter(judge__user__username="judge1").order_by("pk").first()
 j2 = Judge.objects.get(user__username="judge2")
-common = [("home", reverse("judging:home")), ("collection", reverse("judging:collection_detail", args=[s]))]
+common = [("home", reverse("judging:home"))]
+common.append(("collection", reverse("judging:collection_detail", args=[s])))
 metrics = [
     ("leaderboard", reverse("metrics:leaderboard", args=[s])),
     ("run", reverse("metrics:run_detail", args=[s, runs[0].pk])),
@@ -118,7 +119,8 @@ out = {{
         ("settings", reverse("metrics:collection_update", args=[s])),
         ("agreement", reverse("judging:collection_agreement", args=[s])),
         ("disagreements", reverse("judging:disagreement_list", args=[s])),
-        ("adjudicate", reverse("judging:pair_adjudicate", args=[s, pair.query_id, pair.document_id])),
+        ("adjudicate",
+         reverse("judging:pair_adjudicate", args=[s, pair.query_id, pair.document_id])),
         ("remove-labels", reverse("judging:judge_labels_remove", args=[s, j2.pk])),
         ("llm-agreement", reverse("metrics:llm_agreement", args=[s])),
         ("pool", reverse("metrics:pool", args=[s])),

@@ -8,6 +8,7 @@ background (both white panels and the grey page, #f4f5f7).
 
 from __future__ import annotations
 
+import itertools
 import math
 import xml.etree.ElementTree as ET
 from datetime import date
@@ -154,7 +155,7 @@ def test_progress_labels_never_overlap_when_judges_finish_level():
     series = [(f"judge{k}", [(day, 5), (date(2026, 11, 21), 30)]) for k in range(5)]
     ys = sorted(_series_label_ys(charts.progress_lines(series, title="p")))
     assert len(ys) == 5
-    assert all(b - a >= charts.FONT + 1 for a, b in zip(ys, ys[1:], strict=False)), ys
+    assert all(b - a >= charts.FONT + 1 for a, b in itertools.pairwise(ys)), ys
 
 
 def test_progress_prints_each_day_once():
