@@ -112,7 +112,15 @@ def test_agreement_pictures_keep_their_size_and_the_judge_table_fits(browser, li
 # ---- Issue 34, item 6: the smaller defects, in the browser --------------------------------
 
 
+def _open_pair(coll) -> None:
+    """Pool one more pair, with a long body, that nobody has judged (judy's next card)."""
+    body = "<p>" + "A long paragraph about floor plans and layouts. " * 40 + "</p>"
+    doc = factories.document(coll, "doc-open", title="An open document", body=body)
+    factories.pool_entry(coll, coll.queries.order_by("pk").first(), doc)
+
+
 def test_desktop_card_uses_its_width_and_key_badges_line_up(browser, live_server, judged):
+    _open_pair(judged)
     context, page = _open(browser, live_server, DESKTOP, "judy")
     try:
         page.goto(reverse("judging:judge_next", args=[judged.slug]))
@@ -142,6 +150,7 @@ def test_desktop_card_uses_its_width_and_key_badges_line_up(browser, live_server
 
 
 def test_phone_pages_put_actions_first(browser, live_server, judged):
+    _open_pair(judged)
     context, page = _open(browser, live_server, PHONE, "cora")
     try:
         page.goto(reverse("judging:collection_detail", args=[judged.slug]))
