@@ -124,14 +124,14 @@ class PoolingPolicy(models.Model):
             ),
         ]
 
+    def __str__(self) -> str:
+        """Return ``collection v<version>: strategy``."""
+        return f"{self.collection_id} v{self.version}: {self.strategy}"
+
     @property
     def strategy_label(self) -> str:
         """Return the strategy's short name for people ("Move-to-front")."""
         return strategy_name(self.strategy)
-
-    def __str__(self) -> str:
-        """Return ``collection v<version>: strategy``."""
-        return f"{self.collection_id} v{self.version}: {self.strategy}"
 
 
 #: The parameters' values when no policy was ever set (the fields' defaults).

@@ -26,7 +26,8 @@ OVERFLOWING_TABLES = """() => {
     if (!table.getClientRects().length) continue;
     if (table.classList.contains("table-sticky")) continue;
     const row = table.querySelector("tbody tr");
-    if (table.classList.contains("cards-on-phone") && row && getComputedStyle(row).display === "block") continue;
+    const asCards = table.classList.contains("cards-on-phone");
+    if (asCards && row && getComputedStyle(row).display === "block") continue;
     const box = table.parentElement;
     const room = box.clientWidth;
     if (table.scrollWidth > room + 1 || table.getBoundingClientRect().width > room + 1) {
@@ -79,7 +80,8 @@ LOW_CONTRAST = """(minimum) => {
       if (!fill || style.fill === "none" || style.display === "none") continue;
       const b = shape.getBoundingClientRect();
       if (cx >= b.left && cx <= b.right && cy >= b.top && cy <= b.bottom) {
-        behind = [fill[0], fill[1], fill[2], Number(style.fillOpacity || 1) * Number(style.opacity || 1)];
+        const alpha = Number(style.fillOpacity || 1) * Number(style.opacity || 1);
+        behind = [fill[0], fill[1], fill[2], alpha];
       }
     }
     const base = htmlBackground(svg);
@@ -91,13 +93,15 @@ LOW_CONTRAST = """(minimum) => {
     if (r.width <= 1 || r.height <= 1) return false;
     for (let e = el; e; e = e.parentElement) {
       const s = getComputedStyle(e);
-      if (s.visibility === "hidden" || s.display === "none" || Number(s.opacity) === 0) return false;
+      if (s.visibility === "hidden" || s.display === "none") return false;
+      if (Number(s.opacity) === 0) return false;
       if (s.clipPath && s.clipPath !== "none" && e.getBoundingClientRect().width <= 1) return false;
     }
     return true;
   };
   const bad = [];
-  const all = document.querySelectorAll("body *:not(script):not(style):not(option):not(title):not(desc)");
+  const skip = ":not(script):not(style):not(option):not(title):not(desc)";
+  const all = document.querySelectorAll("body *" + skip);
   for (const el of all) {
     const own = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
     if (!own || !shown(el) || el.closest(":disabled")) continue;
@@ -109,14 +113,16 @@ LOW_CONTRAST = """(minimum) => {
     const value = ratio(over(ink, behind), behind);
     if (value < minimum) {
       const words = el.textContent.trim().slice(0, 30);
-      bad.push(`${el.tagName.toLowerCase()}.${el.getAttribute("class") || ""} “${words}” ${value.toFixed(2)}:1`);
+      const name = `${el.tagName.toLowerCase()}.${el.getAttribute("class") || ""}`;
+      bad.push(`${name} “${words}” ${value.toFixed(2)}:1`);
     }
   }
   return bad;
 }"""
 
 PRIMARY_OFF_SCREEN = """() => {
-  const primary = [...document.querySelectorAll("[data-primary]")].filter(e => e.getClientRects().length);
+  const primary = [...document.querySelectorAll("[data-primary]")]
+    .filter(e => e.getClientRects().length);
   if (!primary.length) return ["no [data-primary] action on the page"];
   const r = primary[0].getBoundingClientRect();
   const inside = r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth;

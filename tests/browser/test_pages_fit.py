@@ -129,8 +129,9 @@ def test_desktop_card_uses_its_width_and_key_badges_line_up(browser, live_server
             """() => {
                 const doc = document.querySelector(".card-document");
                 const s = getComputedStyle(doc);
-                const room = doc.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);
-                return [document.querySelector("[data-doc-body]").getBoundingClientRect().width, room];
+                const pad = parseFloat(s.paddingLeft) + parseFloat(s.paddingRight);
+                const body = document.querySelector("[data-doc-body]");
+                return [body.getBoundingClientRect().width, doc.clientWidth - pad];
             }"""
         )
         assert used[0] >= 0.95 * used[1], used  # was 616 of 946 px
@@ -165,7 +166,7 @@ def test_phone_pages_put_actions_first(browser, live_server, judged):
             link = page.locator("[data-remove-labels]").nth(i)
             link.scroll_into_view_if_needed()
             box = link.bounding_box()
-            assert 0 <= box["x"] and box["x"] + box["width"] <= PHONE["width"], box
+            assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], box
         assert "all judges" not in page.content()
     finally:
         context.close()
