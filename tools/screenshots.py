@@ -8,8 +8,8 @@ show: judge1 grades every pooled pair as the reference qrels say, judge2 grades 
 thirds of them with every fifth grade moved by one or two, and team1 submits the three
 demo runs. It serves the site with ``runserver`` on a free port, logs in once per role
 (coordinator, judge1, team1) and, for each page at each size, records the document height
-in px and saves the first screen as a PNG (quantised to 64 colours with Pillow when it is
-installed, so the whole set stays small). Prints a Markdown table of page lengths and
+in px and saves the first screen as a PNG (desktop ones scaled to 3/4, all quantised to 32
+colours with Pillow when it is installed, so the whole set stays small). Prints a Markdown table of page lengths and
 writes it as JSON beside the screenshots (``<prefix>-lengths.json``).
 
 Needs Debian's ``/usr/bin/chromium`` and Playwright's Python package (the browser tests'
@@ -140,14 +140,16 @@ print(json.dumps(out))
 
 
 def _shrink(path: Path) -> None:
-    """Quantise a PNG to 64 colours (Pillow), if Pillow is installed."""
+    """Scale a desktop PNG to 3/4 and quantise it to 32 colours (Pillow, when installed)."""
     try:
         from PIL import Image
     except ImportError:
         return
     with Image.open(path) as image:
-        small = image.convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT)
-    small.save(path, optimize=True)
+        rgb = image.convert("RGB")
+    if rgb.width > 1000:
+        rgb = rgb.resize((rgb.width * 3 // 4, rgb.height * 3 // 4), Image.Resampling.LANCZOS)
+    rgb.quantize(colors=32, method=Image.Quantize.MEDIANCUT).save(path, optimize=True)
 
 
 def main() -> None:
