@@ -9,8 +9,8 @@ thirds of them with every fifth grade moved by one or two, and team1 submits the
 demo runs. It serves the site with ``runserver`` on a free port, logs in once per role
 (coordinator, judge1, team1) and, for each page at each size, records the document height
 in px and saves the first screen as a PNG (desktop ones scaled to 3/4, all quantised to 32
-colours with Pillow when it is installed, so the whole set stays small). Prints a Markdown table of page lengths and
-writes it as JSON beside the screenshots (``<prefix>-lengths.json``).
+colours with Pillow when it is installed, so the whole set stays small). Prints a Markdown
+table of page lengths and writes it as JSON beside the screenshots (``<prefix>lengths.json``).
 
 Needs Debian's ``/usr/bin/chromium`` and Playwright's Python package (the browser tests'
 setup). docs/ui.md shows the tables it printed before and after the page grammar.
