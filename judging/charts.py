@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from datetime import date
 from html import escape
 
+from judging.chart_text import fit, ink_for, spread, text_width
+
 GRADE_COLOURS = ("#5f6778", "#96590a", "#2764aa", "#237049", "#13693c")  # graded.css --grade-N
 FONT = 12
 
@@ -87,10 +89,11 @@ def agreement_heatmap(
             value = matrix[i][j]
             x, y = left + j * cell, top + i * cell
             label = "–" if math.isnan(value) else f"{value:.2f}"
-            ink = "#ffffff" if not math.isnan(value) and abs(value) > 0.55 else "#1c2230"
+            fill = diverging_colour(value)
+            ink = ink_for(fill)  # the most contrast against this cell (4.58:1 at worst)
             parts.append(
                 f'<g class="heat-cell" data-i="{i}" data-j="{j}"><rect x="{x}" y="{y}" '
-                f'width="{cell - 2}" height="{cell - 2}" rx="4" fill="{diverging_colour(value)}"/>'
+                f'width="{cell - 2}" height="{cell - 2}" rx="4" fill="{fill}"/>'
                 f'<text x="{_n(x + cell / 2 - 1)}" y="{_n(y + cell / 2 + 4)}" text-anchor="middle" '
                 f'fill="{ink}">{_e(label)}</text>'
                 f"<title>{_e(names[i])} × {_e(names[j])}: {_e(label)}</title></g>"
@@ -189,7 +192,7 @@ def confusion_matrix(
             shade = c / peak
             fill = diverging_colour(shade) if c else "#f7f8fa"
             outline = ' stroke="#1c2230"' if i == j else ""
-            ink = "#ffffff" if shade > 0.55 else "#1c2230"
+            ink = ink_for(fill)  # white on mid-blue was 2.78:1 (issue 34, item 5)
             x, y = left + j * cell, top + i * cell
             parts.append(
                 f'<g class="confusion-cell" data-a="{i}" data-b="{j}"><rect x="{x}" y="{y}" '
@@ -206,17 +209,32 @@ def confusion_matrix(
 LINE_COLOURS = ("#2454c5", "#96590a", "#237049", "#b3261e", "#6b3fa0", "#0f6f7c", "#5f6778")
 
 
+def _day(d: date) -> str:
+    return d.isoformat()
+
+
 def progress_lines(series: Sequence[tuple[str, Sequence[tuple[date, int]]]], *, title: str) -> str:
-    """Return cumulative judgments over days, one line (with dots) per judge."""
-    left, right, top, bottom = 36, 84, 16, 36  # 270 wide: the collection page's column
-    inner_w, inner_h = 150, 150
-    width, height = left + inner_w + right, top + inner_h + bottom
+    """Return cumulative judgments over days, one line (with dots) per judge.
+
+    The picture is drawn in a 440 × 240 ``viewBox`` and scales to its container. Each
+    line ends in its judge's name; names are moved apart (:func:`spread`) so that they
+    never overlap, and shortened to fit the right margin. The x axis names each distinct
+    day once: the first and last day (one label when all judgments fall on one day) and
+    a middle day when there is room. Both axes have a title.
+    """
+    longest = max((len(name) for name, _points in series), default=4)
+    right = min(150, max(60, int(text_width("m" * min(longest, 18), FONT)) + 14))
+    left, top, bottom = 48, 28, 44
+    width, height = 440, 240
+    inner_w, inner_h = width - left - right, height - top - bottom
     days = sorted({d for _name, points in series for d, _n in points})
     peak = max((n for _name, points in series for _d, n in points), default=0) or 1
     first = days[0] if days else date.today()
-    span = max((days[-1] - first).days, 1) if days else 1
+    span = (days[-1] - first).days if days else 0
 
     def x(d: date) -> float:
+        if span == 0:
+            return left + inner_w / 2
         return left + inner_w * (d - first).days / span
 
     def y(n: float) -> float:
@@ -228,19 +246,45 @@ def progress_lines(series: Sequence[tuple[str, Sequence[tuple[date, int]]]], *, 
         if points
     )
     parts = _open(width, height, title, "chart-progress", desc or "No judgments yet.")
-    for tick in (0, peak / 2, peak):
+    parts.append(
+        '<text class="chart-axis-label" x="4" y="14" fill="#4a5366">'
+        "Pairs judged (cumulative)</text>"
+    )
+    ticks = sorted({0, round(peak / 2), peak})
+    for tick in ticks:
         parts.append(
             f'<line x1="{left}" x2="{left + inner_w}" y1="{_n(y(tick))}" y2="{_n(y(tick))}" '
             'stroke="#dde1e8"/>'
             f'<text x="{left - 6}" y="{_n(y(tick) + 4)}" text-anchor="end" fill="#5f6778">'
-            f"{round(tick)}</text>"
+            f"{tick}</text>"
         )
-    if days:
+    # Distinct days only, and never two labels closer than one label's width.
+    label_w = text_width("2026-01-01", FONT) + 8
+    shown: list[date] = []
+    for d in [first, days[len(days) // 2], days[-1]] if days else []:
+        if d in shown:
+            continue
+        if any(abs(x(d) - x(s)) < label_w for s in shown):
+            continue
+        shown.append(d)
+    if days and days[-1] not in shown and len(shown) > 1:
+        shown[-1] = days[-1]  # the last day matters more than a middle one
+    for d in shown:
+        anchor = "middle"
+        if span and d == first:
+            anchor = "start"
+        elif span and d == days[-1]:
+            anchor = "end"
         parts.append(
-            f'<text x="{left}" y="{top + inner_h + 18}" fill="#5f6778">{first.isoformat()}</text>'
-            f'<text x="{left + inner_w}" y="{top + inner_h + 18}" text-anchor="end" fill="#5f6778">'
-            f"{days[-1].isoformat()}</text>"
+            f'<text class="chart-tick" x="{_n(x(d))}" y="{top + inner_h + 16}" '
+            f'text-anchor="{anchor}" fill="#5f6778">{_day(d)}</text>'
         )
+    parts.append(
+        f'<text class="chart-axis-label" x="{_n(left + inner_w / 2)}" y="{height - 6}" '
+        'text-anchor="middle" fill="#4a5366">Day</text>'
+    )
+    ends = [y(points[-1][1]) + 4 if points else top for _name, points in series]
+    label_ys = spread(ends, gap=FONT + 3, low=top + 4, high=top + inner_h + 4)
     for k, (name, points) in enumerate(series):
         colour = LINE_COLOURS[k % len(LINE_COLOURS)]
         coords = " ".join(f"{_n(x(d))},{_n(y(n))}" for d, n in points)
@@ -253,10 +297,10 @@ def progress_lines(series: Sequence[tuple[str, Sequence[tuple[date, int]]]], *, 
                 f'<circle cx="{_n(x(d))}" cy="{_n(y(n))}" r="3" fill="{colour}">'
                 f"<title>{_e(name)}: {n} by {d.isoformat()}</title></circle>"
             )
-        last_y = y(points[-1][1]) if points else top
         parts.append(
-            f'<text x="{left + inner_w + 8}" y="{_n(last_y + 4)}" fill="{colour}">'
-            f"{_e(_short(name, 12))}<title>{_e(name)}</title></text></g>"
+            f'<text class="chart-series-label" x="{left + inner_w + 8}" '
+            f'y="{_n(label_ys[k])}" fill="{colour}">'
+            f"{_e(fit(name, right - 10, FONT))}<title>{_e(name)}</title></text></g>"
         )
     parts.append("</svg>")
     return "".join(parts)

@@ -43,7 +43,7 @@ from judging.rendering import highlight, render_body, render_guidelines
 
 Role = Membership.Role
 JUDGING_ROLES = (Role.JUDGE, Role.COORDINATOR)
-JUDGMENTS_PER_PAGE = 25
+JUDGMENTS_PER_PAGE = 15  # a phone screenful or three of cards (issue 34)
 SAVED_KEY = "judging_saved"
 
 

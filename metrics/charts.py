@@ -17,6 +17,8 @@ from html import escape
 
 import numpy as np
 
+from judging.chart_text import fit, text_width
+
 __all__ = [
     "BoxGroup",
     "bar_chart",
@@ -100,9 +102,13 @@ def _y_axis(
     parts.append("</g>")
     if label:
         mid = (y(ticks[0]) + y(ticks[-1])) / 2
+        # The title runs along the axis: shortened to the axis' length so that it is never
+        # cut off at the top or bottom of the picture (issue 34, item 5); full in <title>.
+        room = abs(y(ticks[0]) - y(ticks[-1])) + 16
         parts.append(
             f'<text class="chart-axis-label" fill="#4a5366" text-anchor="middle" '
-            f'transform="translate(12 {_n(mid)}) rotate(-90)">{_e(label)}</text>'
+            f'transform="translate(12 {_n(mid)}) rotate(-90)">{_e(fit(label, room, _FONT))}'
+            f"<title>{_e(label)}</title></text>"
         )
     return parts
 
@@ -156,6 +162,9 @@ def bar_chart(
     bar = max(1.0, slot * 0.78)
     zero = y(0.0)
     show_labels = n <= 40
+    # Every ``step``-th label, so that no two labels overlap (each is ≤ 8 characters).
+    widest = max((text_width(_short(label), _FONT) for label in labels), default=0.0)
+    step = max(1, math.ceil((widest + 4) / slot)) if n else 1
     parts.append('<g class="chart-marks">')
     for i, label in enumerate(labels):
         x = left + i * slot + (slot - bar) / 2
@@ -177,7 +186,7 @@ def bar_chart(
             f'<rect class="{css}" x="{_n(x)}" y="{_n(top_y)}" width="{_n(bar)}" '
             f'height="{_n(max(bottom_y - top_y, 1.5))}" fill="{fill}">{tip}</rect>'
         )
-        if show_labels:
+        if show_labels and i % step == 0:
             parts.append(
                 f'<text x="{_n(x + bar / 2)}" y="{_n(bottom + 14)}" text-anchor="middle" '
                 f'class="chart-tick" fill="#5f6778">{_e(_short(label))}</text>'
@@ -261,15 +270,16 @@ def delta_chart(
             f'height="{_n(max(bottom_y - top_y, 1.0))}" fill="{fill}">{tip}</rect>'
         )
     parts.append("</g>")
+    half = (right - left) / 2 - 8  # the two notes above the chart never meet
     parts.append(
         f'<line class="chart-zero" x1="{left}" x2="{right}" y1="{_n(zero)}" y2="{_n(zero)}" '
         'stroke="#1c2230" stroke-width="1.25"/>'
     )
     parts.append(
-        f'<text x="{_n(left)}" y="{_PAD_TOP}" class="chart-note" fill="#2e8b57">'
-        f"▲ above the line: {_e(a_name)} better</text>"
+        f'<text x="{_n(left)}" y="{_PAD_TOP}" class="chart-note" fill="#237049">'
+        f"{_e(fit(f'▲ above the line: {a_name} better', half, _FONT))}</text>"
         f'<text x="{_n(right)}" y="{_PAD_TOP}" text-anchor="end" class="chart-note" '
-        f'fill="#b3261e">▼ below the line: {_e(b_name)} better</text>'
+        f'fill="#b3261e">{_e(fit(f"▼ below the line: {b_name} better", half, _FONT))}</text>'
         f'<text x="{_n((left + right) / 2)}" y="{_n(bottom + 18)}" text-anchor="middle" '
         f'class="chart-tick" fill="#5f6778">{n} queries, largest difference first</text>'
     )
@@ -384,7 +394,7 @@ def box_plot(
         note = f" — {group.note}" if group.note else ""
         parts.append(
             f'<text x="{left - 8}" y="{_n(cy + 4)}" text-anchor="end" class="chart-label" '
-            f'fill="{"#8a93a6" if group.muted else "#1c2230"}">{_e(_short(group.label, 16))}'
+            f'fill="{"#5f6778" if group.muted else "#1c2230"}">{_e(_short(group.label, 16))}'
             f"<title>{_e(group.label)}{_e(note)}</title></text>"
         )
         if group.annotation:

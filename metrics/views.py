@@ -27,6 +27,7 @@ from judging.adjudication.services import aggregation_settings_update, quotas_sa
 from judging.aggregation import POLICIES
 from judging.models import Collection, Membership, PolicyChange, Query
 from judging.selectors import collection_for_member
+from judging.templatetags.policies import policy_label
 from metrics import charts
 from metrics.analysis.compare import ComparisonError, compare_runs
 from metrics.analysis.difficulty import (
@@ -49,7 +50,8 @@ from metrics.forms import (
 )
 from metrics.live.scoring import MeasureLabel, measure_labels
 from metrics.models import Run, Team
-from metrics.pool.forms import PoolingPolicyForm
+from metrics.pool.forms import PoolingPolicyForm, strategy_fields
+from metrics.pool.models import STRATEGY_CHOICES, strategy_name
 from metrics.pool.selectors import pooling_history, pooling_policy, pooling_values
 from metrics.pool.services import pooling_policy_set
 from metrics.selectors import (
@@ -587,7 +589,8 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
             )
             messages.success(
                 request,
-                f"Aggregation policy now {change.policy}; every run is being rescored."
+                f"Aggregation policy now “{policy_label(change.policy)}”; every run is being "
+                "rescored."
                 if change
                 else "Aggregation settings saved.",
             )
@@ -615,7 +618,7 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
             )
             messages.success(
                 request,
-                f"Pooling policy version {policy.version}: {policy.strategy}, "
+                f"Pooling policy version {policy.version}: {strategy_name(policy.strategy)}, "
                 f"{policy.planned_pairs} pairs planned."
                 if policy
                 else "The pooling policy is unchanged.",
@@ -650,6 +653,8 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
             "visibility_form": visibility_form,
             "repool_form": repool_form,
             "pooling_form": pooling_form,
+            "pooling_fields": strategy_fields(pooling_form),
+            "strategies": [(value, label) for value, label in STRATEGY_CHOICES],
             "pooling": pooling,
             "pooling_history": pooling_history(collection=collection)[:10],
             "aggregation_form": aggregation_form,

@@ -348,6 +348,9 @@ def _fleiss(matrix: FloatArray) -> float:
     return fleiss_kappa(fleiss_counts(matrix, categories=DEFAULT_CATEGORIES))
 
 
+#: How a reason names the judges of a group ("all judges" read as a typo; issue 34 item 6).
+NOUNS = {"human": "human judges", "llm": "LLM judges", "all": "judges (human or LLM)"}
+
 GROUPS = (
     ("human", "Human judges", (HUMAN,)),
     ("llm", "LLM judges", (LLM,)),
@@ -363,7 +366,7 @@ def _group_agreement(
     sub = matrix[:, columns]
     sub = sub[(~np.isnan(sub)).sum(axis=1) >= 2]
     if len(columns) < 2:
-        reason = f"Fewer than two {label.lower()} have graded pairs in this collection."
+        reason = f"Fewer than two {NOUNS[group]} have graded pairs in this collection."
         missing = Coefficient(value=None, reason=reason)
         return GroupAgreement(group, label, len(columns), 0, *[missing] * 7)
     return GroupAgreement(

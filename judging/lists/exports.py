@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import importlib.metadata
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -373,9 +374,34 @@ def export_lines(
 
 
 def export_filename(*, collection: Collection, spec: ExportSpec, version: int) -> str:
-    """Return ``<slug>-v<version>[-raw].<ext>``."""
-    raw = "-raw" if spec.raw else ""
-    return f"{collection.slug}-v{version}{raw}.{fmt.EXTENSIONS[spec.format]}"
+    """Return ``<slug>-v<version>[-raw][-<filter>…].<ext>``: one name per kind of export.
+
+    Every choice that changes the content is in the name (issue 34, item 6: three
+    different qrels exports used to download under one name), in a fixed order:
+    ``-raw``, ``-<provenance>`` (human, llm, …), ``-with-unjudged``, ``-with-metadata``,
+    ``-q<query>``, ``-judge<id>``, ``-<kind>``, ``-since<version>``, ``-min<judges>judges``.
+    """
+    parts = [f"{collection.slug}-v{version}"]
+    if spec.raw:
+        parts.append("raw")
+    if spec.provenance and spec.provenance != "all":
+        parts.append(spec.provenance)
+    if spec.unjudged:
+        parts.append("with-unjudged")
+    if spec.metadata:
+        parts.append("with-metadata")
+    if spec.query:
+        parts.append(f"q{spec.query}")
+    if spec.judge is not None:
+        parts.append(f"judge{spec.judge}")
+    if spec.kind:
+        parts.append(spec.kind)
+    if spec.since_version is not None:
+        parts.append(f"since{spec.since_version}")
+    if spec.min_judges is not None:
+        parts.append(f"min{spec.min_judges}judges")
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", "-".join(parts))
+    return f"{stem}.{fmt.EXTENSIONS[spec.format]}"
 
 
 def export_etag(*, collection: Collection, spec: ExportSpec, version: int) -> str:

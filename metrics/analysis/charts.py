@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from judging.chart_text import fit, ink_for
 from metrics.charts import _e, _n, _svg_open, _tick_label, nice_ticks
 
 __all__ = ["confusion_heatmap", "score_scatter"]
@@ -88,11 +89,12 @@ def confusion_heatmap(
             )
             outline = ' stroke="#1c2230" stroke-width="2"' if i == j else ' stroke="#ffffff"'
             css = "chart-cell chart-cell-diagonal" if i == j else "chart-cell"
-            text_fill = "#ffffff" if share > 0.55 else "#1c2230"
+            fill = _shade(share)
+            text_fill = ink_for(fill)  # most contrast against the cell: 4.5:1 or more
             parts.append(
                 f'<g class="{css}" data-row="{i}" data-column="{j}" data-count="{value}">'
                 f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" '
-                f'fill="{_shade(share)}"{outline}/>'
+                f'fill="{fill}"{outline}/>'
                 f'<text x="{_n(x + cell / 2)}" y="{_n(y + cell / 2 + 4)}" text-anchor="middle" '
                 f'fill="{text_fill}">{value}</text>{tip}</g>'
             )
@@ -164,9 +166,11 @@ def score_scatter(
         f'x2="{_n(sx(high))}" y2="{_n(sy(high))}" stroke="#b3261e" stroke-width="1.25" '
         'stroke-dasharray="4 3"/>'
         f'<text x="{_n((left + right) / 2)}" y="{bottom + 34}" text-anchor="middle" '
-        f'class="chart-axis-label" fill="#4a5366">{_e(x_label)}</text>'
+        f'class="chart-axis-label" fill="#4a5366">{_e(fit(x_label, plot, 12))}'
+        f"<title>{_e(x_label)}</title></text>"
         f'<text class="chart-axis-label" fill="#4a5366" text-anchor="middle" '
-        f'transform="translate(14 {_n((top + bottom) / 2)}) rotate(-90)">{_e(y_label)}</text>'
+        f'transform="translate(14 {_n((top + bottom) / 2)}) rotate(-90)">'
+        f"{_e(fit(y_label, plot, 12))}<title>{_e(y_label)}</title></text>"
     )
     parts.append('<g class="chart-marks">')
     for label, x, y in points:

@@ -48,6 +48,18 @@ class PoolFilterForm(forms.Form):
         }
 
 
+#: The parameters each strategy reads (metrics.pool.services): the settings page shows only
+#: the chosen strategy's (issue 34, item 6).
+PARAMETERS: dict[str, tuple[str, ...]] = {
+    "depth": (),
+    "mtf": ("wave_size", "horizon", "rel_level"),
+    "mm-ns": ("wave_size", "horizon", "rel_level"),
+    "thompson": ("wave_size", "horizon", "rel_level", "seed"),
+    "swap": ("wave_size", "horizon", "rel_level", "cutoff"),
+    "llm-check": ("wave_size", "horizon", "rel_level", "cutoff", "seed", "audit_percent"),
+}
+
+
 class PoolingPolicyForm(forms.Form):
     """Which strategy orders the judges' queue, and its parameters."""
 
@@ -56,10 +68,7 @@ class PoolingPolicyForm(forms.Form):
         label="Pooling strategy",
         help_text="When unsure, pick hybrid: on the typical simulated campaign of every "
         "shape it ranked the runs right with fewer judgments than depth-k (docs/pooling.md). "
-        "Depth-k gives "
-        "judges every pooled pair, fewest grades first; the others plan the next pairs from "
-        "the runs and the grades so far, and replan as grades arrive. Every change is kept "
-        "as a new version.",
+        "Every change is kept as a new version.",
     )
     wave_size = forms.IntegerField(
         min_value=LIMITS["wave_size"][0],
@@ -89,14 +98,13 @@ class PoolingPolicyForm(forms.Form):
         min_value=LIMITS["seed"][0],
         max_value=LIMITS["seed"][1],
         label="Seed",
-        help_text="Of Thompson sampling and of the random audit.",
+        help_text="Random seed, so that a plan can be repeated.",
     )
     audit_percent = forms.IntegerField(
         min_value=LIMITS["audit_percent"][0],
         max_value=LIMITS["audit_percent"][1],
         label="Random audit (%)",
-        help_text="LLM first: share of human checks on random pairs, for an unbiased "
-        "agreement figure.",
+        help_text="Share of human checks on random pairs, for an unbiased agreement figure.",
     )
 
 
@@ -123,3 +131,12 @@ class StabilityForm(forms.Form):
         if not self.is_valid():
             return {}
         return {k: v for k, v in self.cleaned_data.items() if v is not None}
+
+
+def strategy_fields(form: PoolingPolicyForm) -> list[tuple[Any, str]]:
+    """Return each parameter field with the strategies that read it (space-separated)."""
+    return [
+        (form[name], " ".join(s for s, names in PARAMETERS.items() if name in names))
+        for name in form.fields
+        if name != "strategy"
+    ]

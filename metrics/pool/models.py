@@ -32,6 +32,14 @@ STRATEGY_CHOICES = [
 ]
 
 
+def strategy_name(strategy: str) -> str:
+    """Return a strategy's short name ("Move-to-front"), or ``strategy`` when unknown."""
+    label = dict(STRATEGY_CHOICES).get(strategy)
+    if label is None:
+        return strategy
+    return label.split(":")[0].split(" (")[0].strip()
+
+
 #: The strategy's parameters (fields of :class:`PoolingPolicy`) and their accepted range.
 LIMITS = {
     "wave_size": (1, 1000),
@@ -124,6 +132,11 @@ class PoolingPolicy(models.Model):
     def __str__(self) -> str:
         """Return ``collection v<version>: strategy``."""
         return f"{self.collection_id} v{self.version}: {self.strategy}"
+
+    @property
+    def strategy_label(self) -> str:
+        """Return the strategy's short name for people ("Move-to-front")."""
+        return strategy_name(self.strategy)
 
 
 #: The parameters' values when no policy was ever set (the fields' defaults).

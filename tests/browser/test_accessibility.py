@@ -15,7 +15,8 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from judging.models import Judgment
-from tests.browser.test_pages_phone import DESKTOP, PHONE, log_in, pages, world
+from tests.browser import page_checks
+from tests.browser.test_pages_phone import DESKTOP, PHONE, log_in, more_pages, pages, world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 __all__ = ["world"]
@@ -42,20 +43,6 @@ def violations(page) -> list[dict]:
     if not page.evaluate("typeof axe !== 'undefined'"):
         page.evaluate(AXE.read_text())
     return page.evaluate(RUN_AXE, WCAG_AA)
-
-
-def more_pages(world, username: str) -> list[str]:
-    """Return the pages :func:`pages` leaves out: the coordinator's forms and LLM pages."""
-    if username != "cora":
-        return []
-    slug = world["coll"].slug
-    return [
-        reverse("judging:collection_create"),
-        reverse("judging:collection_import", args=[slug]),
-        reverse("judging:llmjob_create", args=[slug]),
-        reverse("judging:disagreement_list", args=[slug]),
-        reverse("metrics:llm_agreement", args=[slug]),
-    ]
 
 
 def test_axe_is_the_vendored_pinned_copy():
@@ -110,3 +97,28 @@ def test_a_low_contrast_text_is_caught(page, live_server):
         }"""
     )
     assert [v["id"] for v in violations(page)] == ["color-contrast"]
+
+
+def test_the_page_grammar_checks_can_fail(page, live_server):
+    """Each check of page_checks finds a planted defect (and passes without it)."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(reverse("login"))
+    assert page_checks.low_contrast(page) == []
+    assert page_checks.overflowing_tables(page) == []
+    page.evaluate(
+        """() => {
+            const main = document.querySelector("main");
+            main.insertAdjacentHTML("beforeend",
+              '<svg xmlns="http://www.w3.org/2000/svg" width="60" height="40" id="planted">' +
+              '<rect x="0" y="0" width="60" height="40" fill="#7c98dc"/>' +
+              '<text x="30" y="25" text-anchor="middle" fill="#ffffff">0.60</text></svg>' +
+              '<div><table id="wide"><tr><td>' + "x".repeat(400) + '</td></tr></table></div>' +
+              '<button data-primary id="far">Go</button>');
+            document.querySelector("#wide td").style.whiteSpace = "nowrap";
+            document.querySelector("#far").style.marginTop = "2000px";
+        }"""
+    )
+    assert [p.split(" ")[1] for p in page_checks.low_contrast(page)] == ["“0.60”"]
+    assert [p.split(":")[0] for p in page_checks.overflowing_tables(page)] == ["wide"]
+    assert "outside 390×844" in page_checks.primary_off_screen(page)[0]
+    assert page_checks.off_screen(page, "#far") != []

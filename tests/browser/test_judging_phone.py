@@ -9,6 +9,7 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from judging.models import Judgment, JudgmentEvent
+from tests.browser import page_checks
 from tests.browser.test_judging import card, judging_world, log_in, wait_for_new_card
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -106,6 +107,9 @@ def test_phone_card_shows_query_and_document_above_a_fixed_grade_bar(
     for what in ("[data-saved]", "[data-undo]", "[data-key-back]", "#judge-progress"):
         b = box(phone, what)
         assert b["y"] >= 0 and b["y"] + b["height"] <= grade_bar_y, (what, b)
+    # The same through the shared page checks (tests/browser/page_checks.py, issue 34).
+    assert page_checks.off_screen(phone, "[data-saved], [data-undo], [data-key-back]") == []
+    assert page_checks.all_problems(phone) == {}
     card_top = box(phone, "[data-judging-card]")["y"]
     title = box(phone, "#doc-title")
     assert 0 < card_top < title["y"] < grade_bar_y - 60, (card_top, title)

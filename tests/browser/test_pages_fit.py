@@ -107,3 +107,103 @@ def test_agreement_pictures_keep_their_size_and_the_judge_table_fits(browser, li
         assert sizes and min(sizes) >= 10, sizes
     finally:
         context.close()
+
+
+# ---- Issue 34, item 6: the smaller defects, in the browser --------------------------------
+
+
+def _open_pair(coll) -> None:
+    """Pool one more pair, with a long body, that nobody has judged (judy's next card)."""
+    body = "<p>" + "A long paragraph about floor plans and layouts. " * 40 + "</p>"
+    doc = factories.document(coll, "doc-open", title="An open document", body=body)
+    factories.pool_entry(coll, coll.queries.order_by("pk").first(), doc)
+
+
+def test_desktop_card_uses_its_width_and_key_badges_line_up(browser, live_server, judged):
+    _open_pair(judged)
+    context, page = _open(browser, live_server, DESKTOP, "judy")
+    try:
+        page.goto(reverse("judging:judge_next", args=[judged.slug]))
+        expect(page.locator(".grade-button")).to_have_count(5)
+        used = page.evaluate(
+            """() => {
+                const doc = document.querySelector(".card-document");
+                const s = getComputedStyle(doc);
+                const pad = parseFloat(s.paddingLeft) + parseFloat(s.paddingRight);
+                const body = document.querySelector("[data-doc-body]");
+                return [body.getBoundingClientRect().width, doc.clientWidth - pad];
+            }"""
+        )
+        assert used[0] >= 0.95 * used[1], used  # was 616 of 946 px
+        tops = page.evaluate(
+            """() => [...document.querySelectorAll(".grade-button kbd")]
+                .map(k => k.getBoundingClientRect().top)"""
+        )
+        assert max(tops) - min(tops) <= 1, tops  # "1" sat 9 px higher (its label wraps)
+        # The grade bar follows the document: no empty band between them.
+        gap = page.evaluate(
+            """() => document.querySelector(".card-actions").getBoundingClientRect().top -
+                document.querySelector(".card-document").getBoundingClientRect().bottom"""
+        )
+        assert gap <= 2, gap
+    finally:
+        context.close()
+
+
+def test_phone_pages_put_actions_first(browser, live_server, judged):
+    _open_pair(judged)
+    context, page = _open(browser, live_server, PHONE, "cora")
+    try:
+        page.goto(reverse("judging:collection_detail", args=[judged.slug]))
+        primary = page.locator("[data-primary]").bounding_box()
+        assert primary["y"] + primary["height"] <= PHONE["height"], primary
+        guidelines = page.locator("[data-guidelines]")
+        assert guidelines.get_attribute("open") is None  # folded, after the actions
+        assert guidelines.bounding_box()["y"] > primary["y"]
+        page.goto(reverse("judging:collection_agreement", args=[judged.slug]))
+        expect(page.locator("[data-remove-labels]")).to_have_count(2)
+        for i in range(2):
+            link = page.locator("[data-remove-labels]").nth(i)
+            link.scroll_into_view_if_needed()
+            box = link.bounding_box()
+            assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], box
+        assert "all judges" not in page.content()
+    finally:
+        context.close()
+    context, page = _open(browser, live_server, PHONE, "judy")
+    try:
+        page.goto(reverse("judging:judge_next", args=[judged.slug]))
+        placeholder = page.locator("textarea[data-note]").get_attribute("placeholder")
+        assert placeholder == "Note (optional)"  # no keys on a touch screen
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize(
+    ("strategy", "shown"),
+    [
+        ("depth", []),
+        ("thompson", ["wave_size", "horizon", "rel_level", "seed"]),
+        ("llm-check", ["wave_size", "horizon", "rel_level", "cutoff", "seed", "audit_percent"]),
+    ],
+)
+def test_settings_show_only_the_chosen_strategys_parameters(
+    browser, live_server, judged, strategy, shown
+):
+    context, page = _open(browser, live_server, DESKTOP, "cora")
+    try:
+        page.goto(reverse("metrics:collection_update", args=[judged.slug]))
+        expect(page.locator("h1")).to_have_text("Collection settings")
+        page.select_option("#pooling-policy select[name=strategy]", strategy)
+        visible = page.evaluate(
+            """() => [...document.querySelectorAll("#pooling-policy [data-param]")]
+                .filter(e => e.getClientRects().length).map(e => e.dataset.param)"""
+        )
+        assert visible == shown
+        helps = page.evaluate(
+            """() => [...document.querySelectorAll("#pooling-policy .strategy-help")]
+                .filter(e => e.getClientRects().length).map(e => e.dataset.for)"""
+        )
+        assert helps == [strategy]
+    finally:
+        context.close()

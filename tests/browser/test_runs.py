@@ -75,6 +75,7 @@ def test_upload_a_run_and_see_it_scored_on_the_leaderboard(page, console, runs_w
     drop_file(page, "[data-drop-zone]", "my-bm25.txt", RUN_FILE)
     expect(page.locator("[data-drop-text]")).to_contain_text("Selected: my-bm25.txt")
     expect(page.locator("input[name=tag]")).to_have_value("my-bm25")  # filled from the name
+    page.click("summary:has-text('Description')")  # optional, folded (issue 34)
     page.fill("textarea[name=description]", "Plain BM25.")
     # The progress indicator appears while the XHR upload runs. A small upload can finish
     # and navigate away before a poll would see it, so the page reports the moment the box

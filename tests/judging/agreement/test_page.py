@@ -238,7 +238,7 @@ def test_overall_agreement_equals_the_pure_functions(setup):
     # One LLM judge: nothing to agree with.
     assert (llms.judges, llms.pairs) == (1, 0)
     for coefficient in (llms.fleiss_kappa, llms.alpha_ordinal, llms.alpha_interval):
-        assert coefficient.value is None and "Fewer than two llm judges" in coefficient.reason
+        assert coefficient.value is None and "Fewer than two LLM judges" in coefficient.reason
 
 
 def test_pairwise_agreement_equals_the_pure_functions(setup):
@@ -340,7 +340,7 @@ def test_page_shows_coverage_judges_and_agreement(client, setup):
     assert f"{humans.fleiss_kappa.value:.3f}" in html
     carol_gpt = report.pairwise[2]
     assert f'title="{escape(carol_gpt.cohen_kappa.reason)}"' in html
-    assert 'title="Fewer than two llm judges have graded pairs in this collection."' in html
+    assert 'title="Fewer than two LLM judges have graded pairs in this collection."' in html
     assert not re.search(r"\sstyle=", html), "no inline styles (CSP)"
     assert not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", html), "no inline script (CSP)"
 

@@ -243,7 +243,7 @@ def test_the_settings_page_sets_a_version_and_shows_the_history(campaign, client
     response = client.post(url, form, follow=True)
     assert response.status_code == 200
     page = response.content.decode()
-    assert "Pooling policy version 1: mtf, 2 pairs planned." in page
+    assert "Pooling policy version 1: Move-to-front, 2 pairs planned." in page
     assert "Version 1," in page and "by cora" in page
     assert PoolEntry.objects.filter(collection=coll, priority__isnull=False).count() == 2
     bad = client.post(url, {**form, "strategy": "best", "wave_size": "0"})
