@@ -52,6 +52,7 @@ class PoolFilterForm(forms.Form):
 #: the chosen strategy's (issue 34, item 6).
 PARAMETERS: dict[str, tuple[str, ...]] = {
     "depth": (),
+    "hybrid": ("wave_size", "horizon", "rel_level", "cutoff"),
     "mtf": ("wave_size", "horizon", "rel_level"),
     "mm-ns": ("wave_size", "horizon", "rel_level"),
     "thompson": ("wave_size", "horizon", "rel_level", "seed"),
