@@ -91,6 +91,8 @@ def test_page_shows_the_flag_with_its_numbers(client, setup):
     response = client.get(reverse("judging:judge_list", args=[coll.slug]))
     assert response.status_code == 200
     html = response.content.decode()
+    assert "<title>Judges – Attention · Graded</title>" in html  # the page's blocks are its own
+    assert html.count('id="canaries-title"') == 1
     assert 'data-field="flagged">1<' in html
     dash = html.split(f'data-judge="{judges["dash"].pk}"')[1].split("</tr>")[0]
     assert "fast" in dash and "row-flagged" in html
