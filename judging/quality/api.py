@@ -27,6 +27,32 @@ def _number(value: float) -> float | None:
     return None if math.isnan(value) else value
 
 
+def _figures(figures: Any) -> dict[str, Any]:
+    """Return a dataclass of figures as JSON: NaN as null, tuples of tuples as lists."""
+    return {
+        name: _number(value)
+        if isinstance(value, float)
+        else [list(item) for item in value]
+        if name == "confusion"
+        else value
+        for name, value in figures.__dict__.items()
+    }
+
+
+def _judge_rows(rows: Any, figures: str, **extra: str) -> list[dict[str, Any]]:
+    """Return selector rows (judge id, name, kind and a dataclass of figures) as JSON."""
+    return [
+        {
+            "judge_id": row.judge_id,
+            "name": row.name,
+            "kind": row.kind,
+            **_figures(getattr(row, figures)),
+            **{name: getattr(row, attribute) for name, attribute in extra.items()},
+        }
+        for row in rows
+    ]
+
+
 class AttentionSerializer(serializers.Serializer):
     """One judge's attention signals; null where there was too little to compute them."""
 
@@ -79,19 +105,7 @@ class JudgeAttentionView(CollectionScopedView):
 
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Return one page of judges."""
-        rows = [
-            {
-                "judge_id": row.judge_id,
-                "name": row.name,
-                "kind": row.kind,
-                **{
-                    name: _number(value) if isinstance(value, float) else value
-                    for name, value in row.signals.__dict__.items()
-                },
-                "flags": list(row.signals.flags),
-            }
-            for row in selectors.judge_attention(collection=self.collection)
-        ]
+        rows = _judge_rows(selectors.judge_attention(collection=self.collection), "signals")
         page = self.paginate_queryset(rows)
         return self.get_paginated_response(AttentionSerializer(page, many=True).data)
 
@@ -237,20 +251,9 @@ class JudgeGoldView(CollectionScopedView):
 
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Return one page of judges."""
-        rows = [
-            {
-                "judge_id": row.judge_id,
-                "name": row.name,
-                "kind": row.kind,
-                **{
-                    name: _number(value) if isinstance(value, float) else value
-                    for name, value in row.accuracy.__dict__.items()
-                },
-                "confusion": [list(r) for r in row.accuracy.confusion],
-                "alert": row.alert,
-            }
-            for row in selectors.gold_report(collection=self.collection)
-        ]
+        rows = _judge_rows(
+            selectors.gold_report(collection=self.collection), "accuracy", alert="alert"
+        )
         page = self.paginate_queryset(rows)
         return self.get_paginated_response(GoldAccuracySerializer(page, many=True).data)
 
@@ -390,17 +393,6 @@ class CanaryRatesView(CollectionScopedView):
 # --- LLM judge versions ---------------------------------------------------------------------
 
 
-def _accuracy(accuracy: Any) -> dict[str, Any]:
-    """Return a GoldAccuracy as JSON (NaN as null)."""
-    return {
-        "n": accuracy.n,
-        "exact": _number(accuracy.exact),
-        "kappa_quadratic": _number(accuracy.kappa_quadratic),
-        "kappa_reason": accuracy.kappa_reason,
-        "confusion": [list(row) for row in accuracy.confusion],
-    }
-
-
 class AccuracySerializer(serializers.Serializer):
     """Agreement of a version's grades with reference grades."""
 
@@ -466,8 +458,8 @@ class VersionCheckListView(CollectionScopedView):
         return [
             {
                 **row.__dict__,
-                "vs_humans": _accuracy(row.vs_humans),
-                "vs_gold": _accuracy(row.vs_gold),
+                "vs_humans": _figures(row.vs_humans),
+                "vs_gold": _figures(row.vs_gold),
             }
             for row in selectors.version_report(collection=self.collection, judge=judge)
         ]
