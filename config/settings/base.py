@@ -66,6 +66,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "config.throttling.LoginThrottleMiddleware",
+    "config.query_params.UnknownQueryParameterMiddleware",
 ]
 # Every sign-in (the login page, the admin's, any authenticate() with a request) passes the
 # failure counters of config/throttling.py.

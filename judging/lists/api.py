@@ -434,6 +434,10 @@ def _content_import(
     return Response(ContentSummarySerializer(summary).data, status=code)
 
 
+DRY_RUN = OpenApiParameter(
+    "dry_run", OpenApiTypes.BOOL, description="1: check everything, write nothing."
+)
+
 _CONTENT_REQUEST = {
     "application/json": OpenApiTypes.OBJECT,
     "multipart/form-data": ContentFileSerializer,
@@ -448,7 +452,7 @@ _CONTENT_REQUEST = {
         "Lines or TSV (`qid<TAB>text`). Queries are matched by qid (created or updated). "
         "All or nothing; problems name their line (file) or item (batch). `?dry_run=1` "
         "writes nothing.",
-        parameters=[SLUG],
+        parameters=[SLUG, DRY_RUN],
         request=_CONTENT_REQUEST,
         responses={
             200: ContentSummarySerializer,
@@ -492,7 +496,7 @@ class QueryListCreateView(QueryListView):
         "`file`: JSON Lines or TSV (`docno<TAB>text`, or `docno<TAB>url<TAB>title<TAB>"
         "body`), read and written in batches. Documents are matched by docno. All or "
         "nothing; problems name their line or item. `?dry_run=1` writes nothing.",
-        parameters=[SLUG],
+        parameters=[SLUG, DRY_RUN],
         request=_CONTENT_REQUEST,
         responses={
             200: ContentSummarySerializer,
