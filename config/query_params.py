@@ -71,9 +71,7 @@ def reset() -> None:
         _known = None
 
 
-def known_parameters(
-    request: HttpRequest, view_func: Callable[..., Any]
-) -> frozenset[str] | None:
+def known_parameters(request: HttpRequest, view_func: Callable[..., Any]) -> frozenset[str] | None:
     """Return the query parameters the request's operation accepts; None to skip the check.
 
     Skipped: OPTIONS (the metadata answer takes no parameters and reads none) and methods
