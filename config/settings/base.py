@@ -200,6 +200,9 @@ SPECTACULAR_SETTINGS = {
         "RunStatusEnum": "metrics.models.Run.Status",
         "LLMJobStatusEnum": "judging.llm.models.LLMJob.Status",
         "JudgeKindEnum": "judging.models.Judge.Kind",
+        "MembershipRoleEnum": "judging.models.Membership.Role",
+        "GrantableRoleEnum": "judging.api.serializers.MEMBERSHIP_ROLES",
+        "JudgmentChannelEnum": "judging.models.JudgmentEvent.Channel",
         "JudgmentFileFormatEnum": "judging.lists.formats.judgments.IMPORT_FORMATS",
     },
 }
