@@ -8,6 +8,7 @@ role does not allow the request (see :mod:`judging.api.permissions`).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC
 from functools import cached_property
 from typing import Any, ClassVar
 
@@ -140,6 +141,35 @@ class IdFilter(filters.NumberFilter):
         kwargs.setdefault("min_value", 1)
         kwargs.setdefault("max_value", MAX_ROW_ID)
         super().__init__(*args, **kwargs)
+
+
+class UTCDateTimeFilter(filters.IsoDateTimeFilter):
+    """An ISO 8601 time, compared in UTC; a time no database can hold is a 400.
+
+    ``0170-09-04T16:53-18:11`` parses in Python, but PostgreSQL refuses offsets beyond
+    ±15:59 (a 500 before); converting to UTC first removes the offset, and a time that
+    leaves the calendar when converted is refused naming the filter.
+    """
+
+    def filter(self, qs: Any, value: Any) -> Any:
+        """Filter with the value converted to UTC."""
+        if value is not None:
+            try:
+                value = value.astimezone(UTC)
+            except (OverflowError, ValueError):
+                raise exceptions.ValidationError(
+                    {self.field_name_for_errors: "Give a time between years 1 and 9999."}
+                ) from None
+        return super().filter(qs, value)
+
+    @property
+    def field_name_for_errors(self) -> str:
+        """Return the parameter's name (the filter's name in its filter set)."""
+        return (
+            self.field_name
+            if getattr(self, "parent", None) is None
+            else (next((n for n, f in self.parent.filters.items() if f is self), self.field_name))
+        )
 
 
 def _judge_filter() -> IdFilter:
@@ -423,7 +453,7 @@ class JudgmentFilter(filters.FilterSet):
         help_text="Only labels whose current value was recorded through this channel (the "
         "`provenance` field: browser, api, import, admin, system, llm, adjudication).",
     )
-    updated_after = filters.IsoDateTimeFilter(
+    updated_after = UTCDateTimeFilter(
         field_name="updated_at",
         lookup_expr="gt",
         help_text="Only judgments changed after this time (ISO 8601).",
@@ -809,7 +839,7 @@ class EventFilter(filters.FilterSet):
     )
     action = filters.ChoiceFilter(choices=JudgmentEvent.Action.choices)
     channel = filters.ChoiceFilter(choices=JudgmentEvent.Channel.choices)
-    at_after = filters.IsoDateTimeFilter(
+    at_after = UTCDateTimeFilter(
         field_name="at", lookup_expr="gt", help_text="Only events after this time (ISO 8601)."
     )
 

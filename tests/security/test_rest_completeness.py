@@ -424,3 +424,14 @@ def test_a_bad_measure_changes_nothing(arena: Arena):
     assert cora.get(url).json() == before
     out_of_range = cora.patch(url, {"coverage_threshold": 2}, format="json")
     assert errors_of(out_of_range)[0]["field"] == "coverage_threshold"
+
+
+def test_time_filters_with_extreme_offsets_are_never_a_500(arena: Arena):
+    """Schemathesis found ``0170-09-04T16:53-18:11``: PostgreSQL refuses such an offset."""
+    cora = arena.client("cora")
+    base = f"/api/v1/collections/{arena.coll.slug}"
+    for url in (f"{base}/judgments/?updated_after=", f"{base}/events/?at_after="):
+        assert cora.get(url + "0170-09-04T16:53:00-18:11").status_code == 200
+        early = cora.get(url + "0001-01-01T00:10:00%2B18:00")
+        assert early.status_code == 400
+        assert errors_of(early)[0]["field"] == url.rsplit("?", 1)[1].rstrip("=")
