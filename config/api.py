@@ -153,6 +153,12 @@ class ErrorItemSerializer(serializers.Serializer):
         help_text="Which file of a several-file import the message is about.",
     )
     file = serializers.CharField(required=False, help_text="The name that file was uploaded under.")
+    known = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="For an unknown query parameter (named in `field`): the parameters this "
+        "operation accepts.",
+    )
 
 
 class ErrorSerializer(serializers.Serializer):

@@ -20,8 +20,10 @@ from judging import textpolicy
 
 #: Why any operation may answer 400 before its view runs (config.middleware).
 QUERY_400 = (
-    "A query parameter holds a NUL character or a lone surrogate, or is longer than "
-    f"{textpolicy.MAX_URL_LENGTH:,} characters (refused before the view, naming the parameter)."
+    "A query parameter this operation does not declare (each error item names it in "
+    "`field` and lists the accepted ones in `known`), or one that holds a NUL character or "
+    f"a lone surrogate, or is longer than {textpolicy.MAX_URL_LENGTH:,} characters (refused "
+    "before the view, naming the parameter)."
 )
 _METHODS = ("get", "put", "post", "patch", "delete")
 _BODY_METHODS = ("put", "post", "patch")

@@ -3,15 +3,33 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from config import health, profile
+
+
+class APISchemaView(SpectacularAPIView):
+    """The OpenAPI schema; ``?format=json`` or ``yaml``, ``?lang=``, ``?version=``."""
+
+    #: Read by config.query_params: the schema view is not itself in the schema.
+    query_parameters = ("format", "lang", "version")
 
 
 class APIDocsView(SpectacularSwaggerSplitView):
     """The Swagger UI page: GET only (its HTML renderer has no template for OPTIONS)."""
 
     http_method_names = ["get", "head"]
+    query_parameters = ("lang", "version", "script")
+
+
+class APISchemaRedirectView(RedirectView):
+    """``/api/schema/`` → the versioned schema, keeping the query string."""
+
+    pattern_name = "api-schema"
+    permanent = False
+    query_string = True
+    query_parameters = APISchemaView.query_parameters
 
 
 urlpatterns = [
@@ -21,7 +39,8 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/profile/", profile.profile, name="profile"),
-    path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/v1/schema/", APISchemaView.as_view(), name="api-schema"),
+    path("api/schema/", APISchemaRedirectView.as_view(), name="api-schema-unversioned"),
     path(
         "api/v1/docs/",
         APIDocsView.as_view(url_name="api-schema"),

@@ -536,6 +536,57 @@ def membership_grant(*, collection: Collection, user: AbstractBaseUser, role: st
     return membership
 
 
+def _keeps_a_coordinator(membership: Membership) -> None:
+    """Refuse to take away a collection's last coordinator role (no one could manage it)."""
+    if membership.role != Membership.Role.COORDINATOR:
+        return
+    others = (
+        Membership.objects.select_for_update()
+        .filter(collection_id=membership.collection_id, role=Membership.Role.COORDINATOR)
+        .exclude(pk=membership.pk)
+    )
+    if not others.exists():
+        raise ValidationError({"role": "A collection keeps at least one coordinator."})
+
+
+@transaction.atomic
+def membership_update(*, membership: Membership, role: str | None = None) -> Membership:
+    """Change the role of ``membership``; the user may not already hold the new role.
+
+    Raise ``ValidationError`` on ``role`` for an unknown role, a role the user already holds
+    in the collection, or the last coordinator's role. A quota belongs to the judge role:
+    it is cleared when the role changes.
+    """
+    if role is None or role == membership.role:
+        return membership
+    if role not in Membership.Role.values:
+        raise ValidationError(
+            {"role": f"Unknown role {role!r}; use one of {', '.join(Membership.Role.values)}."}
+        )
+    _keeps_a_coordinator(membership)
+    held = Membership.objects.filter(
+        collection_id=membership.collection_id, user_id=membership.user_id, role=role
+    )
+    if held.exists():
+        raise ValidationError({"role": f"{membership.user} already holds the {role} role here."})
+    membership.role = role
+    membership.quota = None
+    membership.save(update_fields=["role", "quota"])
+    return membership
+
+
+@transaction.atomic
+def membership_revoke(*, membership: Membership) -> None:
+    """Take a role away. Labels the user gave stay (they are the collection's history).
+
+    Raise ``ValidationError`` for the last coordinator role. (The team role follows team
+    membership: ``metrics.services.team_update`` revokes it when a user leaves their last
+    team of the collection.)
+    """
+    _keeps_a_coordinator(membership)
+    membership.delete()
+
+
 class JudgmentRow(NamedTuple):
     """One judgment of an import, named by external ids, with its line (or item) number.
 

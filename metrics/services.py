@@ -545,6 +545,61 @@ def team_member_add(*, team: Team, user: AbstractBaseUser) -> None:
     )
 
 
+def _team_role_follows_teams(*, collection: Collection, users: Iterable[AbstractBaseUser]) -> None:
+    """Revoke the team role of each of ``users`` who is in no team of ``collection`` now."""
+    for user in users:
+        if not Team.objects.filter(collection=collection, members=user).exists():
+            Membership.objects.filter(
+                collection=collection, user=user, role=Membership.Role.TEAM
+            ).delete()
+
+
+@transaction.atomic
+def team_update(
+    *,
+    team: Team,
+    name: str | None = None,
+    members: Iterable[AbstractBaseUser] | None = None,
+) -> Team:
+    """Rename ``team`` and/or set its members (``members`` replaces the list).
+
+    New members get the collection's team role; a member who leaves their last team of
+    the collection loses it. A name stays unique in the collection (``ValidationError``
+    on ``name``).
+    """
+    if name is not None:
+        name = name.strip()
+        if not name:
+            raise ValidationError({"name": "A team needs a name."})
+        taken = Team.objects.filter(collection_id=team.collection_id, name=name)
+        if taken.exclude(pk=team.pk).exists():
+            raise ValidationError({"name": f"Team {name!r} already exists in this collection."})
+        team.name = name
+        team.save(update_fields=["name"])
+    if members is not None:
+        wanted = {user.pk: user for user in members}
+        leaving = [user for user in team.members.all() if user.pk not in wanted]
+        team.members.remove(*leaving)
+        for user in wanted.values():
+            team_member_add(team=team, user=user)
+        _team_role_follows_teams(collection=team.collection, users=leaving)
+    return team
+
+
+@transaction.atomic
+def team_delete(*, team: Team) -> None:
+    """Delete ``team`` and its runs (each through :func:`run_delete`, so scores follow).
+
+    Members who are in no other team of the collection lose its team role.
+    """
+    collection = team.collection
+    members = list(team.members.all())
+    for run in Run.objects.filter(team=team).select_related("collection"):
+        run_delete(run=run)
+    team.delete()
+    _team_role_follows_teams(collection=collection, users=members)
+
+
 @transaction.atomic
 def run_update(*, run: Run, tag: str | None = None, description: str | None = None) -> Run:
     """Rename a run or change its description; a tag stays unique in its collection."""

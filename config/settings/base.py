@@ -66,6 +66,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "config.throttling.LoginThrottleMiddleware",
+    "config.query_params.UnknownQueryParameterMiddleware",
 ]
 # Every sign-in (the login page, the admin's, any authenticate() with a request) passes the
 # failure counters of config/throttling.py.
@@ -199,6 +200,9 @@ SPECTACULAR_SETTINGS = {
         "RunStatusEnum": "metrics.models.Run.Status",
         "LLMJobStatusEnum": "judging.llm.models.LLMJob.Status",
         "JudgeKindEnum": "judging.models.Judge.Kind",
+        "MembershipRoleEnum": "judging.models.Membership.Role",
+        "GrantableRoleEnum": "judging.api.serializers.MEMBERSHIP_ROLES",
+        "JudgmentChannelEnum": "judging.models.JudgmentEvent.Channel",
         "JudgmentFileFormatEnum": "judging.lists.formats.judgments.IMPORT_FORMATS",
     },
 }

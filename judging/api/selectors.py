@@ -5,9 +5,10 @@ Complements :mod:`judging.selectors` (which the pages share) with what only the 
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 
 from judging.models import (
     Collection,
@@ -132,8 +133,15 @@ def judgments_in(
     """Return the judgments of ``collection`` (only ``judge_user``'s own, if given).
 
     Judge, query and document come in the same SQL query, reduced to the fields the API
-    shows, so listing any number of judgments costs one query.
+    shows, so listing any number of judgments costs one query. Each judgment carries
+    ``provenance``: the channel of its latest history event (how its current label was
+    recorded), read by a subquery of the same statement.
     """
+    latest_channel = (
+        JudgmentEvent.objects.filter(judgment_id=OuterRef("pk"))
+        .order_by("-at", "-pk")
+        .values("channel")[:1]
+    )
     queryset = (
         Judgment.objects.filter(collection=collection)
         .select_related("judge", "query", "document")
@@ -158,6 +166,7 @@ def judgments_in(
             "document__collection_id",
             "document__external_id",
         )
+        .annotate(provenance=Subquery(latest_channel))
         .order_by("updated_at", "pk")
     )
     if judge_user is not None:
@@ -295,3 +304,18 @@ def holds_role(*, user_id: int, collection: Collection, roles: tuple[str, ...]) 
     return Membership.objects.filter(
         collection=collection, user_id=user_id, role__in=roles
     ).exists()
+
+
+def memberships_of(*, collection: Collection) -> QuerySet[Membership]:
+    """Return the roles held in ``collection`` with their users (one query), by username."""
+    return (
+        Membership.objects.filter(collection=collection)
+        .select_related("user")
+        .order_by("user__username", "role", "pk")
+    )
+
+
+def user_by_username(*, username: str) -> AbstractBaseUser | None:
+    """Return the active user called ``username``, or None."""
+    model = get_user_model()
+    return model.objects.filter(**{model.USERNAME_FIELD: username, "is_active": True}).first()

@@ -63,18 +63,44 @@ class CollectionSerializer(serializers.ModelSerializer):
         return super().build_field(field_name, info, model_class, nested_depth)
 
 
+#: The version whose responses drop the deprecated ``external_id`` aliases (docs/api.md).
+ALIAS_REMOVED_IN = "v2"
+
+
+@extend_schema_field({"type": "string", "readOnly": True, "deprecated": True})
+class DeprecatedAliasField(serializers.CharField):
+    """The old ``external_id`` output field, marked deprecated in the OpenAPI schema."""
+
+
+def deprecated_alias(of: str) -> serializers.CharField:
+    """Return the old ``external_id`` output field, an alias of ``of``."""
+    return DeprecatedAliasField(
+        read_only=True,
+        help_text=f"Deprecated alias of `{of}`, removed in API {ALIAS_REMOVED_IN}; read `{of}`.",
+    )
+
+
 class QuerySerializer(serializers.ModelSerializer):
     """A query with what judges (human or LLM) read to decide relevance."""
 
+    qid = serializers.CharField(
+        source="external_id", read_only=True, help_text="Query id, as in runs and qrels."
+    )
+    external_id = deprecated_alias("qid")
+
     class Meta:
         model = Query
-        fields = ["external_id", "text", "description", "narrative"]
+        fields = ["qid", "external_id", "text", "description", "narrative"]
         read_only_fields = fields
 
 
 class DocumentSerializer(serializers.ModelSerializer):
     """A document; `body` is untrusted text or HTML."""
 
+    docno = serializers.CharField(
+        source="external_id", read_only=True, help_text="Document id, as in runs and qrels."
+    )
+    external_id = deprecated_alias("docno")
     url = serializers.CharField(
         read_only=True,
         help_text="Source address (http or https), or the empty string when there is none.",
@@ -82,7 +108,7 @@ class DocumentSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Document
-        fields = ["external_id", "title", "body", "url", "extra", "has_content"]
+        fields = ["docno", "external_id", "title", "body", "url", "extra", "has_content"]
         read_only_fields = fields
 
 
@@ -96,6 +122,59 @@ class PoolEntrySerializer(serializers.ModelSerializer):
         model = PoolEntry
         fields = ["id", "query", "document", "graded_count", "source", "added_at"]
         read_only_fields = fields
+
+
+# --- memberships -------------------------------------------------------------------------
+
+#: Roles the memberships endpoint grants and changes; the team role follows teams.
+MEMBERSHIP_ROLES = [
+    (value, label) for value, label in Membership.Role.choices if value != Membership.Role.TEAM
+]
+
+
+class MembershipSerializer(serializers.ModelSerializer):
+    """A role one user holds in the collection."""
+
+    user = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, help_text="The member's username."
+    )
+
+    class Meta:
+        model = Membership
+        fields = ["id", "user", "role", "quota", "created_at"]
+        read_only_fields = fields
+
+
+class MembershipCreateSerializer(serializers.Serializer):
+    """Give a user a role in the collection."""
+
+    user = serializers.CharField(
+        min_length=1, max_length=150, help_text="Username of an existing, active user."
+    )
+    role = serializers.ChoiceField(
+        choices=MEMBERSHIP_ROLES,
+        help_text="coordinator, judge or adjudicator. The team role comes with team "
+        "membership (`.../teams/`).",
+    )
+    quota = serializers.IntegerField(
+        min_value=0,
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="Judge role only: most pairs this judge grades here (empty: no limit).",
+    )
+
+
+class MembershipUpdateSerializer(serializers.Serializer):
+    """Change a membership: its role, or a judge's quota."""
+
+    role = serializers.ChoiceField(choices=MEMBERSHIP_ROLES, required=False)
+    quota = serializers.IntegerField(
+        min_value=0,
+        required=False,
+        allow_null=True,
+        help_text="Judge role only: most pairs this judge grades here (null: no limit).",
+    )
 
 
 # --- judges ------------------------------------------------------------------------------
@@ -240,8 +319,18 @@ class JudgmentSerializer(serializers.ModelSerializer):
     """A judge's current label of one (query, document) pair."""
 
     judge = JudgeSummarySerializer(read_only=True)
-    query = serializers.SlugRelatedField(slug_field="external_id", read_only=True)
-    document = serializers.SlugRelatedField(slug_field="external_id", read_only=True)
+    query = serializers.SlugRelatedField(
+        slug_field="external_id", read_only=True, help_text="The pair's qid."
+    )
+    document = serializers.SlugRelatedField(
+        slug_field="external_id", read_only=True, help_text="The pair's docno."
+    )
+    qid = serializers.CharField(source="query.external_id", read_only=True)
+    docno = serializers.CharField(source="document.external_id", read_only=True)
+    provenance = serializers.SerializerMethodField(
+        help_text="How the current label was recorded: the channel of its latest history "
+        "event (browser, api, import, admin, system, llm, adjudication)."
+    )
 
     class Meta:
         model = Judgment
@@ -250,15 +339,25 @@ class JudgmentSerializer(serializers.ModelSerializer):
             "judge",
             "query",
             "document",
+            "qid",
+            "docno",
             "grade",
             "status",
             "note",
             "seconds",
             "abstain_probability",
+            "provenance",
             "created_at",
             "updated_at",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(
+        serializers.ChoiceField(choices=JudgmentEvent.Channel.choices, allow_null=True)
+    )
+    def get_provenance(self, judgment: Judgment) -> str | None:
+        """Return the channel of the judgment's latest event (the selector annotates it)."""
+        return getattr(judgment, "provenance", None)
 
 
 class JudgmentLabelSerializer(serializers.Serializer):

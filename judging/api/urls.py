@@ -163,6 +163,16 @@ urlpatterns = [
         views_adjudication.JudgeQuotaView.as_view(),
         name="judge-quota",
     ),
+    path(
+        "collections/<slug:slug>/memberships/",
+        views.MembershipListCreateView.as_view(),
+        name="membership-list",
+    ),
+    path(
+        "collections/<slug:slug>/memberships/<int:pk>/",
+        views.MembershipDetailView.as_view(),
+        name="membership-detail",
+    ),
     path("judges/", views.JudgeListCreateView.as_view(), name="judge-list"),
     path("llm-providers/", views_llm.LLMProviderListView.as_view(), name="llm-provider-list"),
     path("judges/<int:pk>/", views.JudgeDetailView.as_view(), name="judge-detail"),

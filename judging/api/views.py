@@ -8,6 +8,7 @@ role does not allow the request (see :mod:`judging.api.permissions`).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC
 from functools import cached_property
 from typing import Any, ClassVar
 
@@ -38,7 +39,8 @@ from config.params import MAX_ROW_ID, whole_param
 from config.parsers import PolicyFormParser, PolicyJSONParser, PolicyMultiPartParser
 from judging import selectors as judging_selectors
 from judging import services
-from judging.api import selectors
+from judging.adjudication import services as services_quota
+from judging.api import names, selectors
 from judging.api.permissions import (
     ANY_ROLE,
     COORDINATORS,
@@ -62,12 +64,16 @@ from judging.api.serializers import (
     JudgmentFileSerializer,
     JudgmentSerializer,
     JudgmentUpdateSerializer,
+    MembershipCreateSerializer,
+    MembershipSerializer,
+    MembershipUpdateSerializer,
     PoolEntrySerializer,
     QrelsLineSerializer,
     QuerySerializer,
 )
 from judging.imports import services as services_files
 from judging.lists import judgment_rows as imports
+from judging.lists.formats import FormatError
 from judging.llm import judges as services_judges
 from judging.llm import native_labels as llm_labels
 from judging.llm.services import maps_labels as llm_labels_maps
@@ -84,6 +90,8 @@ from judging.models import (
 )
 
 API = JudgmentEvent.Channel.API
+#: Judgment items name their pair ``query``/``document``; ``qid``/``docno`` are accepted too.
+PAIR_NAMES = ("query", "document")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -133,6 +141,35 @@ class IdFilter(filters.NumberFilter):
         kwargs.setdefault("min_value", 1)
         kwargs.setdefault("max_value", MAX_ROW_ID)
         super().__init__(*args, **kwargs)
+
+
+class UTCDateTimeFilter(filters.IsoDateTimeFilter):
+    """An ISO 8601 time, compared in UTC; a time no database can hold is a 400.
+
+    ``0170-09-04T16:53-18:11`` parses in Python, but PostgreSQL refuses offsets beyond
+    ±15:59 (a 500 before); converting to UTC first removes the offset, and a time that
+    leaves the calendar when converted is refused naming the filter.
+    """
+
+    def filter(self, qs: Any, value: Any) -> Any:
+        """Filter with the value converted to UTC."""
+        if value is not None:
+            try:
+                value = value.astimezone(UTC)
+            except (OverflowError, ValueError):
+                raise exceptions.ValidationError(
+                    {self.field_name_for_errors: "Give a time between years 1 and 9999."}
+                ) from None
+        return super().filter(qs, value)
+
+    @property
+    def field_name_for_errors(self) -> str:
+        """Return the parameter's name (the filter's name in its filter set)."""
+        return (
+            self.field_name
+            if getattr(self, "parent", None) is None
+            else (next((n for n, f in self.parent.filters.items() if f is self), self.field_name))
+        )
 
 
 def _judge_filter() -> IdFilter:
@@ -384,6 +421,16 @@ class PoolListView(CollectionScopedView, generics.ListAPIView):
 # --- judgments ---------------------------------------------------------------------------
 
 
+def choice_filter(name: str, choices: list[tuple[str, str]], **kwargs: Any) -> Any:
+    """Return a choice filter whose refusal names the parameter and the values it allows."""
+    allowed = ", ".join(value for value, _label in choices)
+    return filters.ChoiceFilter(
+        choices=choices,
+        error_messages={"invalid_choice": f"{name}: use one of {allowed} (not %(value)s)."},
+        **kwargs,
+    )
+
+
 class JudgmentFilter(filters.FilterSet):
     """Filters of the judgment export."""
 
@@ -392,8 +439,21 @@ class JudgmentFilter(filters.FilterSet):
     document = filters.CharFilter(
         field_name="document__external_id", help_text="Document id (docno)."
     )
-    status = filters.ChoiceFilter(choices=Judgment.Status.choices)
-    updated_after = filters.IsoDateTimeFilter(
+    status = choice_filter("status", Judgment.Status.choices)
+    kind = choice_filter(
+        "kind",
+        Judge.Kind.choices,
+        field_name="judge__kind",
+        help_text="Only the labels of this kind of judge: human or llm.",
+    )
+    provenance = choice_filter(
+        "provenance",
+        JudgmentEvent.Channel.choices,
+        field_name="provenance",
+        help_text="Only labels whose current value was recorded through this channel (the "
+        "`provenance` field: browser, api, import, admin, system, llm, adjudication).",
+    )
+    updated_after = UTCDateTimeFilter(
         field_name="updated_at",
         lookup_expr="gt",
         help_text="Only judgments changed after this time (ISO 8601).",
@@ -537,7 +597,11 @@ class JudgmentListCreateView(CollectionScopedView, generics.ListCreateAPIView):
 
     def _record_one(self, request: Request) -> Response:
         """Record one judgment through ``judgment_record``."""
-        payload, native = request.data, ""
+        try:
+            payload = names.canonical_item(request.data, 1, PAIR_NAMES)
+        except FormatError as exc:
+            raise exceptions.ValidationError({exc.problem.field: exc.problem.message}) from None
+        native = ""
         mapping_judge = llm_labels_judge(payload.get("judge"))
         if mapping_judge is not None:
             self._judge(mapping_judge.pk)
@@ -569,6 +633,7 @@ class JudgmentListCreateView(CollectionScopedView, generics.ListCreateAPIView):
             llm_labels.store_output(
                 judgment=judgment, native_label=native, raw_output=data["raw_output"]
             )
+        judgment.provenance = API
         return Response(
             JudgmentSerializer(judgment).data,
             status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED,
@@ -606,7 +671,17 @@ class JudgmentListCreateView(CollectionScopedView, generics.ListCreateAPIView):
         serializer = JudgmentBatchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         judge = self._judge(serializer.validated_data["judge"])
-        items = serializer.validated_data["judgments"]
+        items, alias_errors = [], []
+        for line, item in enumerate(serializer.validated_data["judgments"], start=1):
+            try:
+                items.append(names.canonical_item(item, line, PAIR_NAMES))
+            except FormatError as exc:
+                alias_errors.append({"line": line, "message": exc.problem.message})
+                items.append(item)
+        if alias_errors:
+            refusal = exceptions.ValidationError()
+            refusal.errors = alias_errors  # kept as they are: ``line`` stays a number
+            raise refusal
         natives: dict[int, str] = {}
         mapping_errors: list = []
         if llm_labels_maps(judge):
@@ -714,6 +789,7 @@ class JudgmentDetailView(CollectionScopedView, generics.RetrieveUpdateDestroyAPI
             channel=API,
             actor=request.user,
         )
+        updated.provenance = API
         return Response(JudgmentSerializer(updated).data)
 
     def perform_destroy(self, instance: Judgment) -> None:
@@ -763,7 +839,7 @@ class EventFilter(filters.FilterSet):
     )
     action = filters.ChoiceFilter(choices=JudgmentEvent.Action.choices)
     channel = filters.ChoiceFilter(choices=JudgmentEvent.Channel.choices)
-    at_after = filters.IsoDateTimeFilter(
+    at_after = UTCDateTimeFilter(
         field_name="at", lookup_expr="gt", help_text="Only events after this time (ISO 8601)."
     )
 
@@ -865,3 +941,156 @@ class JudgeDetailView(generics.RetrieveAPIView):
             .select_related("llm_provider")
             .prefetch_related("collections")
         )
+
+
+# --- memberships -------------------------------------------------------------------------
+
+MEMBERSHIP_PK = OpenApiParameter(
+    "id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Membership id."
+)
+TEAM_ROLE_NOTE = (
+    "The team role comes and goes with team membership: change it through `.../teams/`."
+)
+
+
+class MembershipFilter(filters.FilterSet):
+    """Filters of the membership list."""
+
+    role = choice_filter("role", Membership.Role.choices, help_text="Only this role.")
+
+    class Meta:
+        model = Membership
+        fields: ClassVar[list[str]] = []
+
+
+def _refuse_team_role(role: str | None) -> None:
+    """Refuse (400) granting, changing or revoking the team role here."""
+    if role == Role.TEAM:
+        raise exceptions.ValidationError({"role": TEAM_ROLE_NOTE})
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="List the collection's members",
+        description="Coordinators only: every role held in the collection, by username.",
+        parameters=[SLUG],
+        responses={200: MembershipSerializer(many=True), **error_responses(400, 401, 403, 404)},
+    ),
+    post=extend_schema(
+        summary="Give a user a role",
+        description="Coordinators only. 201 with the membership, 200 if the user already "
+        f"held the role. {TEAM_ROLE_NOTE}",
+        parameters=[SLUG],
+        request=MembershipCreateSerializer,
+        responses={
+            200: MembershipSerializer,
+            201: MembershipSerializer,
+            **error_responses(400, 401, 403, 404),
+        },
+    ),
+)
+class MembershipListCreateView(CollectionScopedView, generics.ListCreateAPIView):
+    """Who holds which role in the collection; granting roles."""
+
+    serializer_class = MembershipSerializer
+    filterset_class = MembershipFilter
+    filter_backends: ClassVar[list] = [filters.DjangoFilterBackend]
+    parser_classes: ClassVar[list] = [PolicyJSONParser, PolicyFormParser, PolicyMultiPartParser]
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS, "POST": COORDINATORS}
+
+    def get_queryset(self) -> Any:
+        """Return the collection's memberships."""
+        if self.fake():
+            return Membership.objects.none()
+        return selectors.memberships_of(collection=self.collection)
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Grant the role through ``membership_grant`` (and the quota, for a judge)."""
+        form = MembershipCreateSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        user = selectors.user_by_username(username=data["user"].strip())
+        if user is None:
+            raise exceptions.ValidationError({"user": f"No active user {data['user']!r}."})
+        if data["quota"] is not None and data["role"] != Role.JUDGE:
+            raise exceptions.ValidationError({"quota": "A quota belongs to the judge role."})
+        existed = Membership.objects.filter(
+            collection=self.collection, user=user, role=data["role"]
+        ).exists()
+        with transaction.atomic():
+            membership = services.membership_grant(
+                collection=self.collection, user=user, role=data["role"]
+            )
+            if data["quota"] is not None:
+                membership = services_quota.judge_quota_set(
+                    collection=self.collection,
+                    judge=services.judge_for_user(user=user),
+                    quota=data["quota"],
+                )
+        return Response(
+            MembershipSerializer(membership).data,
+            status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED,
+        )
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="Show a membership",
+        parameters=[SLUG, MEMBERSHIP_PK],
+        responses={200: MembershipSerializer, **error_responses(401, 403, 404)},
+    ),
+    patch=extend_schema(
+        summary="Change a membership",
+        description="Coordinators only: a new role (the quota is then cleared), or a "
+        "judge's quota. A collection keeps at least one coordinator. " + TEAM_ROLE_NOTE,
+        parameters=[SLUG, MEMBERSHIP_PK],
+        request=MembershipUpdateSerializer,
+        responses={200: MembershipSerializer, **error_responses(400, 401, 403, 404)},
+    ),
+    delete=extend_schema(
+        summary="Take a role away",
+        description="Coordinators only. The member's labels stay. A collection keeps at "
+        "least one coordinator (400). " + TEAM_ROLE_NOTE,
+        parameters=[SLUG, MEMBERSHIP_PK],
+        responses={204: None, **error_responses(400, 401, 403, 404)},
+    ),
+)
+class MembershipDetailView(CollectionScopedView, generics.RetrieveUpdateDestroyAPIView):
+    """One role held in the collection."""
+
+    serializer_class = MembershipSerializer
+    http_method_names: ClassVar[list[str]] = ["get", "patch", "delete", "head", "options"]
+    parser_classes: ClassVar[list] = [PolicyJSONParser, PolicyFormParser, PolicyMultiPartParser]
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {
+        "GET": COORDINATORS,
+        "PATCH": COORDINATORS,
+        "DELETE": COORDINATORS,
+    }
+
+    def get_queryset(self) -> Any:
+        """Return the collection's memberships (another collection's ids are 404)."""
+        if self.fake():
+            return Membership.objects.none()
+        return selectors.memberships_of(collection=self.collection)
+
+    def partial_update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Change the role through ``membership_update``, the quota through ``judge_quota_set``."""
+        membership = self.get_object()
+        form = MembershipUpdateSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        changes = form.validated_data
+        _refuse_team_role(membership.role)
+        with transaction.atomic():
+            membership = services.membership_update(membership=membership, role=changes.get("role"))
+            if "quota" in changes:
+                membership = services_quota.judge_quota_set(
+                    collection=self.collection,
+                    judge=services.judge_for_user(user=membership.user),
+                    quota=changes["quota"],
+                )
+        return Response(MembershipSerializer(membership).data)
+
+    def perform_destroy(self, instance: Membership) -> None:
+        """Revoke the role through ``membership_revoke``."""
+        _refuse_team_role(instance.role)
+        services.membership_revoke(membership=instance)

@@ -28,6 +28,7 @@ from rest_framework.response import Response
 
 from config.api import error_responses
 from config.parsers import PolicyFormParser, PolicyJSONParser, PolicyMultiPartParser
+from judging.api import names
 from judging.api.permissions import ANY_ROLE, COORDINATORS, judge_to_record_as
 from judging.api.selectors import is_coordinator_anywhere
 from judging.api.serializers import (
@@ -392,12 +393,16 @@ def _batch(request: Request, key: str) -> list[Any] | None:
     return data
 
 
-def _objects(items: list[Any], build: Callable[[int, Any], Any]) -> list[Any]:
-    """Read JSON batch items into records or problems; ``line`` is the 1-based item."""
+def _objects(items: list[Any], build: Callable[[int, Any], Any], id_name: str) -> list[Any]:
+    """Read JSON batch items into records or problems; ``line`` is the 1-based item.
+
+    ``id_name`` (``qid`` or ``docno``) may also be spelt ``external_id``, as responses
+    named it before (see :mod:`judging.api.names`).
+    """
     records: list[Any] = []
     for number, item in enumerate(items, start=1):
         try:
-            records.append(build(number, item))
+            records.append(build(number, names.canonical_item(item, number, (id_name,))))
         except FormatError as exc:
             records.append(exc.problem)
     return records
@@ -407,6 +412,7 @@ def _content_import(
     request: Request,
     *,
     key: str,
+    id_name: str,
     formats: tuple[str, ...],
     guess: Callable[[str, bytes], str],
     build: Callable[[int, Any], Any],
@@ -417,7 +423,7 @@ def _content_import(
     dry_run = _is_true(request.query_params.get("dry_run", ""))
     try:
         if items is not None:
-            summary = run(records=_objects(items, build), dry_run=dry_run)
+            summary = run(records=_objects(items, build, id_name), dry_run=dry_run)
         else:
             serializer = ContentFileSerializer(data=request.data)
             serializer.is_valid(raise_exception=True)
@@ -437,6 +443,10 @@ def _content_import(
     return Response(ContentSummarySerializer(summary).data, status=code)
 
 
+DRY_RUN = OpenApiParameter(
+    "dry_run", OpenApiTypes.BOOL, description="1: check everything, write nothing."
+)
+
 _CONTENT_REQUEST = {
     "application/json": OpenApiTypes.OBJECT,
     "multipart/form-data": ContentFileSerializer,
@@ -447,11 +457,12 @@ _CONTENT_REQUEST = {
     post=extend_schema(
         summary="Add or update queries",
         description='Coordinators only. A JSON array (or `{"queries": [...]}`) of '
-        "`{qid, text, description, narrative}`, or a multipart `file`: TREC topics, JSON "
+        "`{qid, text, description, narrative}` (`external_id` is accepted for `qid`), or a "
+        "multipart `file`: TREC topics, JSON "
         "Lines or TSV (`qid<TAB>text`). Queries are matched by qid (created or updated). "
         "All or nothing; problems name their line (file) or item (batch). `?dry_run=1` "
         "writes nothing.",
-        parameters=[SLUG],
+        parameters=[SLUG, DRY_RUN],
         request=_CONTENT_REQUEST,
         responses={
             200: ContentSummarySerializer,
@@ -480,6 +491,7 @@ class QueryListCreateView(QueryListView):
         return _content_import(
             request,
             key="queries",
+            id_name="qid",
             formats=collection_formats.TOPIC_FORMATS,
             guess=collection_formats.guess_topic_format,
             build=collection_formats.topic_from_object,
@@ -491,11 +503,12 @@ class QueryListCreateView(QueryListView):
     post=extend_schema(
         summary="Add or update documents",
         description='Coordinators only. A JSON array (or `{"documents": [...]}`) of '
-        "`{docno, title, body, url, ...}` (other keys are kept as `extra`), or a multipart "
+        "`{docno, title, body, url, ...}` (`external_id` is accepted for `docno`; other "
+        "keys are kept as `extra`), or a multipart "
         "`file`: JSON Lines or TSV (`docno<TAB>text`, or `docno<TAB>url<TAB>title<TAB>"
         "body`), read and written in batches. Documents are matched by docno. All or "
         "nothing; problems name their line or item. `?dry_run=1` writes nothing.",
-        parameters=[SLUG],
+        parameters=[SLUG, DRY_RUN],
         request=_CONTENT_REQUEST,
         responses={
             200: ContentSummarySerializer,
@@ -524,6 +537,7 @@ class DocumentListCreateView(DocumentListView):
         return _content_import(
             request,
             key="documents",
+            id_name="docno",
             formats=collection_formats.DOCUMENT_FORMATS,
             guess=collection_formats.guess_document_format,
             build=collection_formats.document_from_object,

@@ -3,6 +3,8 @@
 from django.urls import path
 
 from metrics.analysis import api as analysis_api
+from metrics.api import settings as settings_api
+from metrics.api import teams as teams_api
 from metrics.api import views
 from metrics.pool import api as pool_api
 from metrics.visibility import api as visibility_api
@@ -36,6 +38,16 @@ urlpatterns = [
         name="leaderboard",
     ),
     path("collections/<slug:slug>/teams/", views.TeamListCreateView.as_view(), name="team-list"),
+    path(
+        "collections/<slug:slug>/teams/<int:pk>/",
+        teams_api.TeamDetailView.as_view(),
+        name="team-detail",
+    ),
+    path(
+        "collections/<slug:slug>/settings/",
+        settings_api.CollectionSettingsView.as_view(),
+        name="collection-settings",
+    ),
     path(
         "collections/<slug:slug>/pooling/",
         pool_api.PoolingSettingsView.as_view(),

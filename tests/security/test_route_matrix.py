@@ -111,6 +111,18 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("GET", S + "compare/"):                      (401, 404, 403, 403, 403, 403, 404, 200),
     ("GET", S + "score-visibility/"):             (401, 404, 403, 403, 403, 403, 404, 200),
     ("PATCH", S + "score-visibility/"):           (401, 404, 403, 403, 403, 403, 404, 200),
+    # Members, teams and leaderboard settings (issue 34): coordinators change them; a team
+    # member reads only their own team.
+    ("GET", S + "memberships/"):                  (401, 404, 403, 403, 403, 403, 404, 200),
+    ("POST", S + "memberships/"):                 (401, 404, 403, 403, 403, 403, 404, 201),
+    ("GET", S + "memberships/<int:pk>/"):         (401, 404, 403, 403, 403, 403, 404, 200),
+    ("PATCH", S + "memberships/<int:pk>/"):       (401, 404, 403, 403, 403, 403, 404, 200),
+    ("DELETE", S + "memberships/<int:pk>/"):      (401, 404, 403, 403, 403, 403, 404, 204),
+    ("GET", S + "teams/<int:pk>/"):               (401, 404, 403, 403, 200, 404, 404, 200),
+    ("PATCH", S + "teams/<int:pk>/"):             (401, 404, 403, 403, 403, 403, 404, 200),
+    ("DELETE", S + "teams/<int:pk>/"):            (401, 404, 403, 403, 403, 403, 404, 204),
+    ("GET", S + "settings/"):                     (401, 404, 403, 403, 403, 403, 404, 200),
+    ("PATCH", S + "settings/"):                   (401, 404, 403, 403, 403, 403, 404, 200),
 }  # fmt: skip
 
 
@@ -152,6 +164,10 @@ BODIES: dict[tuple[str, str], Callable[[Arena], tuple[Any, str]]] = {
     ("PUT", S + "gold/rate/"): lambda a: ({"gold_rate": 0.1}, "json"),
     ("POST", S + "judges/<int:judge_id>/canary-checks/"): lambda a: (None, "json"),
     ("POST", S + "judges/<int:judge_id>/versions/"): lambda a: (None, "json"),
+    ("POST", S + "memberships/"): lambda a: ({"user": "nina", "role": "judge"}, "json"),
+    ("PATCH", S + "memberships/<int:pk>/"): lambda a: ({"quota": 5}, "json"),
+    ("PATCH", S + "teams/<int:pk>/"): lambda a: ({"name": "t1 renamed"}, "json"),
+    ("PATCH", S + "settings/"): lambda a: ({"coverage_threshold": 0.5}, "json"),
 }
 SECRETS = ("judy", "jim", "q1 need", "bm25.txt")
 
@@ -195,6 +211,10 @@ def url_for(route: str, arena: Arena) -> str:
             arena.coll.documents.get(external_id="d1"),
         )
         pk = str(gold_services.gold_set(query=q1, document=d1, grade=1).pk)
+    elif "memberships/<int:pk>" in route:
+        pk = str(arena.coll.memberships.get(user=arena.users["judy"], role=Role.JUDGE).pk)
+    elif "teams/<int:pk>" in route:
+        pk = str(arena.run.team_id)
     elif "imports/<int:pk>" in route:
         pk = str(FileImport.objects.get_or_create(collection=arena.coll)[0].pk)
     path = route.replace("<slug:slug>", arena.coll.slug).replace("<int:pk>", pk)

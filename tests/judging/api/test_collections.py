@@ -34,20 +34,21 @@ def test_queries_list(api, world):
     body = api("judy").get(C + "queries/").json()
     assert body["count"] == 2
     assert body["results"][0] == {
-        "external_id": "q1",
+        "qid": "q1",
+        "external_id": "q1",  # deprecated alias (docs/api.md)
         "text": "query q1",
         "description": "q1 need",
         "narrative": "",
     }
     page = api("judy").get(C + "queries/", {"limit": 1, "offset": 1}).json()
-    assert [q["external_id"] for q in page["results"]] == ["q2"]
+    assert [q["qid"] for q in page["results"]] == ["q2"]
 
 
 def test_documents_list_and_filters(api, world):
     def ids(name, **params):
         response = api(name).get(C + "documents/", params)
         assert response.status_code == 200, response.json()
-        return [d["external_id"] for d in response.json()["results"]]
+        return [d["docno"] for d in response.json()["results"]]
 
     assert ids("judy") == ["d1", "d2", "d3"]
     assert ids("judy", include_missing=1) == ["d1", "d2", "d3"]
@@ -58,7 +59,7 @@ def test_documents_list_and_filters(api, world):
     assert ids("cora", pooled=1) == ["d1", "d2"]
     assert ids("cora", pooled=0) == ["d3"]
     doc = api("judy").get(C + "documents/").json()["results"][0]
-    assert set(doc) == {"external_id", "title", "body", "url", "extra", "has_content"}
+    assert set(doc) == {"docno", "external_id", "title", "body", "url", "extra", "has_content"}
     assert api("cora").get(C + "documents/", {"pooled": "maybe"}).status_code == 400
 
 

@@ -47,11 +47,15 @@ def test_record_one_judgment(api, world):
         "graded",
     )
     assert (body["note"], body["seconds"], body["abstain_probability"]) == ("on topic", 4.2, 0.1)
+    assert body["provenance"] == "api" and (body["qid"], body["docno"]) == ("q1", "d1")
     assert set(body) == {
         "id",
         "judge",
         "query",
         "document",
+        "qid",
+        "docno",
+        "provenance",
         "grade",
         "status",
         "note",

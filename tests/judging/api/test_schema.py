@@ -18,6 +18,8 @@ PATHS = [
     "/api/v1/collections/{slug}/judgments/",
     "/api/v1/collections/{slug}/judgments/{id}/",
     "/api/v1/collections/{slug}/judgments/{id}/history/",
+    "/api/v1/collections/{slug}/memberships/",
+    "/api/v1/collections/{slug}/memberships/{id}/",
     "/api/v1/collections/{slug}/events/",
     "/api/v1/collections/{slug}/qrels/",
     "/api/v1/collections/{slug}/llm-jobs/",

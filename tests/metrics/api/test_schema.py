@@ -17,6 +17,8 @@ PATHS = [
     "/api/v1/collections/{slug}/leaderboard/",
     "/api/v1/collections/{slug}/difficulty/",
     "/api/v1/collections/{slug}/teams/",
+    "/api/v1/collections/{slug}/teams/{id}/",
+    "/api/v1/collections/{slug}/settings/",
     "/api/v1/collections/{slug}/agreement/llm/",
     "/api/v1/collections/{slug}/pooling/",
     "/api/v1/collections/{slug}/pooling/plan/",
