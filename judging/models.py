@@ -12,8 +12,8 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
-GRADE_MIN = 0
-GRADE_MAX = 4
+from judging.grades import GRADE_MAX, GRADE_MIN
+
 DEFAULT_GRADE_NAMES = [
     "Not relevant",
     "Marginally relevant",
@@ -89,11 +89,13 @@ class Collection(models.Model):
     )
     gold_rate = models.FloatField(
         default=0.0,
+        db_default=0.0,
         help_text="Share of the pairs served to judges that are gold pairs they have not "
         "graded yet, mixed in blind (0: gold pairs are judged only as ordinary pool pairs).",
     )
     guidelines_version = models.PositiveIntegerField(
         default=1,
+        db_default=1,
         help_text="Counts the changes of the guidelines and of the queries' descriptions "
         "and narratives (judging.guidelines); each label records the version it was given "
         "under.",
@@ -472,10 +474,12 @@ class Judgment(models.Model):
         help_text="The collection's guidelines version when the label was last written "
         "(empty: written before versions were kept).",
     )
-    judge_version = models.CharField(
+    # Nullable (not "" by default): adding it then needs no table rebuild on SQLite,
+    # which would drop the judgments table's triggers and foreign keys.
+    judge_version = models.CharField(  # noqa: DJ001
         max_length=80,
+        null=True,
         blank=True,
-        default="",
         help_text="LLM labels: the version of the judge's configuration that gave the "
         "label (judging.llm.judges.judge_version); empty for human labels.",
     )

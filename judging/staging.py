@@ -267,7 +267,7 @@ class JudgmentStage:
         label written records ``guidelines_version`` and ``judge_version`` (LLM labels; a
         digest, checked before it is inlined into the history's SQL).
         """
-        gv, jv = int(guidelines_version), judge_version
+        gv, jv = int(guidelines_version), judge_version or None
         s = self.name
         judgments, events = _table(Judgment), _table(JudgmentEvent)
         differs = self._differs()

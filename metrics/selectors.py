@@ -9,18 +9,17 @@ from typing import Any
 import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
-from django.db.models import BinaryField, Count, Max, Q, QuerySet, Sum
-from django.db.models.functions import Substr
+from django.db.models import Count, Max, Q, QuerySet, Sum
 from django.http import Http404
 
 from judging.lists.exports import may_export
 from judging.models import Collection, LiveGrade, Membership, Query
 from judging.selectors import user_roles
-from metrics import engine
 from metrics.engine.ranks import leaderboard_ranks
 from metrics.engine.uncertainty import PairUncertainty, leaderboard_uncertainty
 from metrics.live import scoring, store
-from metrics.models import RANKING_DTYPE, Run, RunQuery, Scoreboard, Team
+from metrics.models import Run, RunQuery, Scoreboard, Team
+from metrics.selectors_common import cache_key_for, llm_filled, stored_rankings
 from metrics.visibility.selectors import ScorePolicy, score_policy
 
 
@@ -325,51 +324,7 @@ def _with_human_only(
     return out, differs
 
 
-def cache_key_for(kind: str, *parts: object) -> str:
-    """Return a cache key ``metrics:<kind>:<sha256 of the parts>`` for derived figures."""
-    digest = hashlib.sha256("|".join(map(str, parts)).encode()).hexdigest()
-    return f"metrics:{kind}:{digest}"
-
-
-def llm_filled(*, collection: Collection) -> bool:
-    """Return whether some live grade of the collection comes from LLM judges alone."""
-    return LiveGrade.objects.filter(
-        collection=collection, human_count=0, adjudicated=False
-    ).exists()
-
-
 _HUMAN_TTL = 3600
-
-
-def stored_rankings(
-    *, runs: list[Run], query_ids: list[int], measures: list[str]
-) -> list[scoring.StoredRanking]:
-    """Return every run's stored ranking of every query (empty where it has none).
-
-    Only the ranks the measures read are fetched (the bytes of the first ``depth``
-    documents); a run without a ranking of a query gets an empty one, which live scoring
-    scores as a query the run left out. One SQL query.
-    """
-    depth = engine.required_depth(scoring.resolved(measures))
-    stored = RunQuery.objects.filter(run__in=runs, query_id__in=query_ids)
-    if depth is not None:
-        width = depth * RANKING_DTYPE.itemsize
-        stored = stored.annotate(top=Substr("ranking", 1, width, output_field=BinaryField()))
-        fields = ("run_id", "query_id", "top", "retrieved")
-    else:
-        fields = ("run_id", "query_id", "ranking", "retrieved")
-    rows = [
-        scoring.StoredRanking(run_id, query_id, bytes(ranking or b""), retrieved)
-        for run_id, query_id, ranking, retrieved in stored.values_list(*fields)
-    ]
-    present = {(r.run_id, r.query_id) for r in rows}
-    rows += [
-        scoring.StoredRanking(run.pk, q, b"", 0)
-        for run in runs
-        for q in query_ids
-        if (run.pk, q) not in present
-    ]
-    return rows
 
 
 def human_only_means(

@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.api import error_responses
+from config.pagination import page_parameters
 from judging.agreement.api import CoefficientSerializer
 from judging.api.permissions import COORDINATORS, JUDGING_ROLES
 from judging.api.views import SLUG, CollectionScopedView
@@ -114,7 +115,7 @@ class GuidelinesView(CollectionScopedView):
         summary="List the guidelines versions",
         description="Coordinators only. Newest first; each with its changes (before and "
         "after), the graded labels given under it and the human judges' agreement on them.",
-        parameters=[SLUG],
+        parameters=[SLUG, *page_parameters()],
         responses={200: VersionSerializer(many=True), **error_responses(401, 403, 404)},
     )
 )

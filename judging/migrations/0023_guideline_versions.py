@@ -16,7 +16,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='collection',
             name='guidelines_version',
-            field=models.PositiveIntegerField(default=1, help_text="Counts the changes of the guidelines and of the queries' descriptions and narratives (judging.guidelines); each label records the version it was given under."),
+            field=models.PositiveIntegerField(default=1, db_default=1, help_text="Counts the changes of the guidelines and of the queries' descriptions and narratives (judging.guidelines); each label records the version it was given under."),
         ),
         migrations.AddField(
             model_name='judgment',

@@ -13,7 +13,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='collection',
             name='gold_rate',
-            field=models.FloatField(default=0.0, help_text='Share of the pairs served to judges that are gold pairs they have not graded yet, mixed in blind (0: gold pairs are judged only as ordinary pool pairs).'),
+            field=models.FloatField(default=0.0, db_default=0.0, help_text='Share of the pairs served to judges that are gold pairs they have not graded yet, mixed in blind (0: gold pairs are judged only as ordinary pool pairs).'),
         ),
         migrations.AddConstraint(
             model_name='collection',

@@ -1,23 +1,10 @@
 """Judgment.judge_version: the LLM judge version that gave a label.
 
-On SQLite, adding a column with a default rebuilds the table, which drops its triggers;
-the same-collection triggers of migration 0002 are put back (as 0011 does).
+Nullable, so that SQLite adds the column in place: a column with a default would rebuild
+the judgments table, dropping its same-collection triggers and its foreign keys.
 """
 
-import importlib
-
 from django.db import migrations, models
-
-TABLE = "judging_judgment"
-
-
-def sqlite_triggers(apps, schema_editor):
-    if schema_editor.connection.vendor != "sqlite":
-        return
-    same = importlib.import_module("judging.migrations.0002_same_collection_triggers")
-    for event in ("INSERT", "UPDATE"):
-        schema_editor.execute(f"DROP TRIGGER IF EXISTS {TABLE}_same_collection_{event.lower()}")
-        schema_editor.execute(same._sqlite_trigger(TABLE, event))
 
 
 class Migration(migrations.Migration):
@@ -31,11 +18,10 @@ class Migration(migrations.Migration):
             name="judge_version",
             field=models.CharField(
                 blank=True,
-                default="",
+                null=True,
                 help_text="LLM labels: the version of the judge's configuration that gave the "
                 "label (judging.llm.judges.judge_version); empty for human labels.",
                 max_length=80,
             ),
         ),
-        migrations.RunPython(sqlite_triggers, migrations.RunPython.noop),
     ]

@@ -13,6 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.api import error_responses
+from config.pagination import page_parameters
 from judging.api.permissions import COORDINATORS
 from judging.api.views import SLUG, CollectionScopedView
 from judging.models import Document, Judge, Query
@@ -93,7 +94,7 @@ class AttentionSerializer(serializers.Serializer):
         "judges' usual range, runs of one grade against chance, shares of can't judge and "
         "later against the others'. Flagged judges come first; nobody is dropped. The rules "
         "are in docs/judges.md.",
-        parameters=[SLUG],
+        parameters=[SLUG, *page_parameters()],
         responses={200: AttentionSerializer(many=True), **error_responses(401, 403, 404)},
     )
 )
@@ -156,7 +157,7 @@ class GoldAccuracySerializer(serializers.Serializer):
     get=extend_schema(
         summary="List gold pairs",
         description="Coordinators only (judges never learn which pairs are gold).",
-        parameters=[SLUG],
+        parameters=[SLUG, *page_parameters()],
         responses={200: GoldPairSerializer(many=True), **error_responses(401, 403, 404)},
     ),
     post=extend_schema(
@@ -239,7 +240,7 @@ class GoldPairDetailView(CollectionScopedView):
         "and within-one agreement, quadratic κ, mean signed deviation, confusion matrix, "
         "the trend over their last gold pairs and an alert below the collection's "
         "threshold. Judges below it come first.",
-        parameters=[SLUG],
+        parameters=[SLUG, *page_parameters()],
         responses={200: GoldAccuracySerializer(many=True), **error_responses(401, 403, 404)},
     )
 )
@@ -373,7 +374,7 @@ class CanaryCheckCreateView(CollectionScopedView):
 @extend_schema_view(
     get=extend_schema(
         summary="List LLM judge versions' canary failure rates",
-        parameters=[SLUG],
+        parameters=[SLUG, *page_parameters()],
         responses={200: CanaryRatesSerializer(many=True), **error_responses(401, 403, 404)},
     )
 )
@@ -430,7 +431,7 @@ class VersionRowSerializer(serializers.Serializer):
         summary="List an LLM judge's version checks",
         description="Coordinators only. Newest first, each compared with humans, gold and "
         "the version checked before it.",
-        parameters=[SLUG],
+        parameters=[SLUG, *page_parameters()],
         responses={200: VersionRowSerializer(many=True), **error_responses(401, 403, 404)},
     ),
     post=extend_schema(

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from judging.models import GRADE_MAX, GRADE_MIN
+from judging.grades import GRADE_MAX, GRADE_MIN
 
 
 class GoldPair(models.Model):

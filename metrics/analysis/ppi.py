@@ -46,8 +46,8 @@ from metrics.engine.ppi import audited_mean
 from metrics.live import scoring
 from metrics.models import Run
 from metrics.pool.selectors import audit_sample
-from metrics.selectors import cache_key_for, stored_rankings
-from metrics.selectors import llm_filled as any_llm_only
+from metrics.selectors_common import cache_key_for, stored_rankings
+from metrics.selectors_common import llm_filled as any_llm_only
 from metrics.visibility.selectors import ROUND_DECIMALS, Exposure, ScorePolicy
 
 __all__ = [

@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.api import FiniteFloatField, error_responses
+from config.pagination import page_parameters
 from judging.api.permissions import COORDINATORS
 from judging.api.views import SLUG, CollectionScopedView
 from metrics.pool import selectors, services, stopping
@@ -154,7 +155,7 @@ class PoolingSettingsView(CollectionScopedView):
         summary="List the planned pairs in the order judges get them",
         description="Coordinators. Wave by wave (lowest first); within a wave each judge "
         "gets the pairs in their own shuffle. Empty under depth-k.",
-        parameters=[SLUG],
+        parameters=[SLUG, *page_parameters()],
         responses={200: PlannedPairSerializer(many=True), **error_responses(401, 403, 404)},
     ),
 )

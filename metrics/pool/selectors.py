@@ -18,7 +18,7 @@ from metrics.pool import stopping
 from metrics.pool.models import DEFAULTS, PARAMETERS, PoolingPolicy, RankingSnapshot
 from metrics.pool.simulation import make_scorer
 from metrics.pool.strategies import Campaign, Scorer
-from metrics.selectors import cache_key_for
+from metrics.selectors_common import cache_key_for
 
 F64 = np.ndarray
 

@@ -8,6 +8,7 @@ editing this file).
 from __future__ import annotations
 
 import random
+import re
 import string
 
 import pytest
@@ -37,7 +38,7 @@ def _declared(route: str) -> frozenset[str]:
     url = "/api/v1/" + route
     from django.urls import resolve
 
-    match = resolve(url.replace("<slug:slug>", "x").split("?")[0].replace("<int:pk>", "1"))
+    match = resolve(re.sub(r"<int:\w+>", "1", url.replace("<slug:slug>", "x").split("?")[0]))
     view = getattr(match.func, "cls", None) or getattr(match.func, "view_class", None)
     declared = getattr(view, "query_parameters", None)
     if declared is not None:
