@@ -135,6 +135,11 @@
       });
     }
     var heading = document.getElementById("doc-title") || document.getElementById("all-done-title");
+    // A judge typing in a field (the note) keeps it: a swap that settles late, or one
+    // elsewhere on the page, must never take keystrokes away.
+    if (isTyping(document.activeElement)) {
+      return;
+    }
     if (heading && (swapped || document.activeElement === document.body)) {
       heading.focus({ preventScroll: true });
     }

@@ -160,7 +160,12 @@ def test_later_and_note_keys(page, live_server, console, judging_world):
     page.keyboard.press("n")
     note = page.locator("textarea[name=note]")
     expect(note).to_be_focused()
-    page.keyboard.type("4 3 c l typed, not keys")  # keys are ignored while typing
+    page.keyboard.type("4 3 c l ")  # keys are ignored while typing
+    # A swap settling meanwhile (the log-in's, late under load, or one elsewhere on the
+    # page) moves focus to a new card's heading, never away from a field being typed in.
+    page.evaluate("document.body.dispatchEvent(new Event('htmx:afterSettle', {bubbles: true}))")
+    expect(note).to_be_focused()
+    page.keyboard.type("typed, not keys")
     expect(card(page)).to_have_attribute("data-entry-id", first)
     page.keyboard.press("Escape")
     expect(note).not_to_be_focused()

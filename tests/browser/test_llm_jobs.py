@@ -7,12 +7,15 @@ judge cannot reach any of these pages.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
 from judging.llm.models import LLMJob, LLMProvider
 from judging.models import Judge, Judgment, Membership
 from tests import factories
+from tests.browser.navigation import go_back
 from tests.judging.llm.fake_server import FakeLLM, Reply
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -161,7 +164,7 @@ def test_coordinator_configures_runs_and_watches_a_job(page, console, world, fak
     failure = page.locator("[data-failure]")
     expect(failure).to_have_count(1)
     expect(failure.locator("summary")).to_contain_text("q1 · d12")
-    page.go_back()
+    go_back(page, re.compile(r"^LLM job #"))
 
     job = LLMJob.objects.get()
     assert (job.status, job.done, job.failed) == ("done", 5, 1)
@@ -336,7 +339,7 @@ def test_a_job_that_fails_fast_reads_as_failed_on_one_screen(page, console, worl
     expect(failures.first.locator(".llm-raw")).to_have_text('{"error": "model not found"}')
     check_layout(page, viewport, "llm-job-failures")
     assert violations(page) == []  # axe-core: WCAG 2.1 A/AA, serious or critical
-    page.go_back()
+    go_back(page, re.compile(r"^LLM job #"))
 
     # The operator fixed it: run again, then read every grade's raw output.
     fake.script = lambda body, n: Reply(content="<b>Relevant</b>\n##final score: 2")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 from django.urls import resolve, reverse
@@ -12,6 +13,7 @@ from judging.models import Membership
 from metrics.models import Run
 from tests import factories
 from tests.browser import page_checks
+from tests.browser.navigation import go_back
 from tests.metrics import pages_factories as pf
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -187,7 +189,7 @@ def test_coordinator_reaches_settings_and_the_pool(browser, live_server, console
         page.goto(reverse("judging:collection_detail", args=[world["coll"].slug]))
         page.click("a.button:has-text('Settings')")
         expect(page.locator("h1")).to_have_text("Collection settings")
-        page.go_back()
+        go_back(page, re.compile(r"^Phone-sized collection"))
         page.click("a.button:has-text('Pool')")
         expect(page.locator("h1")).to_have_text("Judging pool")
         expect(page.locator("#pool tbody tr")).to_have_count(12)
