@@ -7,6 +7,8 @@ coordinators; team members get 404 there. A judge only ever sees their own label
 
 from __future__ import annotations
 
+import json
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -128,6 +130,10 @@ def _render_card(
         note = form.data.get("note", "")
     else:
         note = judgment.note if judgment is not None else ""
+    if form is not None and "evidence" in form.data:  # what the judge had marked, again
+        evidence_json = form.data["evidence"]
+    else:
+        evidence_json = json.dumps(judgment.evidence if judgment and judgment.evidence else [])
     context = {
         "collection": collection,
         "entry": entry,
@@ -139,6 +145,9 @@ def _render_card(
         "guidelines_html": render_guidelines(collection.guidelines),
         "note": note,
         "saved": request.session.pop(SAVED_KEY, "") if form is None else "",
+        "evidence_on": collection.evidence != "off",
+        "evidence_required": collection.evidence == "required",
+        "evidence_json": evidence_json,
     }
     if entry is not None:
         query_text = entry.query.text
@@ -212,6 +221,7 @@ def judge_pair(request: HttpRequest, slug: str, entry_id: int) -> HttpResponse:
                     channel=JudgmentEvent.Channel.BROWSER,
                     actor=request.user,
                     saw_llm_grade=shown,
+                    evidence_rule=True,
                     **label,
                 )
             except ValidationError as error:
