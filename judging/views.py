@@ -20,7 +20,14 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from config.http import see_other
 from config.params import whole_param
-from judging import selectors, selectors_card, selectors_pictures, services, services_undo
+from judging import (
+    evidence,
+    selectors,
+    selectors_card,
+    selectors_pictures,
+    services,
+    services_undo,
+)
 from judging.agreement import selectors as selectors_agreement
 from judging.agreement import selectors as selectors_agreement_judges
 from judging.forms import (
@@ -493,12 +500,18 @@ def judgment_history(
     )
     if not everyone and not events:
         raise Http404("You have no label on this pair.")
+    with_spans = any((e.after or e.before or {}).get("evidence") for e in events)
+    text = evidence.document_text(document.body) if with_spans else ""
     rows = [
         {
             "event": event,
             "before": _history_label(collection, event.before),
             "after": _history_label(collection, event.after),
             "note": (event.after or {}).get("note") or (event.after or {}).get("reason") or "",
+            # the spans the label had after the change (before it, for a deletion)
+            "evidence": evidence.in_context(
+                (event.after or event.before or {}).get("evidence"), text
+            ),
         }
         for event in events
     ]

@@ -312,7 +312,10 @@ def judgment_list_import(
                     return
                 continue
             seen += 1
-            yield JudgmentRow(item.line, query, item.document, grade, item.status, item.note)
+            yield JudgmentRow(
+                item.line, query, item.document, grade, item.status, item.note,
+                evidence=item.evidence,
+            )  # fmt: skip
 
     summary = None
     try:

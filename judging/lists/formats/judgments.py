@@ -40,7 +40,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from judging import textpolicy
+from django.core.exceptions import ValidationError
+
+from judging import evidence, textpolicy
 from judging.lists.formats.common import (
     FormatError,
     Problem,
@@ -123,6 +125,7 @@ class LabelRow:
     updated_at: str
     query_text: str = ""
     judge_email: str = ""
+    evidence: list | None = None  # evidence spans, jsonl only
 
 
 class JudgmentIn(NamedTuple):
@@ -138,6 +141,8 @@ class JudgmentIn(NamedTuple):
     status: str = "graded"
     note: str = ""
     judge: str = ""  # the rater a multi-rater file names (Quepid books); "" for the file's judge
+    #: Evidence spans (jsonl, json), shape-checked; None when the item names none.
+    evidence: tuple | None = None
 
 
 def format_grade(grade: float) -> str:
@@ -402,6 +407,7 @@ def write_labels(
                         "status": r.status,
                         "grade": r.grade,
                         "note": r.note,
+                        "evidence": r.evidence or [],
                         "seconds": r.seconds,
                         "updated_at": r.updated_at,
                     }
@@ -551,6 +557,7 @@ _ITEM_KEYS = {
     "rating": "grade",
     "status": "status",
     "note": "note",
+    "evidence": "evidence",
 }
 _IGNORED_KEYS = {"humans", "llms"}
 
@@ -577,6 +584,12 @@ def _from_object(line: int, item: Any) -> JudgmentIn:
     note = fields.get("note") or ""
     if not isinstance(note, str):
         raise FormatError(line, "must be a string", "note")
+    spans = None
+    if "evidence" in fields:
+        try:
+            spans = evidence.spans_from_value(fields["evidence"]) or ()
+        except ValidationError as exc:
+            raise FormatError(line, exc.message_dict["evidence"][0], "evidence") from None
     return JudgmentIn(
         line,
         _id(fields["query"], line, "query"),
@@ -584,6 +597,7 @@ def _from_object(line: int, item: Any) -> JudgmentIn:
         None if grade is None else _grade(grade, line),
         status=text(status, line, "status", MAX_NAME_LENGTH),
         note=text(note, line, "note", MAX_NOTE_LENGTH),
+        evidence=spans,
     )
 
 
