@@ -40,9 +40,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from django.core.exceptions import ValidationError
-
-from judging import evidence, textpolicy
+from judging import textpolicy
 from judging.lists.formats.common import (
     FormatError,
     Problem,
@@ -141,8 +139,8 @@ class JudgmentIn(NamedTuple):
     status: str = "graded"
     note: str = ""
     judge: str = ""  # the rater a multi-rater file names (Quepid books); "" for the file's judge
-    #: Evidence spans (jsonl, json), shape-checked; None when the item names none.
-    evidence: tuple | None = None
+    #: Evidence spans as given (jsonl, json; checked by the import); None when not given.
+    evidence: Any = None
 
 
 def format_grade(grade: float) -> str:
@@ -584,12 +582,6 @@ def _from_object(line: int, item: Any) -> JudgmentIn:
     note = fields.get("note") or ""
     if not isinstance(note, str):
         raise FormatError(line, "must be a string", "note")
-    spans = None
-    if "evidence" in fields:
-        try:
-            spans = evidence.spans_from_value(fields["evidence"]) or ()
-        except ValidationError as exc:
-            raise FormatError(line, exc.message_dict["evidence"][0], "evidence") from None
     return JudgmentIn(
         line,
         _id(fields["query"], line, "query"),
@@ -597,7 +589,7 @@ def _from_object(line: int, item: Any) -> JudgmentIn:
         None if grade is None else _grade(grade, line),
         status=text(status, line, "status", MAX_NAME_LENGTH),
         note=text(note, line, "note", MAX_NOTE_LENGTH),
-        evidence=spans,
+        evidence=fields.get("evidence", []) if "evidence" in fields else None,
     )
 
 
