@@ -219,7 +219,8 @@ def explanation(content: str, *, pattern: str = "", limit: int = MAX_EXPLANATION
     matches = list(compiled.finditer(content))
     if matches:
         last = matches[-1]
-        content = content[: last.start()] + content[last.end() :]
+        # the score's markup before it ("##final score: 2") goes with it
+        content = content[: last.start()].rstrip(" \t#*:=") + content[last.end() :]
     if not any(ch.isalnum() for ch in content):  # only the score's markup was left ("##")
         return ""
     return _clean(content, limit)
