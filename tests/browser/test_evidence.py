@@ -15,9 +15,12 @@ import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
 
+from judging import services
 from judging.evidence import document_text
-from judging.models import Judgment, JudgmentEvent, PoolEntry
+from judging.models import Judgment, JudgmentEvent, Membership, PoolEntry
+from tests import factories
 from tests.browser import page_checks
+from tests.browser.test_accessibility import violations
 from tests.browser.test_judging import card, judging_world, log_in, wait_for_new_card
 from tests.browser.test_judging_phone import phone
 
@@ -190,3 +193,53 @@ def test_touch_selection_on_a_phone(phone, live_server, console, world):
     )
     assert widths[0] <= widths[1]
     assert console.problems() == []
+
+
+@pytest.mark.parametrize("viewport", [{"width": 1366, "height": 768}, {"width": 390, "height": 844}])
+def test_adjudication_and_history_show_spans_and_explanations(
+    browser, live_server, console, world, viewport
+):
+    coll = world["coll"]
+    cora = factories.user("cora", password="judging-pass-1")
+    factories.member(coll, cora, Membership.Role.COORDINATOR)
+    entry = PoolEntry.objects.filter(collection=coll).order_by("pk").first()
+    q, d = entry.query, entry.document
+    text = document_text(d.body)
+    at = text.index("Flights to Helsinki")
+    judy = services.judge_for_user(user=world["user"])
+    services.judgment_record(
+        judge=judy, query=q, document=d, grade=4,
+        evidence=[{"start": at, "end": at + 19, "text": "Flights to Helsinki"}],
+    )  # fmt: skip
+    llm = factories.llm_judge("gpt-x")
+    services.judgment_record(
+        judge=llm, query=q, document=d, grade=0, note="The page is about trains, not flights."
+    )
+    context = browser.new_context(base_url=live_server.url, viewport=viewport)
+    try:
+        page = context.new_page()
+        page.on("pageerror", lambda error: console.page_errors.append(str(error)))
+        page.goto(reverse("login"))
+        page.fill("input[name=username]", "cora")
+        page.fill("input[name=password]", "judging-pass-1")
+        page.click("button:has-text('Log in')")
+        expect(page.locator(".site-user")).to_have_text("cora")
+        found = {}
+        for name, path in (
+            ("adjudicate", reverse("judging:pair_adjudicate", args=[coll.slug, q.pk, d.pk])),
+            ("history", reverse("judging:judgment_history", args=[coll.slug, q.pk, d.pk])),
+        ):
+            page.goto(path)
+            expect(page.locator("mark.evidence-mark").first).to_have_text("Flights to Helsinki")
+            expect(page.get_by_text("The page is about trains, not flights.")).to_be_visible()
+            found[name] = violations(page)
+            problems = page_checks.all_problems(page, primary=name == "adjudicate")
+            assert problems == {}, (name, problems)
+            widths = page.evaluate(
+                "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+            )
+            assert widths[0] <= widths[1], (name, widths)
+        assert {name: v for name, v in found.items() if v} == {}
+        assert console.problems() == []
+    finally:
+        context.close()
