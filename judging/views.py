@@ -140,7 +140,8 @@ def _render_card(
     if form is not None and "evidence" in form.data:  # what the judge had marked, again
         evidence_json = form.data["evidence"]
     else:
-        evidence_json = json.dumps(judgment.evidence if judgment and judgment.evidence else [])
+        spans = judgment.evidence if judgment is not None and judgment.evidence else []
+        evidence_json = json.dumps(spans, ensure_ascii=False)
     context = {
         "collection": collection,
         "entry": entry,

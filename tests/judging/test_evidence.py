@@ -247,3 +247,116 @@ def test_import_refuses_a_mismatch_by_line_and_writes_nothing(pair):
     messages = caught.value.messages
     assert any(m.startswith("line 2: evidence[1].text: does not match") for m in messages)
     assert not Judgment.objects.exists() and not JudgmentEvent.objects.exists()
+
+
+# --- the card, the settings page, file imports ---------------------------------------------
+
+
+@pytest.fixture
+def card(pair, client):
+    coll, q, d, judge = pair
+    entry = factories.pool_entry(coll, q, d)
+    factories.member(coll, judge.user)
+    client.force_login(judge.user)
+    return coll, entry, client
+
+
+def _post_card(client, coll, entry, **data):
+    from django.urls import reverse
+
+    return client.post(reverse("judging:judge_pair", args=[coll.slug, entry.pk]), data)
+
+
+def test_card_records_spans_and_shows_them_again(card):
+    import json
+
+    from django.urls import reverse
+
+    coll, entry, client = card
+    page = client.get(reverse("judging:judge_pair", args=[coll.slug, entry.pk])).content.decode()
+    assert "data-evidence-panel" in page and 'name="evidence" value="[]"' in page
+    given = json.dumps([span(10, 14, "café")])
+    response = _post_card(client, coll, entry, grade="2", evidence=given, seconds="3")
+    assert response.status_code == 303
+    judgment = Judgment.objects.get()
+    assert judgment.evidence == [span(10, 14, "café")]
+    page = client.get(reverse("judging:judge_pair", args=[coll.slug, entry.pk])).content.decode()
+    assert "&quot;text&quot;: &quot;café&quot;" in page  # the field holds the spans again
+    # a card without the field (no JavaScript) keeps the spans
+    assert _post_card(client, coll, entry, grade="3").status_code == 303
+    assert Judgment.objects.get().evidence == [span(10, 14, "café")]
+
+
+@pytest.mark.parametrize(
+    ("evidence_value", "words"),
+    [
+        ("[{", "The spans are not readable"),
+        ("[" * 100 + "]" * 100, "nested deeper"),
+        ('[{"start": 0, "end": 4, "text": "Wavy"}]', "does not match the document"),
+        ('{"start": 0}', "Give a list of spans"),
+    ],
+)
+def test_card_refuses_bad_spans_inline(card, evidence_value, words):
+    coll, entry, client = card
+    response = _post_card(client, coll, entry, grade="2", evidence=evidence_value)
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "<strong>Evidence:</strong>" in html and words in html
+    assert not Judgment.objects.exists()
+
+
+def test_card_without_evidence_when_off(card):
+    from django.urls import reverse
+
+    coll, entry, client = card
+    coll.evidence = "off"
+    coll.save()
+    page = client.get(reverse("judging:judge_pair", args=[coll.slug, entry.pk])).content.decode()
+    assert "data-evidence" not in page and 'name="evidence"' not in page
+
+
+def test_settings_page_sets_the_rule(client, pair):
+    coll, q, d, judge = pair
+    cora = factories.user("cora")
+    factories.member(coll, cora, "coordinator")
+    client.force_login(cora)
+    url = f"/c/{coll.slug}/settings/"
+    page = client.get(url).content.decode()
+    assert 'name="evidence"' in page and 'name="evidence_from_grade"' in page
+    form = {
+        "action": "aggregation",
+        "aggregation_policy": coll.aggregation_policy,
+        "judges_per_pair": "1",
+        "max_judges_per_pair": "0",
+        "disagreement_spread": "2",
+        "agreement_alert_threshold": "0.5",
+        "evidence": "required",
+        "evidence_from_grade": "3",
+    }
+    assert client.post(url, form).status_code == 303
+    coll.refresh_from_db()
+    assert (coll.evidence, coll.evidence_from_grade) == ("required", 3)
+    response = client.post(url, {**form, "evidence": "sometimes", "evidence_from_grade": "9"})
+    assert response.status_code == 400
+    coll.refresh_from_db()
+    assert (coll.evidence, coll.evidence_from_grade) == ("required", 3)
+
+
+def test_a_jsonl_upload_carries_spans(pair):
+    import json
+
+    from judging.lists import services as list_services
+
+    coll, q, d, judge = pair
+    good = json.dumps({"query": "q1", "document": "d1", "grade": 3, "evidence": [span(0, 4, "Wave")]})
+    summary = list_services.judgment_list_import(
+        collection=coll, judge=judge, source=good.encode(), format="jsonl"
+    )
+    assert summary.created == 1 and Judgment.objects.get().evidence == [span(0, 4, "Wave")]
+    bad = json.dumps({"query": "q1", "document": "d1", "grade": 3, "evidence": "Wave"})
+    with pytest.raises(list_services.ImportRefused) as caught:
+        list_services.judgment_list_import(
+            collection=coll, judge=judge, source=bad.encode(), format="jsonl"
+        )
+    assert "line 1: evidence: Give a list of spans" in str(caught.value)
+    assert Judgment.objects.get().evidence == [span(0, 4, "Wave")]
