@@ -71,11 +71,11 @@ class _TextNodes(HTMLParser):
         self.after_pre = tag == "pre"
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        """A void tag holds no text."""
+        """Close any ``<pre>`` start: a void tag holds no text."""
         self.after_pre = False
 
     def handle_endtag(self, tag: str) -> None:
-        """An end tag holds no text."""
+        """Close any ``<pre>`` start: an end tag holds no text."""
         self.after_pre = False
 
     def handle_data(self, data: str) -> None:
@@ -232,11 +232,7 @@ def in_context(
     shown = []
     for span in spans or ():
         start, end, quote = span.get("start"), span.get("end"), span.get("text", "")
-        if (
-            not isinstance(start, int)
-            or not isinstance(end, int)
-            or text[start:end] != quote
-        ):
+        if not isinstance(start, int) or not isinstance(end, int) or text[start:end] != quote:
             shown.append({"before": "", "text": str(quote), "after": ""})
             continue
         before = text[max(0, start - around) : start]

@@ -240,7 +240,8 @@ def _plain_text_html(body: str, pattern: re.Pattern[str] | None) -> str:
 
     A line break stays in the text after each ``<br>`` and between paragraphs (white
     space the browser does not show), so the text of the HTML keeps the lines apart:
-    evidence quoted across lines reads "one\\ntwo", not "onetwo" (:mod:`judging.evidence`).
+    evidence quoted across two lines keeps a line break between them, instead of running
+    the last word of one into the first of the next (:mod:`judging.evidence`).
     """
     paragraphs = [p for p in _PARAGRAPH_BREAK.split(body.strip()) if p.strip()]
     return "\n".join(

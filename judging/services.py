@@ -797,6 +797,9 @@ def judgments_import(
     appends one event. The live list and pool counters of the affected queries are
     recomputed once, and one bulk ``judgments_changed`` is sent. ``judge_version`` (LLM
     judges: :func:`judging.llm.judges.judge_version`) is recorded on every label written.
+    A row's evidence spans are checked against its document and merged (problems are
+    ``line N: evidence[k]...``); a row without evidence keeps the label's spans. The
+    collection's evidence rule is not applied: imports carry labels made elsewhere.
     """
     tally = _Tally()
     with staging.JudgmentStage() as stage:

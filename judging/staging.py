@@ -47,9 +47,7 @@ COMPARED = ("grade", "status", "note", "seconds", "abstain", "evidence")
 
 #: A staged row: ``evidence`` is the spans' JSON text (None: none), ``evidence_given``
 #: whether the row said anything about evidence (when not, the current spans stay).
-StagedRow = tuple[
-    int, str, str, int | None, str, str, float | None, float | None, str | None, bool
-]
+StagedRow = tuple[int, str, str, int | None, str, str, float | None, float | None, str | None, bool]
 
 
 @dataclass(frozen=True)

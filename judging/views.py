@@ -311,8 +311,17 @@ def judgment_update(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
                 abstain_probability=judgment.abstain_probability,
                 channel=JudgmentEvent.Channel.BROWSER,
                 actor=request.user,
+                evidence_rule=True,  # the spans stay; the collection's rule still applies
             )
         except ValidationError as error:
+            if "evidence" in getattr(error, "message_dict", {}):
+                error = ValidationError(
+                    [
+                        *error.message_dict["evidence"],
+                        "Evidence is marked on the pair's judging card (open it from "
+                        "“Judge” and go back to this pair).",
+                    ]
+                )
             add_service_errors(form, error)
         else:
             messages.success(

@@ -195,7 +195,9 @@ def test_touch_selection_on_a_phone(phone, live_server, console, world):
     assert console.problems() == []
 
 
-@pytest.mark.parametrize("viewport", [{"width": 1366, "height": 768}, {"width": 390, "height": 844}])
+@pytest.mark.parametrize(
+    "viewport", [{"width": 1366, "height": 768}, {"width": 390, "height": 844}]
+)
 def test_adjudication_and_history_show_spans_and_explanations(
     browser, live_server, console, world, viewport
 ):

@@ -79,7 +79,10 @@ def test_bad_shapes_are_refused_naming_the_span(value, message):
     ("spans", "message"),
     [
         ([Span(5, 7, "👋 ")], "evidence[1]: offsets 5–7 are beyond"),
-        ([Span(0, 2, "ab")], "evidence[1].text: does not match the document at 0–2, which reads 'Wa'"),
+        (
+            [Span(0, 2, "ab")],
+            "evidence[1].text: does not match the document at 0–2, which reads 'Wa'",
+        ),
         ([Span(4, 5, " ")], "evidence[1]: holds only white space"),
         # UTF-16 offsets (as a browser counts) are off by one after the emoji
         ([Span(11, 15, "café")], "which reads 'afé.'"),
@@ -122,7 +125,7 @@ def pair(db):
 
 
 def test_record_keeps_spans_in_the_label_and_its_history(pair):
-    coll, q, d, judge = pair
+    _coll, q, d, judge = pair
     given = [span(29, 36, "𝔘𝔫𝔦𝔠𝔬𝔡𝔢"), span(10, 14, "café"), span(5, 6, "👋")]
     j = services.judgment_record(
         judge=judge, query=q, document=d, grade=3, evidence=given, evidence_rule=True
@@ -144,7 +147,7 @@ def test_record_keeps_spans_in_the_label_and_its_history(pair):
 
 
 def test_same_spans_again_write_nothing(pair):
-    coll, q, d, judge = pair
+    _coll, q, d, judge = pair
     given = [span(10, 14, "café")]
     services.judgment_record(judge=judge, query=q, document=d, grade=2, evidence=given)
     services.judgment_record(judge=judge, query=q, document=d, grade=2, evidence=given)
@@ -152,7 +155,7 @@ def test_same_spans_again_write_nothing(pair):
 
 
 def test_a_bad_span_writes_nothing(pair):
-    coll, q, d, judge = pair
+    _coll, q, d, judge = pair
     with pytest.raises(ValidationError) as caught:
         services.judgment_record(
             judge=judge, query=q, document=d, grade=2, evidence=[span(10, 14, "cafe")]
@@ -197,7 +200,9 @@ def test_off_refuses_spans_under_the_rule(pair):
 def test_undo_brings_the_spans_back(pair):
     coll, q, d, judge = pair
     factories.pool_entry(coll, q, d)
-    services.judgment_record(judge=judge, query=q, document=d, grade=3, evidence=[span(0, 4, "Wave")])
+    services.judgment_record(
+        judge=judge, query=q, document=d, grade=3, evidence=[span(0, 4, "Wave")]
+    )
     services.judgment_record(judge=judge, query=q, document=d, grade=1, evidence=[])
     services_undo.judgment_undo_last(judge=judge, collection=coll, actor=None)
     j = Judgment.objects.get()
@@ -208,7 +213,7 @@ def test_undo_brings_the_spans_back(pair):
 
 
 def test_import_checks_merges_and_keeps_spans(pair):
-    coll, q, d, judge = pair
+    coll, _q, d, judge = pair
     d2 = factories.document(coll, external_id="d2", body="<p>Hello <b>world</b></p>")
     rows = [
         JudgmentRow(1, "q1", "d1", 3, evidence=(Span(10, 14, "café"), Span(12, 15, "fé."))),
@@ -237,7 +242,7 @@ def test_import_checks_merges_and_keeps_spans(pair):
 
 
 def test_import_refuses_a_mismatch_by_line_and_writes_nothing(pair):
-    coll, q, d, judge = pair
+    coll, _q, _d, judge = pair
     rows = [
         JudgmentRow(1, "q1", "d1", 3),
         JudgmentRow(2, "q1", "d1", 3, evidence=(Span(0, 4, "Wavy"),)),
@@ -316,7 +321,7 @@ def test_card_without_evidence_when_off(card):
 
 
 def test_settings_page_sets_the_rule(client, pair):
-    coll, q, d, judge = pair
+    coll, _q, _d, _judge = pair
     cora = factories.user("cora")
     factories.member(coll, cora, "coordinator")
     client.force_login(cora)
@@ -347,8 +352,10 @@ def test_a_jsonl_upload_carries_spans(pair):
 
     from judging.lists import services as list_services
 
-    coll, q, d, judge = pair
-    good = json.dumps({"query": "q1", "document": "d1", "grade": 3, "evidence": [span(0, 4, "Wave")]})
+    coll, _q, _d, judge = pair
+    good = json.dumps(
+        {"query": "q1", "document": "d1", "grade": 3, "evidence": [span(0, 4, "Wave")]}
+    )
     summary = list_services.judgment_list_import(
         collection=coll, judge=judge, source=good.encode(), format="jsonl"
     )
@@ -360,3 +367,28 @@ def test_a_jsonl_upload_carries_spans(pair):
         )
     assert "line 1: evidence: Give a list of spans" in str(caught.value)
     assert Judgment.objects.get().evidence == [span(0, 4, "Wave")]
+
+
+def test_edit_page_keeps_spans_and_applies_the_rule(card):
+    from django.urls import reverse
+
+    coll, entry, client = card
+    judge = coll.memberships.get(role="judge").user.judge
+    services.judgment_record(
+        judge=judge, query=entry.query, document=entry.document, grade=1,
+        evidence=[span(0, 4, "Wave")],
+    )  # fmt: skip
+    judgment = Judgment.objects.get()
+    url = reverse("judging:judgment_update", args=[coll.slug, judgment.pk])
+    assert client.post(url, {"status": "graded", "grade": "2", "note": "x"}).status_code == 303
+    judgment.refresh_from_db()
+    assert (judgment.grade, judgment.evidence) == (2, [span(0, 4, "Wave")])
+    coll.evidence, coll.evidence_from_grade = "required", 2
+    coll.save()
+    services.judgment_record(
+        judge=judge, query=entry.query, document=entry.document, grade=1, evidence=[]
+    )
+    response = client.post(url, {"status": "graded", "grade": "3", "note": "x"})
+    assert response.status_code == 400
+    assert "Grade 3 needs evidence" in response.content.decode()
+    assert Judgment.objects.get().grade == 1

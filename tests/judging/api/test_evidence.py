@@ -62,9 +62,9 @@ def test_record_read_change_and_history(api, evidence_world):
     assert cleared.json()["evidence"] == []
     again = api("judy").patch(f"{URL}{pk}/", {"evidence": [CAFE]}, format="json")
     assert again.json()["evidence"] == [CAFE]
-    assert api("judy").patch(f"{URL}{pk}/", {"evidence": None}, format="json").json()[
-        "evidence"
-    ] == []
+    assert (
+        api("judy").patch(f"{URL}{pk}/", {"evidence": None}, format="json").json()["evidence"] == []
+    )
     history = api("judy").get(f"{URL}{pk}/history/").json()
     events = history["results"] if isinstance(history, dict) else history
     assert events[0]["after"]["evidence"] == merged
@@ -88,7 +88,9 @@ def test_record_read_change_and_history(api, evidence_world):
         ([{"start": 10, "end": 14, "text": "café", "deep": [[[[[1]]]]]}], "unknown field"),
     ],
 )
-def test_bad_spans_are_a_400_naming_evidence_and_write_nothing(api, evidence_world, evidence, words):
+def test_bad_spans_are_a_400_naming_evidence_and_write_nothing(
+    api, evidence_world, evidence, words
+):
     response = _post(api, grade=2, evidence=evidence)
     assert response.status_code == 400, response.json()
     error = errors_of(response)[0]
@@ -156,7 +158,9 @@ def test_batch_and_file_imports_check_spans_all_or_nothing(api, evidence_world):
     assert created.status_code == 201 and Judgment.objects.get().evidence == [CAFE]
     bad_shape = {"judgments": [{"query": "q1", "document": "d1", "grade": 3, "evidence": 7}]}
     response = api("judy").post(URL, bad_shape, format="json")
-    assert response.status_code == 400 and "Give a list of spans" in errors_of(response)[0]["message"]
+    assert (
+        response.status_code == 400 and "Give a list of spans" in errors_of(response)[0]["message"]
+    )
     # a JSON Lines file: line 2 gives a span past the end of the document
     lines = [
         json.dumps({"qid": "q1", "docno": "d1", "grade": 3, "evidence": [FAST]}),
@@ -183,7 +187,9 @@ def test_jsonl_export_round_trip(api, evidence_world):
     services.judgment_record(
         judge=judy, query=evidence_world.queries["q1"], document=evidence_world.docs["d2"], grade=0
     )
-    response = api("cora").get("/api/v1/collections/demo/qrels/", {"format": "jsonl", "labels": "raw"})
+    response = api("cora").get(
+        "/api/v1/collections/demo/qrels/", {"format": "jsonl", "labels": "raw"}
+    )
     assert isinstance(response, StreamingHttpResponse)
     rows = [json.loads(line) for line in b"".join(response.streaming_content).splitlines()]
     assert {r["document"]: r["evidence"] for r in rows} == {"d1": [CAFE, FAST], "d2": []}
