@@ -86,7 +86,7 @@ class _TextNodes(HTMLParser):
         self.parts.append(data)
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=16)  # bodies may be long: a few recent ones (a card, a pair)
 def document_text(body: str) -> str:
     """Return the evidence text of a document body (see the module's docstring).
 
