@@ -451,15 +451,25 @@
   });
 
   // Remember the last selection made in the body: on a touch screen, tapping the button
-  // may clear the selection before the click arrives.
+  // may clear the selection before the click arrives. A selection cleared for longer
+  // than a tap takes (the judge tapped elsewhere) is forgotten, and the button hides.
+  var forget = null;
   document.addEventListener("selectionchange", function () {
     if (!state || !state.body.isConnected) {
       return;
     }
     var span = selectionOffsets();
+    window.clearTimeout(forget);
     if (span) {
       state.pending = span;
       showPending();
+    } else if (state.pending && !state.mode) {
+      forget = window.setTimeout(function () {
+        if (state && !selectionOffsets()) {
+          state.pending = null;
+          showPending();
+        }
+      }, 600);
     }
   });
 

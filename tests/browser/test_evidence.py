@@ -22,7 +22,7 @@ from tests import factories
 from tests.browser import page_checks
 from tests.browser.test_accessibility import violations
 from tests.browser.test_judging import card, judging_world, log_in, wait_for_new_card
-from tests.browser.test_judging_phone import phone
+from tests.browser.test_judging_phone import phone, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 __all__ = ["judging_world", "phone"]
@@ -73,6 +73,21 @@ def _word_box(page, word: str) -> dict:
         }""",
         word,
     )
+
+
+#: What a press and hold on "Wave 👋 at" selects.
+SELECT_WAVE = """() => {
+  const body = document.querySelector('[data-doc-body]');
+  const walker = document.createTreeWalker(body, NodeFilter.SHOW_TEXT);
+  let node;
+  while ((node = walker.nextNode())) {
+    const at = node.data.indexOf('Wave 👋 at');
+    if (at >= 0) {
+      getSelection().setBaseAndExtent(node, at, node, at + 'Wave 👋 at'.length);
+      return;
+    }
+  }
+}"""
 
 
 def _problems(console) -> list[str]:
@@ -128,6 +143,7 @@ def test_required_evidence_by_mouse_and_keyboard(page, live_server, console, wor
     page.keyboard.press("Escape")
     expect(page.locator("[data-evidence-list] li")).to_have_count(2)
 
+    shot(page, "evidence-desktop")
     page.keyboard.press("3")
     wait_for_new_card(page, str(entry.pk))
     saved = _saved(entry)
@@ -161,26 +177,20 @@ def test_touch_selection_on_a_phone(phone, live_server, console, world):
     entry = _current(phone)
     # A press-and-hold selects a word on a touch screen; Playwright cannot long-press, so
     # the selection is made as the browser would, then the judge taps the add button.
-    phone.evaluate(
-        """() => {
-          const body = document.querySelector('[data-doc-body]');
-          const walker = document.createTreeWalker(body, NodeFilter.SHOW_TEXT);
-          let node;
-          while ((node = walker.nextNode())) {
-            const at = node.data.indexOf('Wave 👋 at');
-            if (at >= 0) {
-              getSelection().setBaseAndExtent(node, at, node, at + 'Wave 👋 at'.length);
-              return;
-            }
-          }
-        }"""
-    )
+    phone.evaluate(SELECT_WAVE)
     add = phone.locator("[data-evidence-add]")
     expect(add).to_be_enabled()
     # the add button floats above the grade bar, in view
     button, bar = add.bounding_box(), phone.locator(".grade-buttons").bounding_box()
     assert button["y"] + button["height"] <= bar["y"] + 1
     assert button["x"] + button["width"] <= 390
+    shot(phone, "evidence-phone-selected")
+    # a selection cleared by a tap elsewhere is forgotten: the floating button goes away
+    phone.evaluate("getSelection().removeAllRanges()")
+    expect(add).to_be_disabled()
+    expect(add).not_to_have_class("is-pending")
+    phone.evaluate(SELECT_WAVE)
+    expect(add).to_be_enabled()
     add.tap()
     expect(phone.locator("[data-evidence-list] li")).to_have_count(1)
     phone.locator("button.grade-button[value='4']").tap()
