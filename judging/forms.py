@@ -7,9 +7,10 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
-from judging import textpolicy
+from judging import evidence, textpolicy
 from judging.lists import importers
 from judging.models import GRADE_MAX, GRADE_MIN, Collection, Judgment
+from judging.services import KEEP
 
 Status = Judgment.Status
 GRADE_CHOICES = [(g, str(g)) for g in range(GRADE_MIN, GRADE_MAX + 1)]
@@ -44,6 +45,13 @@ class JudgmentForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 2}),
     )
     seconds = forms.FloatField(required=False, min_value=0, label="Seconds")
+    evidence = forms.CharField(
+        required=False,
+        label="Evidence",
+        widget=forms.HiddenInput,
+        help_text="Set by the card: the evidence spans as JSON (judging.evidence); left out "
+        "when the card has none to say (the label's spans stay).",
+    )
     llm_shown = forms.TypedChoiceField(
         choices=[("", "—"), ("0", "blind"), ("1", "assisted")],
         coerce=lambda v: v == "1",
@@ -52,6 +60,21 @@ class JudgmentForm(forms.Form):
         label="LLM grade shown",
         help_text="Set by the card: whether it showed an LLM grade of the pair.",
     )
+
+    def clean_evidence(self) -> Any:
+        """Return the spans given (shape-checked), or ``services.KEEP`` when not sent."""
+        if "evidence" not in self.data:
+            return KEEP
+        raw = self.cleaned_data.get("evidence") or "[]"
+        try:
+            value = textpolicy.loads_json(raw)
+        except textpolicy.TextRefused as exc:
+            raise ValidationError(f"The spans are not readable: {exc.message}.") from None
+        try:
+            spans = evidence.spans_from_value(value)
+        except ValidationError as exc:
+            raise ValidationError(exc.message_dict["evidence"]) from None
+        return [span.as_dict() for span in spans or ()]
 
     def clean(self) -> dict[str, Any]:
         """Require exactly one of a grade or a status."""
@@ -78,6 +101,7 @@ class JudgmentForm(forms.Form):
             "status": data["status"] or Status.GRADED,
             "note": data["note"],
             "seconds": data["seconds"],
+            "evidence": data.get("evidence", KEEP),
         }
         if previous is not None:
             label["abstain_probability"] = previous.abstain_probability

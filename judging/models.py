@@ -136,6 +136,25 @@ class Collection(models.Model):
         help_text="Whether the judging card shows human judges the LLM judges' grade of "
         "the pair; each human label records whether it was shown.",
     )
+    evidence = models.CharField(
+        max_length=10,
+        choices=[
+            ("off", "Off: judges mark no evidence"),
+            ("optional", "Optional: judges may mark evidence"),
+            ("required", "Required from a grade on"),
+        ],
+        default="off",
+        db_default="off",
+        help_text="Evidence spans (judging.evidence): whether human judges may, or from "
+        "evidence_from_grade on must, select the passages of a document that support "
+        "their grade.",
+    )
+    evidence_from_grade = models.PositiveSmallIntegerField(
+        default=1,
+        db_default=1,
+        help_text="With evidence required: the lowest grade that needs at least one span "
+        "(can't judge and later never do).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -143,6 +162,12 @@ class Collection(models.Model):
         constraints = [
             models.CheckConstraint(
                 condition=Q(judges_per_pair__gte=1), name="collection_judges_per_pair_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(evidence__in=["off", "optional", "required"])
+                & Q(evidence_from_grade__gte=GRADE_MIN)
+                & Q(evidence_from_grade__lte=GRADE_MAX),
+                name="collection_evidence_rule",
             ),
             models.CheckConstraint(
                 condition=Q(coverage_threshold__gte=0) & Q(coverage_threshold__lte=1),
@@ -482,6 +507,13 @@ class Judgment(models.Model):
         blank=True,
         help_text="LLM labels: the version of the judge's configuration that gave the "
         "label (judging.llm.judges.judge_version); empty for human labels.",
+    )
+    # Nullable without a default, like judge_version: no table rebuild on SQLite.
+    evidence = models.JSONField(
+        null=True,
+        blank=True,
+        help_text='Evidence spans (judging.evidence): [{"start", "end", "text"}], code-point '
+        "offsets into the document's evidence text, merged and in order; empty when none.",
     )
     saw_llm_grade = models.BooleanField(
         null=True,

@@ -236,11 +236,17 @@ def looks_like_html(body: str) -> bool:
 
 
 def _plain_text_html(body: str, pattern: re.Pattern[str] | None) -> str:
-    """Return plain text as escaped paragraphs; single line breaks become ``<br>``."""
+    """Return plain text as escaped paragraphs; single line breaks become ``<br>``.
+
+    A line break stays in the text after each ``<br>`` and between paragraphs (white
+    space the browser does not show), so the text of the HTML keeps the lines apart:
+    evidence quoted across two lines keeps a line break between them, instead of running
+    the last word of one into the first of the next (:mod:`judging.evidence`).
+    """
     paragraphs = [p for p in _PARAGRAPH_BREAK.split(body.strip()) if p.strip()]
-    return "".join(
+    return "\n".join(
         "<p>"
-        + "<br>".join(_highlight_text(line, pattern) for line in paragraph.split("\n"))
+        + "<br>\n".join(_highlight_text(line, pattern) for line in paragraph.split("\n"))
         + "</p>"
         for paragraph in paragraphs
     )

@@ -7,6 +7,7 @@ and makes the history append and the pool counters race-free on PostgreSQL as on
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -19,6 +20,7 @@ from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from judging import evidence as evidence_spans
 from judging import live_grades, selectors, staging, textpolicy
 from judging.db import Pairs, update_rows, update_values
 from judging.guidelines import services as guidelines_services
@@ -67,13 +69,16 @@ def _label(judgment: Judgment | None) -> dict[str, Any] | None:
     """Return the part of a judgment that history records."""
     if judgment is None:
         return None
-    return {
+    label = {
         "grade": judgment.grade,
         "status": judgment.status,
         "note": judgment.note,
         "seconds": judgment.seconds,
         "abstain_probability": judgment.abstain_probability,
     }
+    if judgment.evidence:  # only labels with evidence spans carry the key
+        label["evidence"] = judgment.evidence
+    return label
 
 
 def _lock_collection(collection_id: int) -> str:
@@ -210,6 +215,43 @@ def judge_for_user(*, user: AbstractBaseUser) -> Judge:
     return judge
 
 
+class _Keep:
+    """The type of :data:`KEEP`."""
+
+    def __repr__(self) -> str:
+        return "KEEP"
+
+
+#: ``evidence=KEEP`` (the default) leaves a judgment's evidence spans as they are.
+KEEP: Any = _Keep()
+
+
+def _evidence_rule(
+    collection_id: int, *, grade: int | None, status: str, evidence: list | None, given: bool
+) -> None:
+    """Apply the collection's evidence rule to one human label (``given``: spans were sent).
+
+    Off: spans are refused. Required: a grade at or above the collection's
+    ``evidence_from_grade`` needs at least one span (other statuses never do).
+    """
+    mode, from_grade = (
+        Collection.objects.filter(pk=collection_id)
+        .values_list("evidence", "evidence_from_grade")
+        .get()
+    )
+    if mode == "off" and given and evidence:
+        raise ValidationError(
+            {"evidence": "This collection takes no evidence spans (a coordinator can turn "
+             "them on in the collection's settings)."}
+        )  # fmt: skip
+    if mode == "required" and status == Status.GRADED and not evidence and grade >= from_grade:
+        raise ValidationError(
+            {"evidence": f"Grade {grade} needs evidence: select the passage of the document "
+             f"that supports it and add it (grades {from_grade} to {GRADE_MAX} need at "
+             "least one span)."}
+        )  # fmt: skip
+
+
 @transaction.atomic
 def judgment_record(
     *,
@@ -224,6 +266,8 @@ def judgment_record(
     channel: str = Channel.BROWSER,
     actor: AbstractBaseUser | None = None,
     saw_llm_grade: bool | None = None,
+    evidence: Any = KEEP,
+    evidence_rule: bool = False,
 ) -> Judgment:
     """Create or change ``judge``'s judgment of (query, document) and append it to history.
 
@@ -232,6 +276,12 @@ def judgment_record(
     naming the field for bad input. ``saw_llm_grade`` (human judges, from the judging card)
     records whether an LLM grade of the pair was shown; once shown, the label stays
     *assisted* through later changes, and None keeps what was recorded.
+
+    ``evidence`` is a list of spans (:mod:`judging.evidence`), checked against the
+    document and merged; None or ``[]`` removes the judgment's spans and :data:`KEEP`
+    leaves them. With ``evidence_rule`` (a human judge's own label, from the card or
+    REST) the collection's evidence setting applies: spans are refused when it is off,
+    and required from its grade on when it says so.
     """
     grade, seconds = _validated_label(
         grade=grade, status=status, seconds=seconds, abstain_probability=abstain_probability
@@ -240,6 +290,7 @@ def judgment_record(
     if problem:
         raise ValidationError({"note": problem})
     _check_same_collection(query, document)
+    spans = None if evidence is KEEP else evidence_spans.evidence_for(evidence, document.body)
     policy_name, guidelines_version = _lock_collection_for_labels(query.collection_id)
     existing = (
         Judgment.objects.select_for_update()
@@ -263,6 +314,16 @@ def judgment_record(
     judgment.abstain_probability = abstain_probability
     if saw_llm_grade is not None and judgment.saw_llm_grade is not True:
         judgment.saw_llm_grade = saw_llm_grade
+    if evidence is not KEEP:
+        judgment.evidence = spans
+    if evidence_rule:
+        _evidence_rule(
+            query.collection_id,
+            grade=grade,
+            status=status,
+            evidence=judgment.evidence,
+            given=evidence is not KEEP,
+        )
     after = _label(judgment)
     if before == after:
         return judgment
@@ -601,6 +662,9 @@ class JudgmentRow(NamedTuple):
     note: str = ""
     seconds: float | None = None
     abstain_probability: float | None = None
+    #: Evidence spans, shape-checked (:func:`judging.evidence.spans_from_value`); None
+    #: keeps the label's spans, an empty tuple removes them.
+    evidence: tuple[evidence_spans.Span, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -644,6 +708,10 @@ def _staged(rows: Iterable[JudgmentRow], tally: _Tally) -> Iterator[tuple]:
     graded = Status.GRADED
     for row in rows:
         grade = row.grade
+        if row.evidence is None:
+            spans, given = None, False
+        else:
+            spans, given = evidence_spans.dumps([s.as_dict() for s in row.evidence]), True
         if (
             row.status == graded
             and type(grade) is int
@@ -652,7 +720,7 @@ def _staged(rows: Iterable[JudgmentRow], tally: _Tally) -> Iterator[tuple]:
             and row.abstain_probability is None
         ):  # the common case of a graded label, checked as _validated_label would
             yield (row.line, row.query_external_id, row.document_external_id, grade, row.status,
-                   row.note, None, None)  # fmt: skip
+                   row.note, None, None, spans, given)  # fmt: skip
             continue
         try:
             grade, seconds = _validated_label(
@@ -677,7 +745,35 @@ def _staged(rows: Iterable[JudgmentRow], tally: _Tally) -> Iterator[tuple]:
             row.note,
             seconds,
             abstain,
+            spans,
+            given,
         )
+
+
+def _check_staged_evidence(stage: staging.JudgmentStage, tally: _Tally) -> None:
+    """Check the staged rows' evidence spans against their documents; merge them in place.
+
+    Problems go to ``tally`` as ``line N: evidence[k]...``. Documents are read a batch of
+    rows at a time, so memory follows the batch, not the import.
+    """
+    after = 0
+    while rows := stage.evidence_rows(500, after):
+        bodies = dict(
+            Document.objects.filter(pk__in={doc for _, doc, _ in rows}).values_list("pk", "body")
+        )
+        for line, document_id, text in rows:
+            spans = tuple(evidence_spans.Span(**span) for span in json.loads(text))
+            try:
+                checked = evidence_spans.checked_spans(
+                    spans, evidence_spans.document_text(bodies[document_id])
+                )
+            except ValidationError as exc:
+                for message in exc.message_dict["evidence"]:
+                    tally.add(line, f"line {line}: {message}")
+                continue
+            if checked != spans:
+                stage.set_evidence(line, evidence_spans.dumps([s.as_dict() for s in checked]))
+        after = rows[-1][0]
 
 
 @transaction.atomic
@@ -701,11 +797,15 @@ def judgments_import(
     appends one event. The live list and pool counters of the affected queries are
     recomputed once, and one bulk ``judgments_changed`` is sent. ``judge_version`` (LLM
     judges: :func:`judging.llm.judges.judge_version`) is recorded on every label written.
+    A row's evidence spans are checked against its document and merged (problems are
+    ``line N: evidence[k]...``); a row without evidence keeps the label's spans. The
+    collection's evidence rule is not applied: imports carry labels made elsewhere.
     """
     tally = _Tally()
     with staging.JudgmentStage() as stage:
         stage.load(_staged(rows, tally))
         stage.resolve(collection_id=collection.pk)
+        _check_staged_evidence(stage, tally)
         references, reference_total = stage.references(textpolicy.MAX_ERRORS)
         for ref in references:
             if ref.first is not None:

@@ -56,6 +56,7 @@ def judgment_undo_last(
             note=before.get("note") or "",
             seconds=before.get("seconds"),
             abstain_probability=before.get("abstain_probability"),
+            evidence=before.get("evidence"),  # the spans it had (none when the key is absent)
             channel=JudgmentEvent.Channel.BROWSER,
             actor=actor,
         )

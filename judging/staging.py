@@ -14,6 +14,7 @@ Only this module writes SQL that differs between the databases: null-safe compar
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from collections.abc import Iterable, Iterator
@@ -36,10 +37,17 @@ BATCH = 5000
 SCOPE_PAIRS = 50_000
 SCOPE_QUERIES = 100
 FINAL = ("graded", "cannot_judge")
-COLUMNS = ("line", "qext", "dext", "grade", "status", "note", "seconds", "abstain")
+COLUMNS = (
+    "line", "qext", "dext", "grade", "status", "note", "seconds", "abstain", "evidence",
+    "evidence_given",
+)  # fmt: skip
 LABEL = ("grade", "status", "note", "seconds", "abstain_probability")
+#: Stage columns compared to tell a changed label (each has an ``old_`` twin).
+COMPARED = ("grade", "status", "note", "seconds", "abstain", "evidence")
 
-StagedRow = tuple[int, str, str, int | None, str, str, float | None, float | None]
+#: A staged row: ``evidence`` is the spans' JSON text (None: none), ``evidence_given``
+#: whether the row said anything about evidence (when not, the current spans stay).
+StagedRow = tuple[int, str, str, int | None, str, str, float | None, float | None, str | None, bool]
 
 
 @dataclass(frozen=True)
@@ -64,6 +72,11 @@ class Classified:
     new_final: int
     done_delta: int
     done_open_delta: int
+
+
+def json_text(value: Any) -> str:
+    """Return a JSON value read back from PostgreSQL as the text SQLite would hold."""
+    return json.dumps(value)
 
 
 def _table(model: Any) -> str:
@@ -91,14 +104,16 @@ class JudgmentStage:
         """Create the table."""
         big = "BIGINT" if self.postgres else "INTEGER"
         real = "DOUBLE PRECISION" if self.postgres else "REAL"
+        json = "JSONB" if self.postgres else "TEXT"
         tail = " ON COMMIT DROP" if self.postgres else ""
         self._run(
             f"CREATE TEMPORARY TABLE {self.name} ("
             "line INTEGER NOT NULL, qext TEXT NOT NULL, dext TEXT NOT NULL, grade SMALLINT,"
             f" status VARCHAR(20) NOT NULL, note TEXT NOT NULL, seconds {real}, abstain {real},"
+            f" evidence {json}, evidence_given BOOLEAN NOT NULL,"
             f" query_id {big}, document_id {big}, first_line INTEGER, judgment_id {big},"
             f" old_grade SMALLINT, old_status VARCHAR(20), old_note TEXT, old_seconds {real},"
-            f" old_abstain {real}, pool_id {big}, pool_open BOOLEAN){tail}"
+            f" old_abstain {real}, old_evidence {json}, pool_id {big}, pool_open BOOLEAN){tail}"
         )
         return self
 
@@ -160,6 +175,23 @@ class JudgmentStage:
         if self.postgres:
             self._run(f"ANALYZE {s}")
 
+    def evidence_rows(self, limit: int, after: int = 0) -> list[tuple[int, int, str]]:
+        """Return up to ``limit`` rows giving evidence after line ``after``, by line.
+
+        ``(line, document id, spans as JSON text)``, rows of known documents only.
+        """
+        rows = self._all(
+            f"SELECT line, document_id, evidence FROM {self.name} WHERE evidence IS NOT NULL"
+            " AND document_id IS NOT NULL AND line > %s ORDER BY line LIMIT %s",
+            [after, limit],
+        )
+        return [(line, doc, ev if isinstance(ev, str) else json_text(ev)) for line, doc, ev in rows]
+
+    def set_evidence(self, line: int, evidence: str) -> None:
+        """Replace the spans of the row on ``line`` (checked and merged)."""
+        cast = "CAST(%s AS JSONB)" if self.postgres else "%s"
+        self._run(f"UPDATE {self.name} SET evidence = {cast} WHERE line = %s", [evidence, line])
+
     def current(self, *, judge_id: int) -> None:
         """Fill in the judge's current label of every row's pair, and the pair's pool entry.
 
@@ -171,11 +203,13 @@ class JudgmentStage:
         s = self.name
         self._run(
             f"UPDATE {s} SET judgment_id = j.id, old_grade = j.grade, old_status = j.status,"
-            " old_note = j.note, old_seconds = j.seconds, old_abstain = j.abstain_probability"
-            f" FROM {_table(Judgment)} j WHERE j.judge_id = %s AND j.query_id = {s}.query_id"
-            f" AND j.document_id = {s}.document_id",
+            " old_note = j.note, old_seconds = j.seconds, old_abstain = j.abstain_probability,"
+            f" old_evidence = j.evidence FROM {_table(Judgment)} j WHERE j.judge_id = %s"
+            f" AND j.query_id = {s}.query_id AND j.document_id = {s}.document_id",
             [judge_id],
         )
+        # A row that says nothing about evidence keeps the label's spans.
+        self._run(f"UPDATE {s} SET evidence = old_evidence WHERE NOT evidence_given")
         self._run(
             f"UPDATE {s} SET (pool_id, pool_open) = (SELECT p.id, p.is_open"
             f" FROM {_table(PoolEntry)} p WHERE p.query_id = {s}.query_id"
@@ -205,8 +239,7 @@ class JudgmentStage:
         same column names.
         """
         op = "IS DISTINCT FROM" if self.postgres else "IS NOT"
-        names = ("grade", "status", "note", "seconds", "abstain")
-        return "(" + " OR ".join(f"{table}{n} {op} {table}old_{n}" for n in names) + ")"
+        return "(" + " OR ".join(f"{table}{n} {op} {table}old_{n}" for n in COMPARED) + ")"
 
     def classify(self, *, collection_id: int) -> Classified:
         """Count what :meth:`write` would do, with the judge's progress deltas.
@@ -246,7 +279,17 @@ class JudgmentStage:
             if not _JUDGE_VERSION.fullmatch(judge_version):
                 raise ValueError(f"not a judge version: {judge_version!r}")
             args += f", 'judge_version', '{judge_version}'"
-        return f"{build}({args})"
+        # The evidence key only on labels with spans, as judging.services._label writes it.
+        spans = f"{prefix}evidence"
+        if self.postgres:
+            return (
+                f"({build}({args}) || CASE WHEN {spans} IS NULL THEN '{{}}'::jsonb"
+                f" ELSE jsonb_build_object('evidence', {spans}) END)"
+            )
+        return (
+            f"(CASE WHEN {spans} IS NULL THEN {build}({args})"
+            f" ELSE json_set({build}({args}), '$.evidence', json({spans})) END)"
+        )
 
     def write(
         self,
@@ -295,7 +338,8 @@ class JudgmentStage:
             )
             self._run(
                 f"UPDATE {judgments} SET grade = {s}.grade, status = {s}.status, note = {s}.note,"
-                f" seconds = {s}.seconds, abstain_probability = {s}.abstain, updated_at = %s,"
+                f" seconds = {s}.seconds, abstain_probability = {s}.abstain,"
+                f" evidence = {s}.evidence, updated_at = %s,"
                 f" guidelines_version = %s, judge_version = %s"
                 f" FROM {s} WHERE {judgments}.id = {s}.judgment_id AND {self._differs(s + '.')}",
                 [now, gv, jv],
@@ -304,10 +348,10 @@ class JudgmentStage:
             # New labels: the rows, then their events (joined back to get the new ids).
             self._run(
                 f"INSERT INTO {judgments} (judge_id, query_id, document_id, collection_id, grade,"
-                " status, note, seconds, abstain_probability, created_at, updated_at,"
+                " status, note, seconds, abstain_probability, evidence, created_at, updated_at,"
                 " guidelines_version, judge_version)"
                 " SELECT %s, query_id, document_id, %s, grade, status, note, seconds, abstain,"
-                f" %s, %s, %s, %s FROM {s} WHERE judgment_id IS NULL ORDER BY line",
+                f" evidence, %s, %s, %s, %s FROM {s} WHERE judgment_id IS NULL ORDER BY line",
                 [judge_id, collection_id, now, now, gv, jv],
             )
             self._run(

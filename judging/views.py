@@ -7,6 +7,8 @@ coordinators; team members get 404 there. A judge only ever sees their own label
 
 from __future__ import annotations
 
+import json
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -18,7 +20,14 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from config.http import see_other
 from config.params import whole_param
-from judging import selectors, selectors_card, selectors_pictures, services, services_undo
+from judging import (
+    evidence,
+    selectors,
+    selectors_card,
+    selectors_pictures,
+    services,
+    services_undo,
+)
 from judging.agreement import selectors as selectors_agreement
 from judging.agreement import selectors as selectors_agreement_judges
 from judging.forms import (
@@ -128,6 +137,11 @@ def _render_card(
         note = form.data.get("note", "")
     else:
         note = judgment.note if judgment is not None else ""
+    if form is not None and "evidence" in form.data:  # what the judge had marked, again
+        evidence_json = form.data["evidence"]
+    else:
+        spans = judgment.evidence if judgment is not None and judgment.evidence else []
+        evidence_json = json.dumps(spans, ensure_ascii=False)
     context = {
         "collection": collection,
         "entry": entry,
@@ -139,6 +153,9 @@ def _render_card(
         "guidelines_html": render_guidelines(collection.guidelines),
         "note": note,
         "saved": request.session.pop(SAVED_KEY, "") if form is None else "",
+        "evidence_on": collection.evidence != "off",
+        "evidence_required": collection.evidence == "required",
+        "evidence_json": evidence_json,
     }
     if entry is not None:
         query_text = entry.query.text
@@ -212,6 +229,7 @@ def judge_pair(request: HttpRequest, slug: str, entry_id: int) -> HttpResponse:
                     channel=JudgmentEvent.Channel.BROWSER,
                     actor=request.user,
                     saw_llm_grade=shown,
+                    evidence_rule=True,
                     **label,
                 )
             except ValidationError as error:
@@ -293,8 +311,17 @@ def judgment_update(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
                 abstain_probability=judgment.abstain_probability,
                 channel=JudgmentEvent.Channel.BROWSER,
                 actor=request.user,
+                evidence_rule=True,  # the spans stay; the collection's rule still applies
             )
         except ValidationError as error:
+            if "evidence" in getattr(error, "message_dict", {}):
+                error = ValidationError(
+                    [
+                        *error.message_dict["evidence"],
+                        "Evidence is marked on the pair's judging card (open it from "
+                        "“Judge” and go back to this pair).",
+                    ]
+                )
             add_service_errors(form, error)
         else:
             messages.success(
@@ -483,12 +510,18 @@ def judgment_history(
     )
     if not everyone and not events:
         raise Http404("You have no label on this pair.")
+    with_spans = any((e.after or e.before or {}).get("evidence") for e in events)
+    text = evidence.document_text(document.body) if with_spans else ""
     rows = [
         {
             "event": event,
             "before": _history_label(collection, event.before),
             "after": _history_label(collection, event.after),
             "note": (event.after or {}).get("note") or (event.after or {}).get("reason") or "",
+            # the spans the label had after the change (before it, for a deletion)
+            "evidence": evidence.in_context(
+                (event.after or event.before or {}).get("evidence"), text
+            ),
         }
         for event in events
     ]

@@ -225,9 +225,29 @@ class AggregationSettingsForm(forms.Form):
         "“half” lets you measure anchoring.",
     )
 
+    evidence = forms.ChoiceField(
+        choices=Collection._meta.get_field("evidence").choices,
+        required=False,
+        label="Evidence spans",
+        help_text="Whether human judges select the passages that support their grade on "
+        "the card: not at all, if they wish, or for every grade from the one below.",
+    )
+    evidence_from_grade = forms.IntegerField(
+        min_value=0,
+        max_value=4,
+        required=False,
+        label="Evidence required from grade",
+        help_text="With evidence required: grades from this one to 4 need at least one span "
+        "(can't judge and later never do).",
+    )
+
     def clean_llm_hint(self) -> str | None:
         """Return the rule chosen, or None (unchanged) when the form left it out."""
         return self.cleaned_data.get("llm_hint") or None
+
+    def clean_evidence(self) -> str | None:
+        """Return the evidence setting chosen, or None (unchanged) when left out."""
+        return self.cleaned_data.get("evidence") or None
 
     def __init__(self, *args: Any, policies: Sequence[tuple[str, str]], **kwargs: Any) -> None:
         """Offer the known policies, each with its description."""

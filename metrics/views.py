@@ -537,6 +537,8 @@ AGGREGATION_FIELDS = (
     "disagreement_spread",
     "agreement_alert_threshold",
     "llm_hint",
+    "evidence",
+    "evidence_from_grade",
 )
 
 

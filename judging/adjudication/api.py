@@ -28,6 +28,7 @@ from judging.adjudication.selectors import PairView
 from judging.agreement import selectors as selectors_agreement_judges
 from judging.agreement.api import JudgeRefSerializer
 from judging.api.permissions import COORDINATORS
+from judging.api.serializers import EvidenceSpanSerializer
 from judging.api.views import SLUG, CollectionScopedView
 from judging.models import Adjudication, Document, Judge, Membership, PolicyChange, Query
 
@@ -48,7 +49,10 @@ class PairLabelSerializer(serializers.Serializer):
     kind = serializers.CharField(source="judge_kind")
     status = serializers.CharField()
     grade = serializers.IntegerField(allow_null=True)
-    note = serializers.CharField()
+    note = serializers.CharField(help_text="The judge's note; an LLM judge's explanation.")
+    evidence = EvidenceSpanSerializer(
+        many=True, help_text="The label's evidence spans (`[]` when none)."
+    )
 
 
 class LiveGradeProvenanceSerializer(serializers.Serializer):
@@ -172,6 +176,16 @@ class AggregationSettingsSerializer(serializers.Serializer):
         help_text="Show human judges the LLM grade: never (blind), always (assisted), or "
         "on a random half of pairs per judge (to measure anchoring).",
     )
+    evidence = serializers.ChoiceField(
+        choices=["off", "optional", "required"],
+        help_text="Evidence spans: off, optional, or required for human judges' grades from "
+        "`evidence_from_grade` on (given one at a time, on the card or over REST).",
+    )
+    evidence_from_grade = serializers.IntegerField(
+        min_value=0,
+        max_value=4,
+        help_text="With evidence required: the lowest grade that needs at least one span.",
+    )
     judgments_version = serializers.IntegerField(read_only=True)
     policies = PolicySerializer(many=True, read_only=True)
     history = PolicyChangeSerializer(many=True, read_only=True)
@@ -248,6 +262,7 @@ def _pair_json(view: PairView, *, show_names: bool) -> dict[str, Any]:
             "status": label.status,
             "grade": label.grade,
             "note": label.note,
+            "evidence": label.evidence or [],
         }
         for i, label in enumerate(view.labels, start=1)
     ]
@@ -267,6 +282,8 @@ def _settings(collection: Any) -> dict[str, Any]:
         "disagreement_spread": collection.disagreement_spread,
         "agreement_alert_threshold": collection.agreement_alert_threshold,
         "llm_hint": collection.llm_hint,
+        "evidence": collection.evidence,
+        "evidence_from_grade": collection.evidence_from_grade,
         "judgments_version": collection.judgments_version,
         "policies": list(aggregation.POLICIES.values()),
         "history": PolicyChange.objects.filter(collection=collection).select_related("actor"),

@@ -32,8 +32,12 @@ class PairLabel:
     judge_kind: str
     status: str
     grade: int | None
-    note: str
+    note: str  # the judge's note; an LLM judge's explanation
     seconds: float | None
+    evidence: list | None = None  # evidence spans (judging.evidence)
+    #: The spans with the document's words around them (:func:`judging.evidence.in_context`),
+    #: filled where the document is read (one pair's page).
+    evidence_context: tuple = ()
 
 
 @dataclass
@@ -108,6 +112,7 @@ def _labels(collection: Collection, scope: dict) -> dict[tuple[int, int], list[P
             "grade",
             "note",
             "seconds",
+            "evidence",
         )
     )
     by_pair: dict[tuple[int, int], list[PairLabel]] = {}

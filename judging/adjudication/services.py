@@ -190,8 +190,14 @@ def aggregation_settings_update(
     disagreement_spread: int | None = None,
     agreement_alert_threshold: float | None = None,
     llm_hint: str | None = None,
+    evidence: str | None = None,
+    evidence_from_grade: int | None = None,
 ) -> PolicyChange | None:
     """Change how a collection aggregates and assigns; return the policy change, if any.
+
+    Also how its judges label: whether the card shows an LLM grade (``llm_hint``), and
+    whether evidence spans are off, optional or required from ``evidence_from_grade`` on
+    (:mod:`judging.evidence`; labels already given keep what they have).
 
     A new policy is recorded (:class:`PolicyChange`), rebuilds the live list under the
     new judgment-list version and rescores every run in the background. Every value is
@@ -207,6 +213,7 @@ def aggregation_settings_update(
         ("judges_per_pair", judges_per_pair, 1, 50),
         ("max_judges_per_pair", max_judges_per_pair, 0, 50),
         ("disagreement_spread", disagreement_spread, 1, 4),
+        ("evidence_from_grade", evidence_from_grade, 0, 4),
     ):
         if value is not None and (
             isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high
@@ -220,6 +227,9 @@ def aggregation_settings_update(
     hints = [name for name, _ in Collection._meta.get_field("llm_hint").choices]
     if llm_hint is not None and llm_hint not in hints:
         errors["llm_hint"] = f"Must be one of {', '.join(hints)}."
+    modes = [name for name, _ in Collection._meta.get_field("evidence").choices]
+    if evidence is not None and evidence not in modes:
+        errors["evidence"] = f"Must be one of {', '.join(modes)}."
     if errors:
         raise ValidationError(errors)
     previous = _lock_collection(collection.pk)
@@ -231,6 +241,8 @@ def aggregation_settings_update(
         ("disagreement_spread", disagreement_spread),
         ("agreement_alert_threshold", agreement_alert_threshold),
         ("llm_hint", llm_hint),
+        ("evidence", evidence),
+        ("evidence_from_grade", evidence_from_grade),
     ):
         if value is not None and getattr(locked, name) != value:
             setattr(locked, name, value)

@@ -7,6 +7,8 @@ teams get 404 here, so judges never see others' grades.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -16,7 +18,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from config.http import see_other
-from judging import selectors
+from judging import evidence, selectors
 from judging.adjudication import selectors as selectors_disagreement
 from judging.adjudication import services as services_adjudication
 from judging.adjudication.forms import AdjudicationForm, DisagreementFilterForm
@@ -111,6 +113,13 @@ def pair_adjudicate(
                 )
                 return see_other(here)
     _anonymise([view], Role.COORDINATOR in roles)
+    text = evidence.document_text(document.body) if any(x.evidence for x in view.labels) else ""
+    view.labels = [
+        replace(label, evidence_context=tuple(evidence.in_context(label.evidence, text)))
+        if label.evidence
+        else label
+        for label in view.labels
+    ]
     return render(
         request,
         "judging/pair_adjudicate.html",

@@ -152,6 +152,7 @@ def judgments_in(
             "note",
             "seconds",
             "abstain_probability",
+            "evidence",
             "created_at",
             "updated_at",
             "collection_id",

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from judging import textpolicy
+from judging import evidence, textpolicy
 from judging.api import selectors
 from judging.llm import judges as services_judges
 from judging.llm import selectors as selectors_llm
@@ -315,6 +316,49 @@ class JudgeSerializer(serializers.ModelSerializer):
 # --- judgments ---------------------------------------------------------------------------
 
 
+class EvidenceSpanSerializer(serializers.Serializer):
+    """One evidence span: a passage of the document's text (judging.evidence)."""
+
+    start = serializers.IntegerField(
+        min_value=0, help_text="Offset of the first character, in Unicode code points."
+    )
+    end = serializers.IntegerField(
+        min_value=1, help_text="Offset after the last character (exclusive), in code points."
+    )
+    text = serializers.CharField(
+        help_text="The passage: exactly the document's evidence text from start to end."
+    )
+
+
+EVIDENCE_HELP = (
+    "Evidence spans: passages of the document's text (its body as judges read it, tags "
+    "removed; offsets in Unicode code points, end exclusive) that support the grade, each "
+    "checked against the document; overlapping or touching spans are merged. Left out: "
+    "the label's spans stay; `[]` or null removes them. When the collection requires "
+    "evidence, a human judge's grade from its `evidence_from_grade` on needs at least one."
+)
+
+
+@extend_schema_field(EvidenceSpanSerializer(many=True, allow_null=True))
+class EvidenceField(serializers.JSONField):
+    """Evidence spans given with a label; their shape is checked here, the text by the service."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        """Make the field optional and nullable, with the shared help text."""
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("allow_null", True)
+        kwargs.setdefault("help_text", EVIDENCE_HELP)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> list[dict[str, Any]]:
+        """Return the spans as dicts; a bad shape is a 400 naming the span."""
+        try:
+            spans = evidence.spans_from_value(data)
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(exc.message_dict["evidence"]) from None
+        return [span.as_dict() for span in spans or ()]
+
+
 class JudgmentSerializer(serializers.ModelSerializer):
     """A judge's current label of one (query, document) pair."""
 
@@ -331,6 +375,14 @@ class JudgmentSerializer(serializers.ModelSerializer):
         help_text="How the current label was recorded: the channel of its latest history "
         "event (browser, api, import, admin, system, llm, adjudication)."
     )
+    note = serializers.CharField(
+        read_only=True,
+        help_text="The judge's note; for an LLM judge, its explanation of the grade.",
+    )
+    evidence = serializers.SerializerMethodField(
+        help_text="Evidence spans (`[]` when none): passages of the document's text, offsets "
+        "in Unicode code points, end exclusive, in document order."
+    )
 
     class Meta:
         model = Judgment
@@ -344,6 +396,7 @@ class JudgmentSerializer(serializers.ModelSerializer):
             "grade",
             "status",
             "note",
+            "evidence",
             "seconds",
             "abstain_probability",
             "provenance",
@@ -358,6 +411,11 @@ class JudgmentSerializer(serializers.ModelSerializer):
     def get_provenance(self, judgment: Judgment) -> str | None:
         """Return the channel of the judgment's latest event (the selector annotates it)."""
         return getattr(judgment, "provenance", None)
+
+    @extend_schema_field(EvidenceSpanSerializer(many=True))
+    def get_evidence(self, judgment: Judgment) -> list[dict[str, Any]]:
+        """Return the judgment's evidence spans, ``[]`` when none."""
+        return judgment.evidence or []
 
 
 class JudgmentLabelSerializer(serializers.Serializer):
@@ -377,6 +435,11 @@ class JudgmentLabelSerializer(serializers.Serializer):
     )
     seconds = serializers.FloatField(allow_null=True, required=False)
     abstain_probability = serializers.FloatField(allow_null=True, required=False)
+    evidence = EvidenceSpanSerializer(
+        many=True,
+        required=False,
+        help_text="The label's evidence spans; left out when it had none.",
+    )
 
 
 class JudgmentEventSerializer(serializers.ModelSerializer):
@@ -449,6 +512,7 @@ class JudgmentItemSerializer(serializers.Serializer):
     abstain_probability = serializers.FloatField(
         min_value=0, max_value=1, allow_null=True, required=False, default=None
     )
+    evidence = EvidenceField()
     raw_output = serializers.CharField(
         allow_blank=True,
         required=False,
@@ -531,6 +595,7 @@ class JudgmentUpdateSerializer(serializers.Serializer):
     abstain_probability = serializers.FloatField(
         min_value=0, max_value=1, allow_null=True, required=False
     )
+    evidence = EvidenceField()
 
 
 class ImportSummarySerializer(serializers.Serializer):

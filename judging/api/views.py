@@ -627,6 +627,8 @@ class JudgmentListCreateView(CollectionScopedView, generics.ListCreateAPIView):
                 note=data["note"],
                 seconds=data["seconds"],
                 abstain_probability=data["abstain_probability"],
+                evidence=data.get("evidence", services.KEEP),
+                evidence_rule=judge.kind == Judge.Kind.HUMAN,
                 channel=API,
                 actor=request.user,
             )
@@ -786,6 +788,8 @@ class JudgmentDetailView(CollectionScopedView, generics.RetrieveUpdateDestroyAPI
             note=changes.get("note", judgment.note),
             seconds=changes.get("seconds", judgment.seconds),
             abstain_probability=changes.get("abstain_probability", judgment.abstain_probability),
+            evidence=changes.get("evidence", services.KEEP),
+            evidence_rule=judgment.judge.kind == Judge.Kind.HUMAN,
             channel=API,
             actor=request.user,
         )

@@ -298,10 +298,13 @@ def label_rows(*, collection: Collection, spec: ExportSpec) -> Iterator[fmt.Labe
         "updated_at",
         "query__text",
         "judge__user__email",
+        "evidence",
     )
-    for *label, updated, text, email in queryset.iterator(chunk_size=CHUNK_SIZE):
+    for *label, updated, text, email, spans in queryset.iterator(chunk_size=CHUNK_SIZE):
         # qid, docno, judge id, name, kind, status, grade, note, seconds as selected above
-        yield fmt.LabelRow(*label, updated.isoformat().replace("+00:00", "Z"), text, email or "")
+        yield fmt.LabelRow(
+            *label, updated.isoformat().replace("+00:00", "Z"), text, email or "", spans
+        )
 
 
 def label_judges(*, collection: Collection, spec: ExportSpec) -> list[tuple[int, str]]:

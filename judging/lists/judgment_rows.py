@@ -21,7 +21,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from rest_framework import exceptions, status
 
-from judging import services, textpolicy
+from judging import evidence, services, textpolicy
 from judging.lists.formats import FormatError, iter_lines
 from judging.models import Collection, Judge, JudgmentEvent
 from judging.services import ImportSummary, JudgmentRow
@@ -40,6 +40,7 @@ _ITEM_FIELDS = {
     "note",
     "seconds",
     "abstain_probability",
+    "evidence",  # spans, checked against the documents by the import service
     "raw_output",  # LLM judges; kept by judging.llm.native_labels
 }
 _JSONL_ALIASES = {"qid": "query", "docno": "document"}
@@ -131,6 +132,12 @@ def row_from_item(line: int, item: Any) -> tuple[JudgmentRow | None, list[LineEr
         value = item.get(name)
         if value is not None and not _number(value):
             problems.append(f"{name}: must be a number")
+    spans = None
+    if "evidence" in item:  # left out: the label's spans stay; [] or null removes them
+        try:
+            spans = evidence.spans_from_value(item["evidence"]) or ()
+        except ValidationError as exc:
+            problems.extend(exc.message_dict["evidence"])
     if problems:
         return None, [_error(line, p) for p in problems]
     row = JudgmentRow(
@@ -144,6 +151,7 @@ def row_from_item(line: int, item: Any) -> tuple[JudgmentRow | None, list[LineEr
         abstain_probability=None
         if item.get("abstain_probability") is None
         else float(item["abstain_probability"]),
+        evidence=spans,
     )
     return row, []
 

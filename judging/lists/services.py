@@ -24,7 +24,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils.text import slugify
 
-from judging import services, signals
+from judging import evidence, services, signals
 from judging.lists.formats import MAX_REPORTED, FormatError, Problem, Problems, iter_lines
 from judging.lists.formats import collections as collection_formats
 from judging.lists.formats import judgments as judgment_formats
@@ -298,6 +298,13 @@ def judgment_list_import(
             reader = iter(records)
         for item in _records(reader, problems):
             try:
+                spans = None
+                if item.evidence is not None:
+                    try:
+                        spans = evidence.spans_from_value(item.evidence) or ()
+                    except ValidationError as exc:
+                        message = exc.message_dict["evidence"][0]
+                        raise FormatError(item.line, message, "evidence") from None
                 query = resolve(item.query, item.line)
                 grade = None
                 if item.grade is not None:
@@ -312,7 +319,10 @@ def judgment_list_import(
                     return
                 continue
             seen += 1
-            yield JudgmentRow(item.line, query, item.document, grade, item.status, item.note)
+            yield JudgmentRow(
+                item.line, query, item.document, grade, item.status, item.note,
+                evidence=spans,
+            )  # fmt: skip
 
     summary = None
     try:

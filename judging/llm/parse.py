@@ -178,3 +178,82 @@ def parse_label(
     """Return ``(native label, grade 0–4)`` of a label given directly (not in an answer)."""
     label = on_scale(label, native_scale)
     return label, to_grade(label, native_scale=native_scale, mapping=mapping)
+
+
+#: Keys of a JSON answer that may hold the model's explanation, first found wins.
+EXPLANATION_KEYS = ("explanation", "reason", "reasoning", "rationale", "justification")
+#: Keys of a JSON answer that may hold quotes from the document (a string or a list).
+QUOTE_KEYS = ("evidence", "quotes")
+#: Longest explanation kept (a judgment's note holds 5,000 characters).
+MAX_EXPLANATION = 5_000
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _clean(text: str, limit: int) -> str:
+    """Return ``text`` without NUL or surrogates, trimmed, cut to ``limit`` characters."""
+    text = _UNSTORABLE.sub("", text).replace("\r\n", "\n").strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def explanation(content: str, *, pattern: str = "", limit: int = MAX_EXPLANATION) -> str:
+    """Return the model's explanation of its grade, or ``""`` when it gives none.
+
+    A JSON answer: the first string among :data:`EXPLANATION_KEYS`. Any other answer:
+    its text without the label's match (by default the ``final score: N`` line), so the
+    reasoning a UMBRELA-style answer writes before its score is kept. NUL and surrogates
+    are dropped (they cannot be stored) and the text is cut to ``limit`` characters.
+    """
+    if not content or not content.strip():
+        return ""
+    data = _json_object(content)
+    if data is not None:
+        for key in EXPLANATION_KEYS:
+            value = data.get(key)
+            if isinstance(value, str) and value.strip():
+                return _clean(value, limit)
+        return ""
+    try:
+        compiled = compile_pattern(pattern)
+    except ValueError:
+        return _clean(content, limit)
+    matches = list(compiled.finditer(content))
+    if matches:
+        last = matches[-1]
+        # the score's markup before it ("##final score: 2") goes with it
+        content = content[: last.start()].rstrip(" \t#*:=") + content[last.end() :]
+    if not any(ch.isalnum() for ch in content):  # only the score's markup was left ("##")
+        return ""
+    return _clean(content, limit)
+
+
+def quotes(content: str, *, most: int = 20) -> list[str]:
+    """Return the quotes from the document a JSON answer gives as its evidence.
+
+    The strings of the first of :data:`QUOTE_KEYS` present (one string or a list of
+    them), non-blank, at most ``most``; ``[]`` for answers that are not JSON.
+    """
+    data = _json_object(content or "")
+    if data is None:
+        return []
+    for key in QUOTE_KEYS:
+        if key in data:
+            value = data[key]
+            items = [value] if isinstance(value, str) else value
+            if not isinstance(items, list):
+                return []
+            found = [q.strip() for q in items if isinstance(q, str) and q.strip()]
+            return found[:most]
+    return []
+
+
+def find_quote(quote: str, text: str) -> tuple[int, int] | None:
+    """Return where ``quote`` first occurs in ``text`` (white space matched loosely), or None.
+
+    Words are matched exactly and in order; any run of white space matches any other,
+    since a model quotes the document's plain text, whose spacing may differ.
+    """
+    words = quote.split()
+    if not words:
+        return None
+    found = re.search(r"\s+".join(re.escape(w) for w in words), text)
+    return (found.start(), found.end()) if found else None

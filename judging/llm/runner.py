@@ -32,6 +32,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db.models import Exists, OuterRef, Q
 
+from judging import evidence
 from judging.llm import egress, parse, prompt
 from judging.llm import services as services_llm
 from judging.llm.client import CallFailed, ClientConfig, Completion, complete
@@ -54,6 +55,7 @@ class Pair:
     document_id: int
     values: dict[str, str]
     chunk: int = 0  # the job chunk it belongs to (0: none)
+    body: str = ""  # the document's body as stored (evidence quotes are found in its text)
 
 
 @dataclass
@@ -170,6 +172,7 @@ def _pairs(entries: Any) -> list[Pair]:
                 "title": title,
                 "document": plain_text(body),
             },
+            body=body,
         )
         for q, d, qid, text, description, narrative, docno, title, body in rows
     ]
@@ -459,6 +462,27 @@ class _Requests(threading.Thread):
         return pair, prompt.prompt_hash(self.system, user), outcome
 
 
+def _quoted_spans(content: str, body: str) -> tuple[evidence.Span, ...]:
+    """Return the quotes of a JSON answer found in the document, as evidence spans.
+
+    Quotes the document does not hold (a model may paraphrase), blank ones and ones
+    longer than a span may be are left out; the rest are merged, in document order.
+    """
+    found = parse.quotes(content, most=evidence.MAX_SPANS)
+    if not found:
+        return ()
+    text = evidence.document_text(body)
+    spans = []
+    for quote in found:
+        where = parse.find_quote(quote, text)
+        if where is not None and 0 < where[1] - where[0] <= evidence.MAX_SPAN_LENGTH:
+            spans.append(evidence.Span(where[0], where[1], text[where[0] : where[1]]))
+    try:
+        return evidence.checked_spans(spans, text)
+    except ValidationError:  # too much quoted in all: keep no spans rather than fail
+        return ()
+
+
 def _outcome(
     judge: Judge, pair: Pair, digest: str, version: str, result: Completion | CallFailed
 ) -> LLMGrade | LLMPairFailure:
@@ -490,6 +514,8 @@ def _outcome(
         query_external_id=pair.values["qid"],
         document_external_id=pair.values["docno"],
         grade=grade,
+        note=parse.explanation(result.content, pattern=judge.answer_pattern),
+        evidence=_quoted_spans(result.content, pair.body),
         native_label=label,
         raw_output=result.content,
         prompt_hash=digest,

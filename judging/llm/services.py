@@ -69,7 +69,9 @@ class LLMGrade:
     completion_tokens: int | None = None
     latency_ms: float | None = None
     attempts: int | None = None
-    note: str = ""
+    note: str = ""  # the model's explanation of its grade (judging.llm.parse.explanation)
+    #: Evidence spans from the quotes the answer gave (none: the label keeps no spans).
+    evidence: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -390,6 +392,7 @@ def llm_grades_import(
             document_external_id=g.document_external_id,
             grade=g.grade,
             note=g.note,
+            evidence=tuple(g.evidence),
         )
         for i, g in enumerate(grades, start=1)
     ]

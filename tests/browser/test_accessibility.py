@@ -67,6 +67,11 @@ def test_every_page_meets_wcag_aa(browser, live_server, console, world, viewport
         if username == "judy":  # a graded card (its grade chip filled in) and the edit page
             page.goto(reverse("judging:judge_next", args=[world["coll"].slug]))
             expect(page.locator(".grade-button")).to_have_count(5)
+            page.keyboard.press("e")  # evidence: the first word, by keyboard
+            page.keyboard.press("Enter")
+            page.keyboard.press("Escape")
+            expect(page.locator("[data-evidence-list] li")).to_have_count(1)
+            found["card with evidence"] = violations(page)
             page.keyboard.press("2")
             expect(page.locator("#judge-live")).to_contain_text("Saved")
             page.keyboard.press("Backspace")
@@ -78,6 +83,7 @@ def test_every_page_meets_wcag_aa(browser, live_server, console, world, viewport
             history = [world["coll"].slug, judgment.query_id, judgment.document_id]
             page.goto(reverse("judging:judgment_history", args=history))
             expect(page.locator("#label-history tbody tr")).to_have_count(1)  # her one grade
+            expect(page.locator("#label-history mark.evidence-mark")).to_have_count(1)
             found["label history"] = violations(page)
         assert {path: v for path, v in found.items() if v} == {}
         assert console.problems() == []

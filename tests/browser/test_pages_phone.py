@@ -29,7 +29,10 @@ def world(settings, tmp_path):
     """Build a collection with long query texts, two scored runs, a team, judge and coordinator."""
     settings.MEDIA_ROOT = tmp_path
     coll = factories.collection(
-        "phone", name="Phone-sized collection", guidelines="Judge **topical** relevance."
+        "phone",
+        name="Phone-sized collection",
+        guidelines="Judge **topical** relevance.",
+        evidence="optional",  # the card's evidence panel and bar are checked too
     )
     queries = [
         factories.query(

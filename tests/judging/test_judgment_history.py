@@ -70,10 +70,10 @@ def test_a_coordinator_sees_every_event_with_names_and_provenance(client, pair):
     assert status == 200
     events = JudgmentEvent.objects.filter(query=q, document=d).order_by("at", "pk")
     assert len(rows) == events.count() == 5
-    # When (as stored), who, change, label, note or reason, through (and by whom).
+    # When (as stored), who, change, label, note or reason, evidence, through (and by whom).
     assert [r[1][0] for r in rows] == [e.at.strftime("%Y-%m-%d %H:%M:%S") for e in events]
     assert [(a, c[1:]) for a, c in rows] == [
-        ("create", ["judy", "Created", "3 · Highly relevant", "", "Browser by judy"]),
+        ("create", ["judy", "Created", "3 · Highly relevant", "", "", "Browser by judy"]),
         (
             "change",
             [
@@ -81,14 +81,22 @@ def test_a_coordinator_sees_every_event_with_names_and_provenance(client, pair):
                 "Changed",
                 "3 · Highly relevant → 1 · Marginally relevant",
                 "misread",
+                "",
                 "Browser by judy",
             ],
         ),
-        ("create", ["jim", "Created", "4 · Perfect match", "", "API by jim"]),
-        ("create", ["gpt-x LLM", "Created", "2 · Relevant", "", "LLM judge run"]),
+        ("create", ["jim", "Created", "4 · Perfect match", "", "", "API by jim"]),
+        ("create", ["gpt-x LLM", "Created", "2 · Relevant", "", "", "LLM judge run"]),
         (
             "create",
-            ["Final grade", "Created", "2 · Relevant", "reads as relevant", "Adjudication by cora"],
+            [
+                "Final grade",
+                "Created",
+                "2 · Relevant",
+                "reads as relevant",
+                "",
+                "Adjudication by cora",
+            ],
         ),
     ]
 
@@ -104,7 +112,7 @@ def test_an_adjudicator_sees_every_event_with_judges_numbered(client, pair):
         "Judge 3 LLM",
         "Final grade",
     ]
-    assert [c[5] for _a, c in rows] == [
+    assert [c[6] for _a, c in rows] == [
         "Browser",
         "Browser",
         "API",

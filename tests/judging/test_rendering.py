@@ -147,14 +147,14 @@ def test_plain_text_is_escaped_and_keeps_paragraphs():
     html = render_body(body, "paragraph")
     assert isinstance(html, SafeString)
     assert html.count("<p>") == 2
-    assert "First line<br>second line &amp; more" in html
+    assert "First line<br>\nsecond line &amp; more" in html
     assert "1 &lt; 2 &gt; 0" in html
     assert "Second <mark>paragraph</mark>" in html
 
 
 def test_plain_text_windows_newlines():
     html = render_body("one\r\n\r\ntwo", "")
-    assert html == "<p>one</p><p>two</p>"
+    assert html == "<p>one</p>\n<p>two</p>"
 
 
 def test_empty_body():

@@ -123,6 +123,7 @@ class LabelRow:
     updated_at: str
     query_text: str = ""
     judge_email: str = ""
+    evidence: list | None = None  # evidence spans, jsonl only
 
 
 class JudgmentIn(NamedTuple):
@@ -138,6 +139,8 @@ class JudgmentIn(NamedTuple):
     status: str = "graded"
     note: str = ""
     judge: str = ""  # the rater a multi-rater file names (Quepid books); "" for the file's judge
+    #: Evidence spans as given (jsonl, json; checked by the import); None when not given.
+    evidence: Any = None
 
 
 def format_grade(grade: float) -> str:
@@ -402,6 +405,7 @@ def write_labels(
                         "status": r.status,
                         "grade": r.grade,
                         "note": r.note,
+                        "evidence": r.evidence or [],
                         "seconds": r.seconds,
                         "updated_at": r.updated_at,
                     }
@@ -551,6 +555,7 @@ _ITEM_KEYS = {
     "rating": "grade",
     "status": "status",
     "note": "note",
+    "evidence": "evidence",
 }
 _IGNORED_KEYS = {"humans", "llms"}
 
@@ -584,6 +589,7 @@ def _from_object(line: int, item: Any) -> JudgmentIn:
         None if grade is None else _grade(grade, line),
         status=text(status, line, "status", MAX_NAME_LENGTH),
         note=text(note, line, "note", MAX_NOTE_LENGTH),
+        evidence=fields.get("evidence", []) if "evidence" in fields else None,
     )
 
 

@@ -59,6 +59,7 @@ def test_record_one_judgment(api, world):
         "grade",
         "status",
         "note",
+        "evidence",
         "seconds",
         "abstain_probability",
         "created_at",
