@@ -251,7 +251,7 @@ def test_intervals_reaching_past_the_range_are_clipped_on_the_board(world):
         for measure, short in zip(canonical_names(["P_3", "map"]), ("P_3", "map"), strict=True):
             want = expected(world, row["run"], short)
             clipped += want.clipped
-            assert 0 <= row["ppi"][measure]["low"] and row["ppi"][measure]["high"] <= 1
+            assert row["ppi"][measure]["low"] >= 0 and row["ppi"][measure]["high"] <= 1
     assert clipped >= 1  # the world has an interval the clipping changed
 
 

@@ -104,9 +104,11 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("GET", S + "judges/gold/"):                  (401, 404, 403, 403, 403, 403, 404, 200),
     ("GET", S + "judges/canaries/"):              (401, 404, 403, 403, 403, 403, 404, 200),
     ("POST", S + "judges/<int:judge_id>/canary-checks/"): (401, 404, 403, 403, 403, 403, 404, 404),
-    ("GET", S + "judges/<int:judge_id>/canary-checks/<int:pk>/"): (401, 404, 403, 403, 403, 403, 404, 404),
+    ("GET", S + "judges/<int:judge_id>/canary-checks/<int:pk>/"):
+                                                  (401, 404, 403, 403, 403, 403, 404, 404),
     ("GET", S + "judges/<int:judge_id>/versions/"): (401, 404, 403, 403, 403, 403, 404, 404),
-    ("GET", S + "judges/<int:judge_id>/versions/<int:pk>/"): (401, 404, 403, 403, 403, 403, 404, 404),
+    ("GET", S + "judges/<int:judge_id>/versions/<int:pk>/"):
+                                                  (401, 404, 403, 403, 403, 403, 404, 404),
     ("POST", S + "judges/<int:judge_id>/versions/"): (401, 404, 403, 403, 403, 403, 404, 404),
     # Run analysis: a team sees its own runs (others' once the leaderboard is published).
     ("GET", S + "runs/<int:pk>/queries/<str:qid>/"): (401, 404, 403, 403, 200, 404, 404, 200),
