@@ -6,8 +6,8 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-BEFORE = [("judging", "0029_disagreement_one_rule")]
-AFTER = [("judging", "0030_quality_checks_background")]
+BEFORE = [("judging", "0030_evidence_spans")]
+AFTER = [("judging", "0031_quality_checks_background")]
 
 
 def _triggers() -> list[str]:

@@ -40,7 +40,7 @@ def fill_existing(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("judging", "0029_disagreement_one_rule"),
+        ("judging", "0030_evidence_spans"),
     ]
 
     operations = [
