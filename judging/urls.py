@@ -31,6 +31,11 @@ urlpatterns = [
         views_quality.canary_check_detail,
         name="canary_check_detail",
     ),
+    path(
+        "c/<slug:slug>/version-checks/<int:pk>/",
+        views_quality.version_check_detail,
+        name="version_check_detail",
+    ),
     path("c/<slug:slug>/gold/<int:pk>/delete/", views_quality.gold_delete, name="gold_delete"),
     path(
         "c/<slug:slug>/guidelines/",

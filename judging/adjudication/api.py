@@ -29,7 +29,7 @@ from judging.agreement import selectors as selectors_agreement_judges
 from judging.agreement.api import JudgeRefSerializer
 from judging.api.permissions import COORDINATORS
 from judging.api.serializers import EvidenceSpanSerializer
-from judging.api.views import SLUG, CollectionScopedView
+from judging.api.views import SLUG, CollectionScopedView, CollectionSettingView
 from judging.models import Adjudication, Document, Judge, Membership, PolicyChange, Query
 
 Role = Membership.Role
@@ -492,25 +492,22 @@ class AdjudicationDetailView(CollectionScopedView):
         responses={200: AggregationSettingsSerializer, **error_responses(400, 401, 403, 404)},
     ),
 )
-class AggregationSettingsView(CollectionScopedView):
-    """How a collection aggregates and assigns."""
+class AggregationSettingsView(CollectionSettingView):
+    """How a collection aggregates and assigns (PATCH: some settings, all or nothing)."""
 
     serializer_class = AggregationSettingsSerializer
-    pagination_class = None
+    write_method = "patch"
     role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS, "PATCH": COORDINATORS}
 
-    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """Return the settings."""
-        return Response(AggregationSettingsSerializer(_settings(self.collection)).data)
+    def current(self) -> dict[str, Any]:
+        """Return the settings, the policies and the history."""
+        return _settings(self.collection)
 
-    def patch(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """Change some settings, all or nothing."""
-        body = AggregationSettingsSerializer(data=request.data, partial=True)
-        body.is_valid(raise_exception=True)
+    def change(self, data: dict[str, Any]) -> None:
+        """Record the new policy (and rescore, when it changes what enters the live list)."""
         services.aggregation_settings_update(
-            collection=self.collection, actor=request.user, **body.validated_data
+            collection=self.collection, actor=self.request.user, **data
         )
-        return Response(AggregationSettingsSerializer(_settings(self.collection)).data)
 
 
 @extend_schema_view(

@@ -88,9 +88,19 @@ urlpatterns = [
         name="canary-check-list",
     ),
     path(
+        "collections/<slug:slug>/judges/<int:judge_id>/canary-checks/<int:pk>/",
+        views_quality.CanaryCheckDetailView.as_view(),
+        name="canary-check-detail",
+    ),
+    path(
         "collections/<slug:slug>/judges/<int:judge_id>/versions/",
         views_quality.VersionCheckListView.as_view(),
         name="version-check-list",
+    ),
+    path(
+        "collections/<slug:slug>/judges/<int:judge_id>/versions/<int:pk>/",
+        views_quality.VersionCheckDetailView.as_view(),
+        name="version-check-detail",
     ),
     path(
         "collections/<slug:slug>/judges/attention/",

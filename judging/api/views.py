@@ -272,6 +272,62 @@ class CollectionScopedView(generics.GenericAPIView):
 # --- collections -------------------------------------------------------------------------
 
 
+class CollectionSettingView(CollectionScopedView):
+    """Base of a collection's one-of-a-kind settings: GET reads them, PUT or PATCH changes them.
+
+    A subclass names its ``serializer_class`` (what GET answers and a change answers
+    with), ``write_method`` (``"put"``: the body replaces the settings; ``"patch"``: the
+    fields given change, the others keep their value), the body's serializer when it
+    differs (``body_serializer_class``), :meth:`current` (what the serializer reads) and
+    :meth:`change` (the service call, with the body's validated data). The body is
+    validated before anything is written (a 400 names the field); the answer is the
+    settings as they are after the change. Only GET and the write method are routed.
+    """
+
+    pagination_class = None
+    write_method: ClassVar[str] = "patch"
+    body_serializer_class: ClassVar[type | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Route GET and the subclass's write method only."""
+        super().__init_subclass__(**kwargs)
+        if cls.write_method not in ("put", "patch"):
+            raise TypeError(f"{cls.__name__}.write_method: 'put' or 'patch'")
+        cls.http_method_names = ["get", cls.write_method, "head", "options"]
+
+    def current(self) -> Any:
+        """Return what :attr:`serializer_class` reads: the settings now."""
+        raise NotImplementedError
+
+    def change(self, data: dict[str, Any]) -> None:
+        """Write the validated ``data`` through the capability's service."""
+        raise NotImplementedError
+
+    def answer(self) -> Response:
+        """Return the settings as they are now."""
+        return Response(self.get_serializer_class()(self.current()).data)
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Return the settings."""
+        return self.answer()
+
+    def put(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Replace the settings with the body's; answer with them."""
+        return self._change(request, partial=False)
+
+    def patch(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Change the fields given, all or nothing; answer with the settings."""
+        return self._change(request, partial=True)
+
+    def _change(self, request: Request, *, partial: bool) -> Response:
+        body = (self.body_serializer_class or self.get_serializer_class())(
+            data=request.data, partial=partial
+        )
+        body.is_valid(raise_exception=True)
+        self.change(dict(body.validated_data))
+        return self.answer()
+
+
 @extend_schema_view(
     get=extend_schema(
         summary="List your collections",

@@ -13,7 +13,7 @@ from config.api import error_responses
 from config.pagination import page_parameters
 from judging.agreement.api import CoefficientSerializer
 from judging.api.permissions import COORDINATORS, JUDGING_ROLES
-from judging.api.views import SLUG, CollectionScopedView
+from judging.api.views import SLUG, CollectionScopedView, CollectionSettingView
 from judging.guidelines import selectors, services
 from judging.guidelines.services import MAX_GUIDELINES_LENGTH, MAX_VERSION_NOTE_LENGTH
 
@@ -78,36 +78,27 @@ class VersionSerializer(serializers.Serializer):
         responses={200: GuidelinesSerializer, **error_responses(400, 401, 403, 404)},
     ),
 )
-class GuidelinesView(CollectionScopedView):
-    """The guidelines of a collection."""
+class GuidelinesView(CollectionSettingView):
+    """The guidelines of a collection (PUT replaces them; answers with the version in force)."""
 
     serializer_class = GuidelinesSerializer
-    pagination_class = None
+    body_serializer_class = GuidelinesUpdateSerializer
+    write_method = "put"
     role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": JUDGING_ROLES, "PUT": COORDINATORS}
 
-    def _answer(self) -> Response:
+    def current(self) -> dict[str, Any]:
+        """Return the guidelines in force and their version."""
         collection = self.collection
-        return Response(
-            GuidelinesSerializer(
-                {"version": collection.guidelines_version, "guidelines": collection.guidelines}
-            ).data
-        )
+        return {"version": collection.guidelines_version, "guidelines": collection.guidelines}
 
-    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """Return the guidelines in force."""
-        return self._answer()
-
-    def put(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """Replace the guidelines; answer with the version in force."""
-        given = GuidelinesUpdateSerializer(data=request.data)
-        given.is_valid(raise_exception=True)
+    def change(self, data: dict[str, Any]) -> None:
+        """Start a new version (none when the text is unchanged)."""
         services.guidelines_update(
             collection=self.collection,
-            guidelines=given.validated_data["guidelines"],
-            note=given.validated_data["note"],
-            actor=request.user,
+            guidelines=data["guidelines"],
+            note=data["note"],
+            actor=self.request.user,
         )
-        return self._answer()
 
 
 @extend_schema_view(

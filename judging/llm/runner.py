@@ -957,6 +957,15 @@ class Trial:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     latency_ms: float | None = None
+    call_failed: bool = False  # no answer at all (refused, HTTP error, timeout), not unreadable
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What :func:`ask_judge` got: a trial per pair answered, and why it stopped early if so."""
+
+    trials: list[Trial]
+    halt_reason: str = ""
 
 
 def trial_pairs(*, collection: Any, count: int = TRY_PAIRS) -> list[Pair]:
@@ -974,7 +983,27 @@ def try_judge(
     one attempt per pair and the pairs asked at once, so the page waits at most
     :data:`TRY_TIMEOUT_SECONDS`. With ``collection``, the provider must be open to it for
     ``user`` and the tries count against its budgets (all of them fit, or none is sent).
-    Raises ``ValidationError`` when the judge cannot run at all.
+    Raises ``ValidationError`` when the judge cannot run at all. A try is never cut short.
+    """
+    return ask_judge(judge, pairs, collection=collection, user=user).trials
+
+
+def ask_judge(
+    judge: Judge,
+    pairs: list[Pair],
+    *,
+    collection: Any = None,
+    user: Any = None,
+    concurrency: int | None = None,
+    fail_fast: int = 0,
+) -> Asked:
+    """Ask as :func:`try_judge` does, with ``concurrency`` senders (default: all pairs at once).
+
+    With ``fail_fast`` (see :func:`fail_fast_after`), the senders stop after that many
+    fatal answers in a row, as a job's do: the requests already out still answer, the
+    pairs not sent get no trial, and :attr:`Asked.halt_reason` says why
+    (:func:`stop_reason`). The background checks of LLM judges
+    (:mod:`judging.quality.checks`) ask this way.
     """
     services_llm.check_runnable(judge)
     budget: _Budget | None = None
@@ -985,14 +1014,21 @@ def try_judge(
             budget.release_unanswered()
             raise ValidationError({"llm_provider": budget.why})
     try:
-        return _try_pairs(judge, pairs, budget)
+        return _try_pairs(judge, pairs, budget, concurrency=concurrency, fail_fast=fail_fast)
     finally:
         if budget is not None:
             budget.release_unanswered()
 
 
-def _try_pairs(judge: Judge, pairs: list[Pair], budget: _Budget | None) -> list[Trial]:
-    """Send the tries of :func:`try_judge` and read the answers."""
+def _try_pairs(
+    judge: Judge,
+    pairs: list[Pair],
+    budget: _Budget | None,
+    *,
+    concurrency: int | None = None,
+    fail_fast: int = 0,
+) -> Asked:
+    """Send the tries of :func:`ask_judge` and read the answers."""
     api_key = services_llm.api_key_for(judge)
     template = judge.prompt_template or prompt.DEFAULT_TEMPLATE
     prompt.check_template(template)
@@ -1002,7 +1038,13 @@ def _try_pairs(judge: Judge, pairs: list[Pair], budget: _Budget | None) -> list[
         timeout=min(judge.timeout_seconds or TRY_TIMEOUT_SECONDS, TRY_TIMEOUT_SECONDS),
     )
     out: queue.Queue = queue.Queue()
-    requests = _Requests(judge=judge, config=config, concurrency=max(1, len(pairs)), out=out)
+    requests = _Requests(
+        judge=judge,
+        config=config,
+        concurrency=max(1, min(concurrency or len(pairs), len(pairs))),
+        out=out,
+        fail_fast=fail_fast,
+    )
     requests.start()
     requests.submit(pairs)
     requests.close()
@@ -1029,8 +1071,13 @@ def _try_pairs(judge: Judge, pairs: list[Pair], budget: _Budget | None) -> list[
             )
         else:
             results[key] = Trial(
-                *key, judge.system_prompt, shown, outcome.raw_answer, problem=outcome.reason
+                *key,
+                judge.system_prompt,
+                shown,
+                outcome.raw_answer,
+                problem=outcome.reason,
+                call_failed=isinstance(result, CallFailed),
             )
     requests.join(timeout=5)
     keys = [(p.values["qid"], p.values["docno"]) for p in pairs]
-    return [results[key] for key in keys if key in results]
+    return Asked([results[key] for key in keys if key in results], requests.halt_reason)

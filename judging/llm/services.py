@@ -700,29 +700,10 @@ def llm_job_start(*, job: LLMJob) -> None:
     """Run ``job`` in the background once the current transaction commits.
 
     With a Celery broker the job is a task; without one it runs inline when Celery is
-    eager in tests (``GRADED_LLM_JOBS_INLINE``), else in a thread of this process.
+    eager in tests (``GRADED_LLM_JOBS_INLINE``), else in a thread of this process
+    (:func:`judging.background.start_after_commit`).
     """
-    from django.conf import settings
-
-    run_llm_job = background.task("judging.run_llm_job")
-
-    def start() -> None:
-        if settings.CELERY_BROKER_URL or getattr(settings, "GRADED_LLM_JOBS_INLINE", False):
-            run_llm_job.delay(job.pk)
-            return
-        import threading
-
-        from django.db import connection
-
-        def target() -> None:
-            try:
-                run_llm_job(job.pk)
-            finally:
-                connection.close()
-
-        threading.Thread(target=target, name=f"llm-job-{job.pk}", daemon=True).start()
-
-    transaction.on_commit(start)
+    background.start_after_commit("judging.run_llm_job", job.pk, thread_name=f"llm-job-{job.pk}")
 
 
 def maps_labels(judge: Judge) -> bool:

@@ -7,7 +7,8 @@ from typing import Any, ClassVar
 
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema, extend_schema_view
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -18,7 +19,7 @@ from judging.api.permissions import COORDINATORS
 from judging.api.views import SLUG, CollectionScopedView
 from judging.models import Document, Judge, Query
 from judging.quality import selectors, services
-from judging.quality.models import CanaryCheck, CanaryResult, GoldPair
+from judging.quality.models import CanaryCheck, CanaryResult, GoldPair, QualityCheck, VersionCheck
 
 FLAGS = ["fast", "slow", "runs", "cannot_judge", "later"]
 
@@ -314,15 +315,64 @@ class CanaryResultSerializer(serializers.ModelSerializer):
         fields = ["kind", "qid", "title", "text", "grade", "raw_answer", "problem", "failed"]
 
 
-class CanaryCheckSerializer(serializers.ModelSerializer):
-    """A canary check with every answer."""
+#: The fields every check of an LLM judge shows (judging.quality.models.QualityCheck).
+CHECK_FIELDS = [
+    "id",
+    "url",
+    "judge_id",
+    "version",
+    "status",
+    "error",
+    "prompt_tokens",
+    "completion_tokens",
+    "created_at",
+    "started_at",
+    "finished_at",
+]
 
-    judge_id = serializers.IntegerField()
-    results = CanaryResultSerializer(many=True)
+
+class _CheckSerializer(serializers.ModelSerializer):
+    """What a check of an LLM judge shows while it is queued, runs, and once it ended."""
+
+    judge_id = serializers.IntegerField(read_only=True)
+    url = serializers.SerializerMethodField(help_text="Where to follow the check (GET).")
+    status = serializers.ChoiceField(
+        choices=QualityCheck.Status.choices,
+        read_only=True,
+        help_text="queued, running, done or failed; results once done.",
+    )
+    error = serializers.CharField(
+        read_only=True, help_text="Why the check failed (empty unless failed)."
+    )
+    route: ClassVar[str] = ""
+
+    def get_url(self, check: QualityCheck) -> str:
+        """Return the check's absolute URL."""
+        path = reverse(
+            f"judging-api:{self.route}",
+            kwargs={"slug": check.collection.slug, "judge_id": check.judge_id, "pk": check.pk},
+        )
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request is not None else path
+
+
+class CanaryCheckSerializer(_CheckSerializer):
+    """A canary check: its state, and every canary with the answer once it is done."""
+
+    route = "canary-check-detail"
+    results = serializers.SerializerMethodField()
 
     class Meta:
         model = CanaryCheck
-        fields = ["id", "judge_id", "version", "seed", "created_at", "results"]
+        fields = [*CHECK_FIELDS, "seed", "queries", "results"]
+        read_only_fields = fields
+
+    @extend_schema_field(CanaryResultSerializer(many=True))
+    def get_results(self, check: CanaryCheck) -> list[dict[str, Any]]:
+        """Return every canary and its answer once the check is done (else none)."""
+        if check.status != QualityCheck.Status.DONE:
+            return []
+        return CanaryResultSerializer(check.results.all(), many=True).data
 
 
 class CanaryRatesSerializer(serializers.Serializer):
@@ -342,16 +392,32 @@ class CanaryRatesSerializer(serializers.Serializer):
     unreadable = serializers.IntegerField()
 
 
+def _llm_judge(view: CollectionScopedView) -> Judge:
+    """Return the URL's LLM judge of the view's collection (404 otherwise)."""
+    return get_object_or_404(
+        Judge, pk=view.kwargs["judge_id"], kind=Judge.Kind.LLM, collections=view.collection
+    )
+
+
+def _accepted(serializer: _CheckSerializer) -> Response:
+    """Return 202 with the check's state and its URL (also in ``Location``)."""
+    data = serializer.data
+    return Response(data, status=202, headers={"Location": data["url"]})
+
+
 @extend_schema_view(
     post=extend_schema(
-        summary="Run a canary check of an LLM judge",
-        description="Coordinators only. Sends two canaries (keyword stuffing, instruction "
-        "injection; right grade 0) for each of the collection's first five queries to the "
-        "judge, waits for the answers and records them. Canaries never reach the pool, "
-        "the judgment list or scores.",
+        summary="Start a canary check of an LLM judge",
+        description="Coordinators only. Queues a check that sends two canaries (keyword "
+        "stuffing, instruction injection; right grade 0) for each of the collection's "
+        "first five queries to the judge in the background, and answers 202 at once with "
+        "the check's `url` and `status` (queued). Follow `url` until `status` is done "
+        "(the answers are in `results`) or failed (`error` says why: a refused key, model "
+        "or destination stops the check after a few requests). Canaries never reach the "
+        "pool, the judgment list or scores.",
         parameters=[SLUG],
         request=None,
-        responses={201: CanaryCheckSerializer, **error_responses(400, 401, 403, 404)},
+        responses={202: CanaryCheckSerializer, **error_responses(400, 401, 403, 404)},
     )
 )
 class CanaryCheckCreateView(CollectionScopedView):
@@ -361,14 +427,38 @@ class CanaryCheckCreateView(CollectionScopedView):
     role_rules: ClassVar[dict[str, frozenset[str]]] = {"POST": COORDINATORS}
 
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """Run the check."""
-        judge = get_object_or_404(
-            Judge, pk=self.kwargs["judge_id"], kind=Judge.Kind.LLM, collections=self.collection
+        """Queue the check."""
+        check = services.canary_check_start(
+            collection=self.collection, judge=_llm_judge(self), user=request.user
         )
-        check = services.canary_check_run(
-            collection=self.collection, judge=judge, user=request.user
+        return _accepted(CanaryCheckSerializer(check, context={"request": request}))
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="Show a canary check of an LLM judge",
+        description="Coordinators only. The check's status (queued, running, done, "
+        "failed), why it failed, and every canary with the judge's answer once done.",
+        parameters=[SLUG],
+        responses={200: CanaryCheckSerializer, **error_responses(401, 403, 404)},
+    )
+)
+class CanaryCheckDetailView(CollectionScopedView):
+    """One canary check."""
+
+    serializer_class = CanaryCheckSerializer
+    pagination_class = None
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS}
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Return the check."""
+        check = get_object_or_404(
+            CanaryCheck.objects.select_related("collection"),
+            pk=self.kwargs["pk"],
+            judge=_llm_judge(self),
+            collection=self.collection,
         )
-        return Response(CanaryCheckSerializer(check).data, status=201)
+        return Response(CanaryCheckSerializer(check, context={"request": request}).data)
 
 
 @extend_schema_view(
@@ -426,6 +516,31 @@ class VersionRowSerializer(serializers.Serializer):
     )
 
 
+class VersionCheckSerializer(_CheckSerializer):
+    """A version check: its state, and its row of the versions table once it is done."""
+
+    route = "version-check-detail"
+    row = serializers.SerializerMethodField(
+        help_text="The check beside the previous version's (null until done)."
+    )
+
+    class Meta:
+        model = VersionCheck
+        fields = [*CHECK_FIELDS, "row"]
+        read_only_fields = fields
+
+    @extend_schema_field(VersionRowSerializer(allow_null=True))
+    def get_row(self, check: VersionCheck) -> dict[str, Any] | None:
+        """Return the check's row of :func:`selectors.version_report` once done (else null)."""
+        row = selectors.version_row(check=check)
+        return None if row is None else VersionRowSerializer(_version_row(row)).data
+
+
+def _version_row(row: Any) -> dict[str, Any]:
+    """Return a version report row as JSON-ready figures."""
+    return {**row.__dict__, "vs_humans": _figures(row.vs_humans), "vs_gold": _figures(row.vs_gold)}
+
+
 @extend_schema_view(
     get=extend_schema(
         summary="List an LLM judge's version checks",
@@ -435,13 +550,15 @@ class VersionRowSerializer(serializers.Serializer):
         responses={200: VersionRowSerializer(many=True), **error_responses(401, 403, 404)},
     ),
     post=extend_schema(
-        summary="Check the judge's current version on gold and the frozen sample",
-        description="Coordinators only. Grades the gold pairs and the collection's frozen "
-        "sample of human-graded pairs with the judge's current configuration; labels "
-        "nothing.",
+        summary="Start a check of the judge's current version on gold and the frozen sample",
+        description="Coordinators only. Queues a check in which the judge's current "
+        "configuration grades the gold pairs and the collection's frozen sample of "
+        "human-graded pairs (labelling nothing), and answers 202 at once with the check's "
+        "`url` and `status` (queued). Follow `url` until `status` is done (its `row` "
+        "compares it with humans, gold and the previous version) or failed (`error`).",
         parameters=[SLUG],
         request=None,
-        responses={201: VersionRowSerializer, **error_responses(400, 401, 403, 404)},
+        responses={202: VersionCheckSerializer, **error_responses(400, 401, 403, 404)},
     ),
 )
 class VersionCheckListView(CollectionScopedView):
@@ -450,28 +567,43 @@ class VersionCheckListView(CollectionScopedView):
     serializer_class = VersionRowSerializer
     role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS, "POST": COORDINATORS}
 
-    def _judge(self) -> Judge:
-        return get_object_or_404(
-            Judge, pk=self.kwargs["judge_id"], kind=Judge.Kind.LLM, collections=self.collection
-        )
-
-    def _rows(self, judge: Judge) -> list[dict[str, Any]]:
-        return [
-            {
-                **row.__dict__,
-                "vs_humans": _figures(row.vs_humans),
-                "vs_gold": _figures(row.vs_gold),
-            }
-            for row in selectors.version_report(collection=self.collection, judge=judge)
-        ]
-
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """Return one page of checks."""
-        page = self.paginate_queryset(self._rows(self._judge()))
+        """Return one page of done checks."""
+        rows = selectors.version_report(collection=self.collection, judge=_llm_judge(self))
+        page = self.paginate_queryset([_version_row(row) for row in rows])
         return self.get_paginated_response(VersionRowSerializer(page, many=True).data)
 
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """Run a check and return its row."""
-        judge = self._judge()
-        services.version_check_run(collection=self.collection, judge=judge, user=request.user)
-        return Response(VersionRowSerializer(self._rows(judge)[0]).data, status=201)
+        """Queue a check."""
+        check = services.version_check_start(
+            collection=self.collection, judge=_llm_judge(self), user=request.user
+        )
+        return _accepted(VersionCheckSerializer(check, context={"request": request}))
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="Show a version check of an LLM judge",
+        operation_id="collections_judges_version_check_retrieve",
+        description="Coordinators only. The check's status (queued, running, done, "
+        "failed), why it failed, and its row of the versions table once done.",
+        parameters=[SLUG],
+        responses={200: VersionCheckSerializer, **error_responses(401, 403, 404)},
+    )
+)
+class VersionCheckDetailView(CollectionScopedView):
+    """One version check."""
+
+    serializer_class = VersionCheckSerializer
+    pagination_class = None
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS}
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Return the check."""
+        check = get_object_or_404(
+            VersionCheck.objects.select_related("collection", "judge"),
+            pk=self.kwargs["pk"],
+            judge=_llm_judge(self),
+            collection=self.collection,
+        )
+        return Response(VersionCheckSerializer(check, context={"request": request}).data)

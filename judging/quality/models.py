@@ -1,4 +1,4 @@
-"""Gold pairs: (query, document) pairs whose right grade the coordinators know."""
+"""Gold pairs, and the checks of LLM judges: canaries and versions (run in the background)."""
 
 from __future__ import annotations
 
@@ -50,21 +50,40 @@ class GoldPair(models.Model):
         return f"{self.query_id}/{self.document_id} = {self.grade}"
 
 
-class CanaryCheck(models.Model):
-    """One run of an LLM judge on canary documents (whose right grade is 0).
+class QualityCheck(models.Model):
+    """What a canary check and a version check share: an LLM judge asked in the background.
 
-    ``version`` names the judge's configuration at the time (model, provider, prompt,
-    decoding, scale): checks of one version are pooled into its failure rates.
+    A check is created *queued* by the request that asks for it and run by a background
+    task (:mod:`judging.quality.tasks`), which marks it *running*, asks the judge, and
+    ends it *done* with its results, or *failed* with the reason in ``error`` (the judge
+    could not run, the provider refused every request, or fail-fast stopped it).
+    ``version`` names the judge's configuration the check ran with (model, provider,
+    prompt, decoding, scale); only done checks enter the rates and version reports.
     """
 
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
     collection = models.ForeignKey(
-        "judging.Collection", on_delete=models.CASCADE, related_name="canary_checks"
+        "judging.Collection", on_delete=models.CASCADE, related_name="%(class)ss"
     )
     judge = models.ForeignKey("judging.Judge", on_delete=models.CASCADE, related_name="+")
     version = models.CharField(
         max_length=80, help_text="Digest of the judge's configuration when checked."
     )
-    seed = models.PositiveIntegerField(help_text="Seed the canaries were generated with.")
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.QUEUED, help_text="Where it is."
+    )
+    error = models.TextField(blank=True, help_text="Why the check failed, if it did.")
+    prompt_tokens = models.PositiveBigIntegerField(
+        default=0, help_text="Prompt tokens the judge's answers reported."
+    )
+    completion_tokens = models.PositiveBigIntegerField(
+        default=0, help_text="Completion tokens the judge's answers reported."
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -74,14 +93,36 @@ class CanaryCheck(models.Model):
         help_text="Who ran the check.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True, help_text="When a worker took it.")
+    finished_at = models.DateTimeField(null=True, blank=True, help_text="When it ended.")
 
     class Meta:
+        abstract = True
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["collection", "judge", "version"], name="canary_judge")]
 
     def __str__(self) -> str:
         """Return ``judge version @ time``."""
         return f"{self.judge_id} {self.version} @ {self.created_at}"
+
+    @property
+    def ended(self) -> bool:
+        """Return whether the check has ended (done or failed)."""
+        return self.status in (self.Status.DONE, self.Status.FAILED)
+
+
+class CanaryCheck(QualityCheck):
+    """One run of an LLM judge on canary documents (whose right grade is 0).
+
+    Checks of one ``version`` are pooled into its failure rates.
+    """
+
+    seed = models.PositiveIntegerField(help_text="Seed the canaries were generated with.")
+    queries = models.PositiveSmallIntegerField(
+        default=5, help_text="Queries (the collection's first, by id) canaries were made for."
+    )
+
+    class Meta(QualityCheck.Meta):
+        indexes = [models.Index(fields=["collection", "judge", "version"], name="canary_judge")]
 
 
 class CanaryResult(models.Model):
@@ -143,33 +184,11 @@ class VersionSamplePair(models.Model):
         return f"{self.query_id}/{self.document_id}"
 
 
-class VersionCheck(models.Model):
+class VersionCheck(QualityCheck):
     """One LLM judge version graded the gold pairs and the frozen sample, recording nothing."""
 
-    collection = models.ForeignKey(
-        "judging.Collection", on_delete=models.CASCADE, related_name="version_checks"
-    )
-    judge = models.ForeignKey("judging.Judge", on_delete=models.CASCADE, related_name="+")
-    version = models.CharField(
-        max_length=80, help_text="Digest of the judge's configuration when checked."
-    )
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-        help_text="Who ran the check.",
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
+    class Meta(QualityCheck.Meta):
         indexes = [models.Index(fields=["collection", "judge"], name="version_check_judge")]
-
-    def __str__(self) -> str:
-        """Return ``judge version @ time``."""
-        return f"{self.judge_id} {self.version} @ {self.created_at}"
 
 
 class VersionCheckResult(models.Model):

@@ -23,6 +23,8 @@ __all__ = [
     "gold_pairs",
     "gold_report",
     "judge_attention",
+    "open_checks",
+    "version_report",
 ]
 
 _STATUS_CODE = {
@@ -209,12 +211,13 @@ class CanaryRates:
 def canary_rates(*, collection: Collection) -> list[CanaryRates]:
     """Return the canary failure rates of every LLM judge version checked in ``collection``.
 
-    One SQL query; newest checked version first per judge.
+    Only done checks count (a queued, running or failed check has no results). One SQL
+    query; newest checked version first per judge.
     """
     graded = Q(results__grade__isnull=False)
     failed = Q(results__grade__gt=0)
     rows = (
-        CanaryCheck.objects.filter(collection=collection)
+        CanaryCheck.objects.filter(collection=collection, status=CanaryCheck.Status.DONE)
         .values("judge_id", "judge__name", "version")
         .annotate(
             checks=Count("id", distinct=True),
@@ -272,11 +275,13 @@ def version_report(*, collection: Collection, judge: Judge) -> list[VersionRow]:
     """Return the judge's version checks, newest first, each compared with the version before.
 
     "The version before" is the latest check of another version made before this one.
-    Flagged: κ against humans more than :data:`KAPPA_DROP` below that check's. Two SQL
-    queries.
+    Flagged: κ against humans more than :data:`KAPPA_DROP` below that check's. Only done
+    checks count. Two SQL queries.
     """
     checks = list(
-        VersionCheck.objects.filter(collection=collection, judge=judge).order_by("created_at", "id")
+        VersionCheck.objects.filter(
+            collection=collection, judge=judge, status=VersionCheck.Status.DONE
+        ).order_by("created_at", "id")
     )
     results: dict[int, list[Any]] = {c.pk: [] for c in checks}
     for row in VersionCheckResult.objects.filter(version_check__in=checks).values_list(
@@ -353,3 +358,24 @@ def version_warnings(*, collection: Collection, judges: list[Judge]) -> dict[int
         elif rows[0].flagged:
             warnings[judge.pk] = "flagged"
     return warnings
+
+
+#: Checks listed as not done on a judge's versions page (queued, running, or failed).
+OPEN_CHECKS_SHOWN = 5
+
+
+def open_checks(*, collection: Collection, judge: Judge) -> list[VersionCheck]:
+    """Return the judge's latest version checks that are not done (newest first)."""
+    return list(
+        VersionCheck.objects.filter(collection=collection, judge=judge)
+        .exclude(status=VersionCheck.Status.DONE)
+        .order_by("-created_at", "-id")[:OPEN_CHECKS_SHOWN]
+    )
+
+
+def version_row(*, check: VersionCheck) -> VersionRow | None:
+    """Return the row of a done version check as :func:`version_report` gives it, else None."""
+    if check.status != VersionCheck.Status.DONE:
+        return None
+    rows = version_report(collection=check.collection, judge=check.judge)
+    return next((row for row in rows if row.check_id == check.pk), None)

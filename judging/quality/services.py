@@ -1,17 +1,28 @@
-"""Gold pairs (mark, unmark, mixing rate) and canary checks of LLM judges."""
+"""Gold pairs (mark, unmark, mixing rate) and the checks of LLM judges (canaries, versions).
+
+A check is started here (validated, created *queued*, handed to the background once the
+transaction commits: :func:`canary_check_start`, :func:`version_check_start`); the
+background task (:mod:`judging.quality.checks`) asks the judge outside any transaction
+and records the outcome through :func:`check_claim`, :func:`check_fail`,
+:func:`canary_check_finish` and :func:`version_check_finish`.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import secrets
+from collections.abc import Sequence
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
 
+from judging import background, textpolicy
 from judging import services as judging_services
-from judging import textpolicy
 from judging.llm import runner
+from judging.llm import services as services_llm
 from judging.llm.judges import judge_version
 from judging.models import (
     GRADE_MAX,
@@ -28,17 +39,22 @@ from judging.quality.models import (
     CanaryCheck,
     CanaryResult,
     GoldPair,
+    QualityCheck,
     VersionCheck,
     VersionCheckResult,
     VersionSamplePair,
 )
 
 __all__ = [
-    "canary_check_run",
+    "canary_check_finish",
+    "canary_check_start",
+    "check_claim",
+    "check_fail",
     "gold_rate_set",
     "gold_remove",
     "gold_set",
-    "version_check_run",
+    "version_check_finish",
+    "version_check_start",
 ]
 
 
@@ -101,9 +117,42 @@ def gold_remove(*, gold: GoldPair) -> None:
 
 #: Queries a canary check makes canaries for (two canaries each).
 CANARY_QUERIES = 5
+#: Longest error kept on a failed check.
+MAX_CHECK_ERROR = 2000
+#: A check running for longer than this is taken as lost (its worker died): a redelivered
+#: task may run it again.
+CHECK_STALE_AFTER = dt.timedelta(hours=1)
+#: The task that runs a check, by kind (:mod:`judging.quality.tasks`).
+CHECK_TASK = "judging.run_quality_check"
+CHECK_KINDS: dict[str, type[QualityCheck]] = {"canary": CanaryCheck, "version": VersionCheck}
 
 
-def canary_check_run(
+def _kind(check: QualityCheck) -> str:
+    return "canary" if isinstance(check, CanaryCheck) else "version"
+
+
+def _check_judge(*, collection: Collection, judge: Judge, user: AbstractBaseUser | None) -> None:
+    """Raise ``ValidationError`` unless the LLM ``judge`` can run for ``user`` in ``collection``.
+
+    As for an LLM job, everything that needs no request is checked before the check is
+    queued (provider, model, key variable, the provider open to the collection).
+    """
+    services_llm.check_runnable(judge)
+    services_llm.check_open_to(
+        judge=judge, collection=collection, user=user if getattr(user, "pk", None) else None
+    )
+
+
+def _start(check: QualityCheck) -> None:
+    """Hand ``check`` to the background once the transaction commits."""
+    kind = _kind(check)
+    background.start_after_commit(
+        CHECK_TASK, kind, check.pk, thread_name=f"{kind}-check-{check.pk}"
+    )
+
+
+@transaction.atomic
+def canary_check_start(
     *,
     collection: Collection,
     judge: Judge,
@@ -111,22 +160,118 @@ def canary_check_run(
     queries: int = CANARY_QUERIES,
     seed: int | None = None,
 ) -> CanaryCheck:
-    """Ask an LLM judge to grade canaries made from the collection's first queries; record it.
+    """Queue a canary check of an LLM judge on the collection's first ``queries`` queries.
 
-    The requests go out first (the provider's egress policy, key, budgets and decoding,
-    as when trying a judge: :func:`judging.llm.runner.try_judge`), outside any
-    transaction; then the check and every answer are written at once. Canaries are never
-    documents: nothing reaches the pool, the live list, exports or scores. Raises
-    ``ValidationError`` when the judge cannot run, or the collection has no query.
+    Returns at once: the check is *queued*, and a background task asks the judge
+    (:func:`judging.quality.checks.run_check`). Raises ``ValidationError`` naming the
+    field when the judge cannot run, ``queries`` is out of range, or the collection has
+    no query. Canaries are never documents: nothing reaches the pool, the live list,
+    exports or scores.
     """
     if judge.kind != Judge.Kind.LLM:
         raise ValidationError({"judge": ["Canary checks are for LLM judges."]})
-    if not 1 <= queries <= 50:
+    if type(queries) is not int or not 1 <= queries <= 50:
         raise ValidationError({"queries": ["Give from 1 to 50 queries."]})
-    picked = list(collection.queries.order_by("external_id")[:queries])
-    if not picked:
+    if not collection.queries.exists():
         raise ValidationError({"queries": ["The collection has no query to make canaries for."]})
-    seed = secrets.randbelow(2**31) if seed is None else seed
+    _check_judge(collection=collection, judge=judge, user=user)
+    check = CanaryCheck.objects.create(
+        collection=collection,
+        judge=judge,
+        version=judge_version(judge),
+        seed=secrets.randbelow(2**31) if seed is None else seed,
+        queries=queries,
+        created_by=user if getattr(user, "pk", None) else None,
+    )
+    _start(check)
+    return check
+
+
+@transaction.atomic
+def version_check_start(
+    *, collection: Collection, judge: Judge, user: AbstractBaseUser | None = None
+) -> VersionCheck:
+    """Queue a check of an LLM judge's current version on the gold pairs and frozen sample.
+
+    Draws the frozen sample if it is the collection's first check. Returns at once; a
+    background task asks the judge. Raises ``ValidationError`` when the judge cannot run
+    or there is nothing to check on.
+    """
+    if judge.kind != Judge.Kind.LLM:
+        raise ValidationError({"judge": ["Version checks are for LLM judges."]})
+    if not version_check_pairs(collection)[0]:
+        raise ValidationError({"judge": [NOTHING_TO_CHECK]})
+    _check_judge(collection=collection, judge=judge, user=user)
+    check = VersionCheck.objects.create(
+        collection=collection,
+        judge=judge,
+        version=judge_version(judge),
+        created_by=user if getattr(user, "pk", None) else None,
+    )
+    _start(check)
+    return check
+
+
+@transaction.atomic
+def check_claim(*, check: QualityCheck) -> bool:
+    """Mark a queued check *running* for this worker; return whether it is this worker's.
+
+    A check already running is left to its worker unless it started more than
+    :data:`CHECK_STALE_AFTER` ago (that worker died: a redelivered task runs it again).
+    The check's ``version`` becomes the judge's configuration now, the one it runs with.
+    """
+    model = type(check)
+    locked = model.objects.select_for_update().filter(pk=check.pk).first()
+    if locked is None:
+        return False
+    now = timezone.now()
+    stale = (
+        locked.status == QualityCheck.Status.RUNNING
+        and locked.started_at is not None
+        and locked.started_at < now - CHECK_STALE_AFTER
+    )
+    if locked.status != QualityCheck.Status.QUEUED and not stale:
+        return False
+    version = judge_version(check.judge)
+    model.objects.filter(pk=check.pk).update(
+        status=QualityCheck.Status.RUNNING, started_at=now, version=version
+    )
+    check.status, check.started_at, check.version = QualityCheck.Status.RUNNING, now, version
+    return True
+
+
+@transaction.atomic
+def check_fail(*, check: QualityCheck, error: str) -> None:
+    """End ``check`` as *failed* with ``error`` (no results are kept)."""
+    now = timezone.now()
+    error = (error or "The check failed.")[:MAX_CHECK_ERROR]
+    type(check).objects.filter(pk=check.pk).update(
+        status=QualityCheck.Status.FAILED, error=error, finished_at=now
+    )
+    check.status, check.error, check.finished_at = QualityCheck.Status.FAILED, error, now
+
+
+def _end_done(check: QualityCheck, trials: Sequence[runner.Trial]) -> None:
+    """End ``check`` as *done*, with the tokens its answers reported."""
+    now = timezone.now()
+    prompt = sum(t.prompt_tokens or 0 for t in trials)
+    completion = sum(t.completion_tokens or 0 for t in trials)
+    type(check).objects.filter(pk=check.pk).update(
+        status=QualityCheck.Status.DONE,
+        error="",
+        finished_at=now,
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+    )
+    check.status, check.finished_at = QualityCheck.Status.DONE, now
+    check.prompt_tokens, check.completion_tokens = prompt, completion
+
+
+def canary_pairs(
+    collection: Collection, *, queries: int, seed: int
+) -> tuple[list[canaries.Canary], list[runner.Pair]]:
+    """Return the canaries of the collection's first ``queries`` queries and their requests."""
+    picked = list(collection.queries.order_by("external_id")[:queries])
     made = canaries.make_canaries([(q.external_id, q.text) for q in picked], seed=seed)
     by_qid = {q.external_id: q for q in picked}
     pairs = [
@@ -145,38 +290,40 @@ def canary_check_run(
         )
         for i, c in enumerate(made)
     ]
-    trials = {t.docno: t for t in runner.try_judge(judge, pairs, collection=collection, user=user)}
-    with transaction.atomic():
-        check = CanaryCheck.objects.create(
-            collection=collection,
-            judge=judge,
-            version=judge_version(judge),
-            seed=seed,
-            created_by=user if getattr(user, "pk", None) else None,
-        )
-        CanaryResult.objects.bulk_create(
-            [
-                CanaryResult(
-                    canary_check=check,
-                    kind=c.kind,
-                    qid=c.qid,
-                    title=c.title[:600],
-                    text=c.text,
-                    grade=trial.grade if trial else None,
-                    raw_answer=trial.raw_answer if trial else "",
-                    problem=(trial.problem if trial else "No answer in time."),
-                )
-                for c, pair in zip(made, pairs, strict=True)
-                for trial in [trials.get(pair.values["docno"])]
-            ]
-        )
-    return check
+    return made, pairs
+
+
+@transaction.atomic
+def canary_check_finish(
+    *,
+    check: CanaryCheck,
+    made: Sequence[canaries.Canary],
+    pairs: Sequence[runner.Pair],
+    trials: Sequence[runner.Trial],
+) -> None:
+    """Record every canary with the judge's answer (if any) and end the check *done*."""
+    by_docno = {t.docno: t for t in trials}
+    CanaryResult.objects.bulk_create(
+        [
+            CanaryResult(
+                canary_check=check,
+                kind=c.kind,
+                qid=c.qid,
+                title=c.title[:600],
+                text=c.text,
+                grade=trial.grade if trial else None,
+                raw_answer=trial.raw_answer if trial else "",
+                problem=(trial.problem if trial else "No answer in time."),
+            )
+            for c, pair in zip(made, pairs, strict=True)
+            for trial in [by_docno.get(pair.values["docno"])]
+        ]
+    )
+    _end_done(check, trials)
 
 
 #: Human-graded pairs in a collection's frozen sample for version checks.
 VERSION_SAMPLE = 40
-#: Pairs asked at once during a version check.
-VERSION_BATCH = 10
 
 
 def _frozen_sample(collection: Collection) -> list[tuple[int, int]]:
@@ -224,34 +371,27 @@ def _human_reference(collection: Collection, pairs: list[tuple[int, int]]) -> di
     return {pair: sorted(g)[(len(g) - 1) // 2] for pair, g in grades.items()}
 
 
-def version_check_run(
-    *, collection: Collection, judge: Judge, user: AbstractBaseUser | None = None
-) -> VersionCheck:
-    """Have an LLM judge's current version grade the gold pairs and the frozen sample.
+NOTHING_TO_CHECK = "Nothing to check on: no gold pair and no human-graded pair yet."
 
-    Nothing is labelled: the grades are kept on the check only, beside the human and gold
-    grades of the time, so a new model, prompt, provider or decoding can be compared with
-    the previous one before it runs on the pool. The requests go out in batches of
-    :data:`VERSION_BATCH` (as *Try* sends them) outside any transaction; the check is
-    written at once afterwards. Raises ``ValidationError`` when the judge cannot run or
-    there is nothing to check on.
-    """
-    if judge.kind != Judge.Kind.LLM:
-        raise ValidationError({"judge": ["Version checks are for LLM judges."]})
+
+def version_check_pairs(
+    collection: Collection,
+) -> tuple[list[tuple[int, int]], dict[tuple[int, int], int]]:
+    """Return the pairs a version check asks (frozen sample and gold), and the gold grades."""
     gold = {
         (q, d): g
         for q, d, g in GoldPair.objects.filter(collection=collection).values_list(
             "query_id", "document_id", "grade"
         )
     }
-    pairs = sorted(set(_frozen_sample(collection)) | set(gold))
-    if not pairs:
-        raise ValidationError(
-            {"judge": ["Nothing to check on: no gold pair and no human-graded pair yet."]}
-        )
+    return sorted(set(_frozen_sample(collection)) | set(gold)), gold
+
+
+def version_requests(pairs: Sequence[tuple[int, int]]) -> list[runner.Pair]:
+    """Return the requests of a version check's pairs (the document as stored)."""
     queries = Query.objects.in_bulk({q for q, _ in pairs})
     documents = Document.objects.in_bulk({d for _, d in pairs})
-    asked = [
+    return [
         runner.Pair(
             query_id=q,
             document_id=d,
@@ -267,36 +407,40 @@ def version_check_run(
         )
         for q, d in pairs
     ]
-    trials: dict[tuple[str, str], runner.Trial] = {}
-    for start in range(0, len(asked), VERSION_BATCH):
-        batch = asked[start : start + VERSION_BATCH]
-        for trial in runner.try_judge(judge, batch, collection=collection, user=user):
-            trials[(trial.qid, trial.docno)] = trial
-    human = _human_reference(collection, pairs)
-    with transaction.atomic():
-        check = VersionCheck.objects.create(
-            collection=collection,
-            judge=judge,
-            version=judge_version(judge),
-            created_by=user if getattr(user, "pk", None) else None,
-        )
-        results = []
-        for pair in asked:
-            trial = trials.get((pair.values["qid"], pair.values["docno"]))
-            key = (pair.query_id, pair.document_id)
-            results.append(
-                VersionCheckResult(
-                    version_check=check,
-                    query_id=pair.query_id,
-                    document_id=pair.document_id,
-                    grade=trial.grade if trial else None,
-                    human_grade=human.get(key),
-                    gold_grade=gold.get(key),
-                    prompt_tokens=trial.prompt_tokens if trial else None,
-                    completion_tokens=trial.completion_tokens if trial else None,
-                    latency_ms=trial.latency_ms if trial else None,
-                    problem=trial.problem if trial else "No answer in time.",
-                )
+
+
+@transaction.atomic
+def version_check_finish(
+    *,
+    check: VersionCheck,
+    asked: Sequence[runner.Pair],
+    trials: Sequence[runner.Trial],
+    gold: dict[tuple[int, int], int],
+) -> None:
+    """Record each pair's grade beside the human and gold grades; end the check *done*.
+
+    Nothing is labelled: the grades stay on the check. The human reference is the lower
+    median of the human grades at the time of recording.
+    """
+    by_key = {(t.qid, t.docno): t for t in trials}
+    human = _human_reference(check.collection, [(p.query_id, p.document_id) for p in asked])
+    results = []
+    for pair in asked:
+        trial = by_key.get((pair.values["qid"], pair.values["docno"]))
+        key = (pair.query_id, pair.document_id)
+        results.append(
+            VersionCheckResult(
+                version_check=check,
+                query_id=pair.query_id,
+                document_id=pair.document_id,
+                grade=trial.grade if trial else None,
+                human_grade=human.get(key),
+                gold_grade=gold.get(key),
+                prompt_tokens=trial.prompt_tokens if trial else None,
+                completion_tokens=trial.completion_tokens if trial else None,
+                latency_ms=trial.latency_ms if trial else None,
+                problem=trial.problem if trial else "No answer in time.",
             )
-        VersionCheckResult.objects.bulk_create(results)
-    return check
+        )
+    VersionCheckResult.objects.bulk_create(results)
+    _end_done(check, trials)

@@ -20,7 +20,7 @@ from judging.models import Judge, Membership
 from judging.quality import attention, services
 from judging.quality import selectors as selectors_quality
 from judging.quality.forms import GoldPairForm, GoldRateForm
-from judging.quality.models import CanaryCheck, GoldPair
+from judging.quality.models import CanaryCheck, GoldPair, VersionCheck
 
 
 @login_required
@@ -131,16 +131,23 @@ def gold_delete(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     return see_other(reverse("judging:gold_list", args=[collection.slug]))
 
 
+def _part(request: HttpRequest, page: str, part: str) -> str:
+    """Return ``part`` for htmx's poll of a check's live part, else the whole ``page``."""
+    if request.headers.get("HX-Request") and request.GET.get("part") == "progress":
+        return part
+    return page
+
+
 @login_required
 @require_POST
 def canary_check_create(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    """Run a canary check of one LLM judge and show its answers."""
+    """Queue a canary check of one LLM judge and go to its page (which waits for it)."""
     collection = selectors.collection_for_member(
         user=request.user, slug=slug, roles=(Membership.Role.COORDINATOR,)
     )
     judge = get_object_or_404(Judge, pk=pk, kind=Judge.Kind.LLM, collections=collection)
     try:
-        check = services.canary_check_run(collection=collection, judge=judge, user=request.user)
+        check = services.canary_check_start(collection=collection, judge=judge, user=request.user)
     except ValidationError as error:
         messages.error(request, "The check could not run: " + "; ".join(error.messages))
         return see_other(reverse("judging:judge_list", args=[collection.slug]))
@@ -150,17 +157,17 @@ def canary_check_create(request: HttpRequest, slug: str, pk: int) -> HttpRespons
 @login_required
 @require_GET
 def canary_check_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    """Show one canary check: every canary, the grade the judge gave and its answer."""
+    """Show one canary check: its state while it runs, then every canary and its answer."""
     collection = selectors.collection_for_member(
         user=request.user, slug=slug, roles=(Membership.Role.COORDINATOR,)
     )
     check = get_object_or_404(
         CanaryCheck.objects.select_related("judge"), pk=pk, collection=collection
     )
-    results = list(check.results.all())
+    results = list(check.results.all()) if check.status == CanaryCheck.Status.DONE else []
     return render(
         request,
-        "judging/canarycheck_detail.html",
+        _part(request, "judging/canarycheck_detail.html", "judging/canarycheck_progress.html"),
         {
             "collection": collection,
             "check": check,
@@ -178,15 +185,15 @@ def version_list(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         user=request.user, slug=slug, roles=(Membership.Role.COORDINATOR,)
     )
     judge = get_object_or_404(Judge, pk=pk, kind=Judge.Kind.LLM, collections=collection)
-    here = reverse("judging:version_list", args=[collection.slug, judge.pk])
     if request.method == "POST":
         try:
-            services.version_check_run(collection=collection, judge=judge, user=request.user)
+            check = services.version_check_start(
+                collection=collection, judge=judge, user=request.user
+            )
         except ValidationError as error:
             messages.error(request, "The check could not run: " + "; ".join(error.messages))
-        else:
-            messages.success(request, "Checked: the new row is at the top.")
-        return see_other(here)
+            return see_other(reverse("judging:version_list", args=[collection.slug, judge.pk]))
+        return see_other(reverse("judging:version_check_detail", args=[collection.slug, check.pk]))
     return render(
         request,
         "judging/versioncheck_list.html",
@@ -195,6 +202,30 @@ def version_list(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             "judge": judge,
             "current": judge_version(judge),
             "rows": selectors_quality.version_report(collection=collection, judge=judge),
+            "open_checks": selectors_quality.open_checks(collection=collection, judge=judge),
+            "margin": selectors_quality.KAPPA_DROP,
+        },
+    )
+
+
+@login_required
+@require_GET
+def version_check_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Show one version check: its state while it runs, then its row of the versions table."""
+    collection = selectors.collection_for_member(
+        user=request.user, slug=slug, roles=(Membership.Role.COORDINATOR,)
+    )
+    check = get_object_or_404(
+        VersionCheck.objects.select_related("judge", "collection"), pk=pk, collection=collection
+    )
+    return render(
+        request,
+        _part(request, "judging/versioncheck_detail.html", "judging/versioncheck_progress.html"),
+        {
+            "collection": collection,
+            "check": check,
+            "row": selectors_quality.version_row(check=check),
+            "current": judge_version(check.judge),
             "margin": selectors_quality.KAPPA_DROP,
         },
     )

@@ -42,6 +42,7 @@ from django.core.cache import cache
 
 from judging.agreement.checks import Audit
 from judging.models import Collection, Judge, Judgment, LiveGrade, PoolEntry, Query
+from metrics.engine.measures import score_bounds
 from metrics.engine.ppi import audited_mean
 from metrics.live import scoring
 from metrics.models import Run
@@ -163,7 +164,8 @@ def prediction_powered_means(
     """Return each run's prediction-powered mean of each measure, with its interval.
 
     ``measures`` are canonical names; ``target`` and the estimator are those of
-    :func:`metrics.engine.ppi.audited_mean` (tuned λ, Student's t interval). Nothing is
+    :func:`metrics.engine.ppi.audited_mean` (tuned λ, Student's t interval, both clipped to
+    the measure's range when it has one: :func:`metrics.engine.measures.score_bounds`). Nothing is
     available without a random audit (``llm-check`` with ``audit_percent`` above 0), without
     live grades, or before a sampled query is fully human-graded. ``keep_query`` keeps
     only the queries whose external id it accepts as units (a split score policy's
@@ -255,6 +257,7 @@ def prediction_powered_means(
     h_values = scoring.evaluate_rows(rows=audited_rows, grades_by_query=human, measures=measures)
     mask = np.isin(np.asarray(queries), np.asarray(audited))
     out: dict[int, dict[str, RunCorrection | None]] = {}
+    bounds = {name: score_bounds(name) for name in measures}  # clip to the measure's range
     for name in measures:
         f = _matrix(rows, f_values[name], run_index, query_index)
         h = _matrix(audited_rows, h_values[name], run_index, query_index)
@@ -265,7 +268,12 @@ def prediction_powered_means(
                 out.setdefault(run.pk, {})[name] = None
                 continue
             est = audited_mean(
-                f[i, keep], h[i, keep], mask[keep], alpha=1.0 - confidence, target=target
+                f[i, keep],
+                h[i, keep],
+                mask[keep],
+                alpha=1.0 - confidence,
+                target=target,
+                bounds=bounds[name],
             )
             out.setdefault(run.pk, {})[name] = RunCorrection(
                 estimate=est.estimate,

@@ -13,13 +13,11 @@ from typing import Any, ClassVar
 
 from django.db import transaction
 from drf_spectacular.utils import extend_schema, extend_schema_view
-from rest_framework import generics, serializers
-from rest_framework.request import Request
-from rest_framework.response import Response
+from rest_framework import serializers
 
 from config.api import error_responses
 from config.parsers import PolicyFormParser, PolicyJSONParser
-from judging.api.views import SLUG, CollectionScopedView
+from judging.api.views import SLUG, CollectionSettingView
 from judging.models import Collection
 from metrics import services
 from metrics.api.permissions import COORDINATORS
@@ -79,24 +77,20 @@ class CollectionSettingsSerializer(serializers.ModelSerializer):
         responses={200: CollectionSettingsSerializer, **error_responses(400, 401, 403, 404)},
     ),
 )
-class CollectionSettingsView(CollectionScopedView, generics.GenericAPIView):
-    """The leaderboard settings of a collection."""
+class CollectionSettingsView(CollectionSettingView):
+    """The leaderboard settings of a collection (PATCH: the fields given, all or nothing)."""
 
     serializer_class = CollectionSettingsSerializer
-    pagination_class = None
-    http_method_names: ClassVar[list[str]] = ["get", "patch", "head", "options"]
+    write_method = "patch"
     parser_classes: ClassVar[list] = [PolicyJSONParser, PolicyFormParser]
     role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS, "PATCH": COORDINATORS}
 
-    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """Return the settings."""
-        return Response(CollectionSettingsSerializer(self.collection).data)
+    def current(self) -> Collection:
+        """Return the collection (the serializer reads its settings)."""
+        return self.collection
 
-    def patch(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+    def change(self, data: dict[str, Any]) -> None:
         """Change them through ``collection_settings_update`` (and ``runs_repool``)."""
-        form = CollectionSettingsSerializer(data=request.data, partial=True)
-        form.is_valid(raise_exception=True)
-        data = dict(form.validated_data)
         depth = data.pop("pool_depth", None)
         collection = self.collection
         with transaction.atomic():
@@ -104,4 +98,3 @@ class CollectionSettingsView(CollectionScopedView, generics.GenericAPIView):
                 services.collection_settings_update(collection=collection, **data)
             if depth is not None and depth != collection.pool_depth:
                 services.runs_repool(collection=collection, depth=depth)
-        return Response(CollectionSettingsSerializer(collection).data)

@@ -986,6 +986,38 @@ def measure_info(name: str | Measure, **options: float) -> Measure:
     return ms[0]
 
 
+#: Families whose per-query value is a share or a probability, always within [0, 1].
+_UNIT_FAMILIES = frozenset(
+    {
+        "P", "R", "AP", "RR", "Rprec", "Bpref", "Success", "Judged", "ERR", "IPrec",
+        "IPrecAvg", "SetP", "SetR", "SetF", "SetAP", "SetRelP", "RelP", "RBPResid", "Unj",
+    }
+)  # fmt: skip
+#: Normalised-gain families: within [0, 1] when no grade has a negative gain.
+_NORMALISED_FAMILIES = frozenset({"nDCG", "nDCGRel", "RLevelNDCG"})
+
+
+def score_bounds(name: str | Measure) -> tuple[float, float] | None:
+    """Return the range every per-query value of a measure lies in, or None if unbounded.
+
+    Shares and probabilities (precision, recall, AP, RR, R-precision, bpref, success,
+    ERR, the set measures...) lie in [0, 1], and so does nDCG (any flavour) when no grade
+    has a negative gain (custom gains all at least 0; Graded's grades are 0–4). Counts,
+    sums of gains, utility, RBP with custom gains, UDCG (irrelevant documents weigh
+    negatively) and the standardized nDCGs (not bounded by -1) have no known range: None.
+    A mean of per-query values lies in the same range, which is what
+    :func:`metrics.engine.ppi.audited_mean` clips its interval to.
+    """
+    measure = measure_info(name) if isinstance(name, str) else name
+    if measure.family in _UNIT_FAMILIES:
+        return (0.0, 1.0)
+    if measure.family in _NORMALISED_FAMILIES and all(
+        gain >= 0 for _, gain in (measure.gains or ())
+    ):
+        return (0.0, 1.0)
+    return None
+
+
 # trec_eval's measure sets (``-m official``, ``-m all_trec``), as trec_eval lists them.
 _OFFICIAL = (
     "runid",

@@ -64,12 +64,28 @@ unit of several gives the plain-PPI estimate and an infinite interval (λ is tun
 three audited units or more; with fewer, ``lam=None`` uses 1, plain PPI); one unit in
 all, audited, is exact for ``"collection"``. An LLM score that is constant on the
 audited units gives λ* = 0. Non-finite scores and mismatched lengths raise ValueError.
+
+A bounded measure (``bounds``, e.g. (0, 1) for nDCG, AP or P@k: see
+:func:`metrics.engine.measures.score_bounds`): the CLT interval is symmetric around the
+estimate and knows nothing of the range, so near 0 or 1 it can reach past it (and the
+difference estimator itself can, when the LLM-filled mean is near the edge and the audit
+corrects it outwards). :func:`audited_mean` then clips the point estimate and both ends
+of the interval to the range. Clipping the interval changes no coverage (the true mean
+lies in the range, so it lies in the interval exactly when it lies in the clipped one;
+an interval wholly outside the range becomes a point at the nearer end, which covers no
+less than before). Clipping the estimate is a projection onto the range: it is never
+farther from the true mean than the unclipped estimate (slightly biased towards the
+inside, never less accurate), and the estimate stays within its own interval. The
+standard error and λ are those of the unclipped estimator; ``clipped`` says whether
+anything was clipped. An infinite interval (one audited unit of several) stays
+infinite: nothing is known, and the pages show no interval rather than the whole range.
+Differences of runs have the range (low − high, high − low): pass it.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -93,6 +109,7 @@ class PPIEstimate:
     std_error: float
     labelled: int  # units with a human score (the audit)
     units: int  # all units (for ppi_mean: labelled + unlabelled)
+    clipped: bool = False  # the estimate or an end of the interval was clipped to ``bounds``
 
     @property
     def half_width(self) -> float:
@@ -195,6 +212,7 @@ def audited_mean(
     alpha: float = 0.05,
     target: Target = "collection",
     interval: Interval = "t",
+    bounds: tuple[float, float] | None = None,
 ) -> PPIEstimate:
     """Return the bias-corrected mean of ``human`` over all units, from an audited subset.
 
@@ -203,9 +221,60 @@ def audited_mean(
     ``audited`` is true (anything, NaN included, elsewhere). ``lam=None`` tunes λ (the
     variance-minimising ``S(h, f)/S²(f)`` on the audited units, clipped to [0, 1]; plain
     PPI, λ = 1, below three audited units);
-    ``lam=0`` is the human-only mean of the audited units, ``lam=1`` plain PPI. See the
-    module docstring for the two targets, the assumptions and the edge cases.
+    ``lam=0`` is the human-only mean of the audited units, ``lam=1`` plain PPI.
+    ``bounds`` ``(low, high)``: the range every score lies in; the estimate and the
+    interval are clipped to it (module docstring). See the module docstring for the two
+    targets, the assumptions and the edge cases.
     """
+    _check_level(alpha)
+    if bounds is not None and not (
+        len(bounds) == 2 and math.isfinite(bounds[0]) and math.isfinite(bounds[1])
+        and bounds[0] < bounds[1]
+    ):  # fmt: skip
+        raise ValueError("bounds: give (low, high), finite, with low < high")
+    return _clip(
+        _audited_mean(llm, human, audited, lam=lam, alpha=alpha, target=target, interval=interval),
+        bounds,
+    )
+
+
+def _clip(result: PPIEstimate, bounds: tuple[float, float] | None) -> PPIEstimate:
+    """Return ``result`` with its estimate and interval clipped to ``bounds`` (NaN stays)."""
+    if bounds is None or math.isnan(result.estimate):
+        return result
+    low, high = float(bounds[0]), float(bounds[1])
+
+    def clip(value: float) -> float:
+        return value if math.isinf(value) else min(max(value, low), high)
+
+    clipped = PPIEstimate(
+        estimate=clip(result.estimate),
+        low=clip(result.low),
+        high=clip(result.high),
+        lam=result.lam,
+        std_error=result.std_error,
+        labelled=result.labelled,
+        units=result.units,
+    )
+    moved = (clipped.estimate, clipped.low, clipped.high) != (
+        result.estimate,
+        result.low,
+        result.high,
+    )
+    return replace(clipped, clipped=moved)
+
+
+def _audited_mean(
+    llm: npt.ArrayLike,
+    human: npt.ArrayLike,
+    audited: npt.ArrayLike,
+    *,
+    lam: float | None,
+    alpha: float,
+    target: Target,
+    interval: Interval,
+) -> PPIEstimate:
+    """Compute :func:`audited_mean` without ``bounds``."""
     _check_level(alpha)
     if target not in ("collection", "topics"):
         raise ValueError("target: must be 'collection' or 'topics'")

@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from config.api import FiniteFloatField, error_responses
 from config.pagination import page_parameters
 from judging.api.permissions import COORDINATORS
-from judging.api.views import SLUG, CollectionScopedView
+from judging.api.views import SLUG, CollectionScopedView, CollectionSettingView
 from metrics.pool import selectors, services, stopping
 from metrics.pool.models import LIMITS, STRATEGY_CHOICES, PoolingPolicy
 
@@ -129,25 +129,22 @@ def _settings(collection: Any) -> dict[str, Any]:
         responses={200: PoolingSettingsSerializer, **error_responses(400, 401, 403, 404)},
     ),
 )
-class PoolingSettingsView(CollectionScopedView):
-    """A collection's pooling policy."""
+class PoolingSettingsView(CollectionSettingView):
+    """A collection's pooling policy (PATCH: a new version from the current one)."""
 
     serializer_class = PoolingSettingsSerializer
-    pagination_class = None
+    write_method = "patch"
     role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS, "PATCH": COORDINATORS}
 
-    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """Return the policy in force."""
-        return Response(PoolingSettingsSerializer(_settings(self.collection)).data)
+    def current(self) -> dict[str, Any]:
+        """Return the policy in force, its plan's state, the strategies and the history."""
+        return _settings(self.collection)
 
-    def patch(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+    def change(self, data: dict[str, Any]) -> None:
         """Set a new version from the current one and the fields given."""
-        body = PoolingSettingsSerializer(data=request.data, partial=True)
-        body.is_valid(raise_exception=True)
         values = selectors.pooling_values(collection=self.collection)
-        values.update(body.validated_data)
-        services.pooling_policy_set(collection=self.collection, actor=request.user, **values)
-        return Response(PoolingSettingsSerializer(_settings(self.collection)).data)
+        values.update(data)
+        services.pooling_policy_set(collection=self.collection, actor=self.request.user, **values)
 
 
 @extend_schema_view(

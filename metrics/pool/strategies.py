@@ -426,11 +426,57 @@ class Bandit(_RunPointers):
 Scorer = Callable[[list[F64]], F64]
 
 
-class Swap(Strategy):
+class _Weighed(Strategy):
+    """What ``swap`` and ``hybrid`` share: weighed picks, some in depth order, and a queue.
+
+    Both compare each run with the ``window`` runs below it at the ``cutoff``, weigh the
+    documents every ``refresh`` picks (or so) into a queue of picks, take a share
+    ``explore`` of their picks in depth order (:meth:`_explore_pick`), and fall back on
+    depth order for a while when nothing weighs anything (:meth:`_cooling_pick`).
+    """
+
+    global_view = True
+
+    def __init__(
+        self,
+        campaign: Campaign,
+        *,
+        cutoff: int,
+        refresh: int,
+        window: int,
+        explore: float,
+        rel_level: float,
+    ) -> None:
+        """Check ``explore``; set up the depth order, the queue and the explore credit."""
+        if not 0 <= explore <= 1:
+            raise ValueError("explore must be in [0, 1]")
+        super().__init__(campaign, rel_level=rel_level)
+        self.cutoff, self.refresh, self.window = cutoff, max(1, refresh), max(1, window)
+        self.explore = explore
+        self._credit = 0.0  # depth-order picks owed
+        self._cooldown = 0  # picks left in depth order after a weighing found nothing
+        self._fallback = DepthK(campaign, k=max(m.shape[1] for m in campaign.rankings))
+
+    def _explore_pick(self) -> Pair | None:
+        """Return a depth-order pick when one is owed (one in ``1 / explore``), else None."""
+        self._credit += self.explore
+        if self._credit >= 1.0:
+            self._credit -= 1.0
+            return self._fallback.next_pair()
+        return None
+
+    def _cooling_pick(self) -> tuple[bool, Pair | None]:
+        """Return (True, a depth-order pick) while cooling down after an empty weighing."""
+        if self._cooldown > 0:
+            self._cooldown -= 1
+            return True, self._fallback.next_pair()
+        return False, None
+
+
+class Swap(_Weighed):
     """Judge first the pairs that decide the order of runs still in doubt (see module)."""
 
     name = "swap"
-    global_view = True
 
     def __init__(
         self,
@@ -454,19 +500,17 @@ class Swap(Strategy):
         estimates honest (without them, τ stalled below 0.9 on some simulated campaigns;
         one pick in ten did best over the campaigns of docs/pooling.md).
         """
-        if not 0 <= explore <= 1:
-            raise ValueError("explore must be in [0, 1]")
-        super().__init__(campaign, rel_level=rel_level)
+        super().__init__(
+            campaign,
+            cutoff=cutoff,
+            refresh=refresh,
+            window=window,
+            explore=explore,
+            rel_level=rel_level,
+        )
         self.scores = scores
-        self.cutoff = cutoff
-        self.refresh = max(1, refresh)
-        self.window = max(1, window)
         self.labels = [np.full(n, np.nan) for n in campaign.n_docs]
         self._queue: list[Pair] = []
-        self._cooldown = 0
-        self.explore = explore
-        self._credit = 0.0  # depth-order picks owed
-        self._fallback = DepthK(campaign, k=max(m.shape[1] for m in campaign.rankings))
         self._best = [campaign.best_rank(q) for q in range(len(campaign.queries))]
         # each run's rank discount at each document of each query, within the cut-off
         self._discount = []
@@ -601,19 +645,16 @@ class Swap(Strategy):
 
         Every ``1 / explore``-th pick (on average) is depth order's instead.
         """
-        self._credit += self.explore
-        if self._credit >= 1.0:
-            self._credit -= 1.0
-            pick = self._fallback.next_pair()
-            if pick is not None:
-                return pick
+        pick = self._explore_pick()
+        if pick is not None:
+            return pick
         while self._queue:
             q, d = self._queue.pop()
             if not self.judged[q][d]:
                 return q, d
-        if self._cooldown > 0:  # the last weighing found nothing to weigh
-            self._cooldown -= 1
-            return self._fallback.next_pair()
+        cooling, pick = self._cooling_pick()  # the last weighing found nothing to weigh
+        if cooling:
+            return pick
         weights = self.weights()
         flat = np.concatenate(weights)
         top = np.argsort(-flat, kind="stable")[: self.refresh]
@@ -630,11 +671,10 @@ class Swap(Strategy):
         return self._fallback.next_pair()
 
 
-class Hybrid(Strategy):
+class Hybrid(_Weighed):
     """Depth-first to a shallow depth, then the pairs that can flip runs in doubt (module)."""
 
     name = "hybrid"
-    global_view = True
 
     def __init__(
         self,
@@ -662,14 +702,16 @@ class Hybrid(Strategy):
         grades, weigh every ``growth`` share of the grades known instead (the weights move
         less with each grade as grades add up).
         """
-        if not 0 <= explore <= 1:
-            raise ValueError("explore must be in [0, 1]")
-        super().__init__(campaign, rel_level=rel_level)
-        self.cutoff, self.refresh, self.window = cutoff, max(1, refresh), max(1, window)
-        self.explore = explore
+        super().__init__(
+            campaign,
+            cutoff=cutoff,
+            refresh=refresh,
+            window=window,
+            explore=explore,
+            rel_level=rel_level,
+        )
         self.tracker = NdcgCut(campaign, cutoff)
         self._shallow = DepthK(campaign, k=shallow) if shallow > 0 else None
-        self._fallback = DepthK(campaign, k=max(m.shape[1] for m in campaign.rankings))
         n_runs, n_q = len(campaign.runs), len(campaign.queries)
         sizes = campaign.n_docs
         self._offset = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
@@ -718,8 +760,6 @@ class Hybrid(Strategy):
         self._judged = np.zeros(total, dtype=bool)
         self._grade = np.zeros(total)
         self._queue: list[int] = []
-        self._credit = 0.0
-        self._cooldown = 0
         self.top_weight, self.growth = top_weight, growth
         self._counts = [5.0] * self._n_cells  # one of each grade 0-4 per cell
         self._sums = [10.0] * self._n_cells
@@ -852,19 +892,16 @@ class Hybrid(Strategy):
             if pick is not None:
                 return pick
             self._shallow = None
-        self._credit += self.explore
-        if self._credit >= 1.0:
-            self._credit -= 1.0
-            pick = self._fallback.next_pair()
-            if pick is not None:
-                return pick
+        pick = self._explore_pick()
+        if pick is not None:
+            return pick
         while self._queue:
             g = self._queue.pop()
             if not self._judged[g] and not self._pended(g):
                 return self._pair(g)
-        if self._cooldown > 0:
-            self._cooldown -= 1
-            return self._fallback.next_pair()
+        cooling, pick = self._cooling_pick()
+        if cooling:
+            return pick
         weight = self.weights()
         pended = np.concatenate(self.judged)[self._top]  # picks still without a grade
         weight[pended] = 0.0

@@ -6,12 +6,10 @@ from typing import Any, ClassVar
 
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import serializers
-from rest_framework.request import Request
-from rest_framework.response import Response
 
 from config.api import error_responses
 from judging.api.permissions import COORDINATORS
-from judging.api.views import SLUG, CollectionScopedView
+from judging.api.views import SLUG, CollectionSettingView
 from judging.models import Collection
 from metrics.visibility import selectors, services
 from metrics.visibility.models import ScoreVisibility
@@ -85,20 +83,17 @@ def _body(collection: Collection) -> dict[str, Any]:
         responses={200: ScoreVisibilitySerializer, **error_responses(400, 401, 403, 404)},
     ),
 )
-class ScoreVisibilityView(CollectionScopedView):
-    """A collection's score visibility and submission budget."""
+class ScoreVisibilityView(CollectionSettingView):
+    """A collection's score visibility and submission budget (PATCH: the fields given)."""
 
     serializer_class = ScoreVisibilitySerializer
-    pagination_class = None
+    write_method = "patch"
     role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS, "PATCH": COORDINATORS}
 
-    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """Return the settings."""
-        return Response(ScoreVisibilitySerializer(_body(self.collection)).data)
+    def current(self) -> dict[str, Any]:
+        """Return the settings and how many queries are public."""
+        return _body(self.collection)
 
-    def patch(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+    def change(self, data: dict[str, Any]) -> None:
         """Change the fields given."""
-        body = ScoreVisibilitySerializer(data=request.data, partial=True)
-        body.is_valid(raise_exception=True)
-        services.score_visibility_update(collection=self.collection, **body.validated_data)
-        return Response(ScoreVisibilitySerializer(_body(self.collection)).data)
+        services.score_visibility_update(collection=self.collection, **data)

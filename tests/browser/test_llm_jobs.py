@@ -361,3 +361,27 @@ def test_a_job_that_fails_fast_reads_as_failed_on_one_screen(page, console, worl
     page.click("a[rel=next]")
     expect(page.locator("[data-output]")).to_have_count(1)
     assert console.problems() == []
+
+
+def test_a_canary_check_starts_at_once_and_its_page_polls_until_the_answers_are_in(
+    page, console, world, fake
+):
+    """The check runs in a thread of the server (no broker), as in production."""
+    coll, llm = world["coll"], world["llm"]
+    llm.llm_provider = LLMProvider.objects.get(name="fake")
+    llm.native_scale = ["0", "1", "2", "3"]
+    llm.scale_mapping = {"0": 0, "1": 1, "2": 3, "3": 4}
+    llm.save()
+    fake.script = lambda body, n: Reply(content="##final score: 2", delay=1.5)  # to watch
+    polls: list[str] = []
+    page.on("request", lambda r: polls.append(r.url) if "part=progress" in r.url else None)
+    log_in(page, f"/c/{coll.slug}/judges/", "cora")
+    page.get_by_role("button", name="Check umbrela with canaries").click()
+    expect(page.locator("h1")).to_have_text("Canary check of umbrela")
+    # 4 canaries (2 queries), 4 at once, 1.5 s each: not done when the page first shows;
+    # htmx polls, then swaps the answers in.
+    expect(page.locator("#check-progress")).to_have_attribute("data-status", "done", timeout=20_000)
+    expect(page.locator("[data-kind]")).to_have_count(4)
+    expect(page.locator("[data-field=failed]")).to_have_text("4")  # "2" maps to grade 3
+    assert polls, "the page never polled"
+    assert len(fake.requests) == 4

@@ -10,6 +10,7 @@ from django.urls import resolve, reverse
 from playwright.sync_api import expect
 
 from judging.models import Membership
+from judging.quality.models import CanaryCheck, CanaryResult, VersionCheck, VersionCheckResult
 from metrics.models import Run
 from tests import factories
 from tests.browser import page_checks
@@ -70,7 +71,29 @@ def world(settings, tmp_path):
             },
             rankings={queries[0]: [docs[i] for i in order], queries[1]: [docs[3], docs[4]]},
         )
-    return {"coll": coll, "queries": queries}
+    llm = factories.llm_judge("llm-judge-with-a-long-name")
+    llm.collections.add(coll)
+    canary = CanaryCheck.objects.create(
+        collection=coll, judge=llm, version="v-0123456789ab", seed=1, status="done"
+    )
+    for kind, grade in (("stuffing", 0), ("injection", 3)):
+        CanaryResult.objects.create(
+            canary_check=canary, kind=kind, qid="q1", title="Household tips", text="Chores. " * 40,
+            grade=grade, raw_answer="##final score: 2",
+        )  # fmt: skip
+    done = VersionCheck.objects.create(
+        collection=coll, judge=llm, version="v-0123456789ab", status="done"
+    )
+    VersionCheckResult.objects.create(
+        version_check=done, query=queries[0], document=docs[0], grade=3, human_grade=3
+    )
+    failed = VersionCheck.objects.create(
+        collection=coll, judge=llm, version="v-0123456789ab", status="failed",
+        error="Stopped after 3 requests in a row failed: the provider answered 401 "
+        "Unauthorized — check the provider's API key (the operator sets it).",
+    )  # fmt: skip
+    checks = {"canary": canary, "version": done, "failed": failed, "llm": llm}
+    return {"coll": coll, "queries": queries, "checks": checks}
 
 
 def pages(world, role: str) -> list[str]:
@@ -125,6 +148,11 @@ def more_pages(world, username: str) -> list[str]:
         reverse("judging:llmjob_create", args=[slug]),
         reverse("judging:disagreement_list", args=[slug]),
         reverse("metrics:llm_agreement", args=[slug]),
+        reverse("judging:judge_list", args=[slug]),
+        reverse("judging:canary_check_detail", args=[slug, world["checks"]["canary"].pk]),
+        reverse("judging:version_list", args=[slug, world["checks"]["llm"].pk]),
+        reverse("judging:version_check_detail", args=[slug, world["checks"]["version"].pk]),
+        reverse("judging:version_check_detail", args=[slug, world["checks"]["failed"].pk]),
     ]
 
 

@@ -304,3 +304,68 @@ def test_a_tuned_lambda_takes_the_larger_of_the_linearised_and_jackknife_varianc
     linear2 = (1 / 20 - 1 / 40) * np.var(r2, ddof=2)
     jack2 = (1 - 20 / 40) * _jackknife_by_deletion(f2[:20], h2[:20], f2.mean())
     assert got2.std_error**2 == pytest.approx(max(linear2, jack2), rel=1e-12)
+
+
+# --- bounded measures: the estimate and the interval are clipped to the range -------------
+
+
+def test_an_interval_reaching_below_zero_is_clipped_and_the_estimate_kept():
+    # Plain PPI (λ = 1) on 10 units, 4 audited. f = 0.1 everywhere; h = 0, 0, 0, 0.4.
+    # Rectifier h − f: −0.1, −0.1, −0.1, 0.3 (mean 0, S² = 0.12 / 3 = 0.04).
+    # Estimate 0.1 + 0 = 0.1; variance (1/4 − 1/10) · 0.04 = 0.006; t with 3 df.
+    llm = np.full(10, 0.1)
+    human = np.array([0.0, 0.0, 0.0, 0.4, *[np.nan] * 6])
+    audited = np.arange(10) < 4
+    half = stats.t.ppf(0.975, df=3) * math.sqrt(0.006)
+    raw = audited_mean(llm, human, audited, lam=1.0)
+    assert raw.estimate == pytest.approx(0.1)
+    assert raw.low == pytest.approx(0.1 - half) and raw.low < 0 and not raw.clipped
+    got = audited_mean(llm, human, audited, lam=1.0, bounds=(0.0, 1.0))
+    assert got.estimate == pytest.approx(0.1)  # inside the range: unchanged
+    assert (got.low, got.high) == (0.0, pytest.approx(0.1 + half))
+    assert got.clipped and got.std_error == raw.std_error and got.lam == raw.lam
+
+
+def test_an_estimate_outside_the_range_is_clipped_into_it_with_its_interval():
+    # f: 0.2 on the 4 audited units, 0 on the 6 others (mean 0.08); humans gave 0 to all 4.
+    # Plain PPI: 0.08 + mean(0 − 0.2) = −0.12, a mean no [0, 1] measure can have; the
+    # rectifier is constant, so the interval is the point −0.12. Clipped: 0, [0, 0].
+    llm = np.array([0.2] * 4 + [0.0] * 6)
+    human = np.array([0.0] * 4 + [np.nan] * 6)
+    audited = np.arange(10) < 4
+    raw = audited_mean(llm, human, audited, lam=1.0)
+    assert raw.estimate == pytest.approx(-0.12) and raw.low == pytest.approx(-0.12)
+    got = audited_mean(llm, human, audited, lam=1.0, bounds=(0.0, 1.0))
+    assert (got.estimate, got.low, got.high, got.clipped) == (0.0, 0.0, 0.0, True)
+    top = audited_mean(1.0 - llm, 1.0 - human, audited, lam=1.0, bounds=(0.0, 1.0))
+    assert (top.estimate, top.low, top.high) == (1.0, 1.0, 1.0)  # the mirror case at 1
+
+
+def test_clipping_never_loses_coverage_and_never_moves_the_estimate_away():
+    # Scores piled at 0 (a strict measure on hard topics): intervals often reach below 0.
+    rng = np.random.default_rng(11)
+    n_units, n_audit, reached = 30, 6, 0
+    for _ in range(400):
+        truth = np.where(rng.random(n_units) < 0.15, rng.random(n_units), 0.0)
+        llm = np.clip(truth + rng.normal(0.05, 0.1, n_units), 0.0, 1.0)
+        audited = np.zeros(n_units, bool)
+        audited[rng.choice(n_units, n_audit, replace=False)] = True
+        theta = truth.mean()
+        raw = audited_mean(llm, truth, audited)
+        got = audited_mean(llm, truth, audited, bounds=(0.0, 1.0))
+        reached += raw.low < 0
+        assert (raw.low <= theta <= raw.high) == (got.low <= theta <= got.high)
+        assert abs(got.estimate - theta) <= abs(raw.estimate - theta) + 1e-15
+        assert 0.0 <= got.low <= got.estimate <= got.high <= 1.0
+    assert reached > 100  # the case the clipping is for did occur
+
+
+def test_clipping_leaves_infinite_and_empty_results_alone():
+    one = audited_mean([0.2, 0.4, 0.9], [0.0, np.nan, np.nan], [True, False, False],
+                       bounds=(0.0, 1.0))  # fmt: skip
+    assert math.isinf(one.low) and math.isinf(one.high)  # nothing is known: no interval
+    none = audited_mean([0.2, 0.4], [np.nan, np.nan], [False, False], bounds=(0.0, 1.0))
+    assert math.isnan(none.estimate) and not none.clipped
+    for bad in [(1.0, 0.0), (0.0, math.inf), (0.0,)]:
+        with pytest.raises(ValueError, match="bounds"):
+            audited_mean([0.2, 0.4], [0.1, 0.3], [True, True], bounds=bad)

@@ -9,10 +9,12 @@ and one pair of two other queries (targeted checks, not an audit).
 The expected figures are computed here apart from the code under test: P@3 and AP of
 each run and query worked out from the grades by the short functions below (``f`` on the
 LLM's grades, ``h`` on people's), then :func:`metrics.engine.ppi.audited_mean` over the
-queries, the audited ones marked.
+queries, the audited ones marked, clipped to the measures' range [0, 1].
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
@@ -133,7 +135,7 @@ def _d(docs, pk):
     return next(d for ds in docs.values() for d in ds if d.pk == pk)
 
 
-def expected(world, tag, name, keep=lambda qid: True):
+def expected(world, tag, name, keep=lambda qid: True, alpha=0.05):
     """Return audited_mean of run ``tag`` on measure ``name`` over the kept queries."""
     fn = FUNCTIONS[name]
     f, h, mask = [], [], []
@@ -147,7 +149,8 @@ def expected(world, tag, name, keep=lambda qid: True):
         truth = {d: g for (qq, d), g in world["truth"].items() if qq == q.pk}
         h.append(fn(ranking, truth) if is_audited else np.nan)
         mask.append(is_audited)
-    return audited_mean(np.array(f), np.array(h), np.array(mask))
+    # P@3 and AP lie in [0, 1]: the estimate and its interval are clipped to it.
+    return audited_mean(np.array(f), np.array(h), np.array(mask), alpha=alpha, bounds=(0.0, 1.0))
 
 
 def _board(user, coll):
@@ -179,7 +182,7 @@ def test_every_run_and_measure_gets_the_estimate_its_interval_and_lambda(world):
             assert cell["low"] == pytest.approx(want.low, abs=1e-12)
             assert cell["high"] == pytest.approx(want.high, abs=1e-12)
             assert cell["lam"] == pytest.approx(want.lam, abs=1e-12)
-            assert cell["low"] < cell["estimate"] < cell["high"]
+            assert 0 <= cell["low"] <= cell["estimate"] <= cell["high"] <= 1
             assert (cell["audited_queries"], cell["queries"]) == (want.labelled, N_QUERIES)
             assert cell["reason"] == ""
             assert cell["llm_mean"] == pytest.approx(
@@ -224,6 +227,40 @@ def test_the_page_shows_a_second_line_in_each_score_cell(world, client):
         want = expected(world, tag, "map")
         assert f"{want.estimate:.3f} <span" in page
         assert f"({want.low:.3f}–{want.high:.3f})" in page
+
+
+def test_the_sorted_cell_labels_the_bootstrap_interval_and_the_ppi_line(world, client):
+    coll = world["coll"]
+    client.force_login(world["cora"])
+    page = client.get(reverse("metrics:leaderboard", args=[coll.slug])).content.decode()
+    cells = re.findall(r'<td class="num score lb-measure lb-primary".*?</td>', page, re.S)
+    assert len(cells) == 3
+    for cell in cells:
+        # A word starts each line, in this order: the score, its bootstrap CI, then PPI.
+        labels = re.findall(r"data-line-label>([^<]+)<", cell)
+        assert labels == ["CI", "PPI"], cell
+        assert cell.index("data-interval") < cell.index("data-ppi")
+    other = re.findall(r'<td class="num score lb-measure".*?</td>', page, re.S)
+    assert other and all(re.findall(r"data-line-label>([^<]+)<", c) == ["PPI"] for c in other)
+
+
+def test_intervals_reaching_past_the_range_are_clipped_on_the_board(world, monkeypatch):
+    # At 99.99% every interval with some spread reaches past [0, 1] (t with a few degrees
+    # of freedom is above 10): the board must show them clipped, whatever the audit drew.
+    monkeypatch.setattr(ppi_module, "CONFIDENCE", 0.9999)
+    cache.clear()
+    body = _board(world["cora"], world["coll"])
+    clipped = 0
+    for row in body["rows"]:
+        for measure, short in zip(canonical_names(["P_3", "map"]), ("P_3", "map"), strict=True):
+            want = expected(world, row["run"], short, alpha=1e-4)
+            cell = row["ppi"][measure]
+            assert (cell["estimate"], cell["low"], cell["high"]) == pytest.approx(
+                (want.estimate, want.low, want.high), abs=1e-12
+            )
+            assert 0 <= cell["low"] <= cell["estimate"] <= cell["high"] <= 1
+            clipped += want.clipped
+    assert clipped >= 3  # most of the six cells: the clipping was needed and applied
 
 
 def test_hidden_scores_hide_the_correction_too(world):

@@ -104,7 +104,11 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("GET", S + "judges/gold/"):                  (401, 404, 403, 403, 403, 403, 404, 200),
     ("GET", S + "judges/canaries/"):              (401, 404, 403, 403, 403, 403, 404, 200),
     ("POST", S + "judges/<int:judge_id>/canary-checks/"): (401, 404, 403, 403, 403, 403, 404, 404),
+    ("GET", S + "judges/<int:judge_id>/canary-checks/<int:pk>/"):
+                                                  (401, 404, 403, 403, 403, 403, 404, 404),
     ("GET", S + "judges/<int:judge_id>/versions/"): (401, 404, 403, 403, 403, 403, 404, 404),
+    ("GET", S + "judges/<int:judge_id>/versions/<int:pk>/"):
+                                                  (401, 404, 403, 403, 403, 403, 404, 404),
     ("POST", S + "judges/<int:judge_id>/versions/"): (401, 404, 403, 403, 403, 403, 404, 404),
     # Run analysis: a team sees its own runs (others' once the leaderboard is published).
     ("GET", S + "runs/<int:pk>/queries/<str:qid>/"): (401, 404, 403, 403, 200, 404, 404, 200),
@@ -217,6 +221,8 @@ def url_for(route: str, arena: Arena) -> str:
         pk = str(arena.run.team_id)
     elif "imports/<int:pk>" in route:
         pk = str(FileImport.objects.get_or_create(collection=arena.coll)[0].pk)
+    elif "canary-checks/<int:pk>" in route or "versions/<int:pk>" in route:
+        pk = "1"  # under the arena's human judge: 404 even for the coordinator
     path = route.replace("<slug:slug>", arena.coll.slug).replace("<int:pk>", pk)
     path = path.replace("<int:judge_id>", str(arena.judgment.judge_id))
     path = path.replace("<str:qid>", "q1")
@@ -376,6 +382,7 @@ PAGES = {
     "gold/": "gold_list",
     "canary-checks/<int:pk>/": "canary_check_detail",  # coordinators only
     "llm-judges/<int:pk>/versions/": "version_list",  # coordinators only
+    "version-checks/<int:pk>/": "version_check_detail",  # coordinators only
 }
 
 

@@ -50,7 +50,9 @@ PATHS = [
     "/api/v1/collections/{slug}/judges/gold/",
     "/api/v1/collections/{slug}/judges/canaries/",
     "/api/v1/collections/{slug}/judges/{judge_id}/canary-checks/",
+    "/api/v1/collections/{slug}/judges/{judge_id}/canary-checks/{id}/",
     "/api/v1/collections/{slug}/judges/{judge_id}/versions/",
+    "/api/v1/collections/{slug}/judges/{judge_id}/versions/{id}/",
 ]
 
 

@@ -69,7 +69,7 @@ def _obedient(body, n):
 
 @pytest.mark.django_db
 def test_an_obedient_judge_fails_every_canary_and_nothing_reaches_the_judgments(
-    coll, pooled, llm, fake
+    coll, pooled, llm, fake, django_capture_on_commit_callbacks
 ):
     fake.script = _obedient
     boss = factories.user("boss")
@@ -80,7 +80,10 @@ def test_an_obedient_judge_fails_every_canary_and_nothing_reaches_the_judgments(
         Judgment.objects.count(),
         LiveGrade.objects.count(),
     )
-    check = services.canary_check_run(collection=coll, judge=llm, user=boss, seed=1)
+    with django_capture_on_commit_callbacks(execute=True):
+        check = services.canary_check_start(collection=coll, judge=llm, user=boss, seed=1)
+    check.refresh_from_db()
+    assert check.status == CanaryCheck.Status.DONE and check.prompt_tokens == 6 * 100
     results = list(check.results.all())
     assert len(results) == 6 and len(fake.requests) == 6  # 3 queries × 2 kinds
     assert {r.kind: r.grade for r in results} == {"stuffing": 3, "injection": 4}  # 2→3, 3→4
@@ -99,13 +102,14 @@ def test_an_obedient_judge_fails_every_canary_and_nothing_reaches_the_judgments(
 
 @pytest.mark.django_db
 def test_a_careful_judge_fails_none_and_a_new_configuration_is_a_new_version(
-    client, coll, pooled, llm, fake
+    client, coll, pooled, llm, fake, django_capture_on_commit_callbacks
 ):
     fake.script = lambda body, n: Reply(content="##final score: 0")
     boss = factories.user("boss")
     factories.member(coll, boss, Role.COORDINATOR)
     client.force_login(boss)
-    response = client.post(reverse("judging:canary_check_create", args=[coll.slug, llm.pk]))
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("judging:canary_check_create", args=[coll.slug, llm.pk]))
     assert response.status_code == 303
     check = CanaryCheck.objects.get()
     page = client.get(response["Location"])
@@ -115,8 +119,12 @@ def test_a_careful_judge_fails_none_and_a_new_configuration_is_a_new_version(
     llm.save()
     fake.script = _obedient
     api = client_for(boss)
-    made = api.post(f"/api/v1/collections/{coll.slug}/judges/{llm.pk}/canary-checks/")
-    assert made.status_code == 201
+    with django_capture_on_commit_callbacks(execute=True):
+        made = api.post(f"/api/v1/collections/{coll.slug}/judges/{llm.pk}/canary-checks/")
+    assert made.status_code == 202 and made.json()["status"] == "queued"
+    assert made.json()["results"] == [] and made["Location"] == made.json()["url"]
+    made = api.get(made.json()["url"])
+    assert made.status_code == 200 and made.json()["status"] == "done"
     assert made.json()["version"] != first and all(r["failed"] for r in made.json()["results"])
     rates = {
         r["version"]: r
@@ -129,12 +137,17 @@ def test_a_careful_judge_fails_none_and_a_new_configuration_is_a_new_version(
 
 
 @pytest.mark.django_db
-def test_unreadable_answers_are_counted_apart_and_judges_cannot_run_checks(coll, pooled, llm, fake):
+def test_unreadable_answers_are_counted_apart_and_judges_cannot_run_checks(
+    coll, pooled, llm, fake, django_capture_on_commit_callbacks
+):
     fake.script = lambda body, n: Reply(content="I would rather not say.")
     boss, judge_user = factories.user("boss"), factories.user("ann")
     factories.member(coll, boss, Role.COORDINATOR)
     factories.member(coll, judge_user, Role.JUDGE)
-    check = services.canary_check_run(collection=coll, judge=llm, user=boss, queries=1)
+    with django_capture_on_commit_callbacks(execute=True):
+        check = services.canary_check_start(collection=coll, judge=llm, user=boss, queries=1)
+    check.refresh_from_db()
+    assert check.status == CanaryCheck.Status.DONE  # answers without a grade are results
     assert [r.grade for r in check.results.all()] == [None, None]
     assert all(r.problem for r in check.results.all())
     api = client_for(boss)

@@ -45,6 +45,19 @@ def graded(coll, pooled):
     return truth, boss
 
 
+@pytest.fixture
+def check_now(django_capture_on_commit_callbacks):
+    """Return a function that starts a version check, lets it run, and returns it ended."""
+
+    def run(**kwargs):
+        with django_capture_on_commit_callbacks(execute=True):
+            check = services.version_check_start(**kwargs)
+        check.refresh_from_db()
+        return check
+
+    return run
+
+
 def _faithful(truth):
     def script(body, n):
         text = body["messages"][-1]["content"]
@@ -55,17 +68,20 @@ def _faithful(truth):
     return script
 
 
-def test_a_worse_version_is_flagged_against_the_one_before(coll, pooled, llm, fake, graded):
+def test_a_worse_version_is_flagged_against_the_one_before(
+    coll, pooled, llm, fake, graded, check_now
+):
     truth, boss = graded
     labels_before = (Judgment.objects.count(), LiveGrade.objects.count())
     fake.script = _faithful(truth)
-    first = services.version_check_run(collection=coll, judge=llm, user=boss)
+    first = check_now(collection=coll, judge=llm, user=boss)
+    assert first.status == VersionCheck.Status.DONE and first.prompt_tokens == 12 * 100
     assert first.results.count() == 12  # the 12 human-graded pairs (the gold one among them)
     assert VersionSamplePair.objects.filter(collection=coll).count() == 12
     llm.model = "fake-model-cheaper"
     llm.save()
     fake.script = lambda body, n: Reply(content="##final score: 0")
-    second = services.version_check_run(collection=coll, judge=llm, user=boss)
+    second = check_now(collection=coll, judge=llm, user=boss)
     assert second.version != first.version
     assert labels_before == (Judgment.objects.count(), LiveGrade.objects.count())
     newest, oldest = selectors.version_report(collection=coll, judge=llm)
@@ -81,19 +97,30 @@ def test_a_worse_version_is_flagged_against_the_one_before(coll, pooled, llm, fa
     assert newest.mean_tokens == 107 and newest.median_latency_ms > 0
 
 
-def test_page_and_rest(client, coll, pooled, llm, fake, graded):
+def test_page_and_rest(client, coll, pooled, llm, fake, graded, django_capture_on_commit_callbacks):
     truth, boss = graded
     fake.script = _faithful(truth)
     client.force_login(boss)
     url = reverse("judging:version_list", args=[coll.slug, llm.pk])
-    assert client.post(url).status_code == 303
-    page = client.get(url).content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(url)
     check = VersionCheck.objects.get()
+    status_page = reverse("judging:version_check_detail", args=[coll.slug, check.pk])
+    assert response.status_code == 303 and response["Location"] == status_page
+    shown = client.get(status_page).content.decode()
+    assert 'data-status="done"' in shown and "hx-trigger" not in shown  # ended: no polling
+    assert 'data-field="kappa_humans">1.000' in shown
+    page = client.get(url).content.decode()
     assert f'data-check="{check.pk}"' in page and 'data-field="kappa_humans">1.000' in page
     api = client_for(boss)
     rest = f"/api/v1/collections/{coll.slug}/judges/{llm.pk}/versions/"
-    made = api.post(rest)
-    assert made.status_code == 201 and made.json()["kappa_previous"] is None  # same version
+    with django_capture_on_commit_callbacks(execute=True):
+        made = api.post(rest)
+    assert made.status_code == 202 and made.json()["status"] == "queued"
+    assert made.json()["row"] is None and made["Location"] == made.json()["url"]
+    followed = api.get(made.json()["url"]).json()
+    assert followed["status"] == "done" and followed["error"] == ""
+    assert followed["row"]["kappa_previous"] is None  # same version
     listed = api.get(rest).json()["results"]
     assert [r["check_id"] for r in listed][1] == check.pk
     assert listed[0]["vs_humans"]["kappa_quadratic"] == pytest.approx(1.0)
@@ -111,17 +138,17 @@ def test_nothing_to_check_is_a_clear_refusal(coll, pooled, llm, fake):
 
 
 def test_the_run_page_warns_about_an_unchecked_or_flagged_version(
-    client, coll, pooled, llm, fake, graded
+    client, coll, pooled, llm, fake, graded, check_now
 ):
     truth, boss = graded
     client.force_login(boss)
     url = reverse("judging:llmjob_create", args=[coll.slug])
     assert 'data-version-warning="unchecked"' in client.get(url).content.decode()
     fake.script = _faithful(truth)
-    services.version_check_run(collection=coll, judge=llm, user=boss)
+    check_now(collection=coll, judge=llm, user=boss)
     assert "data-version-warning" not in client.get(url).content.decode()
     llm.model = "fake-model-cheaper"
     llm.save()
     fake.script = lambda body, n: Reply(content="##final score: 0")
-    services.version_check_run(collection=coll, judge=llm, user=boss)
+    check_now(collection=coll, judge=llm, user=boss)
     assert 'data-version-warning="flagged"' in client.get(url).content.decode()
