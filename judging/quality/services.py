@@ -23,7 +23,7 @@ from judging.models import (
     PoolEntry,
     Query,
 )
-from judging.quality import canaries
+from judging.quality import canaries, qualification
 from judging.quality.models import (
     CanaryCheck,
     CanaryResult,
@@ -38,6 +38,7 @@ __all__ = [
     "gold_rate_set",
     "gold_remove",
     "gold_set",
+    "qualification_set",
     "version_check_run",
 ]
 
@@ -66,6 +67,7 @@ def gold_set(
         problems["document"] = ["The document belongs to another collection than the query."]
     if problems:
         raise ValidationError(problems)
+    judging_services.lock_collection(query.collection_id)  # judges' standings read it next
     # A gold pair is a pool pair, so judges can be served it (judging.selectors.next_pair).
     judging_services.pool_add_ids(
         collection=query.collection, pairs=[(query.pk, document.pk)], source=PoolEntry.Source.MANUAL
@@ -81,6 +83,7 @@ def gold_set(
             "created_by": actor if getattr(actor, "pk", None) else None,
         },
     )
+    judging_services.qualification_refresh(collection_id=query.collection_id)
     return gold
 
 
@@ -95,8 +98,62 @@ def gold_rate_set(*, collection: Collection, rate: float) -> None:
 
 @transaction.atomic
 def gold_remove(*, gold: GoldPair) -> None:
-    """Unmark a gold pair (the judges' labels of the pair stay)."""
+    """Unmark a gold pair (the judges' labels of the pair stay, as ordinary labels).
+
+    The judges who graded it lose it from their gold record, so their qualification is
+    re-derived (and the live list follows) in the same transaction.
+    """
+    judging_services.lock_collection(gold.collection_id)
     gold.delete()
+    judging_services.qualification_refresh(collection_id=gold.collection_id)
+
+
+#: Most gold pairs a collection may ask a judge to qualify on.
+MAX_QUALIFICATION_PAIRS = 1000
+
+
+@transaction.atomic
+def qualification_set(*, collection: Collection, pairs: int, share: float) -> bool:
+    """Set the qualification bar: ``pairs`` gold pairs (0: off) at ``share`` exact (0–1).
+
+    The rule is :func:`judging.quality.gold.qualification`. A changed bar re-derives
+    every judge's standing and rebuilds the whole live list under a new judgment-list
+    version (every run is rescored in the background), as a change of aggregation policy
+    does. Raise ``ValidationError`` naming the field for a bad value; nothing changes then.
+    Return whether the bar changed.
+    """
+    problems: dict[str, list[str]] = {}
+    if (
+        isinstance(pairs, bool)
+        or not isinstance(pairs, int)
+        or not 0 <= pairs <= MAX_QUALIFICATION_PAIRS
+    ):
+        problems["qualification_pairs"] = [
+            f"Give a whole number of gold pairs from 0 (off) to {MAX_QUALIFICATION_PAIRS}."
+        ]
+    if (
+        isinstance(share, bool)
+        or not isinstance(share, int | float)
+        or share != share
+        or not 0 <= share <= 1
+    ):
+        problems["qualification_share"] = ["Give a share from 0 to 1."]
+    if problems:
+        raise ValidationError(problems)
+    judging_services.lock_collection(collection.pk)
+    current = Collection.objects.filter(pk=collection.pk).values_list(
+        "qualification_pairs", "qualification_share"
+    )[0]
+    collection.qualification_pairs, collection.qualification_share = pairs, float(share)
+    if current == (pairs, float(share)):
+        return False
+    Collection.objects.filter(pk=collection.pk).update(
+        qualification_pairs=pairs, qualification_share=float(share)
+    )
+    if not pairs:
+        qualification.reset(collection.pk)
+    judging_services.live_grades_rebuild(collection=collection)
+    return True
 
 
 #: Queries a canary check makes canaries for (two canaries each).
