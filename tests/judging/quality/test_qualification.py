@@ -120,7 +120,7 @@ def _standing(coll, judge) -> JudgeQualification | None:
 
 
 def test_labels_wait_until_the_judge_qualifies_then_count(world):
-    coll, (q1, q2), golds, docs, ann, ben = world
+    coll, (q1, q2), golds, docs, ann, _ben = world
     services.qualification_set(collection=coll, pairs=2, share=1.0)
     judging_services.judgment_record(judge=ann, query=q2, document=docs[0], grade=3)
     judging_services.judgment_record(judge=ann, query=q1, document=golds[0], grade=2)
@@ -193,7 +193,7 @@ def test_turning_qualification_on_and_off_rebuilds_the_live_list(world):
 
 
 def test_llm_judges_qualify_like_humans(world):
-    coll, (q1, q2), golds, docs, ann, _ = world
+    coll, (_q1, _q2), _golds, _docs, _ann, _ = world
     llm = factories.llm_judge("robot")
     services.qualification_set(collection=coll, pairs=1, share=1.0)
     rows = [
@@ -230,7 +230,7 @@ def test_bad_bar_is_refused_naming_the_field(world, pairs, share, field):
 
 
 def test_stored_standings_equal_the_rule_on_the_current_labels(world):
-    coll, (q1, q2), golds, docs, ann, ben = world
+    coll, (q1, _q2), golds, _docs, ann, ben = world
     services.qualification_set(collection=coll, pairs=2, share=0.5)
     for judge, grades in ((ann, [2, 0, 2]), (ben, [0, 0, 2])):
         for doc, grade in zip(golds, grades, strict=True):
