@@ -109,7 +109,7 @@ def world():
 def test_a_judge_who_qualifies_moves_the_scores_of_every_query_they_graded(
     world, django_capture_on_commit_callbacks
 ):
-    coll, queries, docs, (ann, ben) = world
+    coll, queries, docs, (ann, _ben) = world
     with django_capture_on_commit_callbacks(execute=True):
         quality_services.gold_set(query=queries["q1"], document=docs["d1"], grade=3)
         quality_services.gold_set(query=queries["q1"], document=docs["d2"], grade=0)
