@@ -241,3 +241,132 @@ def test_stored_standings_equal_the_rule_on_the_current_labels(world):
         j: (s.status, s.window_exact) for j, s in stored.items()
     }
     assert stored[ann.pk].status == "qualified" and stored[ben.pk].status == "qualified"
+
+
+# --- REST and pages -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def staffed(world):
+    """The world with a coordinator 'boss' and ann and ben as judges of the collection."""
+    from judging.models import Membership
+
+    coll, queries, golds, docs, ann, ben = world
+    boss = factories.user("boss")
+    factories.member(coll, boss, Membership.Role.COORDINATOR)
+    for judge in (ann, ben):
+        factories.member(coll, judge.user, Membership.Role.JUDGE)
+    return coll, queries, golds, docs, ann, ben, boss
+
+
+def test_rest_sets_the_bar_and_reports_standings(staffed):
+    from tests.api_client import client_for
+
+    coll, (q1, q2), golds, docs, ann, ben, boss = staffed
+    api = client_for(boss)
+    url = f"/api/v1/collections/{coll.slug}/gold/qualification/"
+    assert api.get(url).json() == {"qualification_pairs": 0, "qualification_share": 0.8}
+    done = api.put(url, {"qualification_pairs": 2, "qualification_share": 0.5}, format="json")
+    assert done.status_code == 200
+    assert done.json() == {"qualification_pairs": 2, "qualification_share": 0.5}
+    for doc, grade in zip(golds[:2], (2, 2), strict=True):
+        judging_services.judgment_record(judge=ann, query=q1, document=doc, grade=grade)
+    for doc, grade in zip(golds, (0, 0, 2), strict=True):
+        judging_services.judgment_record(judge=ben, query=q1, document=doc, grade=grade)
+    judging_services.judgment_record(judge=ben, query=q2, document=docs[0], grade=1)
+    rows = {
+        r["name"]: r
+        for r in api.get(f"/api/v1/collections/{coll.slug}/judges/gold/").json()["results"]
+    }
+    assert (rows["ann"]["qualification"], rows["ann"]["counted"], rows["ann"]["alert"]) == (
+        "qualified", True, False,
+    )  # fmt: skip
+    # ben: last two gold pairs 0 (gold 2) and 2 (gold 2): 1 of 2 at 0.5 -> qualified too
+    assert rows["ben"]["qualification"] == "qualified"
+    assert (rows["ben"]["window"], rows["ben"]["window_exact"]) == (2, 1)
+    api.put(url, {"qualification_pairs": 2, "qualification_share": 1.0}, format="json")
+    rows = {
+        r["name"]: r
+        for r in api.get(f"/api/v1/collections/{coll.slug}/judges/gold/").json()["results"]
+    }
+    assert (rows["ben"]["qualification"], rows["ben"]["counted"], rows["ben"]["alert"]) == (
+        "below", False, True,
+    )  # fmt: skip
+    assert rows["ben"]["lost_at"] is not None and list(rows)[0] == "ben"  # alerts first
+    labels = api.get(f"/api/v1/collections/{coll.slug}/judgments/").json()["results"]
+    assert {(r["judge"]["name"], r["counted"]) for r in labels} == {("ann", True), ("ben", False)}
+
+
+@pytest.mark.parametrize(
+    ("body", "fields"),
+    [
+        ({}, {"qualification_pairs", "qualification_share"}),
+        ({"qualification_pairs": -1, "qualification_share": 0.5}, {"qualification_pairs"}),
+        ({"qualification_pairs": 10**30, "qualification_share": 0.5}, {"qualification_pairs"}),
+        ({"qualification_pairs": "3\x00", "qualification_share": 0.5}, {"qualification_pairs"}),
+        ({"qualification_pairs": [[[3]]], "qualification_share": 0.5}, {"qualification_pairs"}),
+        ({"qualification_pairs": 3, "qualification_share": 1e308}, {"qualification_share"}),
+        ({"qualification_pairs": 3, "qualification_share": "NaN"}, {"qualification_share"}),
+        ({"qualification_pairs": 3, "qualification_share": {"a": 1}}, {"qualification_share"}),
+    ],
+)
+def test_rest_refuses_bad_and_hostile_bars_naming_the_field(staffed, body, fields):
+    from tests.api_client import client_for, errors_of
+
+    coll, *_, boss = staffed
+    response = client_for(boss).put(
+        f"/api/v1/collections/{coll.slug}/gold/qualification/", body, format="json"
+    )
+    assert response.status_code == 400
+    assert {e.get("field") for e in errors_of(response)} == fields
+    coll.refresh_from_db()
+    assert (coll.qualification_pairs, coll.qualification_share) == (0, 0.8)
+
+
+def test_judges_cannot_see_or_set_the_bar(staffed):
+    from tests.api_client import client_for
+
+    coll, *_, ann, _ben, _boss = staffed
+    url = f"/api/v1/collections/{coll.slug}/gold/qualification/"
+    api = client_for(ann.user)
+    assert api.get(url).status_code == 403
+    assert api.put(url, {"qualification_pairs": 1, "qualification_share": 0}).status_code == 403
+
+
+def test_pages_set_the_bar_alert_and_mark_labels_not_counted(client, staffed):
+    from django.urls import reverse
+
+    coll, (q1, q2), golds, docs, ann, ben, boss = staffed
+    client.force_login(boss)
+    gold_url = reverse("judging:gold_list", args=[coll.slug])
+    refused = client.post(gold_url, {"qualification_pairs": "-2", "qualification_percent": "80"})
+    assert refused.status_code == 400 and "qualification_pairs" in refused.content.decode()
+    saved = client.post(gold_url, {"qualification_pairs": "2", "qualification_percent": "100"})
+    assert saved.status_code == 303
+    coll.refresh_from_db()
+    assert (coll.qualification_pairs, coll.qualification_share) == (2, 1.0)
+    for doc in golds[:2]:
+        judging_services.judgment_record(judge=ann, query=q1, document=doc, grade=2)
+    for doc, grade in zip(golds[:2], (1, 2), strict=True):
+        judging_services.judgment_record(judge=ben, query=q1, document=doc, grade=grade)
+    judges = client.get(reverse("judging:judge_list", args=[coll.slug])).content.decode()
+    assert 'data-field="gold-alerts"' in judges and "1 judge</strong> below the" in judges
+    ben_row = (
+        judges.split('id="judge-gold"')[1].split(f'data-judge="{ben.pk}"')[1].split("</tr>")[0]
+    )
+    assert 'data-standing="below"' in ben_row and "1 of last 2 exact" in ben_row
+    ann_row = (
+        judges.split('id="judge-gold"')[1].split(f'data-judge="{ann.pk}"')[1].split("</tr>")[0]
+    )
+    assert 'data-standing="qualified"' in ann_row
+    attention = judges.split('id="judge-attention"')[1].split("</table>")[0]
+    ben_attention = attention.split(f'data-judge="{ben.pk}"')[1].split("</tr>")[0]
+    assert "not counted yet: qualifying" in ben_attention
+    assert "not counted yet" not in attention.split(f'data-judge="{ann.pk}"')[1].split("</tr>")[0]
+    # ben's own list says his labels wait, never which pairs are gold
+    client.force_login(ben.user)
+    mine = client.get(reverse("judging:judgment_list", args=[coll.slug])).content.decode()
+    assert 'data-field="not-counted"' in mine and "gold" not in mine.lower()
+    client.force_login(ann.user)
+    mine = client.get(reverse("judging:judgment_list", args=[coll.slug])).content.decode()
+    assert "not counted yet" not in mine
