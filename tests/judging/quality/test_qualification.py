@@ -292,7 +292,7 @@ def test_rest_sets_the_bar_and_reports_standings(staffed):
     assert (rows["ben"]["qualification"], rows["ben"]["counted"], rows["ben"]["alert"]) == (
         "below", False, True,
     )  # fmt: skip
-    assert rows["ben"]["lost_at"] is not None and list(rows)[0] == "ben"  # alerts first
+    assert rows["ben"]["lost_at"] is not None and next(iter(rows)) == "ben"  # alerts first
     labels = api.get(f"/api/v1/collections/{coll.slug}/judgments/").json()["results"]
     assert {(r["judge"]["name"], r["counted"]) for r in labels} == {("ann", True), ("ben", False)}
 
@@ -336,7 +336,7 @@ def test_judges_cannot_see_or_set_the_bar(staffed):
 def test_pages_set_the_bar_alert_and_mark_labels_not_counted(client, staffed):
     from django.urls import reverse
 
-    coll, (q1, q2), golds, docs, ann, ben, boss = staffed
+    coll, (q1, _q2), golds, _docs, ann, ben, boss = staffed
     client.force_login(boss)
     gold_url = reverse("judging:gold_list", args=[coll.slug])
     refused = client.post(gold_url, {"qualification_pairs": "-2", "qualification_percent": "80"})
