@@ -657,6 +657,7 @@ class ImportSummary:
     unchanged: int
     version: int
     judges: tuple[int, ...] = ()  # every judge the labels went to (a multi-rater file)
+    gold: int = 0  # pairs the import marked as gold (new or changed; its gold column)
 
 
 class RowsRefused(ValidationError):

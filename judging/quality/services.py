@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
 
 from judging import services as judging_services
 from judging import textpolicy
@@ -38,6 +41,7 @@ __all__ = [
     "gold_rate_set",
     "gold_remove",
     "gold_set",
+    "gold_set_many",
     "qualification_set",
     "version_check_run",
 ]
@@ -85,6 +89,97 @@ def gold_set(
     )
     judging_services.qualification_refresh(collection_id=query.collection_id)
     return gold
+
+
+@dataclass(frozen=True)
+class GoldMark:
+    """One pair a judgment import marks as gold, with its line."""
+
+    line: int
+    query_id: int
+    document_id: int
+    grade: int
+    reason: str = ""
+
+
+@transaction.atomic
+def gold_set_many(
+    *,
+    collection: Collection,
+    marks: Sequence[GoldMark],
+    actor: AbstractBaseUser | None = None,
+) -> int:
+    """Mark many pairs of ``collection`` as gold at once (a judgment import's gold column).
+
+    As :func:`gold_set` for each pair, all or nothing: each problem raises
+    ``ValidationError`` with messages ``line N: <field>: ...``. A pair marked twice is
+    refused (naming the first line). The judges' standings are re-derived once. Return
+    how many pairs were marked (new or changed).
+    """
+    problems: list[str] = []
+    first: dict[tuple[int, int], int] = {}
+    for mark in marks:
+        key = (mark.query_id, mark.document_id)
+        if type(mark.grade) is not int or not GRADE_MIN <= mark.grade <= GRADE_MAX:
+            problems.append(
+                f"line {mark.line}: gold: give a whole grade from {GRADE_MIN} to {GRADE_MAX}"
+            )
+        problem = textpolicy.text_problem(
+            mark.reason, max_length=textpolicy.MAX_NOTE_LENGTH, what="gold_reason"
+        )
+        if problem:
+            problems.append(f"line {mark.line}: gold_reason: {problem}")
+        if key in first:
+            problems.append(
+                f"line {mark.line}: gold: pair marked twice (first on line {first[key]})"
+            )
+        first.setdefault(key, mark.line)
+    queries = set(
+        Query.objects.filter(collection=collection, pk__in={m.query_id for m in marks}).values_list(
+            "pk", flat=True
+        )
+    )
+    documents = set(
+        Document.objects.filter(
+            collection=collection, pk__in={m.document_id for m in marks}
+        ).values_list("pk", flat=True)
+    )
+    for mark in marks:
+        if mark.query_id not in queries or mark.document_id not in documents:
+            problems.append(f"line {mark.line}: gold: the pair is not of this collection")
+    if problems:
+        raise ValidationError(problems)
+    if not marks:
+        return 0
+    judging_services.lock_collection(collection.pk)
+    judging_services.pool_add_ids(
+        collection=collection, pairs=list(first), source=PoolEntry.Source.MANUAL
+    )
+    existing = {
+        (g.query_id, g.document_id): g for g in GoldPair.objects.filter(collection=collection)
+    }
+    created, changed = [], []
+    by_actor = actor if getattr(actor, "pk", None) else None
+    for mark in marks:
+        gold = existing.get((mark.query_id, mark.document_id))
+        if gold is None:
+            created.append(
+                GoldPair(
+                    collection=collection,
+                    query_id=mark.query_id,
+                    document_id=mark.document_id,
+                    grade=mark.grade,
+                    reason=mark.reason,
+                    created_by=by_actor,
+                )
+            )
+        elif (gold.grade, gold.reason) != (mark.grade, mark.reason):
+            gold.grade, gold.reason, gold.updated_at = mark.grade, mark.reason, timezone.now()
+            changed.append(gold)
+    GoldPair.objects.bulk_create(created)
+    GoldPair.objects.bulk_update(changed, ["grade", "reason", "updated_at"])
+    judging_services.qualification_refresh(collection_id=collection.pk)
+    return len(created) + len(changed)
 
 
 @transaction.atomic
