@@ -220,3 +220,20 @@ def test_any_order_of_changes_keeps_live_grades_and_scores_current(
         assert {j: s.counted for j, s in fresh.items()} == {
             j: c for j, c in stored.items() if j in fresh or c
         }
+
+
+def test_bias_corrected_means_read_only_counted_llm_judges(world):
+    from metrics.analysis import ppi
+
+    coll, queries, docs, _ = world
+    robot = factories.llm_judge("robot")
+    quality_services.gold_set(query=queries["q1"], document=docs["d1"], grade=2)
+    quality_services.qualification_set(collection=coll, pairs=1, share=1.0)
+    rows = [services.JudgmentRow(1, "q2", "d2", 3), services.JudgmentRow(2, "q1", "d1", 0)]
+    services.judgments_import(collection=coll, judge=robot, rows=rows)
+    coll.refresh_from_db()
+    assert ppi._llm_grades(coll) == {}  # robot missed its gold pair: not counted
+    services.judgments_import(
+        collection=coll, judge=robot, rows=[services.JudgmentRow(1, "q1", "d1", 2)]
+    )
+    assert set(ppi._llm_grades(coll)) == {queries["q1"].pk, queries["q2"].pk}
