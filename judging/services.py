@@ -122,6 +122,7 @@ def _refresh_live_grades(
     not ``bulk`` announces them with its own queries (rescored in its transaction); for a
     bulk change they are announced after commit here, like the change's own.
     """
+    query_ids = frozenset(query_ids)
     the_bar = qualification.bar(collection_id)
     moved = qualification.flipped_queries(
         collection_id, qualification.sync(collection_id, the_bar) if the_bar.on else set()
@@ -137,16 +138,18 @@ def _refresh_live_grades(
     )
     if not moved:
         return frozenset()
-    if not aggregation.get_policy(policy_name).global_fit:  # (a global fit did them all)
+    # Whole queries already recomputed need no second pass (nor does a global fit).
+    again = moved if document_id is not None or pairs is not None else moved - query_ids
+    if again and not aggregation.get_policy(policy_name).global_fit:
         live_grades.refresh(
             collection_id=collection_id,
             policy_name=policy_name,
             version=version,
-            query_ids=moved,
+            query_ids=again,
             counted_only=the_bar.on,
         )
     if bulk:
-        others = frozenset(moved - set(query_ids))
+        others = frozenset(moved - query_ids)
         if others:
             transaction.on_commit(
                 lambda: judgments_changed.send(
