@@ -185,3 +185,29 @@ def test_rest_import_with_gold_and_its_errors(coll):
     bad = post("query,docid,rating,gold\nq1,d1,2,5\n")
     assert bad.status_code == 400
     assert [(e["line"], e["field"]) for e in errors_of(bad)] == [(2, "gold")]
+
+
+def test_the_import_files_page_and_the_command_mark_gold(coll, client, tmp_path):
+    from django.core.management import call_command
+    from django.urls import reverse
+
+    cora = factories.user("cora")
+    factories.member(coll, cora, Membership.Role.COORDINATOR)
+    client.force_login(cora)
+    page = client.post(
+        reverse("judging:collection_import", args=[coll.slug]),
+        {
+            "judgments": SimpleUploadedFile("labels.csv", CSV.encode()),
+            "judge_name": "TREC",
+            "judge_kind": "human",
+        },
+        follow=True,
+    )
+    assert "2 new, 0 changed, 0 unchanged; 2 marked as gold" in page.content.decode()
+    assert set(_gold(coll)) == {("q1", "d1"), ("q2", "d3")}
+    path = tmp_path / "more.tsv"
+    path.write_text("query\tdocid\trating\tgold\nq2\td1\t\t4\n")
+    out = io.StringIO()
+    call_command("import_judgments", coll.slug, str(path), "--judge", "TREC", stdout=out)
+    assert "1 pair(s) marked as gold" in out.getvalue()
+    assert _gold(coll)[("q2", "d1")] == (4, "")
