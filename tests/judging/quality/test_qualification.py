@@ -62,6 +62,29 @@ def test_the_share_is_compared_without_rounding_trouble():
     assert rule.qualification([0, 0], [4, 4], needed=2, share=0).counted  # share 0: any
 
 
+def test_the_rule_equals_a_plain_reading_of_it_on_random_records():
+    """A loop over the judge's last ``needed`` answers, written from the docstring."""
+    import numpy as np
+
+    rng = np.random.default_rng(11)
+    for _ in range(500):
+        n, needed = int(rng.integers(0, 12)), int(rng.integers(1, 8))
+        share = float(rng.choice([0.0, 0.25, 0.5, 2 / 3, 0.7, 0.8, 1.0]))
+        gold = rng.integers(0, 5, n).tolist()
+        grades = [g if rng.random() < 0.6 else int(rng.integers(0, 5)) for g in gold]
+        last = list(zip(grades, gold, strict=True))[-needed:]
+        right = sum(1 for a, b in last if a == b)
+        want = (
+            "qualifying"
+            if n < needed
+            else "qualified"
+            if right / needed >= share - 1e-12
+            else "below"
+        )
+        got = rule.qualification(grades, gold, needed=needed, share=share)
+        assert (got.status, got.window, got.window_exact) == (want, len(last), right)
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
