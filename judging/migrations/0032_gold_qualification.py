@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('judging', '0029_disagreement_one_rule'),
+        ('judging', '0031_quality_checks_background'),
     ]
 
     operations = [
