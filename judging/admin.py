@@ -74,6 +74,10 @@ class CollectionAdmin(TenantScopedAdmin):
         "judgments_version",
         "judgments_changed_at",
         "guidelines_version",
+        # The qualification bar changes on the Gold pairs page (or REST), which re-derives
+        # the judges' standings and rebuilds the live list; the admin only shows it.
+        "qualification_pairs",
+        "qualification_share",
         "created_at",
     ]
     inlines = [MembershipInline]

@@ -20,6 +20,8 @@ from judging import aggregation
 from judging.abstain import aggregate_abstain
 from judging.db import Pairs, fetch_columns, insert_rows, of_pairs, update_values
 from judging.models import Adjudication, Collection, Judge, Judgment, LiveGrade
+from judging.quality import qualification
+from judging.quality.models import JudgeQualification
 from judging.signals import judgments_changed
 
 Status = Judgment.Status
@@ -70,8 +72,13 @@ def refresh(
     query_ids: Iterable[int],
     document_id: int | None = None,
     pairs: Iterable[Pairs] | None = None,
+    counted_only: bool | None = None,
 ) -> set[int]:
     """Recompute the live grades of the given queries (of one document only, if given).
+
+    ``counted_only``: leave out the labels of judges who do not count yet, because the
+    collection asks for qualification (:mod:`judging.quality.qualification`; None reads
+    the collection's setting). Their labels are kept, they only do not enter the live list.
 
     With ``pairs`` (a bulk import's written pairs, range by range, covering ``query_ids``)
     only those pairs are recomputed: the others' judgments did not change, and reading
@@ -88,12 +95,15 @@ def refresh(
     """
     policy = aggregation.get_policy(policy_name)
     wanted = set(query_ids)
+    if counted_only is None:
+        counted_only = qualification.bar(collection_id).on
+    base: dict[str, object] = {"collection_id": collection_id, "counted_only": counted_only}
     if policy.global_fit:
-        return _refresh(collection_id, policy, version, wanted, {"collection_id": collection_id})
+        return _refresh(collection_id, policy, version, wanted, base)
     changed: set[int] = set()
     if pairs is not None:
         for scope_pairs in pairs:
-            scope: dict[str, object] = {"collection_id": collection_id, "pairs": scope_pairs}
+            scope: dict[str, object] = {**base, "pairs": scope_pairs}
             changed |= _refresh(collection_id, policy, version, wanted, scope)
         return changed
     ordered = sorted(wanted)
@@ -104,7 +114,7 @@ def refresh(
         # the (collection, query, ...) indexes. With the list alone, a planner whose
         # statistics predate the import's rows scanned the whole collection per chunk.
         scope: dict[str, object] = {
-            "collection_id": collection_id,
+            **base,
             "query_id__gte": chunk[0],
             "query_id__lte": chunk[-1],
             "query_id__in": chunk,
@@ -115,9 +125,16 @@ def refresh(
     return changed
 
 
+#: Scope entries that are not field lookups.
+SCOPE_FLAGS = frozenset({"pairs", "counted_only"})
+
+
 def _scoped(queryset: QuerySet, scope: dict[str, object]) -> QuerySet:
-    """Return the rows of ``queryset`` in ``scope`` (field lookups, and maybe ``pairs``)."""
-    lookups = {name: value for name, value in scope.items() if name != "pairs"}
+    """Return the rows of ``queryset`` in ``scope`` (field lookups, and maybe ``pairs``).
+
+    ``counted_only`` is not a lookup: :func:`_graded` applies it to the labels.
+    """
+    lookups = {name: value for name, value in scope.items() if name not in SCOPE_FLAGS}
     queryset = queryset.filter(**lookups)
     if "pairs" in scope:
         queryset = of_pairs(queryset, scope["pairs"])  # type: ignore[arg-type]
@@ -149,6 +166,13 @@ def _graded(scope: dict[str, object]) -> list[np.ndarray]:
         condition, more = scope["pairs"].condition("j")  # type: ignore[attr-defined]
         where.append(condition)
         params += more
+    if scope.get("counted_only"):
+        standings = connection.ops.quote_name(JudgeQualification._meta.db_table)
+        where.append(
+            f"j.judge_id IN (SELECT s.judge_id FROM {standings} s "
+            "WHERE s.collection_id = %s AND s.counted = %s)"
+        )
+        params += [scope["collection_id"], True]
     columns = fetch_columns(
         fields=[
             ("j.query_id", "i"),
@@ -164,10 +188,15 @@ def _graded(scope: dict[str, object]) -> list[np.ndarray]:
     )
     if columns is not None:
         return columns
+    labels = _scoped(Judgment.objects.filter(status=Status.GRADED), scope)
+    if scope.get("counted_only"):
+        labels = labels.filter(
+            judge_id__in=JudgeQualification.objects.filter(
+                collection_id=scope["collection_id"], counted=True
+            ).values("judge_id")
+        )
     rows = list(
-        _scoped(Judgment.objects.filter(status=Status.GRADED), scope)
-        .order_by("query_id", "document_id", "judge_id")
-        .values_list(
+        labels.order_by("query_id", "document_id", "judge_id").values_list(
             "query_id", "document_id", "grade", "judge__kind", "judge_id", "abstain_probability"
         )
     )

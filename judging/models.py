@@ -93,6 +93,18 @@ class Collection(models.Model):
         help_text="Share of the pairs served to judges that are gold pairs they have not "
         "graded yet, mixed in blind (0: gold pairs are judged only as ordinary pool pairs).",
     )
+    qualification_pairs = models.PositiveSmallIntegerField(
+        default=0,
+        db_default=0,
+        help_text="Gold pairs a judge must have graded before their labels count in the "
+        "live list (0: no qualification, every judge counts). See judging.quality.gold.",
+    )
+    qualification_share = models.FloatField(
+        default=0.8,
+        db_default=0.8,
+        help_text="Share of a judge's most recent gold pairs (as many as qualification_pairs) "
+        "graded exactly as gold for the judge to qualify, and to stay qualified.",
+    )
     guidelines_version = models.PositiveIntegerField(
         default=1,
         db_default=1,
@@ -176,6 +188,10 @@ class Collection(models.Model):
             models.CheckConstraint(
                 condition=Q(gold_rate__gte=0) & Q(gold_rate__lte=1),
                 name="collection_gold_rate_unit",
+            ),
+            models.CheckConstraint(
+                condition=Q(qualification_share__gte=0) & Q(qualification_share__lte=1),
+                name="collection_qualification_share_unit",
             ),
             models.CheckConstraint(
                 condition=Q(disagreement_spread__gte=1) & Q(disagreement_spread__lte=4),
@@ -848,6 +864,8 @@ from judging.quality.models import (  # noqa: E402, F401  (gold pairs, canaries)
     CanaryCheck,
     CanaryResult,
     GoldPair,
+    JudgeQualification,
+    QualificationChange,
     VersionCheck,
     VersionCheckResult,
     VersionSamplePair,

@@ -20,8 +20,8 @@ from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from judging import aggregation, live_grades, selectors, staging, textpolicy
 from judging import evidence as evidence_spans
-from judging import live_grades, selectors, staging, textpolicy
 from judging.db import Pairs, update_rows, update_values
 from judging.guidelines import services as guidelines_services
 from judging.models import (
@@ -37,6 +37,7 @@ from judging.models import (
     Query,
 )
 from judging.progress import counters as progress
+from judging.quality import qualification
 from judging.signals import judgments_changed, judgments_changing
 
 Channel = JudgmentEvent.Channel
@@ -81,6 +82,11 @@ def _label(judgment: Judgment | None) -> dict[str, Any] | None:
     return label
 
 
+def lock_collection(collection_id: int) -> None:
+    """Take the per-collection write lock (for services of other capabilities)."""
+    _lock_collection(collection_id)
+
+
 def _lock_collection(collection_id: int) -> str:
     """Take the per-collection write lock (a row lock); return the aggregation policy name."""
     return _lock_collection_for_labels(collection_id)[0]
@@ -108,12 +114,24 @@ def _refresh_live_grades(
     query_ids: Iterable[int],
     document_id: int | None = None,
     pairs: Iterable[Pairs] | None = None,
-) -> None:
+    bulk: bool,
+) -> frozenset[int]:
     """Recompute the live grades of the given queries (see :func:`judging.live_grades.refresh`).
 
     ``version`` is the collection's new judgment-list version, recorded on changed grades;
     ``pairs`` narrows the work to the pairs a bulk import wrote.
+
+    First the judges' qualification is brought up to date
+    (:func:`judging.quality.qualification.sync`): when judges start or stop counting, every
+    query they graded is recomputed too, and those queries are returned. A change that is
+    not ``bulk`` announces them with its own queries (rescored in its transaction); for a
+    bulk change they are announced after commit here, like the change's own.
     """
+    query_ids = frozenset(query_ids)
+    the_bar = qualification.bar(collection_id)
+    moved = qualification.flipped_queries(
+        collection_id, qualification.sync(collection_id, the_bar) if the_bar.on else set()
+    )
     live_grades.refresh(
         collection_id=collection_id,
         policy_name=policy_name,
@@ -121,7 +139,33 @@ def _refresh_live_grades(
         query_ids=query_ids,
         document_id=document_id,
         pairs=pairs,
+        counted_only=the_bar.on,
     )
+    if not moved:
+        return frozenset()
+    # Whole queries already recomputed need no second pass (nor does a global fit).
+    again = moved if document_id is not None or pairs is not None else moved - query_ids
+    if again and not aggregation.get_policy(policy_name).global_fit:
+        live_grades.refresh(
+            collection_id=collection_id,
+            policy_name=policy_name,
+            version=version,
+            query_ids=again,
+            counted_only=the_bar.on,
+        )
+    if bulk:
+        others = frozenset(moved - query_ids)
+        if others:
+            transaction.on_commit(
+                lambda: judgments_changed.send(
+                    sender=Collection,
+                    collection_id=collection_id,
+                    query_ids=others,
+                    version=version,
+                    bulk=True,
+                )
+            )
+    return frozenset(moved)
 
 
 def _bump_version(collection_id: int, query_ids: Iterable[int], *, bulk: bool) -> int:
@@ -358,15 +402,17 @@ def judgment_record(
         != (status == Status.GRADED, grade),
     )
     version = _bump_version(query.collection_id, [query.pk], bulk=False)
+    moved: frozenset[int] = frozenset()
     if was_graded or status == Status.GRADED:
-        _refresh_live_grades(
+        moved = _refresh_live_grades(
             collection_id=query.collection_id,
             policy_name=policy_name,
             version=version,
             query_ids=[query.pk],
             document_id=document.pk,
+            bulk=False,
         )
-    _announce_change(query.collection_id, [query.pk], version)
+    _announce_change(query.collection_id, {query.pk, *moved}, version)
     return judgment
 
 
@@ -403,15 +449,17 @@ def judgment_delete(
         grades_changed=was_graded,
     )
     version = _bump_version(judgment.collection_id, [query_id], bulk=False)
+    moved: frozenset[int] = frozenset()
     if was_graded:
-        _refresh_live_grades(
+        moved = _refresh_live_grades(
             collection_id=judgment.collection_id,
             policy_name=policy_name,
             version=version,
             query_ids=[query_id],
             document_id=document_id,
+            bulk=False,
         )
-    _announce_change(judgment.collection_id, [query_id], version)
+    _announce_change(judgment.collection_id, {query_id, *moved}, version)
 
 
 @dataclass(frozen=True)
@@ -676,6 +724,7 @@ class ImportSummary:
     unchanged: int
     version: int
     judges: tuple[int, ...] = ()  # every judge the labels went to (a multi-rater file)
+    gold: int = 0  # pairs the import marked as gold (new or changed; its gold column)
 
 
 class RowsRefused(ValidationError):
@@ -856,6 +905,7 @@ def judgments_import(
                 version=version,
                 query_ids=touched,
                 pairs=written,
+                bulk=True,
             )
     return ImportSummary(
         created=counts.created,
@@ -866,13 +916,45 @@ def judgments_import(
 
 
 @transaction.atomic
+def qualification_refresh(*, collection_id: int) -> frozenset[int]:
+    """Re-derive the judges' qualification and move the live list with it; return the queries.
+
+    For changes of the gold pairs themselves (marked, regraded, unmarked), which move the
+    judges' gold records without writing a label. Judges who start or stop counting have
+    every query they graded recomputed and rescored in this transaction, under a new
+    judgment-list version; nothing happens when nobody's standing flips.
+    """
+    policy_name = _lock_collection(collection_id)
+    the_bar = qualification.bar(collection_id)
+    if not the_bar.on:
+        return frozenset()
+    moved = qualification.flipped_queries(collection_id, qualification.sync(collection_id, the_bar))
+    if not moved:
+        return frozenset()
+    version = _bump_version(collection_id, moved, bulk=False)
+    live_grades.refresh(
+        collection_id=collection_id,
+        policy_name=policy_name,
+        version=version,
+        query_ids=moved,
+        counted_only=True,
+    )
+    _announce_change(collection_id, moved, version)
+    return frozenset(moved)
+
+
+@transaction.atomic
 def live_grades_rebuild(*, collection: Collection) -> None:
     """Recompute the whole live judgment list of ``collection`` (e.g. after a policy change)."""
     policy_name = _lock_collection(collection.pk)
     query_ids = list(collection.queries.values_list("pk", flat=True))
     version = _bump_version(collection.pk, query_ids, bulk=True)
     _refresh_live_grades(
-        collection_id=collection.pk, policy_name=policy_name, version=version, query_ids=query_ids
+        collection_id=collection.pk,
+        policy_name=policy_name,
+        version=version,
+        query_ids=query_ids,
+        bulk=True,
     )
 
 

@@ -48,6 +48,7 @@ from judging.models import (
     PoolEntry,
     Query,
 )
+from judging.quality import selectors as quality_selectors
 from judging.rendering import highlight, render_body, render_guidelines
 
 Role = Membership.Role
@@ -284,7 +285,18 @@ def judgment_list(request: HttpRequest, slug: str) -> HttpResponse:
     page = Paginator(judgments, JUDGMENTS_PER_PAGE).get_page(request.GET.get("page"))
     for judgment in page:
         judgment.label_text = _label_text(collection, judgment)
-    context = {"collection": collection, "form": form, "page": page}
+    counted = (
+        quality_selectors.counted_judges(collection_id=collection.pk)
+        if collection.qualification_pairs
+        else None
+    )
+    context = {
+        "collection": collection,
+        "form": form,
+        "page": page,
+        # Never which pairs are gold, nor how many gold pairs: only whether labels count.
+        "not_counted": counted is not None and _judge(request).pk not in counted,
+    }
     return render(request, "judging/judgment_list.html", context)
 
 

@@ -81,14 +81,15 @@ def _event(
 def _refresh_pair(collection_id: int, policy_name: str, query_id: int, document_id: int) -> int:
     """Bump the version and refresh one pair's live grade; return the new version."""
     version = _bump_version(collection_id, [query_id], bulk=False)
-    _refresh_live_grades(
+    moved = _refresh_live_grades(
         collection_id=collection_id,
         policy_name=policy_name,
         version=version,
         query_ids=[query_id],
         document_id=document_id,
+        bulk=False,
     )
-    _announce_change(collection_id, [query_id], version)
+    _announce_change(collection_id, {query_id, *moved}, version)
     return version
 
 
@@ -323,7 +324,11 @@ def judge_labels_remove(
     )
     version = _bump_version(collection.pk, touched, bulk=True)
     _refresh_live_grades(
-        collection_id=collection.pk, policy_name=policy_name, version=version, query_ids=touched
+        collection_id=collection.pk,
+        policy_name=policy_name,
+        version=version,
+        query_ids=touched,
+        bulk=True,
     )
     return len(judgments)
 

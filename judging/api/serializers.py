@@ -26,6 +26,7 @@ from judging.models import (
     PoolEntry,
     Query,
 )
+from judging.quality import selectors as quality_selectors
 
 # --- collections, queries, documents, pool ---------------------------------------------
 
@@ -383,6 +384,12 @@ class JudgmentSerializer(serializers.ModelSerializer):
         help_text="Evidence spans (`[]` when none): passages of the document's text, offsets "
         "in Unicode code points, end exclusive, in document order."
     )
+    counted = serializers.SerializerMethodField(
+        help_text="Whether the label's judge counts in the live judgment list. False while "
+        "the collection asks for qualification and the judge has not qualified (or fell "
+        "below the bar): the label is kept, but not aggregated (not counted yet: "
+        "qualifying)."
+    )
 
     class Meta:
         model = Judgment
@@ -400,10 +407,21 @@ class JudgmentSerializer(serializers.ModelSerializer):
             "seconds",
             "abstain_probability",
             "provenance",
+            "counted",
             "created_at",
             "updated_at",
         ]
         read_only_fields = fields
+
+    def get_counted(self, judgment: Judgment) -> bool:
+        """Return whether the judge's labels count (one read per response, kept in context)."""
+        known = self.context.setdefault("counted_judges", {})
+        if judgment.collection_id not in known:
+            known[judgment.collection_id] = quality_selectors.counted_judges(
+                collection_id=judgment.collection_id
+            )
+        counted = known[judgment.collection_id]
+        return counted is None or judgment.judge_id in counted
 
     @extend_schema_field(
         serializers.ChoiceField(choices=JudgmentEvent.Channel.choices, allow_null=True)

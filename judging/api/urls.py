@@ -68,6 +68,11 @@ urlpatterns = [
         name="gold-rate",
     ),
     path(
+        "collections/<slug:slug>/gold/qualification/",
+        views_quality.QualificationView.as_view(),
+        name="gold-qualification",
+    ),
+    path(
         "collections/<slug:slug>/gold/<int:pk>/",
         views_quality.GoldPairDetailView.as_view(),
         name="gold-pair-detail",

@@ -184,6 +184,7 @@ def files_report(done: FilesImported) -> list[str]:
         report.append(
             f"judgments: {done.judgments.created} new, {done.judgments.changed} changed, "
             f"{done.judgments.unchanged} unchanged"
+            + (f"; {done.judgments.gold} marked as gold" if done.judgments.gold else "")
         )
     return report
 
@@ -399,6 +400,7 @@ def _result_line(result: dict[str, Any]) -> str:
     return (
         f"judgments: {result['created']} new, {result['changed']} changed, "
         f"{result['unchanged']} unchanged"
+        + (f"; {result['gold']} marked as gold" if result.get("gold") else "")
     )
 
 

@@ -74,9 +74,12 @@ class JudgmentListImportSerializer(serializers.Serializer):
         choices=judgment_formats.IMPORT_FORMATS,
         required=False,
         help_text="qrels, csv (query,docid,rating; query as id or text; Quepid's ratings "
-        "csv), jsonl, json, ranklib, or a Quepid book: quepid (its JSON) or quepid_csv (its "
-        "csv, a column per rater). Default: from the file name (qrels when unsure; "
-        "`book_*.json`/`*quepid*.json` a Quepid book).",
+        "csv), tsv (the same, tab-separated), jsonl, json, ranklib, or a Quepid book: quepid "
+        "(its JSON) or quepid_csv (its csv, a column per rater). Default: from the file name "
+        "(qrels when unsure; `book_*.json`/`*quepid*.json` a Quepid book). In csv, tsv, "
+        "jsonl and json an optional `gold` column (field) marks the pair as gold with that "
+        "expected grade (on the file's scale), `gold_reason` says why; a line with `gold` "
+        "and no rating only marks the pair.",
     )
     judge = serializers.IntegerField(
         required=False, help_text="Id of an existing judge (an LLM judge, or a human judge)."
@@ -115,6 +118,10 @@ class ImportResultSerializer(serializers.Serializer):
         child=serializers.IntegerField(),
         help_text="Ids of every judge labels were recorded as: `judge`, or for a Quepid "
         "book one imported judge per rater it names.",
+    )
+    gold = serializers.IntegerField(
+        help_text="Pairs the file's `gold` column marked as gold (new, or with a changed "
+        "grade or reason)."
     )
     dry_run = serializers.BooleanField()
 

@@ -57,8 +57,9 @@ class CollectionImportForm(forms.Form):
     judgments = forms.FileField(
         required=False,
         label="Judgments",
-        help_text="qrels, csv (query,docid,rating), jsonl, json, ranklib, or a Quepid book "
-        "(its JSON or csv export; each rater becomes an imported judge).",
+        help_text="qrels, csv (query,docid,rating), tsv, jsonl, json, ranklib, or a Quepid "
+        "book (its JSON or csv export; each rater becomes an imported judge). In csv, tsv, "
+        "jsonl and json, optional gold and gold_reason columns mark pairs as gold.",
     )
     judgments_format = forms.ChoiceField(
         required=False,

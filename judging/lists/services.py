@@ -29,6 +29,7 @@ from judging.lists.formats import MAX_REPORTED, FormatError, Problem, Problems, 
 from judging.lists.formats import collections as collection_formats
 from judging.lists.formats import judgments as judgment_formats
 from judging.models import Collection, Document, Judge, Judgment, JudgmentEvent, Membership
+from judging.quality import services as quality_services
 from judging.services import DocumentRow, ImportSummary, JudgmentRow, QueryRow, UpsertSummary
 from judging.textpolicy import echo
 
@@ -234,6 +235,7 @@ def import_counts(summary: ImportSummary, *, judge_id: int | None, dry_run: bool
         "version": summary.version,
         "judge": judge_id,
         "judges": list(summary.judges),
+        "gold": summary.gold,
         "dry_run": dry_run,
     }
 
@@ -288,6 +290,8 @@ def judgment_list_import(
     problems = Problems(unit="item" if format in judgment_formats.ITEM_FORMATS else "line")
     resolve = _query_resolver(collection)
     seen = 0
+    #: (line, qid, docno, gold grade, reason) of the lines with a gold grade
+    marks: list[tuple[int, str, str, int, str]] = []
 
     def rows() -> Iterator[JudgmentRow]:
         """Yield the file's rows as they are read (never all at once), noting problems."""
@@ -312,12 +316,17 @@ def judgment_list_import(
                         grade = to_scale(item.grade)
                     except ValueError as exc:
                         raise FormatError(item.line, str(exc), "grade") from None
+                gold = None if item.gold is None else _gold_grade(item, to_scale)
             except FormatError as exc:
                 problems.add(exc.problem)
                 if problems.full:
                     problems.stopped = True
                     return
                 continue
+            if gold is not None:
+                marks.append((item.line, query, item.document, gold, item.gold_reason))
+                if item.grade is None and item.status == JudgmentRow._field_defaults["status"]:
+                    continue  # a gold grade only: marks the pair, labels nothing
             seen += 1
             yield JudgmentRow(
                 item.line, query, item.document, grade, item.status, item.note,
@@ -325,22 +334,79 @@ def judgment_list_import(
             )  # fmt: skip
 
     summary = None
+    gold_marked = 0
     try:
         with transaction.atomic():
             summary = services.judgments_import(
                 collection=collection, judge=judge, rows=rows(), channel=channel, actor=actor
             )
-            if dry_run or problems or not seen:
+            if marks and not problems:
+                gold_marked = _gold_import(collection, marks, actor, problems)
+            if dry_run or problems or not (seen or marks):
                 raise _Rollback
     except ValidationError as exc:
         add_service_problems(exc, problems)
     except _Rollback:
         pass
-    if not seen and not problems:
+    if not seen and not marks and not problems:
         problems.add(Problem(None, "No judgments in the file."))
     _refuse_if(problems)
     assert summary is not None
-    return dataclasses.replace(summary, judges=(judge.pk,))
+    return dataclasses.replace(summary, judges=(judge.pk,), gold=gold_marked)
+
+
+def _gold_grade(item: judgment_formats.JudgmentIn, to_scale: Callable[[float], float]) -> int:
+    """Return a line's gold grade on 0–4 (the file's scale mapped), or raise FormatError."""
+    try:
+        gold = to_scale(item.gold)
+    except ValueError as exc:
+        raise FormatError(item.line, str(exc), "gold") from None
+    if gold != int(gold) or not 0 <= gold <= 4:
+        raise FormatError(item.line, f"must be a grade from 0 to 4, not {item.gold}", "gold")
+    return int(gold)
+
+
+def _gold_import(
+    collection: Collection,
+    marks: list[tuple[int, str, str, int, str]],
+    actor: AbstractBaseUser | None,
+    problems: Problems,
+) -> int:
+    """Mark the import's gold lines as gold pairs; add problems naming line and field.
+
+    Unknown ids are named here for lines that only mark a pair (the labels' own are
+    named by the judgment import). Returns the pairs marked; nothing when problems.
+    """
+    queries = dict(
+        collection.queries.filter(external_id__in={m[1] for m in marks}).values_list(
+            "external_id", "pk"
+        )
+    )
+    documents = dict(
+        collection.documents.filter(external_id__in={m[2] for m in marks}).values_list(
+            "external_id", "pk"
+        )
+    )
+    found = []
+    for line, qid, docno, grade, reason in marks:
+        if qid not in queries:
+            problems.add(Problem(line, f"unknown query id {echo(qid)}", "query"))
+        elif docno not in documents:
+            problems.add(Problem(line, f"unknown document id {echo(docno)}", "document"))
+        else:
+            found.append(
+                quality_services.GoldMark(line, queries[qid], documents[docno], grade, reason)
+            )
+    if problems:
+        return 0
+    try:
+        return quality_services.gold_set_many(collection=collection, marks=found, actor=actor)
+    except ValidationError as exc:
+        for message in exc.messages:
+            head, _, rest = message.partition(": ")
+            field, _, text = rest.partition(": ")
+            problems.add(Problem(int(head[5:]), text, field))
+        return 0
 
 
 @transaction.atomic

@@ -39,6 +39,7 @@ from judging.llm.client import CallFailed, ClientConfig, Completion, complete
 from judging.llm.models import LLMFailure, LLMJob, LLMJobChunk
 from judging.llm.services import LeaseLost, LLMGrade, LLMPairFailure
 from judging.models import Judge, Judgment, PoolEntry
+from judging.quality.models import GoldPair
 from judging.rendering import looks_like_html
 
 logger = logging.getLogger(__name__)
@@ -90,8 +91,15 @@ def job_pair_ids(job: LLMJob) -> tuple[list[tuple[int, int]], int]:
 
     Skipped are pairs the judge has already graded and id-only documents (no text to
     judge). Failed pairs of earlier jobs have no judgment, so they come back.
+
+    The collection's gold pairs the judge has not graded are always included, also when
+    the job is restricted to some queries or limited to some pairs, so every LLM judge
+    has a gold record (accuracy, qualification). They are asked exactly as any other
+    pair (the same prompt, in the same order by query and document id): the judge
+    cannot tell them apart.
     """
-    entries = PoolEntry.objects.filter(collection=job.collection)
+    all_entries = PoolEntry.objects.filter(collection=job.collection)
+    entries = all_entries
     wanted = job.options.get("queries") or []
     if wanted:
         entries = entries.filter(query__external_id__in=wanted)
@@ -102,14 +110,28 @@ def job_pair_ids(job: LLMJob) -> tuple[list[tuple[int, int]], int]:
         status=Judgment.Status.GRADED,
     )
     entries = entries.annotate(graded=Exists(graded))
-    pending = entries.filter(graded=False, document__has_content=True).order_by(
-        "query__external_id", "document__external_id"
-    )
+    order = ("query__external_id", "document__external_id")
+    pending = entries.filter(graded=False, document__has_content=True).order_by(*order)
     limit = job.options.get("limit")
     if limit:
         pending = pending[:limit]
     skipped = entries.filter(Q(graded=True) | Q(document__has_content=False)).count()
-    return list(pending.values_list("query_id", "document_id")), skipped
+    gold = GoldPair.objects.filter(
+        collection_id=job.collection_id,
+        query_id=OuterRef("query_id"),
+        document_id=OuterRef("document_id"),
+    )
+    gold_pending = (
+        all_entries.annotate(graded=Exists(graded), gold=Exists(gold))
+        .filter(gold=True, graded=False, document__has_content=True)
+        .values_list(*order, "query_id", "document_id")
+    )
+    chosen = {
+        (qid, docno): (q, d)
+        for qid, docno, q, d in pending.values_list(*order, "query_id", "document_id")
+    }
+    chosen.update({(qid, docno): (q, d) for qid, docno, q, d in gold_pending})
+    return [chosen[key] for key in sorted(chosen)], skipped
 
 
 def chunk_pairs(job: LLMJob, chunk: LLMJobChunk) -> list[Pair]:

@@ -150,7 +150,28 @@ class GoldAccuracySerializer(serializers.Serializer):
     last_n = serializers.IntegerField(help_text="Gold pairs in the trend (the most recent).")
     last_exact = serializers.FloatField(allow_null=True)
     alert = serializers.BooleanField(
-        help_text="The trend's exact share is below the collection's alert threshold."
+        help_text="Without qualification: the trend's exact share is below the collection's "
+        "alert threshold. With qualification: the judge is below the bar (`qualification` "
+        "is `below`), so their labels do not count."
+    )
+    qualification = serializers.ChoiceField(
+        choices=["qualifying", "qualified", "below"],
+        allow_null=True,
+        help_text="The judge's standing when the collection asks for qualification (null "
+        "when it does not): `qualifying` (fewer gold pairs than asked), `qualified` "
+        "(labels count), `below` (enough gold pairs, too few of the last ones exact).",
+    )
+    counted = serializers.BooleanField(
+        help_text="Whether the judge's labels count in the live list (always true without "
+        "qualification). Labels that do not count are kept, and listed."
+    )
+    window = serializers.IntegerField(
+        help_text="Gold pairs the qualification rule looks at (the judge's most recent)."
+    )
+    window_exact = serializers.IntegerField(help_text="Of those, graded exactly as gold.")
+    lost_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text="When a judge who had counted stopped counting (while they still do not).",
     )
 
 
@@ -237,10 +258,12 @@ class GoldPairDetailView(CollectionScopedView):
 @extend_schema_view(
     get=extend_schema(
         summary="List judges' accuracy against gold pairs",
-        description="Coordinators only. Human and LLM judges who graded a gold pair: exact "
-        "and within-one agreement, quadratic κ, mean signed deviation, confusion matrix, "
-        "the trend over their last gold pairs and an alert below the collection's "
-        "threshold. Judges below it come first.",
+        description="Coordinators only. Human and LLM judges who graded a gold pair (with "
+        "qualification on, every judge with a label): exact and within-one agreement, "
+        "quadratic κ, mean signed deviation, confusion matrix, the trend over their last "
+        "gold pairs, their qualification standing and whether their labels count, and an "
+        "alert (below the qualification bar; without qualification, the trend below the "
+        "collection's agreement alert threshold). Judges with an alert come first.",
         parameters=[SLUG, *page_parameters()],
         responses={200: GoldAccuracySerializer(many=True), **error_responses(401, 403, 404)},
     )
@@ -254,7 +277,14 @@ class JudgeGoldView(CollectionScopedView):
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Return one page of judges."""
         rows = _judge_rows(
-            selectors.gold_report(collection=self.collection), "accuracy", alert="alert"
+            selectors.gold_report(collection=self.collection),
+            "accuracy",
+            alert="alert",
+            qualification="standing",
+            counted="counted",
+            window="window",
+            window_exact="window_exact",
+            lost_at="lost_at",
         )
         page = self.paginate_queryset(rows)
         return self.get_paginated_response(GoldAccuracySerializer(page, many=True).data)
@@ -300,6 +330,71 @@ class GoldRateView(CollectionScopedView):
         given.is_valid(raise_exception=True)
         services.gold_rate_set(collection=self.collection, rate=given.validated_data["gold_rate"])
         return Response({"gold_rate": self.collection.gold_rate})
+
+
+class QualificationSerializer(serializers.Serializer):
+    """The qualification bar: labels count only after enough gold pairs graded exactly."""
+
+    qualification_pairs = serializers.IntegerField(
+        min_value=0,
+        max_value=services.MAX_QUALIFICATION_PAIRS,
+        help_text="Gold pairs a judge must have graded before their labels count; 0 turns "
+        "qualification off (every judge counts).",
+    )
+    qualification_share = serializers.FloatField(
+        min_value=0,
+        max_value=1,
+        help_text="Share of the judge's most recent gold pairs (as many as "
+        "`qualification_pairs`) graded exactly as gold, to qualify and to stay qualified.",
+    )
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="Show the qualification bar",
+        parameters=[SLUG],
+        responses={200: QualificationSerializer, **error_responses(401, 403, 404)},
+    ),
+    put=extend_schema(
+        summary="Set the qualification bar",
+        description="Coordinators only. A judge's labels then count in the live list only "
+        "while their last `qualification_pairs` gold pairs are at least "
+        "`qualification_share` exact; the others' labels are kept but not aggregated. A "
+        "changed bar rebuilds the live list (a new judgment-list version) and rescores "
+        "every run in the background. The rule is in docs/judges.md.",
+        parameters=[SLUG],
+        request=QualificationSerializer,
+        responses={200: QualificationSerializer, **error_responses(400, 401, 403, 404)},
+    ),
+)
+class QualificationView(CollectionScopedView):
+    """The collection's qualification bar."""
+
+    serializer_class = QualificationSerializer
+    pagination_class = None
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS, "PUT": COORDINATORS}
+
+    def _data(self) -> dict[str, Any]:
+        collection = self.collection
+        return {
+            "qualification_pairs": collection.qualification_pairs,
+            "qualification_share": collection.qualification_share,
+        }
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Return the bar."""
+        return Response(self._data())
+
+    def put(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Set the bar."""
+        given = QualificationSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        services.qualification_set(
+            collection=self.collection,
+            pairs=given.validated_data["qualification_pairs"],
+            share=given.validated_data["qualification_share"],
+        )
+        return Response(self._data())
 
 
 # --- canary checks --------------------------------------------------------------------------

@@ -57,3 +57,21 @@ class GoldRateForm(forms.Form):
         help_text="Each judge is served the gold pairs they have not graded at this rate, "
         "blind; 0 turns mixing off. 5–10% is usual.",
     )
+
+
+class QualificationForm(forms.Form):
+    """The qualification bar: gold pairs a judge needs, and the share of them exact."""
+
+    qualification_pairs = forms.IntegerField(
+        min_value=0,
+        max_value=1000,
+        label="Gold pairs before a judge's labels count",
+        help_text="0 turns qualification off: every judge's labels count.",
+    )
+    qualification_percent = forms.IntegerField(
+        min_value=0,
+        max_value=100,
+        label="Exactly right among the judge's last gold pairs (%)",
+        help_text="Over as many of the judge's most recent gold pairs as asked above; a "
+        "judge who falls below stops counting until back at the bar.",
+    )

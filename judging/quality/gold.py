@@ -13,6 +13,9 @@ judge graded, in the order the judge graded them. :func:`gold_accuracy` gives:
 - the same exact share over the judge's last ``last`` gold pairs (the trend).
 
 NaN everywhere (and ``n`` 0) for a judge without graded gold pairs.
+
+:func:`qualification` is the rule that decides whether a judge's labels count in the
+live list of a collection that asks for qualification (see its docstring).
 """
 
 from __future__ import annotations
@@ -28,7 +31,15 @@ from judging.agreement.coefficients import AgreementUndefinedWarning, cohen_kapp
 
 GRADES = 5
 
-__all__ = ["GoldAccuracy", "gold_accuracy"]
+__all__ = [
+    "QUALIFIED",
+    "QUALIFYING",
+    "UNQUALIFIED",
+    "GoldAccuracy",
+    "Qualification",
+    "gold_accuracy",
+    "qualification",
+]
 
 
 @dataclass(frozen=True)
@@ -86,4 +97,82 @@ def gold_accuracy(grades: npt.ArrayLike, gold: npt.ArrayLike, *, last: int = 20)
         confusion=tuple(map(tuple, confusion.tolist())),
         last_n=int(judge[recent].size),
         last_exact=float((judge[recent] == truth[recent]).mean()),
+    )
+
+
+#: Fewer graded gold pairs than the collection asks for: the labels wait.
+QUALIFYING = "qualifying"
+#: Enough gold pairs, and the last of them at the bar: the labels count.
+QUALIFIED = "qualified"
+#: Enough gold pairs, but the last of them below the bar: the labels do not count.
+UNQUALIFIED = "below"
+
+
+@dataclass(frozen=True)
+class Qualification:
+    """Where one judge stands against a collection's qualification bar.
+
+    ``graded`` gold pairs graded in all; ``window`` the most recent of them the rule
+    looks at (at most ``needed``), ``window_exact`` of them graded exactly as gold, and
+    ``window_share`` their share (NaN without any). ``counted``: the labels count.
+    """
+
+    status: str
+    graded: int
+    needed: int
+    window: int
+    window_exact: int
+    window_share: float
+
+    @property
+    def counted(self) -> bool:
+        """Return whether the judge's labels count in the live list."""
+        return self.status == QUALIFIED
+
+
+def qualification(
+    grades: npt.ArrayLike, gold: npt.ArrayLike, *, needed: int, share: float
+) -> Qualification:
+    """Return whether a judge with these gold labels (aligned, oldest first) is qualified.
+
+    The rule, a function of the judge's current gold labels only (no memory of the past):
+    a judge is *qualified* when they have graded at least ``needed`` gold pairs and, of
+    their most recent ``needed``, at least ``share`` (a fraction, 0–1) were graded exactly
+    as gold. With fewer gold pairs they are *qualifying*; with enough but too few exact
+    among the most recent, *below* the bar. So qualification is reached and lost on the
+    same sliding window: a judge who was qualified loses it as soon as their last
+    ``needed`` gold pairs fall below the bar, and regains it when they are back at it.
+
+    The comparison allows for rounding: 8 exact of 10 meets a share of 0.8. ``share`` 0
+    qualifies anyone with ``needed`` gold pairs. Raise ValueError for ``needed`` below 1,
+    ``share`` outside 0–1 (or NaN), or grades as :func:`gold_accuracy` refuses them.
+    """
+    if isinstance(needed, bool) or not isinstance(needed, int | np.integer) or needed < 1:
+        raise ValueError("needed must be a whole number of at least 1")
+    if not isinstance(share, int | float) or not 0 <= share <= 1:
+        raise ValueError("share must be a number from 0 to 1")
+    judge = np.asarray(grades, dtype=np.float64)
+    truth = np.asarray(gold, dtype=np.float64)
+    if judge.ndim != 1 or judge.shape != truth.shape:
+        raise ValueError("grades and gold must be 1-d arrays of one length")
+    for name, values in (("grades", judge), ("gold", truth)):
+        if values.size and not (np.isin(values, np.arange(GRADES))).all():
+            raise ValueError(f"{name} must be whole grades from 0 to {GRADES - 1}")
+    recent = slice(max(judge.size - needed, 0), None)
+    window = int(judge[recent].size)
+    exact = int((judge[recent] == truth[recent]).sum())
+    window_share = exact / window if window else math.nan
+    if judge.size < needed:
+        status = QUALIFYING
+    elif exact >= share * needed - 1e-9:
+        status = QUALIFIED
+    else:
+        status = UNQUALIFIED
+    return Qualification(
+        status=status,
+        graded=int(judge.size),
+        needed=int(needed),
+        window=window,
+        window_exact=exact,
+        window_share=window_share,
     )

@@ -50,6 +50,73 @@ class GoldPair(models.Model):
         return f"{self.query_id}/{self.document_id} = {self.grade}"
 
 
+class JudgeQualification(models.Model):
+    """Where a judge stands against the collection's qualification bar, kept current.
+
+    Written under the collection's write lock whenever the judge's gold labels, the gold
+    pairs or the bar change (:mod:`judging.quality.qualification`), so the live list can
+    leave out the labels of judges who do not count. A judge without a row has graded no
+    gold pair (qualifying). Meaningful only while the collection asks for qualification.
+    """
+
+    collection = models.ForeignKey(
+        "judging.Collection", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    judge = models.ForeignKey("judging.Judge", on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(
+        max_length=12,
+        choices=[
+            ("qualifying", "Qualifying: fewer gold pairs than asked"),
+            ("qualified", "Qualified: labels count"),
+            ("below", "Below the bar: labels do not count"),
+        ],
+        help_text="judging.quality.gold.qualification of the judge's current gold labels.",
+    )
+    counted = models.BooleanField(help_text="Whether the judge's labels count in the live list.")
+    graded = models.PositiveIntegerField(help_text="Gold pairs the judge has graded.")
+    window = models.PositiveIntegerField(help_text="The most recent of them the rule looks at.")
+    window_exact = models.PositiveIntegerField(help_text="Of those, graded exactly as gold.")
+    changed_at = models.DateTimeField(help_text="When the judge last started or stopped counting.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["collection", "judge"], name="judge_qualification_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        """Return ``judge: status``."""
+        return f"{self.judge_id}: {self.status}"
+
+
+class QualificationChange(models.Model):
+    """A judge started or stopped counting in a collection's live list (the history)."""
+
+    collection = models.ForeignKey(
+        "judging.Collection", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    judge = models.ForeignKey("judging.Judge", on_delete=models.CASCADE, related_name="+")
+    counted = models.BooleanField(help_text="Whether the judge's labels count from now on.")
+    status = models.CharField(max_length=12, help_text="The judge's standing from now on.")
+    graded = models.PositiveIntegerField(help_text="Gold pairs the judge had graded.")
+    window = models.PositiveIntegerField()
+    window_exact = models.PositiveIntegerField()
+    needed = models.PositiveSmallIntegerField(help_text="Gold pairs the bar asked for then.")
+    share = models.FloatField(help_text="Exact share the bar asked for then.")
+    at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["at", "id"]
+        indexes = [
+            models.Index(fields=["collection", "judge", "at"], name="qualification_change"),
+        ]
+
+    def __str__(self) -> str:
+        """Return ``judge counted|not counted @ time``."""
+        return f"{self.judge_id} {'counted' if self.counted else 'not counted'} @ {self.at}"
+
+
 class QualityCheck(models.Model):
     """What a canary check and a version check share: an LLM judge asked in the background.
 

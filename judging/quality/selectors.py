@@ -13,13 +13,22 @@ from judging.agreement.coefficients import cohen_kappa
 from judging.models import Collection, Judge, Judgment
 from judging.quality import attention as pure
 from judging.quality import gold as gold_stats
-from judging.quality.models import CanaryCheck, GoldPair, VersionCheck, VersionCheckResult
+from judging.quality import qualification
+from judging.quality.models import (
+    CanaryCheck,
+    GoldPair,
+    JudgeQualification,
+    QualificationChange,
+    VersionCheck,
+    VersionCheckResult,
+)
 
 __all__ = [
     "CanaryRates",
     "JudgeAttentionRow",
     "JudgeGoldRow",
     "canary_rates",
+    "counted_judges",
     "gold_pairs",
     "gold_report",
     "judge_attention",
@@ -97,10 +106,15 @@ GOLD_TREND = 20
 
 @dataclass(frozen=True)
 class JudgeGoldRow:
-    """One judge's accuracy against the collection's gold pairs.
+    """One judge's accuracy against the collection's gold pairs, and their qualification.
 
-    ``alert`` is set when the exact share over the judge's last gold pairs is below the
-    collection's agreement alert threshold.
+    Without qualification, ``alert`` is set when the exact share over the judge's last
+    gold pairs (the trend) is below the collection's agreement alert threshold, and
+    ``standing`` is None. With qualification, ``standing`` is the judge's stored standing
+    (``qualifying``, ``qualified`` or ``below``), ``counted`` whether their labels count,
+    and ``alert`` is set when the judge is below the bar (the same rule that decides what
+    counts, so the alert and the live list never disagree); ``lost_at`` is when a judge
+    who had counted stopped counting, while they still do not.
     """
 
     judge_id: int
@@ -108,6 +122,11 @@ class JudgeGoldRow:
     kind: str
     accuracy: gold_stats.GoldAccuracy
     alert: bool
+    standing: str | None = None
+    counted: bool = True
+    window: int = 0
+    window_exact: int = 0
+    lost_at: Any = None
 
     @property
     def confusion_rows(self) -> list[tuple[int, tuple[int, ...]]]:
@@ -124,15 +143,32 @@ def gold_pairs(*, collection: Collection) -> QuerySet[GoldPair]:
     )
 
 
+def counted_judges(*, collection_id: int) -> frozenset[int] | None:
+    """Return the judges whose labels count in the live list, or None when everyone's do.
+
+    Everyone's count unless the collection asks for qualification
+    (:mod:`judging.quality.qualification`). One or two queries.
+    """
+    if not qualification.bar(collection_id).on:
+        return None
+    return frozenset(
+        JudgeQualification.objects.filter(collection_id=collection_id, counted=True).values_list(
+            "judge_id", flat=True
+        )
+    )
+
+
 def gold_report(
     *, collection: Collection, last: int = GOLD_TREND, guidelines_version: int | None = None
 ) -> list[JudgeGoldRow]:
     """Return every judge who graded a gold pair, with its accuracy; alerts first.
 
-    With ``guidelines_version``, only labels given under that version of the guidelines
-    count (did a clarification help?). Two SQL queries: the graded labels of gold pairs
-    with their gold grade, oldest first per judge (the order the trend needs), and the
-    judges.
+    With qualification on, every judge with a label is listed (with their standing),
+    those without a gold pair too. With ``guidelines_version``, only labels given under
+    that version of the guidelines count in the accuracy (did a clarification help?); the
+    standing is always the one in force. A fixed number of SQL queries: the graded labels
+    of gold pairs with their gold grade, oldest first per judge (the order the trend
+    needs), the judges, and with qualification the standings and their last changes.
     """
     gold = GoldPair.objects.filter(
         collection_id=collection.pk,
@@ -155,6 +191,20 @@ def gold_report(
         mine = by_judge.setdefault(judge_id, ([], []))
         mine[0].append(grade)
         mine[1].append(gold_grade)
+    the_bar = qualification.Bar(collection.qualification_pairs, collection.qualification_share)
+    standings: dict[int, JudgeQualification] = {}
+    lost: dict[int, Any] = {}
+    if the_bar.on:
+        for judge_id in (
+            Judgment.objects.filter(collection=collection).values_list("judge_id", flat=True)
+        ).distinct():
+            by_judge.setdefault(judge_id, ([], []))
+        standings = {
+            s.judge_id: s for s in JudgeQualification.objects.filter(collection=collection)
+        }
+        changes = QualificationChange.objects.filter(collection=collection).order_by("at", "id")
+        for judge_id, counted, at in changes.values_list("judge_id", "counted", "at"):
+            lost[judge_id] = None if counted else at
     judges = Judge.objects.in_bulk(list(by_judge))
     threshold = collection.agreement_alert_threshold
     result = []
@@ -162,16 +212,27 @@ def gold_report(
         if judge_id not in judges:
             continue
         accuracy = gold_stats.gold_accuracy(grades, golds, last=last)
+        extra: dict[str, Any] = {"alert": accuracy.last_exact < threshold}
+        if the_bar.on:
+            standing = standings.get(judge_id)
+            extra = {
+                "standing": standing.status if standing else gold_stats.QUALIFYING,
+                "counted": bool(standing and standing.counted),
+                "window": standing.window if standing else 0,
+                "window_exact": standing.window_exact if standing else 0,
+                "alert": bool(standing and standing.status == gold_stats.UNQUALIFIED),
+                "lost_at": None if standing and standing.counted else lost.get(judge_id),
+            }
         result.append(
             JudgeGoldRow(
                 judge_id=judge_id,
                 name=judges[judge_id].name,
                 kind=judges[judge_id].kind,
                 accuracy=accuracy,
-                alert=accuracy.last_exact < threshold,
+                **extra,
             )
         )
-    result.sort(key=lambda r: (not r.alert, r.kind, r.name.lower(), r.judge_id))
+    result.sort(key=lambda r: (not r.alert, r.counted, r.kind, r.name.lower(), r.judge_id))
     return result
 
 

@@ -13,6 +13,7 @@ import datetime as dt
 import hashlib
 import secrets
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
@@ -34,7 +35,7 @@ from judging.models import (
     PoolEntry,
     Query,
 )
-from judging.quality import canaries
+from judging.quality import canaries, qualification
 from judging.quality.models import (
     CanaryCheck,
     CanaryResult,
@@ -53,6 +54,8 @@ __all__ = [
     "gold_rate_set",
     "gold_remove",
     "gold_set",
+    "gold_set_many",
+    "qualification_set",
     "version_check_finish",
     "version_check_start",
 ]
@@ -82,6 +85,7 @@ def gold_set(
         problems["document"] = ["The document belongs to another collection than the query."]
     if problems:
         raise ValidationError(problems)
+    judging_services.lock_collection(query.collection_id)  # judges' standings read it next
     # A gold pair is a pool pair, so judges can be served it (judging.selectors.next_pair).
     judging_services.pool_add_ids(
         collection=query.collection, pairs=[(query.pk, document.pk)], source=PoolEntry.Source.MANUAL
@@ -97,7 +101,99 @@ def gold_set(
             "created_by": actor if getattr(actor, "pk", None) else None,
         },
     )
+    judging_services.qualification_refresh(collection_id=query.collection_id)
     return gold
+
+
+@dataclass(frozen=True)
+class GoldMark:
+    """One pair a judgment import marks as gold, with its line."""
+
+    line: int
+    query_id: int
+    document_id: int
+    grade: int
+    reason: str = ""
+
+
+@transaction.atomic
+def gold_set_many(
+    *,
+    collection: Collection,
+    marks: Sequence[GoldMark],
+    actor: AbstractBaseUser | None = None,
+) -> int:
+    """Mark many pairs of ``collection`` as gold at once (a judgment import's gold column).
+
+    As :func:`gold_set` for each pair, all or nothing: each problem raises
+    ``ValidationError`` with messages ``line N: <field>: ...``. A pair marked twice is
+    refused (naming the first line). The judges' standings are re-derived once. Return
+    how many pairs were marked (new or changed).
+    """
+    problems: list[str] = []
+    first: dict[tuple[int, int], int] = {}
+    for mark in marks:
+        key = (mark.query_id, mark.document_id)
+        if type(mark.grade) is not int or not GRADE_MIN <= mark.grade <= GRADE_MAX:
+            problems.append(
+                f"line {mark.line}: gold: give a whole grade from {GRADE_MIN} to {GRADE_MAX}"
+            )
+        problem = textpolicy.text_problem(
+            mark.reason, max_length=textpolicy.MAX_NOTE_LENGTH, what="gold_reason"
+        )
+        if problem:
+            problems.append(f"line {mark.line}: gold_reason: {problem}")
+        if key in first:
+            problems.append(
+                f"line {mark.line}: gold: pair marked twice (first on line {first[key]})"
+            )
+        first.setdefault(key, mark.line)
+    queries = set(
+        Query.objects.filter(collection=collection, pk__in={m.query_id for m in marks}).values_list(
+            "pk", flat=True
+        )
+    )
+    documents = set(
+        Document.objects.filter(
+            collection=collection, pk__in={m.document_id for m in marks}
+        ).values_list("pk", flat=True)
+    )
+    for mark in marks:
+        if mark.query_id not in queries or mark.document_id not in documents:
+            problems.append(f"line {mark.line}: gold: the pair is not of this collection")
+    if problems:
+        raise ValidationError(problems)
+    if not marks:
+        return 0
+    judging_services.lock_collection(collection.pk)
+    judging_services.pool_add_ids(
+        collection=collection, pairs=list(first), source=PoolEntry.Source.MANUAL
+    )
+    existing = {
+        (g.query_id, g.document_id): g for g in GoldPair.objects.filter(collection=collection)
+    }
+    created, changed = [], []
+    by_actor = actor if getattr(actor, "pk", None) else None
+    for mark in marks:
+        gold = existing.get((mark.query_id, mark.document_id))
+        if gold is None:
+            created.append(
+                GoldPair(
+                    collection=collection,
+                    query_id=mark.query_id,
+                    document_id=mark.document_id,
+                    grade=mark.grade,
+                    reason=mark.reason,
+                    created_by=by_actor,
+                )
+            )
+        elif (gold.grade, gold.reason) != (mark.grade, mark.reason):
+            gold.grade, gold.reason, gold.updated_at = mark.grade, mark.reason, timezone.now()
+            changed.append(gold)
+    GoldPair.objects.bulk_create(created)
+    GoldPair.objects.bulk_update(changed, ["grade", "reason", "updated_at"])
+    judging_services.qualification_refresh(collection_id=collection.pk)
+    return len(created) + len(changed)
 
 
 @transaction.atomic
@@ -111,8 +207,62 @@ def gold_rate_set(*, collection: Collection, rate: float) -> None:
 
 @transaction.atomic
 def gold_remove(*, gold: GoldPair) -> None:
-    """Unmark a gold pair (the judges' labels of the pair stay)."""
+    """Unmark a gold pair (the judges' labels of the pair stay, as ordinary labels).
+
+    The judges who graded it lose it from their gold record, so their qualification is
+    re-derived (and the live list follows) in the same transaction.
+    """
+    judging_services.lock_collection(gold.collection_id)
     gold.delete()
+    judging_services.qualification_refresh(collection_id=gold.collection_id)
+
+
+#: Most gold pairs a collection may ask a judge to qualify on.
+MAX_QUALIFICATION_PAIRS = 1000
+
+
+@transaction.atomic
+def qualification_set(*, collection: Collection, pairs: int, share: float) -> bool:
+    """Set the qualification bar: ``pairs`` gold pairs (0: off) at ``share`` exact (0–1).
+
+    The rule is :func:`judging.quality.gold.qualification`. A changed bar re-derives
+    every judge's standing and rebuilds the whole live list under a new judgment-list
+    version (every run is rescored in the background), as a change of aggregation policy
+    does. Raise ``ValidationError`` naming the field for a bad value; nothing changes then.
+    Return whether the bar changed.
+    """
+    problems: dict[str, list[str]] = {}
+    if (
+        isinstance(pairs, bool)
+        or not isinstance(pairs, int)
+        or not 0 <= pairs <= MAX_QUALIFICATION_PAIRS
+    ):
+        problems["qualification_pairs"] = [
+            f"Give a whole number of gold pairs from 0 (off) to {MAX_QUALIFICATION_PAIRS}."
+        ]
+    if (
+        isinstance(share, bool)
+        or not isinstance(share, int | float)
+        or share != share
+        or not 0 <= share <= 1
+    ):
+        problems["qualification_share"] = ["Give a share from 0 to 1."]
+    if problems:
+        raise ValidationError(problems)
+    judging_services.lock_collection(collection.pk)
+    current = Collection.objects.filter(pk=collection.pk).values_list(
+        "qualification_pairs", "qualification_share"
+    )[0]
+    collection.qualification_pairs, collection.qualification_share = pairs, float(share)
+    if current == (pairs, float(share)):
+        return False
+    Collection.objects.filter(pk=collection.pk).update(
+        qualification_pairs=pairs, qualification_share=float(share)
+    )
+    if not pairs:
+        qualification.reset(collection.pk)
+    judging_services.live_grades_rebuild(collection=collection)
+    return True
 
 
 #: Queries a canary check makes canaries for (two canaries each).

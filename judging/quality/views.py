@@ -19,7 +19,7 @@ from judging.llm.judges import judge_version
 from judging.models import Judge, Membership
 from judging.quality import attention, services
 from judging.quality import selectors as selectors_quality
-from judging.quality.forms import GoldPairForm, GoldRateForm
+from judging.quality.forms import GoldPairForm, GoldRateForm, QualificationForm
 from judging.quality.models import CanaryCheck, GoldPair, VersionCheck
 
 
@@ -31,11 +31,17 @@ def judge_list(request: HttpRequest, slug: str) -> HttpResponse:
         user=request.user, slug=slug, roles=(Membership.Role.COORDINATOR,)
     )
     rows = selectors_quality.judge_attention(collection=collection)
+    gold = selectors_quality.gold_report(collection=collection)
+    standings = {row.judge_id: row for row in gold}
     return render(
         request,
         "judging/judge_list.html",
         {
             "collection": collection,
+            "gold": gold,
+            "gold_alerts": sum(1 for row in gold if row.alert),
+            "attention": [(row, standings.get(row.judge_id)) for row in rows],
+            "trend": selectors_quality.GOLD_TREND,
             "canaries": selectors_quality.canary_rates(collection=collection),
             "llm_judges": Judge.objects.filter(kind=Judge.Kind.LLM, collections=collection),
             "rows": rows,
@@ -62,8 +68,39 @@ def gold_list(request: HttpRequest, slug: str) -> HttpResponse:
         services.gold_rate_set(collection=collection, rate=rate_form.cleaned_data["percent"] / 100)
         messages.success(request, f"{rate_form.cleaned_data['percent']}% of pairs served are gold.")
         return see_other(reverse("judging:gold_list", args=[collection.slug]))
+    bar_posted = request.method == "POST" and "qualification_pairs" in request.POST
+    bar_form = QualificationForm(
+        request.POST if bar_posted else None,
+        initial={
+            "qualification_pairs": collection.qualification_pairs,
+            "qualification_percent": round(collection.qualification_share * 100),
+        },
+    )
+    if bar_posted and bar_form.is_valid():
+        data = bar_form.cleaned_data
+        try:
+            changed = services.qualification_set(
+                collection=collection,
+                pairs=data["qualification_pairs"],
+                share=data["qualification_percent"] / 100,
+            )
+        except ValidationError as error:
+            add_service_errors(bar_form, error)
+        else:
+            if not changed:
+                messages.info(request, "The qualification bar is unchanged.")
+            elif data["qualification_pairs"]:
+                messages.success(
+                    request,
+                    f"Labels now count after {data['qualification_pairs']} gold pairs at "
+                    f"{data['qualification_percent']}% exact; the judgment list is rebuilt "
+                    "and scores are being recomputed.",
+                )
+            else:
+                messages.success(request, "Qualification is off: every judge's labels count.")
+            return see_other(reverse("judging:gold_list", args=[collection.slug]))
     form = GoldPairForm(
-        request.POST if request.method == "POST" and not rate_posted else None,
+        request.POST if request.method == "POST" and not rate_posted and not bar_posted else None,
         collection=collection,
     )
     if form.is_bound and form.is_valid():
@@ -98,6 +135,7 @@ def gold_list(request: HttpRequest, slug: str) -> HttpResponse:
         version_error = None
     except ValidationError as error:
         version, version_error = None, error.message_dict["guidelines_version"][0]
+    report = selectors_quality.gold_report(collection=collection, guidelines_version=version)
     return render(
         request,
         "judging/goldpair_list.html",
@@ -105,10 +143,10 @@ def gold_list(request: HttpRequest, slug: str) -> HttpResponse:
             "collection": collection,
             "form": form,
             "rate_form": rate_form,
+            "bar_form": bar_form,
             "pairs": pairs,
-            "report": selectors_quality.gold_report(
-                collection=collection, guidelines_version=version
-            ),
+            "report": report,
+            "graded_gold": sum(1 for row in report if row.accuracy.n),
             "guidelines_version": version,
             "versions": range(collection.guidelines_version, 0, -1),
             "version_error": version_error,

@@ -25,7 +25,8 @@ query's LLM score ``f`` is its score under the LLM grades alone (pairs no LLM gr
 left out), whether audited or not.
 
 :func:`prediction_powered_means` takes at most eight SQL queries (with the sampled
-queries' pool, and the query ids for ``keep_query``) and writes nothing.
+queries' pool, and the query ids for ``keep_query``; two more when the collection asks
+for qualification: only counted LLM judges are read) and writes nothing.
 :func:`leaderboard_ppi` is what the leaderboard, its REST endpoint and a run's scores
 show: the same figures, as the viewer's score policy allows, cached per judgment-list
 version.
@@ -42,6 +43,7 @@ from django.core.cache import cache
 
 from judging.agreement.checks import Audit
 from judging.models import Collection, Judge, Judgment, LiveGrade, PoolEntry, Query
+from judging.quality import selectors as quality_selectors
 from metrics.engine.measures import score_bounds
 from metrics.engine.ppi import audited_mean
 from metrics.live import scoring
@@ -112,15 +114,24 @@ def _lower_median(pair: np.ndarray, grades: np.ndarray, n_pairs: int) -> np.ndar
 
 
 def _llm_grades(collection: Collection) -> dict[int, scoring.QueryGrades]:
-    """Return the LLM judges' grade of every pair they graded, grouped by query."""
+    """Return the LLM judges' grade of every pair they graded, grouped by query.
+
+    Only judges whose labels count (:func:`judging.quality.selectors.counted_judges`: all
+    of them unless the collection asks for qualification) are read, as in the live list.
+    """
+    labels = Judgment.objects.filter(
+        collection=collection, status=Judgment.Status.GRADED, judge__kind=Judge.Kind.LLM
+    )
+    if collection.qualification_pairs:
+        labels = labels.filter(
+            judge_id__in=quality_selectors.counted_judges(collection_id=collection.pk) or ()
+        )
     rows = np.array(
         [
             (q, d, g, np.nan if a is None else a)
-            for q, d, g, a in Judgment.objects.filter(
-                collection=collection, status=Judgment.Status.GRADED, judge__kind=Judge.Kind.LLM
+            for q, d, g, a in labels.order_by().values_list(
+                "query_id", "document_id", "grade", "abstain_probability"
             )
-            .order_by()
-            .values_list("query_id", "document_id", "grade", "abstain_probability")
         ],
         dtype=np.float64,
     ).reshape(-1, 4)

@@ -242,11 +242,14 @@ def iter_lines(stream: IO[bytes] | bytes | str) -> Iterator[tuple[int, str]]:
         yield number + 1, _decode(rest, number).removesuffix("\r")
 
 
-def csv_records(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, list[str]] | Problem]:
+def csv_records(
+    lines: Iterable[tuple[int, str]], *, delimiter: str = ","
+) -> Iterator[tuple[int, list[str]] | Problem]:
     """Yield ``(first line, cells)`` of each non-blank RFC 4180 record of csv lines.
 
     A record may span lines (a quoted cell with line breaks); it is named by the line it
-    starts on. Malformed csv yields one :class:`Problem` and stops.
+    starts on. Malformed csv yields one :class:`Problem` and stops. ``delimiter`` is a tab
+    for tab-separated values.
     """
     numbers: list[int] = []
 
@@ -255,7 +258,7 @@ def csv_records(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, list[st
             numbers.append(number)
             yield line + "\n"
 
-    reader = csv.reader(physical(), strict=True)
+    reader = csv.reader(physical(), strict=True, delimiter=delimiter)
     while True:
         start = len(numbers) + 1
         try:

@@ -57,7 +57,9 @@ FORMATS = ("qrels", "csv", "jsonl", "json", "ranklib")
 RAW_FORMATS = ("csv", "jsonl", "quepid", "quepid_csv")
 #: Formats naming a rater per label (Quepid books): each rater is imported as a judge.
 RATER_FORMATS = ("quepid", "quepid_csv")
-IMPORT_FORMATS = ("qrels", "csv", "jsonl", "json", "ranklib", *RATER_FORMATS)
+IMPORT_FORMATS = ("qrels", "csv", "tsv", "jsonl", "json", "ranklib", *RATER_FORMATS)
+#: Formats with the optional ``gold`` and ``gold_reason`` columns (or fields).
+GOLD_FORMATS = ("csv", "tsv", "jsonl", "json")
 CONTENT_TYPES = {
     "qrels": "text/plain",
     "csv": "text/csv",
@@ -141,6 +143,8 @@ class JudgmentIn(NamedTuple):
     judge: str = ""  # the rater a multi-rater file names (Quepid books); "" for the file's judge
     #: Evidence spans as given (jsonl, json; checked by the import); None when not given.
     evidence: Any = None
+    gold: int | None = None  # the expected grade, as written, marking the pair as gold
+    gold_reason: str = ""  # why (coordinators only)
 
 
 def format_grade(grade: float) -> str:
@@ -488,17 +492,32 @@ _CSV_ALIASES = {
     "rating": "rating",
     "grade": "rating",
     "note": "note",
+    "gold": "gold",
+    "gold_reason": "gold_reason",
 }
 
 
-def read_csv(lines: Iterable[tuple[int, str]]) -> Iterator[JudgmentIn | Problem]:
+def _gold(value: Any, reason: str, line: int) -> int | None:
+    """Return a line's gold grade as written (None when none), checking its reason has one."""
+    gold = None if value is None or value == "" else _grade(value, line, "gold")
+    if reason and gold is None:
+        raise FormatError(line, "a gold reason needs a gold grade", "gold_reason")
+    return gold
+
+
+def read_csv(
+    lines: Iterable[tuple[int, str]], *, delimiter: str = ","
+) -> Iterator[JudgmentIn | Problem]:
     """Read csv with a header naming ``query``, ``docid`` and ``rating`` (any order).
 
     ``qid``/``docno``/``document``/``grade`` are accepted as column names, and ``note``
-    as an optional column. ``query`` may hold the query id or its text.
+    as an optional column. ``query`` may hold the query id or its text. The optional
+    ``gold`` column marks the pair as gold with that expected grade (on the file's scale)
+    and ``gold_reason`` says why; a line with a gold grade and an empty rating only marks
+    the pair (no label).
     """
     columns: dict[str, int] | None = None
-    for item in csv_records(lines):
+    for item in csv_records(lines, delimiter=delimiter):
         if isinstance(item, Problem):
             yield item
             return
@@ -527,22 +546,43 @@ def read_csv(lines: Iterable[tuple[int, str]]) -> Iterator[JudgmentIn | Problem]
             continue
 
         try:
+            reason = (
+                text(
+                    csv_cell_text(record[columns["gold_reason"]]),
+                    line,
+                    "gold_reason",
+                    MAX_NOTE_LENGTH,
+                )
+                if "gold_reason" in columns
+                else ""
+            )
+            gold = _gold(
+                record[columns["gold"]].strip() if "gold" in columns else None, reason, line
+            )
+            rating = record[columns["rating"]]
             yield JudgmentIn(
                 line,
                 _id(csv_cell_text(record[columns["query"]]), line, "query"),
                 _id(csv_cell_text(record[columns["docid"]]), line, "docid"),
-                _grade(record[columns["rating"]], line, "rating"),
+                None if gold is not None and not rating.strip() else _grade(rating, line, "rating"),
                 note=text(
                     csv_cell_text(record[columns["note"]]) if "note" in columns else "",
                     line,
                     "note",
                     MAX_NOTE_LENGTH,
                 ),
+                gold=gold,
+                gold_reason=reason,
             )
         except FormatError as exc:
             yield exc.problem
     if columns is None:
         yield Problem(1, "no header line (query,docid,rating)")
+
+
+def read_tsv(lines: Iterable[tuple[int, str]]) -> Iterator[JudgmentIn | Problem]:
+    """Read tab-separated values with a header, as :func:`read_csv` reads csv."""
+    return read_csv(lines, delimiter="\t")
 
 
 _ITEM_KEYS = {
@@ -556,6 +596,8 @@ _ITEM_KEYS = {
     "status": "status",
     "note": "note",
     "evidence": "evidence",
+    "gold": "gold",
+    "gold_reason": "gold_reason",
 }
 _IGNORED_KEYS = {"humans", "llms"}
 
@@ -582,6 +624,10 @@ def _from_object(line: int, item: Any) -> JudgmentIn:
     note = fields.get("note") or ""
     if not isinstance(note, str):
         raise FormatError(line, "must be a string", "note")
+    reason = fields.get("gold_reason") or ""
+    if not isinstance(reason, str):
+        raise FormatError(line, "must be a string", "gold_reason")
+    reason = text(reason, line, "gold_reason", MAX_NOTE_LENGTH)
     return JudgmentIn(
         line,
         _id(fields["query"], line, "query"),
@@ -590,6 +636,8 @@ def _from_object(line: int, item: Any) -> JudgmentIn:
         status=text(status, line, "status", MAX_NAME_LENGTH),
         note=text(note, line, "note", MAX_NOTE_LENGTH),
         evidence=fields.get("evidence", []) if "evidence" in fields else None,
+        gold=_gold(fields.get("gold"), reason, line),
+        gold_reason=reason,
     )
 
 
@@ -777,6 +825,7 @@ ITEM_FORMATS = frozenset({"json", "quepid"})
 READERS: dict[str, Callable[[Iterable[tuple[int, str]]], Iterator[JudgmentIn | Problem]]] = {
     "qrels": read_qrels,
     "csv": read_csv,
+    "tsv": read_tsv,
     "jsonl": read_jsonl,
     "json": read_json,
     "ranklib": read_ranklib,
@@ -791,7 +840,7 @@ def guess_format(name: str) -> str:
     base = lower.rsplit("/", 1)[-1]
     if lower.endswith((".json", ".csv")) and ("quepid" in base or base.startswith("book_")):
         return "quepid_csv" if lower.endswith(".csv") else "quepid"  # e.g. book_12_export.csv
-    for fmt, ext in (("jsonl", ".jsonl"), ("json", ".json"), ("csv", ".csv")):
+    for fmt, ext in (("jsonl", ".jsonl"), ("json", ".json"), ("csv", ".csv"), ("tsv", ".tsv")):
         if lower.endswith((ext, ext + ".gz")):
             return fmt
     if "ranklib" in lower or lower.endswith(".svmlight"):

@@ -71,4 +71,5 @@ class Command(BaseCommand):
             f"{what} as {who}: {summary.created} created, "
             f"{summary.changed} changed, {summary.unchanged} unchanged; "
             f"version {summary.version}"
+            + (f"; {summary.gold} pair(s) marked as gold" if summary.gold else "")
         )

@@ -141,6 +141,7 @@ def test_a_large_judgment_list_posted_to_qrels_is_imported_by_a_worker(api, worl
         "version": _version(),
         "judge": judge.pk,
         "judges": [judge.pk],
+        "gold": 0,
         "dry_run": False,
     }
     scaled = _post(

@@ -62,9 +62,11 @@ def test_record_one_judgment(api, world):
         "evidence",
         "seconds",
         "abstain_probability",
+        "counted",
         "created_at",
         "updated_at",
     }
+    assert body["counted"] is True  # no qualification asked: every label counts
     event = JudgmentEvent.objects.get()
     assert (event.channel, event.action, event.actor) == ("api", "create", world.users["judy"])
 
