@@ -8,9 +8,11 @@ so judging stays blind. Charts are SVG rendered on the server by :mod:`metrics.c
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
+from urllib.parse import unquote
 
 from django.conf import settings
 from django.contrib import messages
@@ -171,6 +173,28 @@ class LeaderboardLine:
 DEFAULT_SHOWN_COLUMNS = 6
 
 
+#: The cookie in which the leaderboard's column chooser remembers the shown measures.
+COLUMNS_COOKIE = "graded_columns_leaderboard"
+
+
+def _remembered_columns(request: HttpRequest) -> list[str] | None:
+    """Return the measure names the column chooser remembered, or None (none or unreadable).
+
+    The cookie is the browser's, so anything may be in it: only a JSON list of strings of
+    sensible size counts.
+    """
+    raw = request.COOKIES.get(COLUMNS_COOKIE)
+    if not raw or len(raw) > 4000:
+        return None
+    try:
+        names = json.loads(unquote(raw))
+    except ValueError:
+        return None
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        return None
+    return names
+
+
 def _shown_columns(
     request: HttpRequest,
     columns: list[MeasureLabel],
@@ -180,11 +204,16 @@ def _shown_columns(
     """Return the measure columns to show, in the collection's order.
 
     The column chooser sends ``chosen=1`` and one ``show`` per ticked measure (names the
-    collection does not have are ignored); without it the first
-    :data:`DEFAULT_SHOWN_COLUMNS` show. The measure the board is sorted by always shows.
+    collection does not have are ignored). Without them, the last choice the browser
+    remembered (the cookie :data:`COLUMNS_COOKIE`, a JSON list of names written by
+    static/js/columns.js) applies, and without that the first
+    :data:`DEFAULT_SHOWN_COLUMNS`. The measure the board is sorted by always shows.
     """
+    remembered = _remembered_columns(request)
     if "chosen" in request.GET:
         wanted = {by_name[name] for name in request.GET.getlist("show") if name in by_name}
+    elif remembered is not None:
+        wanted = {by_name[name] for name in remembered if name in by_name}
     else:
         wanted = set(columns[:DEFAULT_SHOWN_COLUMNS])
     if sort is not None:
@@ -242,7 +271,11 @@ def run_leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
             "board": board,
             "lines": lines,
             "columns": shown,
-            "choices": [(label, label in shown) for label in columns],
+            "measure_columns": columns,
+            "choices": [
+                (label.requested, label.requested, label in shown, label == sort)
+                for label in columns
+            ],
             "coverage": coverage,
             "labels": labels,
             "unreadable": unreadable,
