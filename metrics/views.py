@@ -18,6 +18,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -359,7 +360,8 @@ class QueryLine:
     retrieved: int
     coverage: float | None
     low_coverage: bool
-    cells: list[float | None]
+    #: (measure, value) per measure column, in the columns' order.
+    cells: list[tuple[MeasureLabel, float | None]]
     interval: Interval | None = None
 
 
@@ -401,7 +403,7 @@ def run_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
                 retrieved=per_query.retrieved[i],
                 coverage=cov,
                 low_coverage=_is_low(cov, threshold),
-                cells=[_nan_to_none(per_query.values[c.canonical][i]) for c in columns],
+                cells=[(c, _nan_to_none(per_query.values[c.canonical][i])) for c in columns],
             )
         )
     chart = None
@@ -516,6 +518,10 @@ def run_compare(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "metrics/run_compare.html", context)
 
 
+#: Queries per page of the topic difficulty table (and its box plot).
+DIFFICULTY_PAGE_SIZE = 10
+
+
 @login_required
 @require_GET
 def query_difficulty(request: HttpRequest, slug: str) -> HttpResponse:
@@ -530,7 +536,9 @@ def query_difficulty(request: HttpRequest, slug: str) -> HttpResponse:
     else:  # per-query scores and each pool's grades: nothing of it may be shown
         runs = []
         report = empty_report(k=DEFAULT_K)
-    topics = sort_topics(report.topics, sort)
+    every = sort_topics(report.topics, sort)
+    page = Paginator(every, DIFFICULTY_PAGE_SIZE).get_page(request.GET.get("page"))
+    topics = list(page.object_list)
     chart = None
     if topics and runs:
         chart = mark_safe(  # charts.box_plot escapes all text
@@ -553,10 +561,13 @@ def query_difficulty(request: HttpRequest, slug: str) -> HttpResponse:
     context = _base_context(collection, who, "difficulty") | {
         "report": report,
         "topics": topics,
+        "page": page,
+        "topic_count": len(every),
+        "rated_count": sum(t.difficulty_class is not None and not t.thin_reason for t in every),
         "chart": chart,
         "sort": sort,
         "sorts": SORTS,
-        "thin_count": sum(t.thin_reason is not None for t in topics),
+        "thin_count": sum(t.thin_reason is not None for t in every),
         "thin_pool": THIN_POOL_SIZE,
         "thin_judged_percent": round(100 * THIN_JUDGED_SHARE),
     }
