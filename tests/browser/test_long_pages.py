@@ -50,18 +50,20 @@ def big(settings, tmp_path):
                 q: {name: round(0.1 + 0.03 * ((i + r) % 9), 4) for name in DEFAULT_MEASURES}
                 for i, q in enumerate(queries)
             },
-            rankings={q: docs[r : r + 6] for q in queries},
+            rankings=dict.fromkeys(queries, docs[r : r + 6]),
         )
     cache.clear()
     return coll
 
 
 def _pages(coll) -> dict[str, str]:
-    run = Run.objects.filter(collection=coll).order_by("pk").first()
+    run, other = Run.objects.filter(collection=coll).order_by("pk")
     return {
         "difficulty": reverse("metrics:difficulty", args=[coll.slug]),
         "pool": reverse("metrics:pool", args=[coll.slug]),
         "run": reverse("metrics:run_detail", args=[coll.slug, run.pk]),
+        "compare": reverse("metrics:compare", args=[coll.slug]) + f"?a={other.pk}&b={run.pk}",
+        "agreement": reverse("judging:collection_agreement", args=[coll.slug]),
     }
 
 
@@ -100,8 +102,8 @@ def test_long_pages_open_with_action_and_numbers_and_stay_short(
     size = "phone" if viewport is PHONE else "desktop"
     context, page, errors = _open(browser, live_server, viewport)
     try:
-        for name, path in _pages(big).items():
-            page.goto(path)
+        for name in ("difficulty", "pool", "run"):
+            page.goto(_pages(big)[name])
             assert page_checks.all_problems(page) == {}, name
             _in_first_screen(page, "[data-primary]")
             _in_first_screen(page, "dl.key-numbers")
@@ -165,6 +167,8 @@ def test_wide_tables_are_compact_cards_on_a_phone(browser, live_server, big, nam
         ("difficulty", "#difficulty", "rndcg", None),
         ("pool", "#pool", "added", None),
         ("run", "#per-query", "P@10", "details.per-query-fold summary"),
+        ("compare", "#compare", "wilcoxon", None),
+        ("agreement", "#overall-agreement", "alpha-ratio", None),
     ],
 )
 def test_a_hidden_column_stays_hidden_after_a_reload(
