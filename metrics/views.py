@@ -8,14 +8,17 @@ so judging stays blind. Charts are SVG rendered on the server by :mod:`metrics.c
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
+from urllib.parse import unquote
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -171,6 +174,28 @@ class LeaderboardLine:
 DEFAULT_SHOWN_COLUMNS = 6
 
 
+#: The cookie in which the leaderboard's column chooser remembers the shown measures.
+COLUMNS_COOKIE = "graded_columns_leaderboard"
+
+
+def _remembered_columns(request: HttpRequest) -> list[str] | None:
+    """Return the measure names the column chooser remembered, or None (none or unreadable).
+
+    The cookie is the browser's, so anything may be in it: only a JSON list of strings of
+    sensible size counts.
+    """
+    raw = request.COOKIES.get(COLUMNS_COOKIE)
+    if not raw or len(raw) > 4000:
+        return None
+    try:
+        names = json.loads(unquote(raw))
+    except ValueError:
+        return None
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        return None
+    return names
+
+
 def _shown_columns(
     request: HttpRequest,
     columns: list[MeasureLabel],
@@ -180,11 +205,16 @@ def _shown_columns(
     """Return the measure columns to show, in the collection's order.
 
     The column chooser sends ``chosen=1`` and one ``show`` per ticked measure (names the
-    collection does not have are ignored); without it the first
-    :data:`DEFAULT_SHOWN_COLUMNS` show. The measure the board is sorted by always shows.
+    collection does not have are ignored). Without them, the last choice the browser
+    remembered (the cookie :data:`COLUMNS_COOKIE`, a JSON list of names written by
+    static/js/columns.js) applies, and without that the first
+    :data:`DEFAULT_SHOWN_COLUMNS`. The measure the board is sorted by always shows.
     """
+    remembered = _remembered_columns(request)
     if "chosen" in request.GET:
         wanted = {by_name[name] for name in request.GET.getlist("show") if name in by_name}
+    elif remembered is not None:
+        wanted = {by_name[name] for name in remembered if name in by_name}
     else:
         wanted = set(columns[:DEFAULT_SHOWN_COLUMNS])
     if sort is not None:
@@ -242,7 +272,11 @@ def run_leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
             "board": board,
             "lines": lines,
             "columns": shown,
-            "choices": [(label, label in shown) for label in columns],
+            "measure_columns": columns,
+            "choices": [
+                (label.requested, label.requested, label in shown, label == sort)
+                for label in columns
+            ],
             "coverage": coverage,
             "labels": labels,
             "unreadable": unreadable,
@@ -326,7 +360,8 @@ class QueryLine:
     retrieved: int
     coverage: float | None
     low_coverage: bool
-    cells: list[float | None]
+    #: (measure, value) per measure column, in the columns' order.
+    cells: list[tuple[MeasureLabel, float | None]]
     interval: Interval | None = None
 
 
@@ -368,7 +403,7 @@ def run_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
                 retrieved=per_query.retrieved[i],
                 coverage=cov,
                 low_coverage=_is_low(cov, threshold),
-                cells=[_nan_to_none(per_query.values[c.canonical][i]) for c in columns],
+                cells=[(c, _nan_to_none(per_query.values[c.canonical][i])) for c in columns],
             )
         )
     chart = None
@@ -483,6 +518,10 @@ def run_compare(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "metrics/run_compare.html", context)
 
 
+#: Queries per page of the topic difficulty table (and its box plot).
+DIFFICULTY_PAGE_SIZE = 10
+
+
 @login_required
 @require_GET
 def query_difficulty(request: HttpRequest, slug: str) -> HttpResponse:
@@ -497,7 +536,9 @@ def query_difficulty(request: HttpRequest, slug: str) -> HttpResponse:
     else:  # per-query scores and each pool's grades: nothing of it may be shown
         runs = []
         report = empty_report(k=DEFAULT_K)
-    topics = sort_topics(report.topics, sort)
+    every = sort_topics(report.topics, sort)
+    page = Paginator(every, DIFFICULTY_PAGE_SIZE).get_page(request.GET.get("page"))
+    topics = list(page.object_list)
     chart = None
     if topics and runs:
         chart = mark_safe(  # charts.box_plot escapes all text
@@ -520,10 +561,13 @@ def query_difficulty(request: HttpRequest, slug: str) -> HttpResponse:
     context = _base_context(collection, who, "difficulty") | {
         "report": report,
         "topics": topics,
+        "page": page,
+        "topic_count": len(every),
+        "rated_count": sum(t.difficulty_class is not None and not t.thin_reason for t in every),
         "chart": chart,
         "sort": sort,
         "sorts": SORTS,
-        "thin_count": sum(t.thin_reason is not None for t in topics),
+        "thin_count": sum(t.thin_reason is not None for t in every),
         "thin_pool": THIN_POOL_SIZE,
         "thin_judged_percent": round(100 * THIN_JUDGED_SHARE),
     }

@@ -138,6 +138,11 @@ urlpatterns = [
         name="llm-job-detail",
     ),
     path(
+        "collections/<slug:slug>/llm-jobs/<int:pk>/failures/",
+        views_llm.LLMJobFailureListView.as_view(),
+        name="llm-job-failures",
+    ),
+    path(
         "collections/<slug:slug>/llm-jobs/<int:pk>/outputs/",
         views_llm.LLMJobOutputListView.as_view(),
         name="llm-job-outputs",

@@ -4,16 +4,27 @@
 requests; their URLs, key variables, allow-lists and budgets stay the operator's). ``POST
 collections/<slug>/llm-jobs/`` checks the judge can run (a provider allowing its model, the
 provider's key variable set) and answers 202 with the queued job; the job runs as a Celery
-task when a broker is configured. ``GET`` lists the jobs or shows one with its counts and failures.
+task when a broker is configured. ``GET`` lists the jobs or shows one with its counts and its
+failures grouped by reason; ``GET …/llm-jobs/<id>/failures/`` pages through the failed pairs
+themselves (of one reason with ``?reason=``), so a job whose 301 requests all failed the
+same way answers with one group, not 301 rows.
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
+from urllib.parse import urlencode
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
-from drf_spectacular.utils import extend_schema, extend_schema_view
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_view,
+)
 from rest_framework import exceptions, generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -103,14 +114,61 @@ class LLMJobSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class LLMJobDetailSerializer(LLMJobSerializer):
-    """A job with the pairs that failed."""
+class FailureGroupSerializer(serializers.Serializer):
+    """The failures of a job that share one reason."""
 
-    failures = LLMFailureSerializer(many=True, read_only=True)
+    reason = serializers.CharField(read_only=True, help_text="Why the pairs could not be graded.")
+    count = serializers.IntegerField(read_only=True, help_text="Pairs that failed this way.")
+    example = serializers.CharField(
+        read_only=True, help_text="The raw answer of the first of them (often all the same)."
+    )
+    failures_url = serializers.SerializerMethodField(
+        help_text="These failures, a page at a time (the failures list with ?reason=)."
+    )
+
+    def get_failures_url(self, group: selectors_llm.FailureGroup) -> str:
+        """Return the URL of the group's failures (absolute when the request is known)."""
+        url = reverse(
+            "judging-api:llm-job-failures",
+            kwargs={"slug": self.context["slug"], "pk": self.context["job_id"]},
+        )
+        url = f"{url}?{urlencode({'reason': group.reason})}"
+        request = self.context.get("request")
+        return request.build_absolute_uri(url) if request is not None else url
+
+
+class LLMJobDetailSerializer(LLMJobSerializer):
+    """A job with its failures grouped by reason (the pairs themselves are paged apart)."""
+
+    failure_groups = serializers.SerializerMethodField(
+        help_text="The failures grouped by reason, commonest first, with counts; "
+        "`failures_url` pages through each group's pairs."
+    )
+    failures_url = serializers.SerializerMethodField(
+        help_text="Every failed pair of the job, a page at a time."
+    )
 
     class Meta(LLMJobSerializer.Meta):
-        fields = [*LLMJobSerializer.Meta.fields, "failures"]
+        fields = [*LLMJobSerializer.Meta.fields, "failure_groups", "failures_url"]
         read_only_fields = fields
+
+    def _group_context(self, job: LLMJob) -> dict[str, Any]:
+        """Return the context a group needs to name its failures URL."""
+        return {**self.context, "slug": job.collection.slug, "job_id": job.pk}
+
+    @extend_schema_field(FailureGroupSerializer(many=True))
+    def get_failure_groups(self, job: LLMJob) -> list[dict[str, Any]]:
+        """Return the job's failures grouped by reason, commonest first."""
+        groups = selectors_llm.failure_groups(job=job)
+        return FailureGroupSerializer(groups, many=True, context=self._group_context(job)).data
+
+    def get_failures_url(self, job: LLMJob) -> str:
+        """Return the URL of the job's failed pairs (absolute when the request is known)."""
+        url = reverse(
+            "judging-api:llm-job-failures", kwargs={"slug": job.collection.slug, "pk": job.pk}
+        )
+        request = self.context.get("request")
+        return request.build_absolute_uri(url) if request is not None else url
 
 
 class LLMJobCreateSerializer(serializers.Serializer):
@@ -190,7 +248,9 @@ class LLMJobListCreateView(CollectionScopedView, generics.ListCreateAPIView):
 @extend_schema_view(
     get=extend_schema(
         summary="Show an LLM judge job",
-        description="Coordinators: progress, counts, tokens and the failed pairs.",
+        description="Coordinators: progress, counts, tokens and the failures grouped by "
+        "reason with counts (`failure_groups`, commonest first). The failed pairs themselves "
+        "are paged at `failures_url`.",
         parameters=[SLUG],
         responses={200: LLMJobDetailSerializer, **error_responses(401, 403, 404)},
     )
@@ -202,10 +262,44 @@ class LLMJobDetailView(CollectionScopedView, generics.RetrieveAPIView):
     role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS}
 
     def get_queryset(self) -> Any:
-        """Return the collection's jobs with their failures."""
+        """Return the collection's jobs (their failures are read grouped, per job)."""
         if self.fake():
             return LLMJob.objects.none()
-        return selectors_llm.jobs_of(collection=self.collection, with_failures=True)
+        return selectors_llm.jobs_of(collection=self.collection).select_related("collection")
+
+
+REASON = OpenApiParameter(
+    "reason",
+    OpenApiTypes.STR,
+    OpenApiParameter.QUERY,
+    description="Only the failures with exactly this reason (a group's `reason`).",
+)
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="List an LLM job's failed pairs",
+        description="Coordinators only. The pairs the job could not grade, by query then "
+        "document id, with the reason, the raw answer and the attempts made; `?reason=` keeps "
+        "one group of the job's `failure_groups`. Paginated.",
+        parameters=[SLUG, REASON],
+        responses={200: LLMFailureSerializer(many=True), **error_responses(400, 401, 403, 404)},
+    )
+)
+class LLMJobFailureListView(CollectionScopedView, generics.ListAPIView):
+    """The failed pairs of one LLM judge job, a page at a time."""
+
+    serializer_class = LLMFailureSerializer
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS}
+
+    def get_queryset(self) -> Any:
+        """Return the job's failures (404 for a job of another collection)."""
+        if self.fake():
+            return LLMFailure.objects.none()
+        job = selectors_llm.job_in(collection=self.collection, job_id=self.kwargs["pk"])
+        if job is None:
+            raise exceptions.NotFound("No such LLM job.")
+        return selectors_llm.job_failures(job=job, reason=self.request.query_params.get("reason"))
 
 
 class LLMOutputSerializer(serializers.ModelSerializer):

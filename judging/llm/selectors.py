@@ -5,29 +5,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Min, Prefetch, Q, QuerySet
+from django.db.models import Count, Min, Q, QuerySet
 
 from judging.llm.models import LLMFailure, LLMJob, LLMOutput, LLMProvider
 from judging.models import Collection, Judge, Membership
 
 
-def jobs_of(*, collection: Collection, with_failures: bool = False) -> QuerySet[LLMJob]:
-    """Return the collection's LLM jobs, newest first (with failures prefetched if asked).
+def jobs_of(*, collection: Collection) -> QuerySet[LLMJob]:
+    """Return the collection's LLM jobs, newest first, with their judges.
 
-    Failures are listed by query and document id: requests run concurrently, so the
+    Their failures are read grouped (:func:`failure_groups`) or a page at a time
+    (:func:`job_failures`), by query and document id: requests run concurrently, so the
     order in which they failed says nothing.
     """
-    jobs = LLMJob.objects.filter(collection=collection).select_related("judge")
-    if with_failures:
-        jobs = jobs.prefetch_related(
-            Prefetch(
-                "failures",
-                queryset=LLMFailure.objects.select_related("query", "document").order_by(
-                    "query__external_id", "document__external_id", "id"
-                ),
-            )
-        )
-    return jobs
+    return LLMJob.objects.filter(collection=collection).select_related("judge")
 
 
 def job_in(*, collection: Collection, job_id: int) -> LLMJob | None:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from django.core.cache import cache
-from django.db.models import BinaryField, Q, QuerySet, Sum
+from django.db.models import BinaryField, Count, Q, QuerySet, Sum
 from django.db.models.functions import Substr
 
 from judging.agreement.checks import Audit
@@ -67,6 +67,18 @@ def pool_entries(
             pairs |= Q(query_id=query_id, document_id__in=top)
         entries = entries.filter(pairs)
     return entries
+
+
+def pool_counts(*, collection: Collection) -> dict[str, int]:
+    """Return the pool's pairs: ``total``, ``unjudged`` (no grade) and ``complete`` (one query).
+
+    A pair is complete once ``collection.judges_per_pair`` judges graded it.
+    """
+    return PoolEntry.objects.filter(collection=collection).aggregate(
+        total=Count("pk"),
+        unjudged=Count("pk", filter=Q(graded_count=0)),
+        complete=Count("pk", filter=Q(graded_count__gte=collection.judges_per_pair)),
+    )
 
 
 def pooling_policy(*, collection: Collection) -> PoolingPolicy | None:

@@ -12,10 +12,11 @@ from judging.models import Membership
 from judging.selectors import collection_for_member
 from metrics.models import Run
 from metrics.pool.forms import PoolFilterForm, StabilityForm
-from metrics.pool.selectors import pool_entries, ranking_stability
+from metrics.pool.selectors import pool_counts, pool_entries, ranking_stability
 from metrics.selectors import viewer
 
-POOL_PAGE_SIZE = 50
+#: Pairs per page of the pool list (a phone shows each as a small card).
+POOL_PAGE_SIZE = 25
 
 
 @login_required
@@ -35,6 +36,8 @@ def pool_list(request: HttpRequest, slug: str) -> HttpResponse:
         "active": "pool",
         "form": form,
         "page": page,
+        "counts": pool_counts(collection=collection),
+        "filtered": form.is_bound and form.has_changed(),
     }
     return render(request, "metrics/poolentry_list.html", context)
 

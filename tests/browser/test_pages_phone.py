@@ -224,6 +224,7 @@ def test_coordinator_reaches_settings_and_the_pool(browser, live_server, console
         page.click("a.button:has-text('Pool')")
         expect(page.locator("h1")).to_have_text("Judging pool")
         expect(page.locator("#pool tbody tr")).to_have_count(12)
+        page.click("details.pool-filters summary")  # the filters fold away (page grammar)
         page.fill("input[name=query]", "q2")
         page.check("input[name=unjudged]")
         page.click("button:has-text('Filter')")

@@ -96,7 +96,8 @@ def test_job_runs_and_reports_progress(
         0,
         1,
     )
-    assert body["percent"] == 100 and body["failures"] == []
+    assert body["percent"] == 100 and body["failure_groups"] == []
+    assert "failures" not in body  # paged apart, at failures_url
     assert body["prompt_tokens"] == 300
     listing = api("cora").get(JOBS)
     assert [j["id"] for j in listing.json()["results"]] == [job_id]
@@ -107,17 +108,69 @@ def test_job_runs_and_reports_progress(
     assert fake.requests[0]["headers"]["Authorization"] == f"Bearer {KEY}"
 
 
-def test_job_failures_are_listed(api, world, fake, api_key, django_capture_on_commit_callbacks):
+def test_job_failures_are_grouped_and_paged_apart(
+    api, world, fake, api_key, django_capture_on_commit_callbacks, django_assert_max_num_queries
+):
     judge = _register(api, fake, max_attempts=1)
     fake.script = lambda body, n: Reply(content="##final score: 9")
     with django_capture_on_commit_callbacks(execute=True):
         response = api("cora").post(JOBS, {"judge": judge["id"], "limit": 2}, format="json")
-    body = api("cora").get(f"{JOBS}{response.json()['id']}/").json()
+    job_id = response.json()["id"]
+    body = api("cora").get(f"{JOBS}{job_id}/").json()
     assert (body["done"], body["failed"]) == (0, 2)
-    assert [(f["query"], f["document"]) for f in body["failures"]] == [("q1", "d1"), ("q1", "d2")]
-    assert "not on the scale" in body["failures"][0]["reason"]
-    assert body["failures"][0]["raw_answer"] == "##final score: 9"
+    # One group for the two pairs that failed the same way, not one row per pair.
+    (group,) = body["failure_groups"]
+    assert group["count"] == 2 and "not on the scale" in group["reason"]
+    assert group["example"] == "##final score: 9"
+    assert body["failures_url"] == f"http://testserver{JOBS}{job_id}/failures/"
+    assert group["failures_url"].startswith(body["failures_url"] + "?reason=")
+    # The pairs themselves: paged, by query then document id; ?reason= keeps one group.
+    cora = api("cora")
+    page = cora.get(body["failures_url"], {"limit": 1}).json()
+    assert page["count"] == 2 and page["next"]
+    assert [(f["query"], f["document"]) for f in page["results"]] == [("q1", "d1")]
+    assert page["results"][0]["raw_answer"] == "##final score: 9"
+    assert page["results"][0]["attempts"] == 1
+    same = cora.get(group["failures_url"]).json()
+    assert [(f["query"], f["document"]) for f in same["results"]] == [("q1", "d1"), ("q1", "d2")]
+    assert cora.get(body["failures_url"], {"reason": "something else"}).json()["count"] == 0
+    assert cora.get(body["failures_url"], {"reson": "x"}).status_code == 400
+    assert cora.get(f"{JOBS}{job_id + 999}/failures/").status_code == 404
     assert not Judgment.objects.exists()
+
+
+def test_job_detail_groups_many_failures_in_few_queries(
+    api, world, fake, api_key, django_capture_on_commit_callbacks, django_assert_max_num_queries
+):
+    """Three reasons over many failures: three groups with their counts, commonest first."""
+    from judging.llm.models import LLMFailure
+
+    judge = _register(api, fake, max_attempts=1)
+    fake.script = lambda body, n: Reply(content="##final score: 9")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api("cora").post(JOBS, {"judge": judge["id"], "limit": 1}, format="json")
+    job = LLMJob.objects.get(pk=response.json()["id"])
+    coll = job.collection
+    q = coll.queries.order_by("pk").first()
+    docs = [factories.document(coll, f"extra-{i}") for i in range(30)]
+    LLMFailure.objects.bulk_create(
+        LLMFailure(
+            job=job,
+            query=q,
+            document=d,
+            reason=("HTTP 404" if i < 20 else "HTTP 500" if i < 27 else "timed out"),
+            raw_answer="",
+            attempts=1,
+        )
+        for i, d in enumerate(docs)
+    )
+    cora = api("cora")
+    with django_assert_max_num_queries(12):
+        body = cora.get(f"{JOBS}{job.pk}/").json()
+    counts = [(g["reason"], g["count"]) for g in body["failure_groups"]]
+    assert counts[:3] == [("HTTP 404", 20), ("HTTP 500", 7), ("timed out", 3)]
+    assert sum(c for _, c in counts) == LLMFailure.objects.filter(job=job).count() == 31
+    assert cora.get(body["failure_groups"][0]["failures_url"]).json()["count"] == 20
 
 
 def test_missing_key_variable_is_a_400_before_any_request(api, world, fake, monkeypatch):

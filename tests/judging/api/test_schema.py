@@ -24,6 +24,7 @@ PATHS = [
     "/api/v1/collections/{slug}/qrels/",
     "/api/v1/collections/{slug}/llm-jobs/",
     "/api/v1/collections/{slug}/llm-jobs/{id}/",
+    "/api/v1/collections/{slug}/llm-jobs/{id}/failures/",
     "/api/v1/collections/{slug}/llm-jobs/{id}/outputs/",
     "/api/v1/judges/",
     "/api/v1/judges/{id}/",

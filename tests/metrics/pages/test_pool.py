@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -47,12 +49,20 @@ def test_only_coordinators(world, pool):
 
 def test_pages_and_filters(world, pool, django_assert_max_num_queries):
     client = world.client("coord")
-    with django_assert_max_num_queries(8):
+    with django_assert_max_num_queries(9):  # one more: the key numbers, in one query
         first = client.get(url(world))
     assert first.status_code == 200
-    assert len(pairs(first)) == POOL_PAGE_SIZE
-    assert "63 pooled pairs, page 1 of 2" in first.content.decode()
-    assert len(pairs(client.get(url(world), {"page": 2}))) == 63 - POOL_PAGE_SIZE
+    assert len(pairs(first)) == POOL_PAGE_SIZE == 25
+    html = first.content.decode()
+    assert "63 pooled pairs, page 1 of 3" in html
+    # Key numbers over the whole pool: 63 pairs, 58 + 3 unjudged, and complete those that
+    # as many judges graded as the collection asks per pair (q1/d0 by 2, q1/d1 by 1).
+    numbers = dict(re.findall(r"<dt>([^<]+)</dt><dd>([^<]+)</dd>", html))
+    assert numbers["Pairs"] == "63" and numbers["Unjudged"] == "61"
+    complete = sum(graded >= world.coll.judges_per_pair for graded in (2, 1))
+    assert numbers["Complete"] == str(complete)
+    assert len(pairs(client.get(url(world), {"page": 2}))) == POOL_PAGE_SIZE
+    assert len(pairs(client.get(url(world), {"page": 3}))) == 63 - 2 * POOL_PAGE_SIZE
     assert pairs(client.get(url(world), {"query": "q2"})) == ["q2/d0", "q2/d1", "q2/d2"]
     assert pairs(client.get(url(world), {"graded": 2})) == ["q1/d0"]
     assert pairs(client.get(url(world), {"graded": 1})) == ["q1/d1"]
