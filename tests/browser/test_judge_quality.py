@@ -160,9 +160,17 @@ def test_a_coordinator_runs_the_quality_pages(browser, live_server, console, wor
         expect(page.locator("h1")).to_have_text(f"Versions of {llm.name}")
         with page.expect_navigation():
             page.click("button[data-primary]:has-text('Check this version')")
+        # The check runs in the background; its page polls until the row is there.
+        expect(page.locator("h1")).to_have_text(f"Version check of {llm.name}")
+        expect(page.locator("#check-progress")).to_have_attribute("data-status", "done")
         expect(page.locator("#versions > tbody > tr")).to_have_count(1)
-        current = page.locator("[data-field=current]").inner_text()
-        expect(page.locator("#versions > tbody > tr").first).to_contain_text(current)
+        checked_version = page.locator("[data-field=version]").inner_text()
+        checked(page, console)
+        page.click("a[data-primary]:has-text('All versions')")
+        expect(page.locator("h1")).to_have_text(f"Versions of {llm.name}")
+        expect(page.locator("[data-field=current]")).to_have_text(checked_version)
+        expect(page.locator("#versions > tbody > tr")).to_have_count(1)
+        expect(page.locator("#versions > tbody > tr").first).to_contain_text(checked_version)
         checked(page, console)
 
         # Canary check: the fake model grades every canary 3, so every one fails

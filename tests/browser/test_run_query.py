@@ -39,6 +39,7 @@ def test_ranked_list_of_one_query(browser, live_server, console, runs_world, vie
         page = context.new_page()
         page.on("pageerror", lambda error: console.page_errors.append(str(error)))
         log_in(page, reverse("metrics:run_detail", args=[runs_world["coll"].slug, run.pk]))
+        page.click("details.per-query-fold summary")  # the per-query table is folded
         page.click("tr[data-query='q1'] th a")
         expect(page.locator("h1")).to_contain_text("query q1")
         rows = page.locator("#run-ranking tbody tr")

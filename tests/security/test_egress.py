@@ -446,7 +446,8 @@ def test_a_job_through_a_provider_whose_name_resolves_to_loopback_sends_nothing(
     )
     body = detail.json()
     assert body["failed"] == 2 and body["done"] == 0
-    assert all(f["reason"].startswith("Refused") for f in body["failures"])
+    assert [g["count"] for g in body["failure_groups"]] == [2]
+    assert body["failure_groups"][0]["reason"].startswith("Refused")
     assert fake.requests == []
     assert SECRET not in detail.content.decode()
 
