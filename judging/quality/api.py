@@ -538,22 +538,28 @@ class CanaryCheckCreateView(CollectionScopedView):
         responses={200: CanaryCheckSerializer, **error_responses(401, 403, 404)},
     )
 )
-class CanaryCheckDetailView(CollectionScopedView):
-    """One canary check."""
+class _CheckDetailView(CollectionScopedView):
+    """One check of an LLM judge (``queryset`` names the kind), for coordinators."""
 
-    serializer_class = CanaryCheckSerializer
     pagination_class = None
     role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS}
 
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Return the check."""
         check = get_object_or_404(
-            CanaryCheck.objects.select_related("collection"),
+            self.queryset,
             pk=self.kwargs["pk"],
             judge=_llm_judge(self),
             collection=self.collection,
         )
-        return Response(CanaryCheckSerializer(check, context={"request": request}).data)
+        return Response(self.serializer_class(check, context={"request": request}).data)
+
+
+class CanaryCheckDetailView(_CheckDetailView):
+    """One canary check."""
+
+    serializer_class = CanaryCheckSerializer
+    queryset = CanaryCheck.objects.select_related("collection")
 
 
 @extend_schema_view(
@@ -686,19 +692,8 @@ class VersionCheckListView(CollectionScopedView):
         responses={200: VersionCheckSerializer, **error_responses(401, 403, 404)},
     )
 )
-class VersionCheckDetailView(CollectionScopedView):
+class VersionCheckDetailView(_CheckDetailView):
     """One version check."""
 
     serializer_class = VersionCheckSerializer
-    pagination_class = None
-    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS}
-
-    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """Return the check."""
-        check = get_object_or_404(
-            VersionCheck.objects.select_related("collection", "judge"),
-            pk=self.kwargs["pk"],
-            judge=_llm_judge(self),
-            collection=self.collection,
-        )
-        return Response(VersionCheckSerializer(check, context={"request": request}).data)
+    queryset = VersionCheck.objects.select_related("collection", "judge")
