@@ -73,6 +73,11 @@ urlpatterns = [
         name="gold-qualification",
     ),
     path(
+        "collections/<slug:slug>/gold/qualification/changes/",
+        views_quality.QualificationChangeListView.as_view(),
+        name="gold-qualification-changes",
+    ),
+    path(
         "collections/<slug:slug>/gold/<int:pk>/",
         views_quality.GoldPairDetailView.as_view(),
         name="gold-pair-detail",

@@ -8,7 +8,12 @@ from typing import Any, ClassVar
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_view,
+)
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -19,7 +24,14 @@ from judging.api.permissions import COORDINATORS
 from judging.api.views import SLUG, CollectionScopedView
 from judging.models import Document, Judge, Query
 from judging.quality import selectors, services
-from judging.quality.models import CanaryCheck, CanaryResult, GoldPair, QualityCheck, VersionCheck
+from judging.quality.models import (
+    CanaryCheck,
+    CanaryResult,
+    GoldPair,
+    QualificationChange,
+    QualityCheck,
+    VersionCheck,
+)
 
 FLAGS = ["fast", "slow", "runs", "cannot_judge", "later"]
 
@@ -395,6 +407,65 @@ class QualificationView(CollectionScopedView):
             share=given.validated_data["qualification_share"],
         )
         return Response(self._data())
+
+
+class QualificationChangeSerializer(serializers.ModelSerializer):
+    """A judge started or stopped counting in the live list."""
+
+    judge = serializers.IntegerField(source="judge_id", read_only=True)
+    judge_name = serializers.CharField(source="judge.name", read_only=True)
+
+    class Meta:
+        model = QualificationChange
+        fields = [
+            "judge",
+            "judge_name",
+            "counted",
+            "status",
+            "graded",
+            "window",
+            "window_exact",
+            "needed",
+            "share",
+            "at",
+        ]
+        read_only_fields = fields
+
+
+JUDGE_FILTER = OpenApiParameter(
+    "judge", int, description="Only this judge's changes (its id).", required=False
+)
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="List when judges started or stopped counting",
+        description="Coordinators only. The qualification history, newest first: each time "
+        "a judge's labels started or stopped counting in the live list, with the judge's "
+        "gold record then and the bar in force (`needed` pairs at `share` exact).",
+        parameters=[SLUG, JUDGE_FILTER, *page_parameters()],
+        responses={
+            200: QualificationChangeSerializer(many=True),
+            **error_responses(400, 401, 403, 404),
+        },
+    )
+)
+class QualificationChangeListView(CollectionScopedView):
+    """The collection's qualification history."""
+
+    serializer_class = QualificationChangeSerializer
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS}
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Return one page of changes, newest first."""
+        judge = request.query_params.get("judge")
+        if judge is not None and not (judge.isascii() and judge.isdigit() and len(judge) < 12):
+            raise serializers.ValidationError({"judge": ["A judge's id: a whole number."]})
+        changes = selectors.qualification_changes(
+            collection=self.collection, judge_id=None if judge is None else int(judge)
+        )
+        page = self.paginate_queryset(changes)
+        return self.get_paginated_response(QualificationChangeSerializer(page, many=True).data)
 
 
 # --- canary checks --------------------------------------------------------------------------

@@ -33,6 +33,7 @@ __all__ = [
     "gold_report",
     "judge_attention",
     "open_checks",
+    "qualification_changes",
     "version_report",
 ]
 
@@ -141,6 +142,16 @@ def gold_pairs(*, collection: Collection) -> QuerySet[GoldPair]:
         .select_related("query", "document")
         .order_by("query__external_id", "document__external_id")
     )
+
+
+def qualification_changes(
+    *, collection: Collection, judge_id: int | None = None
+) -> QuerySet[QualificationChange]:
+    """Return when judges started or stopped counting in the live list, newest first."""
+    changes = QualificationChange.objects.filter(collection=collection)
+    if judge_id is not None:
+        changes = changes.filter(judge_id=judge_id)
+    return changes.select_related("judge").order_by("-at", "-id")
 
 
 def counted_judges(*, collection_id: int) -> frozenset[int] | None:

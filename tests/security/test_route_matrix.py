@@ -103,6 +103,7 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("PUT", S + "gold/rate/"):                    (401, 404, 403, 403, 403, 403, 404, 200),
     ("GET", S + "gold/qualification/"):           (401, 404, 403, 403, 403, 403, 404, 200),
     ("PUT", S + "gold/qualification/"):           (401, 404, 403, 403, 403, 403, 404, 200),
+    ("GET", S + "gold/qualification/changes/"):   (401, 404, 403, 403, 403, 403, 404, 200),
     ("GET", S + "judges/attention/"):             (401, 404, 403, 403, 403, 403, 404, 200),
     ("GET", S + "judges/gold/"):                  (401, 404, 403, 403, 403, 403, 404, 200),
     ("GET", S + "judges/canaries/"):              (401, 404, 403, 403, 403, 403, 404, 200),

@@ -346,6 +346,33 @@ def test_rest_refuses_bad_and_hostile_bars_naming_the_field(staffed, body, field
     assert (coll.qualification_pairs, coll.qualification_share) == (0, 0.8)
 
 
+def test_rest_lists_the_qualification_history_newest_first(staffed, django_assert_max_num_queries):
+    from tests.api_client import client_for
+
+    coll, (q1, q2), golds, docs, ann, ben, boss = staffed
+    services.qualification_set(collection=coll, pairs=2, share=1.0)
+    for doc in golds[:2]:  # ann qualifies...
+        judging_services.judgment_record(judge=ann, query=q1, document=doc, grade=2)
+    judging_services.judgment_record(judge=ann, query=q1, document=golds[2], grade=0)  # ...loses it
+    for doc in golds[:2]:  # ben qualifies
+        judging_services.judgment_record(judge=ben, query=q1, document=doc, grade=2)
+    api = client_for(boss)
+    url = f"/api/v1/collections/{coll.slug}/gold/qualification/changes/"
+    with django_assert_max_num_queries(8):  # no query per row
+        body = api.get(url).json()
+    rows = [(r["judge_name"], r["counted"], r["status"]) for r in body["results"]]
+    assert rows == [("ben", True, "qualified"), ("ann", False, "below"), ("ann", True, "qualified")]
+    lost = body["results"][1]
+    assert (lost["graded"], lost["window"], lost["window_exact"]) == (3, 2, 1)
+    assert (lost["needed"], lost["share"], lost["judge"]) == (2, 1.0, ann.pk)
+    mine = api.get(url, {"judge": ann.pk}).json()["results"]
+    assert [r["counted"] for r in mine] == [False, True]
+    for bad in ("x", "1\x00", "9" * 40, "-1"):
+        response = api.get(url, {"judge": bad})
+        assert response.status_code == 400 and "judge" in response.content.decode()
+    assert client_for(ann.user).get(url).status_code == 403
+
+
 def test_judges_cannot_see_or_set_the_bar(staffed):
     from tests.api_client import client_for
 
