@@ -189,7 +189,7 @@ def _remembered_columns(request: HttpRequest) -> list[str] | None:
         return None
     try:
         names = json.loads(unquote(raw))
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: "[[[[…" nested past the limit
         return None
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         return None

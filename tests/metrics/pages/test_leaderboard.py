@@ -183,3 +183,40 @@ def test_the_column_chooser_keeps_the_sorted_measure_and_ignores_unknown_names(w
     # The chooser lists every measure, ticked where shown.
     assert 'name="show" value="P@10" checked disabled' in html
     assert f'name="show" value="{labels[0]}">' in html
+
+
+@pytest.mark.parametrize(
+    "cookie",
+    [
+        "[" * 3000,  # nested past json's recursion limit
+        "%5B" * 1300,  # the same, quoted
+        '["P@10", 3]',
+        '{"a": 1}',
+        "\x00",
+        "%FF%FE",
+        "1e999999",
+        '"' + "x" * 5000 + '"',
+    ],
+)
+def test_an_unreadable_columns_cookie_is_ignored(world, cookie):
+    client = world.client("coord")
+    client.cookies["graded_columns_leaderboard"] = cookie
+    response = client.get(url(world))
+    assert response.status_code == 200
+    labels = [label.requested for label in measure_labels(world.coll.measures)]
+    headers = re.findall(
+        r'<th scope="col" class="num lb-measure"[^>]*>\s*<a [^>]*>([^<]+)</a>',
+        response.content.decode(),
+    )
+    assert headers[0] == labels[0] and len(headers) >= 1
+
+
+def test_a_remembered_columns_cookie_chooses_the_columns(world):
+    client = world.client("coord")
+    client.cookies["graded_columns_leaderboard"] = '["P@10"]'
+    html = client.get(url(world)).content.decode()
+    headers = re.findall(
+        r'<th scope="col" class="num lb-measure"[^>]*>\s*<a [^>]*>([^<]+)</a>', html
+    )
+    labels = [label.requested for label in measure_labels(world.coll.measures)]
+    assert headers == [labels[0], "P@10"] or headers == ["P@10", labels[0]]
