@@ -57,6 +57,8 @@ class _JSONField(forms.CharField):
             return self.kind()
         try:
             parsed = json.loads(value)
+        except RecursionError:
+            raise forms.ValidationError("Not valid JSON: nested too deeply.") from None
         except ValueError as exc:
             raise forms.ValidationError(f"Not valid JSON: {exc}.") from None
         if not isinstance(parsed, self.kind):

@@ -87,7 +87,7 @@ def _json_object(content: str) -> dict | None:
         return None
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested past json's limit
         return None
     return value if isinstance(value, dict) else None
 

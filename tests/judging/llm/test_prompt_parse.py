@@ -83,6 +83,7 @@ def test_parse_answer(content, label, grade):
         '{"grade": true}',
         '{"score": 2}',
         '{"grade": 2.5}',
+        '{"grade": 2, "why": ' + "[" * 5000 + "]" * 5000 + "}",  # past json's recursion limit
     ],
 )
 def test_parse_answer_refuses(content):

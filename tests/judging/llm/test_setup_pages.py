@@ -81,6 +81,19 @@ def test_registering_refuses_a_bad_configuration_naming_the_field(coll, cora, pr
     assert not Judge.objects.filter(name="x").exists()
 
 
+@pytest.mark.parametrize("field", ["native_scale", "scale_mapping", "decoding"])
+def test_json_fields_nested_past_the_limit_are_refused_naming_the_field(
+    coll, cora, provider, field
+):
+    response = cora.post(
+        f"/c/{coll.slug}/llm-judges/new/",
+        {"name": "x", "model": "m", "llm_provider": str(provider.pk), field: "[" * 5000},
+    )
+    assert response.status_code == 400
+    assert "nested too deeply" in str(response.context["form"].errors[field])
+    assert not Judge.objects.filter(name="x").exists()
+
+
 def test_the_admin_form_names_collections_and_starts_from_the_defaults():
     form = JudgeAdminForm()
     assert "collections" in form.fields
