@@ -349,7 +349,7 @@ def test_rest_refuses_bad_and_hostile_bars_naming_the_field(staffed, body, field
 def test_rest_lists_the_qualification_history_newest_first(staffed, django_assert_max_num_queries):
     from tests.api_client import client_for
 
-    coll, (q1, q2), golds, docs, ann, ben, boss = staffed
+    coll, (q1, _q2), golds, _docs, ann, ben, boss = staffed
     services.qualification_set(collection=coll, pairs=2, share=1.0)
     for doc in golds[:2]:  # ann qualifies...
         judging_services.judgment_record(judge=ann, query=q1, document=doc, grade=2)
