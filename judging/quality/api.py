@@ -21,7 +21,7 @@ from rest_framework.response import Response
 from config.api import error_responses
 from config.pagination import page_parameters
 from judging.api.permissions import COORDINATORS
-from judging.api.views import SLUG, CollectionScopedView
+from judging.api.views import SLUG, CollectionScopedView, CollectionSettingView
 from judging.models import Document, Judge, Query
 from judging.quality import selectors, services
 from judging.quality.models import (
@@ -325,23 +325,20 @@ class GoldRateSerializer(serializers.Serializer):
         responses={200: GoldRateSerializer, **error_responses(400, 401, 403, 404)},
     ),
 )
-class GoldRateView(CollectionScopedView):
+class GoldRateView(CollectionSettingView):
     """How often gold pairs are mixed into judges' queues."""
 
     serializer_class = GoldRateSerializer
-    pagination_class = None
+    write_method = "put"
     role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS, "PUT": COORDINATORS}
 
-    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+    def current(self) -> dict[str, Any]:
         """Return the rate."""
-        return Response({"gold_rate": self.collection.gold_rate})
+        return {"gold_rate": self.collection.gold_rate}
 
-    def put(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+    def change(self, data: dict[str, Any]) -> None:
         """Set the rate."""
-        given = GoldRateSerializer(data=request.data)
-        given.is_valid(raise_exception=True)
-        services.gold_rate_set(collection=self.collection, rate=given.validated_data["gold_rate"])
-        return Response({"gold_rate": self.collection.gold_rate})
+        services.gold_rate_set(collection=self.collection, rate=data["gold_rate"])
 
 
 class QualificationSerializer(serializers.Serializer):
@@ -379,34 +376,28 @@ class QualificationSerializer(serializers.Serializer):
         responses={200: QualificationSerializer, **error_responses(400, 401, 403, 404)},
     ),
 )
-class QualificationView(CollectionScopedView):
+class QualificationView(CollectionSettingView):
     """The collection's qualification bar."""
 
     serializer_class = QualificationSerializer
-    pagination_class = None
+    write_method = "put"
     role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS, "PUT": COORDINATORS}
 
-    def _data(self) -> dict[str, Any]:
+    def current(self) -> dict[str, Any]:
+        """Return the bar."""
         collection = self.collection
         return {
             "qualification_pairs": collection.qualification_pairs,
             "qualification_share": collection.qualification_share,
         }
 
-    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """Return the bar."""
-        return Response(self._data())
-
-    def put(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """Set the bar."""
-        given = QualificationSerializer(data=request.data)
-        given.is_valid(raise_exception=True)
+    def change(self, data: dict[str, Any]) -> None:
+        """Set the bar (a changed bar rebuilds the live list)."""
         services.qualification_set(
             collection=self.collection,
-            pairs=given.validated_data["qualification_pairs"],
-            share=given.validated_data["qualification_share"],
+            pairs=data["qualification_pairs"],
+            share=data["qualification_share"],
         )
-        return Response(self._data())
 
 
 class QualificationChangeSerializer(serializers.ModelSerializer):

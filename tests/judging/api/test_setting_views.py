@@ -38,6 +38,8 @@ def test_each_setting_view_routes_get_and_its_one_write_method():
         "pooling": "patch",
         "score-visibility": "patch",
         "settings": "patch",
+        "rate": "put",  # gold/rate/
+        "qualification": "put",  # gold/qualification/
     }
     for view in views.values():
         allowed = view().allowed_methods
