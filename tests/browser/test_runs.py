@@ -54,6 +54,9 @@ def log_in(page, path: str, username: str = "tess") -> None:
 
 def drop_file(page, selector: str, name: str, content: str) -> None:
     """Drop a file onto an element, as dragging it from the desktop does."""
+    # The page's upload script arrives with a boosted page after its heading shows; a drop
+    # before it has installed its listeners would be the browser's own (it loads nothing).
+    page.wait_for_function("() => window.gradedUpload === true")
     transfer = page.evaluate_handle(
         """([name, content]) => {
             const transfer = new DataTransfer();
