@@ -591,15 +591,6 @@ class CanaryCheckCreateView(CollectionScopedView):
         return _accepted(CanaryCheckSerializer(check, context={"request": request}))
 
 
-@extend_schema_view(
-    get=extend_schema(
-        summary="Show a canary check of an LLM judge",
-        description="Coordinators only. The check's status (queued, running, done, "
-        "failed), why it failed, and every canary with the judge's answer once done.",
-        parameters=[SLUG],
-        responses={200: CanaryCheckSerializer, **error_responses(401, 403, 404)},
-    )
-)
 class _CheckDetailView(CollectionScopedView):
     """One check of an LLM judge (``queryset`` names the kind), for coordinators."""
 
@@ -617,6 +608,15 @@ class _CheckDetailView(CollectionScopedView):
         return Response(self.serializer_class(check, context={"request": request}).data)
 
 
+@extend_schema_view(
+    get=extend_schema(
+        summary="Show a canary check of an LLM judge",
+        description="Coordinators only. The check's status (queued, running, done, "
+        "failed), why it failed, and every canary with the judge's answer once done.",
+        parameters=[SLUG],
+        responses={200: CanaryCheckSerializer, **error_responses(401, 403, 404)},
+    )
+)
 class CanaryCheckDetailView(_CheckDetailView):
     """One canary check."""
 
