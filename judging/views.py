@@ -53,7 +53,7 @@ from judging.rendering import highlight, render_body, render_guidelines
 
 Role = Membership.Role
 JUDGING_ROLES = (Role.JUDGE, Role.COORDINATOR)
-JUDGMENTS_PER_PAGE = 15  # a phone screenful or three of cards (issue 34)
+JUDGMENTS_PER_PAGE = 25  # a page of the list box, which scrolls by itself (issue 34)
 SAVED_KEY = "judging_saved"
 
 
@@ -294,6 +294,7 @@ def judgment_list(request: HttpRequest, slug: str) -> HttpResponse:
         "collection": collection,
         "form": form,
         "page": page,
+        "filtered": any(value is not None for value in form.filters().values()),
         # Never which pairs are gold, nor how many gold pairs: only whether labels count.
         "not_counted": counted is not None and _judge(request).pk not in counted,
     }

@@ -1,6 +1,7 @@
 """Screenshot every page each role reaches, at 1366×768 and 390×844, and measure its length.
 
-``python tools/screenshots.py [--out docs/screenshots] [--prefix after] [--no-shots]``
+``python tools/screenshots.py [--out docs/screenshots] [--prefix after] [--no-shots]
+[--only "judge1 · judgments"]``
 
 Builds a throw-away SQLite database in a temporary folder with the demo (``load_demo``,
 ``load_demo_team``), then gives the demo some life so that every page has something to
@@ -158,6 +159,9 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "docs" / "screenshots"))
     parser.add_argument("--prefix", default="", help="file name prefix, e.g. 'before-'")
     parser.add_argument("--no-shots", action="store_true", help="measure only")
+    parser.add_argument(
+        "--only", action="append", default=[], help="pages whose 'role · name' holds this text"
+    )
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -204,10 +208,13 @@ def main() -> None:
                     page.click("button:has-text('Log in')")
                     page.wait_for_selector(".site-user")
                     for name, path in role_pages:
+                        label = f"{role} · {name}"
+                        if args.only and not any(text in label for text in args.only):
+                            continue
                         page.goto(path)
                         page.wait_for_load_state("networkidle")
                         height = page.evaluate("document.documentElement.scrollHeight")
-                        lengths.setdefault(f"{role} · {name}", {})[vp_name] = height
+                        lengths.setdefault(label, {})[vp_name] = height
                         if not args.no_shots:
                             shot = out / f"{args.prefix}{role}-{name}-{vp_name}.png"
                             page.screenshot(path=str(shot))

@@ -14,6 +14,8 @@ problems, empty when the page passes:
   not shown and not checked.
 - :func:`primary_off_screen`: no ``[data-primary]`` element, or the first one not wholly
   within the first screen (the viewport before any scrolling).
+- :func:`too_long`: a document taller than the viewport (the page runs past its first
+  screen; long lists scroll in their own ``.list-box``, sections sit behind tabs).
 - :func:`off_screen`: any element matching a selector that is not wholly within the
   viewport (e.g. the phone card's "✓ Saved", Undo and Back after a grade).
 """
@@ -139,6 +141,18 @@ OFF_SCREEN = """(selector) => [...document.querySelectorAll(selector)]
     `${Math.round(r.left)},${Math.round(r.top)}`)"""
 
 
+TOO_LONG = """() => {
+  const height = document.documentElement.scrollHeight;
+  const problem = `page is ${height} px tall, the screen ${innerHeight} px`;
+  return height > innerHeight + 1 ? [problem] : [];
+}"""
+
+
+def too_long(page) -> list[str]:
+    """Return a problem when the document runs past the first screen."""
+    return page.evaluate(TOO_LONG)
+
+
 def overflowing_tables(page) -> list[str]:
     """Return the tables wider than their box (without a sticky first column)."""
     return page.evaluate(OVERFLOWING_TABLES)
@@ -163,6 +177,7 @@ def all_problems(page, *, primary: bool = True) -> dict[str, list[str]]:
     """Return every check's problems on the page as loaded (first screen, no scrolling)."""
     found = {
         "primary": primary_off_screen(page) if primary else [],
+        "length": too_long(page),
         "tables": overflowing_tables(page),
         "contrast": low_contrast(page),
     }

@@ -111,6 +111,7 @@ def test_the_page_grammar_checks_can_fail(page, live_server):
     page.goto(reverse("login"))
     assert page_checks.low_contrast(page) == []
     assert page_checks.overflowing_tables(page) == []
+    assert page_checks.too_long(page) == []
     page.evaluate(
         """() => {
             const main = document.querySelector("main");
@@ -128,3 +129,4 @@ def test_the_page_grammar_checks_can_fail(page, live_server):
     assert [p.split(":")[0] for p in page_checks.overflowing_tables(page)] == ["wide"]
     assert "outside 390×844" in page_checks.primary_off_screen(page)[0]
     assert page_checks.off_screen(page, "#far") != []
+    assert "page is" in page_checks.too_long(page)[0]
