@@ -733,7 +733,9 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
             form.add_error(field if field in form.fields else None, problems)
     posted = SETTINGS_TAB_OF_ACTION.get(action or "")
     # Quotas are per judge: the tab shows once the collection has judges.
-    sections = [(key, label) for key, label in SETTINGS_TABS if key != "quotas" or judge_memberships]
+    sections = [
+        (key, label) for key, label in SETTINGS_TABS if key != "quotas" or judge_memberships
+    ]
     tabs = tab_context({"tab": posted} if posted else request.GET, sections)
     context = {
         **_base_context(collection, viewer(user=request.user, collection=collection), "settings"),

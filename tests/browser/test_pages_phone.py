@@ -129,6 +129,26 @@ def pages(world, role: str) -> list[str]:
     ]
 
 
+def settings_tabs(world) -> list[str]:
+    """Return every tab of the settings page but the first (which ``pages`` opens)."""
+    url = reverse("metrics:collection_update", args=[world["coll"].slug])
+    tabs = ("visibility", "depth", "pooling", "aggregation", "card", "quotas")
+    return [f"{url}?tab={tab}" for tab in tabs]
+
+
+def judgment_edit(world) -> str:
+    """Return the edit page of a judgment of judy's (recorded now, on the first pair)."""
+    from judging import services
+
+    judy = Membership.objects.get(collection=world["coll"], user__username="judy").user
+    query = world["queries"][2]
+    document = world["coll"].documents.order_by("external_id").first()
+    judgment = services.judgment_record(
+        judge=factories.human_judge(judy), query=query, document=document, grade=2
+    )
+    return reverse("judging:judgment_update", args=[world["coll"].slug, judgment.pk])
+
+
 def log_in(page, username: str) -> None:
     page.goto(reverse("login"))
     page.fill("input[name=username]", username)
@@ -169,17 +189,11 @@ LONG = {
     "metrics:run_query",
     "metrics:compare",
     "metrics:difficulty",
-    "metrics:collection_update",
     "judging:collection_agreement",
     "metrics:llm_agreement",
-    "judging:collection_import",
     "judging:judge_list",
-    "judging:llmjob_create",
-    "judging:poolentry_create",
     "metrics:pool",
     "metrics:stability",
-    "metrics:run_create",
-    "judging:collection_create",
 }
 for view_name in LONG:
     ELSEWHERE[view_name] = (*ELSEWHERE.get(view_name, ()), "length")
@@ -200,7 +214,8 @@ def test_no_page_scrolls_sideways(browser, live_server, console, world, viewport
         page = context.new_page()
         page.on("pageerror", lambda error: console.page_errors.append(str(error)))
         log_in(page, username)
-        for path in [*pages(world, username), *more_pages(world, username)]:
+        extra = {"cora": settings_tabs(world), "judy": [judgment_edit(world)]}.get(username, [])
+        for path in [*pages(world, username), *more_pages(world, username), *extra]:
             response = page.goto(path)
             assert response.status == 200, path
             # Pages stay light: no page's HTML over 150 KB (these fixtures hold little data).
@@ -295,7 +310,8 @@ def test_settings_number_fields_and_checkbox_are_styled(browser, live_server, wo
     try:
         page = context.new_page()
         log_in(page, "cora")
-        page.goto(reverse("metrics:collection_update", args=[world["coll"].slug]))
+        url = reverse("metrics:collection_update", args=[world["coll"].slug])
+        page.goto(url + "?tab=aggregation")  # a select and four number fields
         style = """e => { const s = getComputedStyle(e);
             return [s.borderTopLeftRadius, s.paddingLeft, s.borderTopColor, s.fontSize]; }"""
         text_like = page.locator("form.stacked-form textarea, form.stacked-form select").first
@@ -303,6 +319,7 @@ def test_settings_number_fields_and_checkbox_are_styled(browser, live_server, wo
         assert numbers.count() >= 2
         for i in range(numbers.count()):
             assert numbers.nth(i).evaluate(style) == text_like.evaluate(style)
+        page.goto(url)  # the measures tab: its checkboxes
         box = page.locator("input[type=checkbox]").first
         size = box.bounding_box()
         assert size["width"] >= 19 and size["height"] >= 19
