@@ -347,3 +347,43 @@ def test_a_versus_b_names_the_baseline(browser, live_server, world, viewport):
         expect(page.locator("#result-title")).to_contain_text(f"against baseline {one.tag}")
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_settings_tabs_save_and_refuse_on_their_own_tab(
+    browser, live_server, console, world, viewport
+):
+    """One form a tab: saved, it comes back to its tab; refused, its tab shows the errors."""
+    context = browser.new_context(base_url=live_server.url, viewport=viewport)
+    try:
+        page = context.new_page()
+        page.on("pageerror", lambda error: console.page_errors.append(str(error)))
+        log_in(page, "cora")
+        page.goto(reverse("metrics:collection_update", args=[world["coll"].slug]))
+        settings_tabs = page.locator("nav[aria-label=Settings]")
+        expect(settings_tabs.locator("[aria-current=page]")).to_have_text("Measures")
+        settings_tabs.get_by_role("link", name="Visibility").click()
+        expect(settings_tabs.locator("[aria-current=page]")).to_have_text("Visibility")
+        assert page.locator("#settings-form").count() == 0  # only the chosen tab's form
+        # The help is behind a "?" beside its label, and opens in place.
+        help_text = page.locator("#score-visibility .explain-body").nth(1)
+        expect(help_text).to_be_hidden()
+        page.click("summary[aria-label='About What teams see before the judgments are published']")
+        expect(help_text).to_contain_text("five one-document runs")
+        page.fill("input[name=runs_per_day]", "3")
+        page.click("[data-primary]")  # the page top's button submits the tab's form
+        expect(page.locator(".messages")).to_contain_text("Score visibility and submission")
+        expect(settings_tabs.locator("[aria-current=page]")).to_have_text("Visibility")
+        assert page.url.endswith("?tab=visibility")
+        assert page.input_value("input[name=runs_per_day]") == "3"
+        page.fill("input[name=public_share]", "2")
+        page.evaluate("document.getElementById('score-visibility').noValidate = true")
+        page.click("[data-primary]")  # the server refuses it (the browser would, first)
+        expect(page.locator(".form-errors")).to_contain_text("Nothing was changed.")
+        expect(settings_tabs.locator("[aria-current=page]")).to_have_text("Visibility")
+        problems = page_checks.all_problems(page)
+        problems.pop("length", None)  # the error list may take the form past one screen
+        assert problems == {}
+        assert console.problems() == []
+    finally:
+        context.close()
