@@ -119,7 +119,7 @@ out = {{
     "coordinator": common + judging + metrics + [
         ("settings", reverse("metrics:collection_update", args=[s])),
         *[(f"settings-{{t}}", reverse("metrics:collection_update", args=[s]) + f"?tab={{t}}")
-          for t in ("visibility", "depth", "pooling", "aggregation", "quotas")],
+          for t in ("visibility", "depth", "pooling", "aggregation", "card", "quotas")],
         ("agreement", reverse("judging:collection_agreement", args=[s])),
         ("disagreements", reverse("judging:disagreement_list", args=[s])),
         ("adjudicate",

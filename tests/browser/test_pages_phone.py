@@ -384,6 +384,12 @@ def test_settings_tabs_save_and_refuse_on_their_own_tab(
         problems = page_checks.all_problems(page)
         problems.pop("length", None)  # the error list may take the form past one screen
         assert problems == {}
+        # The pooling tab still fits with the strategy that shows the most parameters.
+        settings_tabs.get_by_role("link", name="Pooling").click()
+        expect(settings_tabs.locator("[aria-current=page]")).to_have_text("Pooling")
+        page.select_option("#pooling-policy select[name=strategy]", "llm-check")
+        expect(page.locator("#pooling-policy [data-param=audit_percent]")).to_be_visible()
+        assert page_checks.all_problems(page) == {}
         assert console.problems() == []
     finally:
         context.close()
