@@ -430,6 +430,7 @@ def document_import(request: HttpRequest, slug: str) -> HttpResponse:
             "collection": collection,
             "form": form,
             "missing": shown[:MISSING_SHOWN],
+            "missing_count": missing.count() if len(shown) > MISSING_SHOWN else len(shown),
             "more_missing": len(shown) > MISSING_SHOWN,
         },
         status=400 if request.method == "POST" else 200,

@@ -200,7 +200,7 @@ class AggregationSettingsForm(forms.Form):
     max_judges_per_pair = forms.IntegerField(
         min_value=0,
         max_value=50,
-        label="Send disagreements to more judges, up to",
+        label="More judges for disagreements, up to",
         help_text="A pair whose grades spread by the disagreement spread (below) gets one "
         "more judge at a time up to this many (0: off).",
     )
@@ -253,3 +253,18 @@ class AggregationSettingsForm(forms.Form):
         """Offer the known policies, each with its description."""
         super().__init__(*args, **kwargs)
         self.fields["aggregation_policy"].choices = list(policies)
+
+
+class CardSettingsForm(forms.Form):
+    """What the judging card asks of human judges: the LLM hint and evidence spans.
+
+    The same fields as on :class:`AggregationSettingsForm` (which still takes them), for
+    the settings page's own tab; a field left out leaves its setting unchanged.
+    """
+
+    llm_hint = AggregationSettingsForm.base_fields["llm_hint"]
+    evidence = AggregationSettingsForm.base_fields["evidence"]
+    evidence_from_grade = AggregationSettingsForm.base_fields["evidence_from_grade"]
+
+    clean_llm_hint = AggregationSettingsForm.clean_llm_hint
+    clean_evidence = AggregationSettingsForm.clean_evidence

@@ -30,6 +30,7 @@ from judging.adjudication.services import aggregation_settings_update, quotas_sa
 from judging.aggregation import POLICIES
 from judging.models import Collection, Membership, PolicyChange, Query
 from judging.selectors import collection_for_member
+from judging.tabs import tab_context
 from judging.templatetags.policies import policy_label
 from metrics import charts
 from metrics.analysis.compare import ComparisonError, compare_runs
@@ -45,6 +46,7 @@ from metrics.analysis.difficulty import (
 from metrics.engine.errors import MeasureError
 from metrics.forms import (
     AggregationSettingsForm,
+    CardSettingsForm,
     CompareForm,
     LeaderboardSettingsForm,
     MeasureForm,
@@ -584,12 +586,44 @@ AGGREGATION_FIELDS = (
     "evidence",
     "evidence_from_grade",
 )
+#: The aggregation settings the judging card's tab shows (the rest are on the aggregation tab).
+CARD_FIELDS = ("llm_hint", "evidence", "evidence_from_grade")
+
+
+#: The settings page's tabs (judging.tabs), one form each, and the form action each saves.
+SETTINGS_TABS = (
+    ("measures", "Measures"),
+    ("visibility", "Visibility"),
+    ("depth", "Pool depth"),
+    ("pooling", "Pooling"),
+    ("aggregation", "Aggregation"),
+    ("card", "Card"),
+    ("quotas", "Quotas"),
+)
+SETTINGS_TAB_OF_ACTION = {
+    "settings": "measures",
+    "visibility": "visibility",
+    "repool": "depth",
+    "pooling": "pooling",
+    "aggregation": "aggregation",
+    "card": "card",
+    "quota": "quotas",
+}
+
+
+def settings_url(collection: Collection, tab: str) -> str:
+    """Return the address of one tab of a collection's settings page."""
+    return reverse("metrics:collection_update", args=[collection.slug]) + f"?tab={tab}"
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
-    """Let a coordinator change the leaderboard, score visibility, pooling and aggregation."""
+    """Let a coordinator change the leaderboard, score visibility, pooling and aggregation.
+
+    One form a tab (``?tab=``); a form that posts comes back to its own tab, and a refused
+    one is shown again there with its errors.
+    """
     collection = collection_for_member(user=request.user, slug=slug, roles=(Role.COORDINATOR,))
     action = request.POST.get("action") if request.method == "POST" else None
     settings_form = LeaderboardSettingsForm(
@@ -608,6 +642,10 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
         request.POST if action == "aggregation" else None,
         policies=[(p.name, p.label) for p in POLICIES.values()],
         initial={name: getattr(collection, name) for name in AGGREGATION_FIELDS},
+    )
+    card_form = CardSettingsForm(
+        request.POST if action == "card" else None,
+        initial={name: getattr(collection, name) for name in CARD_FIELDS},
     )
     pooling = pooling_policy(collection=collection)
     pooling_form = PoolingPolicyForm(
@@ -628,7 +666,7 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
         if action == "quota":
             quotas_save(collection=collection, memberships=judge_memberships, data=request.POST)
             messages.success(request, "Quotas saved.")
-            return see_other(reverse("metrics:collection_update", args=[collection.slug]))
+            return see_other(settings_url(collection, "quotas"))
         if action == "aggregation" and aggregation_form.is_valid():
             change = aggregation_settings_update(
                 collection=collection, actor=request.user, **aggregation_form.cleaned_data
@@ -640,7 +678,13 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
                 if change
                 else "Aggregation settings saved.",
             )
-            return see_other(reverse("metrics:collection_update", args=[collection.slug]))
+            return see_other(settings_url(collection, "aggregation"))
+        if action == "card" and card_form.is_valid():
+            aggregation_settings_update(
+                collection=collection, actor=request.user, **card_form.cleaned_data
+            )
+            messages.success(request, "Judging card settings saved.")
+            return see_other(settings_url(collection, "card"))
         if action == "settings" and settings_form.is_valid():
             data = settings_form.cleaned_data
             collection_settings_update(
@@ -651,13 +695,11 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
                 judgments_published=data["judgments_published"],
             )
             messages.success(request, "Settings saved; every run was rescored.")
-            return see_other(reverse("metrics:leaderboard", args=[collection.slug]))
+            return see_other(settings_url(collection, "measures"))
         if action == "visibility" and visibility_form.is_valid():
             score_visibility_update(collection=collection, **visibility_form.cleaned_data)
             messages.success(request, "Score visibility and submission budget saved.")
-            return see_other(
-                reverse("metrics:collection_update", args=[collection.slug]) + "#score-visibility"
-            )
+            return see_other(settings_url(collection, "visibility"))
         if action == "pooling" and pooling_form.is_valid():
             policy = pooling_policy_set(
                 collection=collection, actor=request.user, **pooling_form.cleaned_data
@@ -669,41 +711,51 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
                 if policy
                 else "The pooling policy is unchanged.",
             )
-            return see_other(reverse("metrics:collection_update", args=[collection.slug]))
+            return see_other(settings_url(collection, "pooling"))
         if action == "repool" and repool_form.is_valid():
             added = runs_repool(collection=collection, depth=repool_form.cleaned_data["depth"])
             messages.success(
                 request, f"Pooled at depth {collection.pool_depth}: {added} new pairs."
             )
-            return see_other(reverse("metrics:collection_update", args=[collection.slug]))
+            return see_other(settings_url(collection, "depth"))
     except ValidationError as error:
         if action == "quota":
             messages.error(request, " ".join(error.messages))
-            return see_other(reverse("metrics:collection_update", args=[collection.slug]))
+            return see_other(settings_url(collection, "quotas"))
         form = {
             "settings": settings_form,
             "aggregation": aggregation_form,
+            "card": card_form,
             "pooling": pooling_form,
             "visibility": visibility_form,
         }.get(action, repool_form)
         for field, problems in error.message_dict.items():
             form.add_error(field if field in form.fields else None, problems)
-    return render(
-        request,
-        "metrics/collection_update.html",
-        {
-            **_base_context(
-                collection, viewer(user=request.user, collection=collection), "settings"
-            ),
-            "settings_form": settings_form,
-            "visibility_form": visibility_form,
-            "repool_form": repool_form,
-            "pooling_form": pooling_form,
-            "pooling_fields": strategy_fields(pooling_form),
-            "strategies": [(value, label) for value, label in STRATEGY_CHOICES],
-            "pooling": pooling,
-            "pooling_history": pooling_history(collection=collection)[:10],
-            "aggregation_form": aggregation_form,
+    posted = SETTINGS_TAB_OF_ACTION.get(action or "")
+    # Quotas are per judge: the tab shows once the collection has judges.
+    sections = [
+        (key, label) for key, label in SETTINGS_TABS if key != "quotas" or judge_memberships
+    ]
+    tabs = tab_context({"tab": posted} if posted else request.GET, sections)
+    context = {
+        **_base_context(collection, viewer(user=request.user, collection=collection), "settings"),
+        **tabs,
+        "tabs_label": "Settings",
+        "settings_form": settings_form,
+        "visibility_form": visibility_form,
+        "repool_form": repool_form,
+        "pooling_form": pooling_form,
+        "pooling_fields": strategy_fields(pooling_form),
+        "strategies": [(value, label) for value, label in STRATEGY_CHOICES],
+        "pooling": pooling,
+        "aggregation_form": aggregation_form,
+        "card_form": card_form,
+        "judge_memberships": judge_memberships,
+    }
+    if tabs["tab"] == "pooling":
+        context["pooling_history"] = pooling_history(collection=collection)[:10]
+    if tabs["tab"] == "aggregation":
+        context |= {
             # plain values: a policy is callable, and templates call what they can
             "policies": [
                 {"name": p.name, "label": p.label, "description": p.description}
@@ -713,7 +765,10 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
             .select_related("actor")
             .order_by("-at", "-pk")[:10],
             "rescore_progress": rescore_progress(collection=collection),
-            "judge_memberships": judge_memberships,
-        },
+        }
+    return render(
+        request,
+        "metrics/collection_update.html",
+        context,
         status=400 if request.method == "POST" else 200,
     )

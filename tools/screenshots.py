@@ -118,6 +118,8 @@ out = {{
         ("judgment-edit", reverse("judging:judgment_update", args=[s, judgment.pk]))],
     "coordinator": common + judging + metrics + [
         ("settings", reverse("metrics:collection_update", args=[s])),
+        *[(f"settings-{{t}}", reverse("metrics:collection_update", args=[s]) + f"?tab={{t}}")
+          for t in ("visibility", "depth", "pooling", "aggregation", "card", "quotas")],
         ("agreement", reverse("judging:collection_agreement", args=[s])),
         ("disagreements", reverse("judging:disagreement_list", args=[s])),
         ("adjudicate",
@@ -130,6 +132,7 @@ out = {{
         ("documents-import", reverse("judging:document_import", args=[s])),
         ("collection-import", reverse("judging:collection_import", args=[s])),
         ("collection-create", reverse("judging:collection_create")),
+        ("llm-job", reverse("judging:llmjob_create", args=[s])),
     ],
 }}
 print(json.dumps(out))
@@ -159,6 +162,7 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "docs" / "screenshots"))
     parser.add_argument("--prefix", default="", help="file name prefix, e.g. 'before-'")
     parser.add_argument("--no-shots", action="store_true", help="measure only")
+    parser.add_argument("--full", action="store_true", help="shoot whole pages, not first screens")
     parser.add_argument(
         "--only", action="append", default=[], help="pages whose 'role · name' holds this text"
     )
@@ -217,7 +221,7 @@ def main() -> None:
                         lengths.setdefault(label, {})[vp_name] = height
                         if not args.no_shots:
                             shot = out / f"{args.prefix}{role}-{name}-{vp_name}.png"
-                            page.screenshot(path=str(shot))
+                            page.screenshot(path=str(shot), full_page=args.full)
                             _shrink(shot)
                     context.close()
             browser.close()

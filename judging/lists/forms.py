@@ -29,6 +29,10 @@ class CollectionCreateForm(forms.Form):
     judges_per_pair = forms.IntegerField(min_value=1, max_value=100, initial=1)
 
 
+#: The import page's optional fields, folded away (the files' formats are detected).
+ADVANCED_FIELDS = ("topics_format", "documents_format", "judgments_format", "judge_kind", "scale")
+
+
 class CollectionImportForm(forms.Form):
     """Topic, document and judgment files for a collection; any may be left out."""
 
@@ -120,6 +124,21 @@ class CollectionImportForm(forms.Form):
                 field.help_text = self.base_fields[name].help_text
         self.fields = fields
         self._bound_fields_cache.clear()  # bound fields copy their help text
+
+    def file_groups(self) -> list[list[forms.BoundField]]:
+        """Return each file's field with its "leave out the kept file" box, when it has one."""
+        return [
+            [self[name] for name in (role, f"forget_{role}") if name in self.fields]
+            for role in PAGE_ROLES
+        ]
+
+    def advanced_fields(self) -> list[forms.BoundField]:
+        """Return the fields the page folds away: formats, the kind of judge, the scale."""
+        return [self[name] for name in ADVANCED_FIELDS]
+
+    def advanced_errors(self) -> bool:
+        """Say whether a folded-away field has an error (the page then opens the fold)."""
+        return any(name in self.errors for name in ADVANCED_FIELDS)
 
     def files_given(self) -> set[str]:
         """Return the roles with a file: uploaded now, or kept and not left out."""

@@ -195,6 +195,8 @@ def test_settings_show_only_the_chosen_strategys_parameters(
     try:
         page.goto(reverse("metrics:collection_update", args=[judged.slug]))
         expect(page.locator("h1")).to_have_text("Collection settings")
+        page.click(".tabs a:has-text('Pooling')")  # one form a tab
+        expect(page.locator("nav[aria-label=Settings] [aria-current=page]")).to_have_text("Pooling")
         page.select_option("#pooling-policy select[name=strategy]", strategy)
         visible = page.evaluate(
             """() => [...document.querySelectorAll("#pooling-policy [data-param]")]

@@ -129,6 +129,26 @@ def pages(world, role: str) -> list[str]:
     ]
 
 
+def settings_tabs(world) -> list[str]:
+    """Return every tab of the settings page but the first (which ``pages`` opens)."""
+    url = reverse("metrics:collection_update", args=[world["coll"].slug])
+    tabs = ("visibility", "depth", "pooling", "aggregation", "card", "quotas")
+    return [f"{url}?tab={tab}" for tab in tabs]
+
+
+def judgment_edit(world) -> str:
+    """Return the edit page of a judgment of judy's (recorded now, on the first pair)."""
+    from judging import services
+
+    judy = Membership.objects.get(collection=world["coll"], user__username="judy").user
+    query = world["queries"][2]
+    document = world["coll"].documents.order_by("external_id").first()
+    judgment = services.judgment_record(
+        judge=factories.human_judge(judy), query=query, document=document, grade=2
+    )
+    return reverse("judging:judgment_update", args=[world["coll"].slug, judgment.pk])
+
+
 def log_in(page, username: str) -> None:
     page.goto(reverse("login"))
     page.fill("input[name=username]", username)
@@ -169,17 +189,11 @@ LONG = {
     "metrics:run_query",
     "metrics:compare",
     "metrics:difficulty",
-    "metrics:collection_update",
     "judging:collection_agreement",
     "metrics:llm_agreement",
-    "judging:collection_import",
     "judging:judge_list",
-    "judging:llmjob_create",
-    "judging:poolentry_create",
     "metrics:pool",
     "metrics:stability",
-    "metrics:run_create",
-    "judging:collection_create",
 }
 for view_name in LONG:
     ELSEWHERE[view_name] = (*ELSEWHERE.get(view_name, ()), "length")
@@ -200,7 +214,8 @@ def test_no_page_scrolls_sideways(browser, live_server, console, world, viewport
         page = context.new_page()
         page.on("pageerror", lambda error: console.page_errors.append(str(error)))
         log_in(page, username)
-        for path in [*pages(world, username), *more_pages(world, username)]:
+        extra = {"cora": settings_tabs(world), "judy": [judgment_edit(world)]}.get(username, [])
+        for path in [*pages(world, username), *more_pages(world, username), *extra]:
             response = page.goto(path)
             assert response.status == 200, path
             # Pages stay light: no page's HTML over 150 KB (these fixtures hold little data).
@@ -295,7 +310,8 @@ def test_settings_number_fields_and_checkbox_are_styled(browser, live_server, wo
     try:
         page = context.new_page()
         log_in(page, "cora")
-        page.goto(reverse("metrics:collection_update", args=[world["coll"].slug]))
+        url = reverse("metrics:collection_update", args=[world["coll"].slug])
+        page.goto(url + "?tab=aggregation")  # a select and four number fields
         style = """e => { const s = getComputedStyle(e);
             return [s.borderTopLeftRadius, s.paddingLeft, s.borderTopColor, s.fontSize]; }"""
         text_like = page.locator("form.stacked-form textarea, form.stacked-form select").first
@@ -303,6 +319,7 @@ def test_settings_number_fields_and_checkbox_are_styled(browser, live_server, wo
         assert numbers.count() >= 2
         for i in range(numbers.count()):
             assert numbers.nth(i).evaluate(style) == text_like.evaluate(style)
+        page.goto(url)  # the measures tab: its checkboxes
         box = page.locator("input[type=checkbox]").first
         size = box.bounding_box()
         assert size["width"] >= 19 and size["height"] >= 19
@@ -328,5 +345,51 @@ def test_a_versus_b_names_the_baseline(browser, live_server, world, viewport):
             f"Baseline: {one.tag} (run B). Every difference below is run − {one.tag}."
         )
         expect(page.locator("#result-title")).to_contain_text(f"against baseline {one.tag}")
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_settings_tabs_save_and_refuse_on_their_own_tab(
+    browser, live_server, console, world, viewport
+):
+    """One form a tab: saved, it comes back to its tab; refused, its tab shows the errors."""
+    context = browser.new_context(base_url=live_server.url, viewport=viewport)
+    try:
+        page = context.new_page()
+        page.on("pageerror", lambda error: console.page_errors.append(str(error)))
+        log_in(page, "cora")
+        page.goto(reverse("metrics:collection_update", args=[world["coll"].slug]))
+        settings_tabs = page.locator("nav[aria-label=Settings]")
+        expect(settings_tabs.locator("[aria-current=page]")).to_have_text("Measures")
+        settings_tabs.get_by_role("link", name="Visibility").click()
+        expect(settings_tabs.locator("[aria-current=page]")).to_have_text("Visibility")
+        assert page.locator("#settings-form").count() == 0  # only the chosen tab's form
+        # The help is behind a "?" beside its label, and opens in place.
+        help_text = page.locator("#score-visibility .explain-body").nth(1)
+        expect(help_text).to_be_hidden()
+        page.click("summary[aria-label='About What teams see before the judgments are published']")
+        expect(help_text).to_contain_text("five one-document runs")
+        page.fill("input[name=runs_per_day]", "3")
+        page.click("[data-primary]")  # the page top's button submits the tab's form
+        expect(page.locator(".messages")).to_contain_text("Score visibility and submission")
+        expect(settings_tabs.locator("[aria-current=page]")).to_have_text("Visibility")
+        assert page.url.endswith("?tab=visibility")
+        assert page.input_value("input[name=runs_per_day]") == "3"
+        page.fill("input[name=public_share]", "2")
+        page.evaluate("document.getElementById('score-visibility').noValidate = true")
+        page.click("[data-primary]")  # the server refuses it (the browser would, first)
+        expect(page.locator(".form-errors")).to_contain_text("Nothing was changed.")
+        expect(settings_tabs.locator("[aria-current=page]")).to_have_text("Visibility")
+        problems = page_checks.all_problems(page)
+        problems.pop("length", None)  # the error list may take the form past one screen
+        assert problems == {}
+        # The pooling tab still fits with the strategy that shows the most parameters.
+        settings_tabs.get_by_role("link", name="Pooling").click()
+        expect(settings_tabs.locator("[aria-current=page]")).to_have_text("Pooling")
+        page.select_option("#pooling-policy select[name=strategy]", "llm-check")
+        expect(page.locator("#pooling-policy [data-param=audit_percent]")).to_be_visible()
+        assert page_checks.all_problems(page) == {}
+        assert console.problems() == []
     finally:
         context.close()

@@ -326,7 +326,7 @@ def test_settings_page_sets_the_rule(client, pair):
     factories.member(coll, cora, "coordinator")
     client.force_login(cora)
     url = f"/c/{coll.slug}/settings/"
-    page = client.get(url).content.decode()
+    page = client.get(url + "?tab=card").content.decode()  # the judging card's tab
     assert 'name="evidence"' in page and 'name="evidence_from_grade"' in page
     form = {
         "action": "aggregation",

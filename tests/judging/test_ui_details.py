@@ -84,7 +84,8 @@ def coordinated(settings, tmp_path):
 def test_settings_page_marks_each_parameter_with_its_strategies(client, coordinated):
     coll, cora = coordinated
     client.force_login(cora)
-    html = client.get(reverse("metrics:collection_update", args=[coll.slug])).content.decode()
+    url = reverse("metrics:collection_update", args=[coll.slug])
+    html = client.get(url + "?tab=pooling").content.decode()
     assert "<h1>Collection settings</h1>" in html and "Leaderboard settings" not in html
     assert 'data-for="llm-check" data-param="audit_percent"' in html
     assert 'data-for="thompson llm-check" data-param="seed"' in html

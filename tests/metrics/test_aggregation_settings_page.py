@@ -38,11 +38,11 @@ def test_coordinator_changes_policy_on_the_settings_page(
     services.judgment_record(judge=other, query=q, document=d, grade=0)
     client.force_login(boss)
     url = f"/c/{coll.slug}/settings/"
-    html = client.get(url).content.decode()
+    html = client.get(url + "?tab=aggregation").content.decode()
     assert 'id="aggregation-settings"' in html and "dawid_skene" in html
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(url, FORM)
-    assert response.status_code == 303
+    assert response.status_code == 303 and response["Location"] == url + "?tab=aggregation"
     coll = Collection.objects.get(pk=coll.pk)
     assert (coll.aggregation_policy, coll.judges_per_pair, coll.max_judges_per_pair) == (
         "mean_human_then_llm",
@@ -57,7 +57,7 @@ def test_coordinator_changes_policy_on_the_settings_page(
         == coll.judgments_version
     )
     assert LiveGrade.objects.get(query=q, document=d).policy == "mean_human_then_llm"
-    html = client.get(url).content.decode()
+    html = client.get(url + "?tab=aggregation").content.decode()
     assert 'id="policy-history"' in html
     # The menu and the history name policies for people; the ids appear only in the help.
     options = re.findall(r'<option value="([a-z_]+)"[^>]*>([^<]+)</option>', html)
@@ -69,6 +69,7 @@ def test_coordinator_changes_policy_on_the_settings_page(
     assert 'data-current="1" data-total="1"' in html
     response = client.post(url, {**FORM, "aggregation_policy": "median", "judges_per_pair": "0"})
     assert response.status_code == 400
+    assert 'id="aggregation-settings"' in response.content.decode()  # its own tab
     assert Collection.objects.get(pk=coll.pk).judges_per_pair == 2
 
 
@@ -84,9 +85,9 @@ def test_quotas_on_the_settings_page(client, coll, judge_user):
     membership = Membership.objects.get(user=judge_user, role=Membership.Role.JUDGE)
     client.force_login(boss)
     url = f"/c/{coll.slug}/settings/"
-    assert f'name="quota-{membership.pk}"' in client.get(url).content.decode()
+    assert f'name="quota-{membership.pk}"' in client.get(url + "?tab=quotas").content.decode()
     response = client.post(url, {"action": "quota", f"quota-{membership.pk}": "12"})
-    assert response.status_code == 303
+    assert response.status_code == 303 and response["Location"] == url + "?tab=quotas"
     membership.refresh_from_db()
     assert membership.quota == 12
     client.post(url, {"action": "quota", f"quota-{membership.pk}": "-3"})

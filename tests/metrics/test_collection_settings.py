@@ -90,6 +90,7 @@ def test_settings_page_is_for_coordinators_and_saves(client, coll, scored):
         {"action": "settings", "measures": "P@2\nbogus", "coverage_threshold": "0.8"},
     )
     assert refused.status_code == 400 and "line 2" in refused.content.decode()
+    assert 'id="settings-form"' in refused.content.decode()  # on its own tab
     saved = client.post(
         url,
         {
@@ -99,8 +100,41 @@ def test_settings_page_is_for_coordinators_and_saves(client, coll, scored):
             "leaderboard_published": "on",
         },
     )
-    assert saved.status_code == 303
+    assert saved.status_code == 303 and saved["Location"] == url + "?tab=measures"
     coll.refresh_from_db()
     assert coll.measures == ["P@2", "Judged@10"] and coll.leaderboard_published
     assert client.post(url, {"action": "repool", "depth": "5"}).status_code == 303
     assert PoolEntry.objects.count() == 2
+
+
+def test_each_settings_tab_shows_its_own_form_and_comes_back_to_it(client, coll, scored):
+    from django.urls import reverse
+
+    url = reverse("metrics:collection_update", args=[coll.slug])
+    boss = factories.user("boss")
+    factories.member(coll, boss, role="coordinator")
+    client.force_login(boss)
+    forms = {
+        "measures": ("settings-form", "Measures"),
+        "visibility": ("score-visibility", "Visibility"),
+        "depth": ("repool-form", "Pool depth"),
+        "pooling": ("pooling-policy", "Pooling"),
+        "aggregation": ("aggregation-settings", "Aggregation"),
+        "card": ("card-settings", "Card"),
+    }
+    for tab, (form_id, label) in forms.items():
+        html = client.get(f"{url}?tab={tab}").content.decode()
+        assert html.count('class="panel stacked-form"') == 1  # one form a tab
+        assert f'id="{form_id}"' in html and f'form="{form_id}"' in html  # the primary's
+        assert f'aria-current="page">{label}</a>' in html
+    assert "?tab=quotas" not in client.get(url).content.decode()  # no judges, no quotas tab
+    assert 'id="settings-form"' in client.get(url + "?tab=nonsense").content.decode()
+    refused = client.post(url, {"action": "repool", "depth": "0"})
+    assert refused.status_code == 400 and 'id="repool-form"' in refused.content.decode()
+    assert client.post(url, {"action": "repool", "depth": "3"})["Location"] == url + "?tab=depth"
+    card = client.post(url, {"action": "card", "evidence": "required", "evidence_from_grade": "3"})
+    assert card.status_code == 303 and card["Location"] == url + "?tab=card"
+    coll.refresh_from_db()
+    assert (coll.evidence, coll.evidence_from_grade) == ("required", 3)
+    bad = client.post(url, {"action": "card", "evidence": "sometimes"})
+    assert bad.status_code == 400 and 'id="card-settings"' in bad.content.decode()

@@ -128,8 +128,9 @@ def test_settings_page_form(world):
     client = Client()
     client.force_login(users["cora"])
     url = reverse("metrics:collection_update", args=[coll.slug])
-    html = client.get(url).content.decode()
+    html = client.get(url + "?tab=visibility").content.decode()  # the page has a tab a form
     assert 'id="score-visibility"' in html and "five one-document runs" in html
+    assert 'id="settings-form"' not in html  # only the chosen tab is in the page
     response = client.post(
         url,
         {
@@ -141,6 +142,7 @@ def test_settings_page_form(world):
         },
     )
     assert response.status_code == 303
+    assert response["Location"] == url + "?tab=visibility"  # back to its own tab
     row = ScoreVisibility.objects.get(collection=coll)
     assert (row.mode, row.min_queries, row.runs_per_day) == ("aggregate", 12, 2)
     bad = client.post(
@@ -155,6 +157,7 @@ def test_settings_page_form(world):
     )
     assert bad.status_code == 400
     assert "Nothing was changed." in bad.content.decode()
+    assert 'id="score-visibility"' in bad.content.decode()  # refused on its own tab
     row.refresh_from_db()
     assert row.min_queries == 12
     # Teams see the mode's note on the leaderboard.

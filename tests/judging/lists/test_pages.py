@@ -120,6 +120,11 @@ def test_create_a_collection_and_import_files_in_the_browser(client, coll, peopl
         url, {"judgments": bad, "judge_name": "Soil panel", "judge_kind": "human"}
     )
     assert refused.status_code == 400 and "line 2: unknown document id" in refused.content.decode()
+    assert '<details class="fold">' in refused.content.decode()  # the formats stay folded
+    qrels.seek(0)
+    bad_kind = {"judgments": qrels, "judge_name": "Soil panel", "judge_kind": "robot"}
+    wrong = client.post(url, bad_kind).content.decode()
+    assert '<details class="fold" open>' in wrong  # a folded field's error opens the fold
 
 
 def test_export_and_import_commands(tmp_path, coll, people):
