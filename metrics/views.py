@@ -30,6 +30,7 @@ from judging.adjudication.services import aggregation_settings_update, quotas_sa
 from judging.aggregation import POLICIES
 from judging.models import Collection, Membership, PolicyChange, Query
 from judging.selectors import collection_for_member
+from judging.tabs import tab_context
 from judging.templatetags.policies import policy_label
 from metrics import charts
 from metrics.analysis.compare import ComparisonError, compare_runs
@@ -521,6 +522,9 @@ def run_compare(request: HttpRequest, slug: str) -> HttpResponse:
 #: Queries per page of the topic difficulty table (and its box plot).
 DIFFICULTY_PAGE_SIZE = 10
 
+#: The topic difficulty page's tabs: the table, or the same page of queries as a box plot.
+DIFFICULTY_TABS = [("table", "Table"), ("chart", "Box plot")]
+
 
 @login_required
 @require_GET
@@ -539,8 +543,9 @@ def query_difficulty(request: HttpRequest, slug: str) -> HttpResponse:
     every = sort_topics(report.topics, sort)
     page = Paginator(every, DIFFICULTY_PAGE_SIZE).get_page(request.GET.get("page"))
     topics = list(page.object_list)
+    tabs = tab_context(request.GET, DIFFICULTY_TABS)
     chart = None
-    if topics and runs:
+    if topics and runs and tabs["tab"] == "chart":
         chart = mark_safe(  # charts.box_plot escapes all text
             charts.box_plot(
                 [
@@ -570,7 +575,7 @@ def query_difficulty(request: HttpRequest, slug: str) -> HttpResponse:
         "thin_count": sum(t.thin_reason is not None for t in every),
         "thin_pool": THIN_POOL_SIZE,
         "thin_judged_percent": round(100 * THIN_JUDGED_SHARE),
-    }
+    } | tabs
     return render(request, "metrics/query_difficulty.html", context)
 
 
