@@ -366,6 +366,18 @@ class QueryLine:
     interval: Interval | None = None
 
 
+#: A run page's tabs: the per-query chart, the per-query table, every measure's mean and
+#: the run's particulars; without per-query scores (the score visibility hides them) only
+#: the last two.
+RUN_TABS = [
+    ("chart", "Chart"),
+    ("queries", "Queries"),
+    ("measures", "Measures"),
+    ("about", "About"),
+]
+RUN_TABS_WITHOUT_QUERIES = [("measures", "Measures"), ("about", "About")]
+
+
 def _nan_to_none(value: float) -> float | None:
     """Return None for NaN, the float otherwise."""
     value = float(value)
@@ -407,8 +419,11 @@ def run_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
                 cells=[(c, _nan_to_none(per_query.values[c.canonical][i])) for c in columns],
             )
         )
+    tabs = tab_context(
+        request.GET, RUN_TABS if policy.shows_per_query else RUN_TABS_WITHOUT_QUERIES
+    )
     chart = None
-    if chosen is not None and lines:
+    if chosen is not None and lines and tabs["tab"] == "chart":
         chart = mark_safe(  # charts.bar_chart escapes all text
             charts.bar_chart(
                 [line.query.external_id for line in lines],
@@ -440,6 +455,7 @@ def run_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             "chart": chart,
             "threshold_percent": round(threshold * 100),
         }
+        | tabs
         | _live_context(token)
     )
     return render(request, "metrics/run_detail.html", context)
@@ -563,19 +579,23 @@ def query_difficulty(request: HttpRequest, slug: str) -> HttpResponse:
                 value_label=f"sNDCG@{report.k} (0 = random reranking of the pool)",
             )
         )
-    context = _base_context(collection, who, "difficulty") | {
-        "report": report,
-        "topics": topics,
-        "page": page,
-        "topic_count": len(every),
-        "rated_count": sum(t.difficulty_class is not None and not t.thin_reason for t in every),
-        "chart": chart,
-        "sort": sort,
-        "sorts": SORTS,
-        "thin_count": sum(t.thin_reason is not None for t in every),
-        "thin_pool": THIN_POOL_SIZE,
-        "thin_judged_percent": round(100 * THIN_JUDGED_SHARE),
-    } | tabs
+    context = (
+        _base_context(collection, who, "difficulty")
+        | {
+            "report": report,
+            "topics": topics,
+            "page": page,
+            "topic_count": len(every),
+            "rated_count": sum(t.difficulty_class is not None and not t.thin_reason for t in every),
+            "chart": chart,
+            "sort": sort,
+            "sorts": SORTS,
+            "thin_count": sum(t.thin_reason is not None for t in every),
+            "thin_pool": THIN_POOL_SIZE,
+            "thin_judged_percent": round(100 * THIN_JUDGED_SHARE),
+        }
+        | tabs
+    )
     return render(request, "metrics/query_difficulty.html", context)
 
 
