@@ -33,7 +33,7 @@ from judging.selectors import collection_for_member
 from judging.tabs import tab_context
 from judging.templatetags.policies import policy_label
 from metrics import charts
-from metrics.analysis.compare import ComparisonError, compare_runs
+from metrics.analysis.compare import ComparisonError, RunComparison, compare_runs
 from metrics.analysis.difficulty import (
     DEFAULT_K,
     SORTS,
@@ -478,6 +478,13 @@ def run_file(request: HttpRequest, slug: str, pk: int) -> FileResponse:
     )
 
 
+#: The comparison's tabs: the table of tests, or the per-query differences as a chart.
+COMPARE_TABS = [("table", "Table"), ("chart", "Per-query chart")]
+
+#: The p-value under which the comparison's key numbers count a run as better or worse.
+SIGNIFICANCE = 0.05
+
+
 @login_required
 @require_GET
 def run_compare(request: HttpRequest, slug: str) -> HttpResponse:
@@ -492,7 +499,8 @@ def run_compare(request: HttpRequest, slug: str) -> HttpResponse:
     else:  # a link such as the run page's "Compare…" only preselects runs
         form = CompareForm(initial=get.dict(), runs=runs, labels=labels)
     comparison = error = chosen = None
-    delta_charts: list[str] = []
+    tabs = tab_context(get, COMPARE_TABS)
+    delta_charts: list[str | None] = []
     if not who.policy.shows_per_query:
         pass  # a comparison is per-query deltas: the template says why there is none
     elif form.is_bound and form.is_valid() and (chosen := form.label()) is not None:
@@ -516,6 +524,8 @@ def run_compare(request: HttpRequest, slug: str) -> HttpResponse:
                         b_name=comparison.baseline.tag,
                     )
                 )
+                if tabs["tab"] == "chart"
+                else None
                 for row in comparison.rows
             ]
     context = _base_context(collection, who, "compare") | {
@@ -526,13 +536,32 @@ def run_compare(request: HttpRequest, slug: str) -> HttpResponse:
         "comparison": comparison,
         "rows": list(zip(comparison.rows, delta_charts, strict=True)) if comparison else [],
         "error": error,
+        "several": "baseline" in get and comparison is None,
+        "better": _significant(comparison, better=True),
+        "worse": _significant(comparison, better=False),
         "stale": bool(comparison)
         and any_stale(
             collection=collection,
             runs=[comparison.baseline, *(row.run for row in comparison.rows)],
         ),
     }
+    context |= tabs
     return render(request, "metrics/run_compare.html", context)
+
+
+def _significant(comparison: RunComparison | None, *, better: bool) -> int:
+    """Count the runs significantly better (or worse) than the baseline (t-test, p ≤ 0.05).
+
+    The p-value is the one the table shows: Holm-adjusted when several runs meet one
+    baseline.
+    """
+    if comparison is None:
+        return 0
+    return sum(
+        row.adjusted["t"] <= SIGNIFICANCE and (row.result.mean_diff > 0) == better
+        for row in comparison.rows
+        if row.result.mean_diff != 0
+    )
 
 
 #: Queries per page of the topic difficulty table (and its box plot).
