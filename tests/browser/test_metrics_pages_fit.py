@@ -127,5 +127,10 @@ def test_key_numbers_lead_and_tabs_switch(browser, live_server, big, viewport):
         page.click("a:text-is('Per-query chart')")
         expect(page.locator("svg.chart-deltas")).to_be_visible()
         expect(page.locator("#compare")).to_have_count(0)
+        # The metrics tabs (one line on a phone, scrolling sideways) reach the stability
+        # page whole, not the panel the collection page loads.
+        page.click("nav.tabs-line a:text-is('Stability')")
+        expect(page.locator("h1")).to_have_text("Is more judging still paying?")
+        assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
     finally:
         context.close()
