@@ -33,7 +33,7 @@ from judging.selectors import collection_for_member
 from judging.tabs import tab_context
 from judging.templatetags.policies import policy_label
 from metrics import charts
-from metrics.analysis.compare import ComparisonError, compare_runs
+from metrics.analysis.compare import ComparisonError, RunComparison, compare_runs
 from metrics.analysis.difficulty import (
     DEFAULT_K,
     SORTS,
@@ -367,6 +367,18 @@ class QueryLine:
     interval: Interval | None = None
 
 
+#: A run page's tabs: the per-query chart, the per-query table, every measure's mean and
+#: the run's particulars; without per-query scores (the score visibility hides them) only
+#: the last two.
+RUN_TABS = [
+    ("chart", "Chart"),
+    ("queries", "Queries"),
+    ("measures", "Measures"),
+    ("about", "About"),
+]
+RUN_TABS_WITHOUT_QUERIES = [("measures", "Measures"), ("about", "About")]
+
+
 def _nan_to_none(value: float) -> float | None:
     """Return None for NaN, the float otherwise."""
     value = float(value)
@@ -408,8 +420,11 @@ def run_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
                 cells=[(c, _nan_to_none(per_query.values[c.canonical][i])) for c in columns],
             )
         )
+    tabs = tab_context(
+        request.GET, RUN_TABS if policy.shows_per_query else RUN_TABS_WITHOUT_QUERIES
+    )
     chart = None
-    if chosen is not None and lines:
+    if chosen is not None and lines and tabs["tab"] == "chart":
         chart = mark_safe(  # charts.bar_chart escapes all text
             charts.bar_chart(
                 [line.query.external_id for line in lines],
@@ -441,6 +456,7 @@ def run_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             "chart": chart,
             "threshold_percent": round(threshold * 100),
         }
+        | tabs
         | _live_context(token)
     )
     return render(request, "metrics/run_detail.html", context)
@@ -463,6 +479,13 @@ def run_file(request: HttpRequest, slug: str, pk: int) -> FileResponse:
     )
 
 
+#: The comparison's tabs: the table of tests, or the per-query differences as a chart.
+COMPARE_TABS = [("table", "Table"), ("chart", "Per-query chart")]
+
+#: The p-value under which the comparison's key numbers count a run as better or worse.
+SIGNIFICANCE = 0.05
+
+
 @login_required
 @require_GET
 def run_compare(request: HttpRequest, slug: str) -> HttpResponse:
@@ -477,7 +500,8 @@ def run_compare(request: HttpRequest, slug: str) -> HttpResponse:
     else:  # a link such as the run page's "Compare…" only preselects runs
         form = CompareForm(initial=get.dict(), runs=runs, labels=labels)
     comparison = error = chosen = None
-    delta_charts: list[str] = []
+    tabs = tab_context(get, COMPARE_TABS)
+    delta_charts: list[str | None] = []
     if not who.policy.shows_per_query:
         pass  # a comparison is per-query deltas: the template says why there is none
     elif form.is_bound and form.is_valid() and (chosen := form.label()) is not None:
@@ -501,6 +525,8 @@ def run_compare(request: HttpRequest, slug: str) -> HttpResponse:
                         b_name=comparison.baseline.tag,
                     )
                 )
+                if tabs["tab"] == "chart"
+                else None
                 for row in comparison.rows
             ]
     context = _base_context(collection, who, "compare") | {
@@ -511,17 +537,39 @@ def run_compare(request: HttpRequest, slug: str) -> HttpResponse:
         "comparison": comparison,
         "rows": list(zip(comparison.rows, delta_charts, strict=True)) if comparison else [],
         "error": error,
+        "several": "baseline" in get and comparison is None,
+        "better": _significant(comparison, better=True),
+        "worse": _significant(comparison, better=False),
         "stale": bool(comparison)
         and any_stale(
             collection=collection,
             runs=[comparison.baseline, *(row.run for row in comparison.rows)],
         ),
     }
+    context |= tabs
     return render(request, "metrics/run_compare.html", context)
+
+
+def _significant(comparison: RunComparison | None, *, better: bool) -> int:
+    """Count the runs significantly better (or worse) than the baseline (t-test, p ≤ 0.05).
+
+    The p-value is the one the table shows: Holm-adjusted when several runs meet one
+    baseline.
+    """
+    if comparison is None:
+        return 0
+    return sum(
+        row.adjusted["t"] <= SIGNIFICANCE and (row.result.mean_diff > 0) == better
+        for row in comparison.rows
+        if row.result.mean_diff != 0
+    )
 
 
 #: Queries per page of the topic difficulty table (and its box plot).
 DIFFICULTY_PAGE_SIZE = 10
+
+#: The topic difficulty page's tabs: the table, or the same page of queries as a box plot.
+DIFFICULTY_TABS = [("table", "Table"), ("chart", "Box plot")]
 
 
 @login_required
@@ -541,8 +589,9 @@ def query_difficulty(request: HttpRequest, slug: str) -> HttpResponse:
     every = sort_topics(report.topics, sort)
     page = Paginator(every, DIFFICULTY_PAGE_SIZE).get_page(request.GET.get("page"))
     topics = list(page.object_list)
+    tabs = tab_context(request.GET, DIFFICULTY_TABS)
     chart = None
-    if topics and runs:
+    if topics and runs and tabs["tab"] == "chart":
         chart = mark_safe(  # charts.box_plot escapes all text
             charts.box_plot(
                 [
@@ -560,19 +609,23 @@ def query_difficulty(request: HttpRequest, slug: str) -> HttpResponse:
                 value_label=f"sNDCG@{report.k} (0 = random reranking of the pool)",
             )
         )
-    context = _base_context(collection, who, "difficulty") | {
-        "report": report,
-        "topics": topics,
-        "page": page,
-        "topic_count": len(every),
-        "rated_count": sum(t.difficulty_class is not None and not t.thin_reason for t in every),
-        "chart": chart,
-        "sort": sort,
-        "sorts": SORTS,
-        "thin_count": sum(t.thin_reason is not None for t in every),
-        "thin_pool": THIN_POOL_SIZE,
-        "thin_judged_percent": round(100 * THIN_JUDGED_SHARE),
-    }
+    context = (
+        _base_context(collection, who, "difficulty")
+        | {
+            "report": report,
+            "topics": topics,
+            "page": page,
+            "topic_count": len(every),
+            "rated_count": sum(t.difficulty_class is not None and not t.thin_reason for t in every),
+            "chart": chart,
+            "sort": sort,
+            "sorts": SORTS,
+            "thin_count": sum(t.thin_reason is not None for t in every),
+            "thin_pool": THIN_POOL_SIZE,
+            "thin_judged_percent": round(100 * THIN_JUDGED_SHARE),
+        }
+        | tabs
+    )
     return render(request, "metrics/query_difficulty.html", context)
 
 

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET
 from judging.agreement.selectors import llm_checks
 from judging.models import Collection, Membership, Query
 from judging.selectors import collection_for_member
+from judging.tabs import tab_context
 from metrics.analysis.charts import confusion_heatmap, score_scatter
 from metrics.analysis.llm_agreement import Comparison, LlmJudgeReport, llm_agreement_report
 from metrics.analysis.query import run_query_ranking
@@ -55,15 +56,22 @@ def run_query(request: HttpRequest, slug: str, pk: int, query_pk: int) -> HttpRe
     form = MeasureForm(request.GET or None, labels=labels)
     chosen = form.label()
     ranking = run_query_ranking(run=run, query=query, label=chosen, who=who)
-    context = _base_context(collection, who, "leaderboard") | {
-        "run": run,
-        "query": query,
-        "labels": labels,
-        "chosen": chosen,
-        "form": form,
-        "r": ranking,
-        "stale": run.scored_version < collection.judgments_version,
-    }
+    # The ideal ranking is a tab only while grades may be shown (docs/security.md).
+    sections = [("run", f"This run's top {ranking.cutoff}"), ("ideal", "Ideal ranking")]
+    tabs = tab_context(request.GET, sections) if ranking.grades_shown else {}
+    context = (
+        _base_context(collection, who, "leaderboard")
+        | tabs
+        | {
+            "run": run,
+            "query": query,
+            "labels": labels,
+            "chosen": chosen,
+            "form": form,
+            "r": ranking,
+            "stale": run.scored_version < collection.judgments_version,
+        }
+    )
     return render(request, "metrics/run_query.html", context)
 
 

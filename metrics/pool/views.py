@@ -47,7 +47,8 @@ def pool_list(request: HttpRequest, slug: str) -> HttpResponse:
 def stability_detail(request: HttpRequest, slug: str) -> HttpResponse:
     """Show the stop rule: τ with the ranking N judgments ago and expected N ahead.
 
-    With ``HX-Request`` (the collection page loads it into a panel) only the panel.
+    With ``HX-Request`` (the collection page loads it into a panel) only the panel; a
+    boosted link (``HX-Boosted``, the metrics tabs) gets the whole page.
     """
     collection = collection_for_member(
         user=request.user, slug=slug, roles=(Membership.Role.COORDINATOR,)
@@ -61,6 +62,6 @@ def stability_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "form": form,
         "stability": stability,
     }
-    if request.headers.get("HX-Request"):
+    if request.headers.get("HX-Request") and not request.headers.get("HX-Boosted"):
         return render(request, "metrics/_ranking_stability.html", context)
     return render(request, "metrics/rankingstability_detail.html", context)

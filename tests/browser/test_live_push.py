@@ -51,7 +51,8 @@ def test_a_new_grade_reaches_open_pages_by_itself(
             page.on("pageerror", lambda error: console.page_errors.append(str(error)))
         log_in(board, reverse("metrics:leaderboard", args=[coll.slug]))
         expect(board.locator("h1")).to_have_text("Leaderboard")
-        detail.goto(reverse("metrics:run_detail", args=[coll.slug, run.pk]))
+        # The per-query table is a tab of the run page: it updates itself there too.
+        detail.goto(reverse("metrics:run_detail", args=[coll.slug, run.pk]) + "?tab=queries")
         cell = board.locator("tr[data-run='live'] td.score").first
         row = detail.locator("tr[data-query='q1'] td.score").first
         before, before_row = cell.inner_text(), row.inner_text()

@@ -24,6 +24,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 QUERIES = 24
 
+#: The run page's tab holding its per-query table.
+QUERIES_TAB = "nav[aria-label='Parts of the run'] a:text-is('Queries')"
+
 
 @pytest.fixture
 def big(settings, tmp_path):
@@ -118,11 +121,11 @@ def test_long_pages_open_with_action_and_numbers_and_stay_short(
         page.click(".pagination a[rel=next]")
         expect(page.locator(".pagination")).to_contain_text("Page 2 of 3")
         expect(page.locator("#difficulty tbody tr")).to_have_count(10)
-        # The run's per-query table is folded away, its chart is not.
+        # The run's per-query table is a tab of its own; its chart comes first.
         page.goto(_pages(big)["run"])
         expect(page.locator("svg.chart").first).to_be_visible()
-        expect(page.locator("#per-query")).to_be_hidden()
-        page.click("details.per-query-fold summary")
+        expect(page.locator("#per-query")).to_have_count(0)
+        page.click(QUERIES_TAB)
         expect(page.locator("#per-query tbody tr")).to_have_count(QUERIES)
         assert page_checks.overflowing_tables(page) == []
         assert errors == []
@@ -135,7 +138,7 @@ def test_long_pages_open_with_action_and_numbers_and_stay_short(
     [
         ("difficulty", "#difficulty", None),
         ("pool", "#pool", None),
-        ("run", "#per-query", "details.per-query-fold summary"),
+        ("run", "#per-query", QUERIES_TAB),
     ],
 )
 def test_wide_tables_are_compact_cards_on_a_phone(browser, live_server, big, name, table, fold):
@@ -166,7 +169,7 @@ def test_wide_tables_are_compact_cards_on_a_phone(browser, live_server, big, nam
     [
         ("difficulty", "#difficulty", "rndcg", None),
         ("pool", "#pool", "added", None),
-        ("run", "#per-query", "P@10", "details.per-query-fold summary"),
+        ("run", "#per-query", "P@10", QUERIES_TAB),
         ("compare", "#compare", "wilcoxon", None),
         ("agreement", "#overall-agreement", "alpha-ratio", None),
     ],

@@ -184,16 +184,8 @@ ELSEWHERE: dict[str, tuple[str, ...]] = {}
 LONG = {
     "judging:collection_detail",
     "judging:judge_next",
-    "metrics:leaderboard",
-    "metrics:run_detail",
-    "metrics:run_query",
-    "metrics:compare",
-    "metrics:difficulty",
     "judging:collection_agreement",
-    "metrics:llm_agreement",
     "judging:judge_list",
-    "metrics:pool",
-    "metrics:stability",
 }
 for view_name in LONG:
     ELSEWHERE[view_name] = (*ELSEWHERE.get(view_name, ()), "length")
@@ -289,16 +281,22 @@ def test_thin_topics_greyed_out_with_a_note_above_the_chart(
         page.on("pageerror", lambda error: console.page_errors.append(str(error)))
         log_in(page, "cora")
         page.goto(reverse("metrics:difficulty", args=[world["coll"].slug]))
+        page.click("a:text-is('Box plot')")  # the table and the box plot are tabs
+        expect(page.locator("svg.chart-boxes")).to_be_visible()
         note = page.locator("[data-thin-note]")
         expect(note).to_contain_text("2 of 2 queries are too thin to standardize against")
         assert note.bounding_box()["y"] < page.locator("svg.chart-boxes").bounding_box()["y"]
+        assert page.locator("svg .chart-box.is-thin").count() == 2
+        # The chart fits what the screen leaves under the note: the page does not scroll.
+        assert page.evaluate("document.documentElement.scrollHeight <= innerHeight")
+        page.click("a:text-is('Table')")
+        expect(page.locator("svg.chart-boxes")).to_have_count(0)
         row = page.locator("tr[data-query='q1']")
         expect(row).to_have_class("is-thin")
         expect(row.locator("[data-thin-reason]")).to_contain_text("only 3 judged documents")
         expect(row.locator("[data-field=pool]")).to_have_text("3")
         color = row.locator("th").evaluate("e => getComputedStyle(e).color")
         assert color == "rgb(95, 103, 120)"  # --muted
-        assert page.locator("svg .chart-box.is-thin").count() == 2
         assert console.problems() == []
     finally:
         context.close()

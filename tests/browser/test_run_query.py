@@ -39,7 +39,7 @@ def test_ranked_list_of_one_query(browser, live_server, console, runs_world, vie
         page = context.new_page()
         page.on("pageerror", lambda error: console.page_errors.append(str(error)))
         log_in(page, reverse("metrics:run_detail", args=[runs_world["coll"].slug, run.pk]))
-        page.click("details.per-query-fold summary")  # the per-query table is folded
+        page.click("nav[aria-label='Parts of the run'] a:text-is('Queries')")  # a tab
         page.click("tr[data-query='q1'] th a")
         expect(page.locator("h1")).to_contain_text("query q1")
         rows = page.locator("#run-ranking tbody tr")
@@ -48,8 +48,11 @@ def test_ranked_list_of_one_query(browser, live_server, console, runs_world, vie
         expect(rows.nth(1).locator("[data-grade]")).to_have_text("unjudged")
         expect(rows.nth(1).locator("[data-pooled]")).to_have_text("pooled")
         expect(rows.nth(2).locator("[data-contribution]")).to_have_text(f"{3 / 2:.4f}")
+        # The ideal ranking is the other tab; the key numbers stay on top.
+        page.click("a:text-is('Ideal ranking')")
         ideal = page.locator("#ideal-ranking tbody tr")
         expect(ideal).to_have_count(2)
+        assert page.locator("#run-ranking").count() == 0
         expect(ideal.nth(0)).to_have_attribute("data-docno", "d1")
         dcg, best = 1 + 3 / 2, 3 + 1 / math.log2(3)
         expect(page.locator("[data-field=ndcg]")).to_have_text(f"{dcg / best:.4f}")
@@ -59,7 +62,9 @@ def test_ranked_list_of_one_query(browser, live_server, console, runs_world, vie
         # Unpublished: the team sees the run's order, but no grade, ideal or score (a
         # per-query score gives the grades away; docs/security.md).
         Collection.objects.filter(pk=coll.pk).update(judgments_published=False)
-        page.reload()
+        page.reload()  # on ?tab=ideal, which now shows the run's list only
+        assert "tab=ideal" in page.url
+        expect(page.locator("a:text-is('Ideal ranking')")).to_have_count(0)
         expect(page.locator("[data-grades-hidden]")).to_be_visible()
         expect(page.locator("#run-ranking tbody tr")).to_have_count(3)
         assert page.locator("#ideal-ranking, [data-grade], [data-contribution]").count() == 0

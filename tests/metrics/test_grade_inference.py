@@ -182,7 +182,9 @@ def test_default_visibility_gives_the_recipe_nothing(world):
     html = page.get(reverse("metrics:leaderboard", args=[slug])).content.decode()
     assert any(re.search(r"\d", cell) for cell in _score_cells(html))
     html = page.get(reverse("metrics:run_detail", args=[slug, ids["da"]])).content.decode()
-    assert "data-query=" in html and "<svg" in html
+    assert "<svg" in html  # the chart's tab; the per-query table is the next one
+    detail = reverse("metrics:run_detail", args=[slug, ids["da"]])
+    assert "data-query=" in page.get(detail + "?tab=queries").content.decode()
     query_pk = world.coll.queries.get(external_id=world.public).pk
     html = page.get(reverse("metrics:run_query", args=[slug, ids["da"], query_pk])).content.decode()
     assert 'data-field="ndcg">0.' in html

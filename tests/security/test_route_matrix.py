@@ -494,14 +494,16 @@ def test_unpublished_grades_reach_no_team_over_the_api(unpublished, route, role)
 
 @pytest.mark.parametrize("role", ["tess", "toby"])
 @pytest.mark.parametrize("route", sorted(PAGES))
-def test_unpublished_grades_reach_no_team_on_a_page(unpublished, route, role):
-    response = _read_as(unpublished, role, page_url(route, unpublished))
+@pytest.mark.parametrize("tab", ["", "?tab=ideal", "?tab=queries", "?tab=chart"])
+def test_unpublished_grades_reach_no_team_on_a_page(unpublished, route, role, tab):
+    """Every tab of every page too: a tab asked for by hand shows nothing more."""
+    response = _read_as(unpublished, role, page_url(route, unpublished) + tab)
     assert response.status_code < 500
     body = b"".join(response.streaming_content) if response.streaming else response.content
     text = body.decode(errors="replace")
-    assert MARKER_DOC not in text, f"{route} names a document only the grades can name"
+    assert MARKER_DOC not in text, f"{route}{tab} names a document only the grades can name"
     for attribute in ("data-grade>", "data-contribution>", 'id="ideal-ranking"'):
-        assert attribute not in text, f"{route} shows {attribute}"
+        assert attribute not in text, f"{route}{tab} shows {attribute}"
 
 
 def test_the_same_routes_show_grades_once_published(unpublished):
@@ -515,4 +517,8 @@ def test_the_same_routes_show_grades_once_published(unpublished):
     page = _read_as(
         unpublished, "tess", page_url("runs/<int:pk>/queries/<int:query_pk>/", unpublished)
     )
+    assert "data-grade>" in page.content.decode()
+    # The marker is graded but not retrieved: it is on the ideal ranking's tab.
+    ideal = page_url("runs/<int:pk>/queries/<int:query_pk>/", unpublished) + "?tab=ideal"
+    page = _read_as(unpublished, "tess", ideal)
     assert MARKER_DOC in page.content.decode() and "data-grade>" in page.content.decode()

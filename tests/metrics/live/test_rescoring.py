@@ -139,7 +139,9 @@ def test_a_judgment_leaves_no_query_of_a_current_run_marked_stale(
     metrics_factories.current(run)
     coll.refresh_from_db()
     assert run.scored_version == coll.judgments_version
-    detail = client.get(reverse("metrics:run_detail", args=[coll.slug, run.pk])).content.decode()
+    detail = client.get(
+        reverse("metrics:run_detail", args=[coll.slug, run.pk]) + "?tab=queries"
+    ).content.decode()
     assert 'data-query="' in detail and "is-stale" not in detail
     for query in queries[:2]:
         page = client.get(reverse("metrics:run_query", args=[coll.slug, run.pk, query.pk]))
@@ -147,7 +149,9 @@ def test_a_judgment_leaves_no_query_of_a_current_run_marked_stale(
     # A run whose scores lag behind the list is stale on every page, query by query.
     Run.objects.filter(pk=run.pk).update(scored_version=coll.judgments_version - 1)
     Scoreboard.objects.filter(collection=coll).update(version=coll.judgments_version - 1)
-    detail = client.get(reverse("metrics:run_detail", args=[coll.slug, run.pk])).content.decode()
+    detail = client.get(
+        reverse("metrics:run_detail", args=[coll.slug, run.pk]) + "?tab=queries"
+    ).content.decode()
     lines = re.findall(r'<tr class="([^"]*)" data-query="', detail)
     assert lines and all("is-stale" in line for line in lines)
     page = client.get(reverse("metrics:run_query", args=[coll.slug, run.pk, queries[1].pk]))

@@ -69,7 +69,17 @@ def test_pair_numbers_equal_stats_compare(world):
     )
     assert f"data-seed>{SEED}<" in html
     assert "data-holm" not in html  # one comparison: nothing to adjust
-    # The sorted delta chart has one bar per query, largest difference first.
+    # The key numbers above the tabs: the mean difference, its interval, W/L/T and p.
+    numbers = re.search(r"<dl[^>]*data-result-numbers>(.*?)</dl>", html, re.S).group(1)
+    assert f"{expected.mean_diff:+.4f}" in numbers
+    assert f"{expected.wins} / {expected.losses} / {expected.ties}" in numbers
+    # The chart tab: the sorted delta chart has one bar per query, largest difference first.
+    html = (
+        world.client("coord")
+        .get(url(world, ("a", run_a.pk), ("b", run_b.pk), ("measure", "nDCG@10"), ("tab", "chart")))
+        .content.decode()
+    )
+    assert 'id="compare"' not in html  # one tab at a time
     svg = re.search(r'<svg[^>]*class="chart chart-deltas".*?</svg>', html, re.S).group(0)
     deltas = [float(x) for x in re.findall(r"<title>q\d: ([+-][\d.]+)", svg)]
     assert deltas == sorted(deltas, reverse=True)
@@ -123,6 +133,8 @@ def test_baseline_against_several_runs_applies_holm(world):
         assert not np.allclose(adjusted, raw)  # Holm changed something
     assert "data-holm" in html
     assert "adjusted with Holm's method across the 3 comparisons" in html
+    assert html.count('class="chart chart-deltas"') == 0  # the charts are a tab of their own
+    html = world.client("coord").get(url(world, *params, ("tab", "chart"))).content.decode()
     assert html.count('class="chart chart-deltas"') == 3
 
 

@@ -85,6 +85,8 @@ def test_difficulty_page(world, example):
     k10 = topic_difficulty(collection=world.coll, runs=_visible(world), k=10).topics[0]
     assert f"{k10.difficulty:.2f}" in row
     assert f"{k10.rndcg:.4f}" in row
+    assert 'class="chart chart-boxes"' not in html  # the box plot is the other tab
+    html = world.client("coord").get(url + "?tab=chart").content.decode()
     assert 'class="chart chart-boxes"' in html
     assert 'class="chart-zero"' in html
     assert "over 7 runs" in html
@@ -132,6 +134,8 @@ def test_thin_queries_are_greyed_out_and_explained(world, example):
     assert "is-thin" in row.group(1)
     assert "only 8 judged documents (fewer than 10)" in row.group(2)
     assert "not rated" in row.group(2)
+    assert "1 of 1 query is too thin to standardize against" in html
+    html = world.client("coord").get(url + "?tab=chart").content.decode()  # the box plot's tab
     assert "1 of 1 query is too thin to standardize against" in html
     assert html.index("data-thin-note") < html.index('class="chart chart-boxes"')
     assert 'class="chart-box is-thin"' in html

@@ -22,10 +22,15 @@ def url(world, tag: str, **params) -> str:
 def test_run_page_shows_scores_queries_and_chart(world):
     response = world.client("coord").get(url(world, "a-thin"))
     assert response.status_code == 200
-    html = response.content.decode()
+    # One tab at a time: the chart first; the queries, the measures and the run's particulars
+    # each on a tab of their own.
+    chart_html = response.content.decode()
+    html = world.client("coord").get(url(world, "a-thin", tab="about")).content.decode()
     assert "Team A" in html
+    html = world.client("coord").get(url(world, "a-thin", tab="measures")).content.decode()
     assert f'<code class="canonical">{pf.NDCG10}</code>' in html
     assert "ndcg_cut.10" in html
+    html = world.client("coord").get(url(world, "a-thin", tab="queries")).content.decode()
     for q in world.queries:
         assert f'data-query="{q.external_id}"' in html
         assert q.text in html
@@ -33,7 +38,7 @@ def test_run_page_shows_scores_queries_and_chart(world):
     low = re.findall(r'<tr class="is-low-coverage[^"]*" data-query="([^"]+)"', html)
     assert low == ["q1", "q2", "q4"]
     assert "3 marked for low coverage" in html
-    svg = re.search(r"<svg.*?</svg>", html, re.S).group(0)
+    svg = re.search(r"<svg.*?</svg>", chart_html, re.S).group(0)
     root = ET.fromstring(svg)
     bars = root.findall(".//{http://www.w3.org/2000/svg}rect")
     assert len(bars) == 4
@@ -111,4 +116,8 @@ def test_query_count_is_constant(world, django_assert_num_queries):
     # and the collection's score visibility (the note telling coordinators what teams see)
     with django_assert_num_queries(11):
         response = client.get(reverse("metrics:run_detail", args=[world.coll.slug, big.pk]))
+    assert 'data-query="' not in response.content.decode()  # the chart's tab
+    response = client.get(
+        reverse("metrics:run_detail", args=[world.coll.slug, big.pk]) + "?tab=queries"
+    )
     assert response.content.decode().count("data-query=") == 64

@@ -165,6 +165,9 @@ def test_the_page_and_the_collection_panel(campaign, client, django_capture_on_c
     assert "Is more judging still paying?" in page and "data-stability-history" in page
     panel = client.get(url, headers={"HX-Request": "true"}).content.decode()
     assert "<html" not in panel and 'data-state="' in panel
+    # The metrics tabs are boosted links: they get the whole page, not the panel.
+    boosted = client.get(url, headers={"HX-Request": "true", "HX-Boosted": "true"})
+    assert "Is more judging still paying?" in boosted.content.decode()
     detail = client.get(reverse("judging:collection_detail", args=[coll.slug])).content.decode()
     assert f'hx-get="{url}"' in detail
     bad = client.get(url, {"step": "-3"})
