@@ -163,7 +163,6 @@ ELSEWHERE: dict[str, tuple[str, ...]] = {}
 #: Pages that still run past their first screen (issue 34), while they are being fitted.
 LONG = {
     "judging:collection_detail",
-    "judging:judge_next",
     "metrics:leaderboard",
     "metrics:run_detail",
     "metrics:run_query",
