@@ -50,6 +50,7 @@ from judging.models import (
 )
 from judging.quality import selectors as quality_selectors
 from judging.rendering import highlight, render_body, render_guidelines
+from judging.tabs import tab_context
 
 Role = Membership.Role
 JUDGING_ROLES = (Role.JUDGE, Role.COORDINATOR)
@@ -87,6 +88,10 @@ def home(request: HttpRequest) -> HttpResponse:
     )
 
 
+#: The coordinator's collection page, a section at a time (page grammar, docs/ui.md).
+COORDINATOR_TABS = [("overview", "Overview"), ("progress", "Progress"), ("stability", "Stability")]
+
+
 @login_required
 @require_GET
 def collection_detail(request: HttpRequest, slug: str) -> HttpResponse:
@@ -116,9 +121,11 @@ def collection_detail(request: HttpRequest, slug: str) -> HttpResponse:
             else ()
         ),
     }
-    if is_coordinator:
-        chart, series = selectors_pictures.progress_chart(collection=collection)
-        context.update(progress_chart=chart, progress_series=series)
+    if is_coordinator:  # the coordinator's page has tabs: the tools, progress, stability
+        context.update(tab_context(request.GET, COORDINATOR_TABS))
+        if context["tab"] == "progress":
+            chart, series = selectors_pictures.progress_chart(collection=collection)
+            context.update(progress_chart=chart, progress_series=series)
     return render(request, "judging/collection_detail.html", context)
 
 

@@ -98,7 +98,7 @@ def test_agreement_pictures_keep_their_size_and_the_judge_table_fits(browser, li
         reliability = page.locator("#judge-figures-table th:has-text('Dawid–Skene')")
         right = reliability.bounding_box()
         assert right["x"] + right["width"] <= DESKTOP["width"], right
-        page.goto(reverse("judging:collection_detail", args=[judged.slug]))
+        page.goto(reverse("judging:collection_detail", args=[judged.slug]) + "?tab=progress")
         # Chart text is drawn at 10 px or more (12 px in the picture, scaled at most a bit).
         sizes = page.evaluate(
             """() => [...document.querySelectorAll("svg.chart-progress text")]

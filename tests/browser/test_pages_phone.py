@@ -162,7 +162,6 @@ ELSEWHERE: dict[str, tuple[str, ...]] = {}
 
 #: Pages that still run past their first screen (issue 34), while they are being fitted.
 LONG = {
-    "judging:collection_detail",
     "metrics:leaderboard",
     "metrics:run_detail",
     "metrics:run_query",
@@ -241,10 +240,11 @@ def test_coordinator_reaches_settings_and_the_pool(browser, live_server, console
         page.on("pageerror", lambda error: console.page_errors.append(str(error)))
         log_in(page, "cora")
         page.goto(reverse("judging:collection_detail", args=[world["coll"].slug]))
-        page.click("a.button:has-text('Settings')")
+        tools = page.locator("nav.tool-grid")  # the coordinator's tools, grouped (issue 34)
+        tools.get_by_role("link", name="Settings", exact=True).click()
         expect(page.locator("h1")).to_have_text("Collection settings")
         go_back(page, re.compile(r"^Phone-sized collection"))
-        page.click("a.button:has-text('Pool')")
+        tools.get_by_role("link", name="Pool", exact=True).click()
         expect(page.locator("h1")).to_have_text("Judging pool")
         expect(page.locator("#pool tbody tr")).to_have_count(12)
         page.click("details.pool-filters summary")  # the filters fold away (page grammar)
