@@ -86,7 +86,8 @@ def test_tables_to_act_on_are_cards_on_a_phone(
 def test_agreement_pictures_keep_their_size_and_the_judge_table_fits(browser, live_server, judged):
     context, page = _open(browser, live_server, DESKTOP, "cora")
     try:
-        page.goto(reverse("judging:collection_agreement", args=[judged.slug]))
+        agreement = reverse("judging:collection_agreement", args=[judged.slug])
+        page.goto(agreement + "?tab=pictures")  # the pictures are a tab of their own
         heatmap = page.locator("svg.chart-heatmap")
         box = heatmap.bounding_box()
         assert box["width"] <= 400 and box["height"] <= 400, box  # 2 judges: 2 × 2 cells
@@ -95,6 +96,7 @@ def test_agreement_pictures_keep_their_size_and_the_judge_table_fits(browser, li
         for i in range(5):
             item = legend.nth(i).bounding_box()
             assert item["x"] + item["width"] <= DESKTOP["width"], item
+        page.goto(agreement)  # the Judges tab
         reliability = page.locator("#judge-figures-table th:has-text('Dawid–Skene')")
         right = reliability.bounding_box()
         assert right["x"] + right["width"] <= DESKTOP["width"], right

@@ -70,8 +70,8 @@ def test_progress_is_cumulative_per_day(world):
 
 def test_pages_carry_the_pictures_with_text(world, client):
     client.force_login(world["coord"])
-    html = client.get(
-        reverse("judging:collection_agreement", args=[world["coll"].slug])
+    html = client.get(  # the agreement page's Pictures tab
+        reverse("judging:collection_agreement", args=[world["coll"].slug]), {"tab": "pictures"}
     ).content.decode()
     assert html.count('role="img"') >= 3
     assert "Quadratic-weighted Cohen&#x27;s κ, judge × judge" in html
