@@ -29,7 +29,7 @@ OVERFLOWING_TABLES = """() => {
     if (table.classList.contains("table-sticky")) continue;
     const row = table.querySelector("tbody tr");
     const asCards = table.classList.contains("cards-on-phone");
-    if (asCards && row && getComputedStyle(row).display === "block") continue;
+    if (asCards && row && ["block", "grid"].includes(getComputedStyle(row).display)) continue;
     const box = table.parentElement;
     const room = box.clientWidth;
     if (table.scrollWidth > room + 1 || table.getBoundingClientRect().width > room + 1) {
