@@ -168,7 +168,6 @@ LONG = {
     "metrics:compare",
     "metrics:difficulty",
     "metrics:collection_update",
-    "judging:collection_agreement",
     "metrics:llm_agreement",
     "judging:collection_import",
     "judging:judge_list",
