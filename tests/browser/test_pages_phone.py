@@ -170,7 +170,6 @@ LONG = {
     "metrics:collection_update",
     "metrics:llm_agreement",
     "judging:collection_import",
-    "judging:judge_list",
     "judging:llmjob_create",
     "judging:poolentry_create",
     "metrics:pool",
