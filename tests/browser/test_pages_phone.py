@@ -9,6 +9,7 @@ import pytest
 from django.urls import resolve, reverse
 from playwright.sync_api import expect
 
+from judging.llm.models import LLMJob
 from judging.models import Membership
 from judging.quality.models import CanaryCheck, CanaryResult, VersionCheck, VersionCheckResult
 from metrics.models import Run
@@ -92,7 +93,11 @@ def world(settings, tmp_path):
         error="Stopped after 3 requests in a row failed: the provider answered 401 "
         "Unauthorized — check the provider's API key (the operator sets it).",
     )  # fmt: skip
-    checks = {"canary": canary, "version": done, "failed": failed, "llm": llm}
+    job = LLMJob.objects.create(
+        collection=coll, judge=llm, status="done", total=4, done=3, failed=1,
+        prompt_tokens=1234, completion_tokens=56,
+    )  # fmt: skip
+    checks = {"canary": canary, "version": done, "failed": failed, "llm": llm, "job": job}
     return {"coll": coll, "queries": queries, "checks": checks}
 
 
@@ -142,6 +147,8 @@ def more_pages(world, username: str) -> list[str]:
     if username != "cora":
         return []
     slug = world["coll"].slug
+    q1 = world["queries"][0]
+    d0 = world["coll"].documents.get(external_id="doc-with-a-long-identifier-000")
     return [
         reverse("judging:collection_create"),
         reverse("judging:collection_import", args=[slug]),
@@ -153,6 +160,11 @@ def more_pages(world, username: str) -> list[str]:
         reverse("judging:version_list", args=[slug, world["checks"]["llm"].pk]),
         reverse("judging:version_check_detail", args=[slug, world["checks"]["version"].pk]),
         reverse("judging:version_check_detail", args=[slug, world["checks"]["failed"].pk]),
+        # The quality and adjudication pages fitted to one screen (issue 34).
+        reverse("judging:gold_list", args=[slug]),
+        reverse("judging:llmjob_detail", args=[slug, world["checks"]["job"].pk]),
+        reverse("judging:judgment_history", args=[slug, q1.pk, d0.pk]),
+        reverse("judging:pair_adjudicate", args=[slug, q1.pk, d0.pk]),
     ]
 
 
