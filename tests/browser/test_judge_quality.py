@@ -198,6 +198,8 @@ def test_a_coordinator_runs_the_quality_pages(browser, live_server, console, wor
         # Guidelines: a change is a new version, in force
         page.goto(reverse("judging:guidelines_versions", args=[coll.slug]))
         expect(page.locator("h1")).to_contain_text("version 1")
+        checked(page, console)  # the Versions tab
+        page.click("a[data-primary]:has-text('Change the guidelines')")  # its own tab
         page.fill("textarea[name=g-guidelines]", "Grade topicality. A buying guide counts as 2.")
         page.fill("input[name=g-note]", "Buying guides")
         with page.expect_navigation():
