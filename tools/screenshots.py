@@ -6,12 +6,14 @@
 Builds a throw-away SQLite database in a temporary folder with the demo (``load_demo``,
 ``load_demo_team``), then gives the demo some life so that every page has something to
 show: judge1 grades every pooled pair as the reference qrels say, judge2 grades two
-thirds of them with every fifth grade moved by one or two, and team1 submits the three
-demo runs. It serves the site with ``runserver`` on a free port, logs in once per role
-(coordinator, judge1, team1) and, for each page at each size, records the document height
-in px and saves the first screen as a PNG (desktop ones scaled to 3/4, all quantised to 32
-colours with Pillow when it is installed, so the whole set stays small). Prints a Markdown
-table of page lengths and writes it as JSON beside the screenshots (``<prefix>lengths.json``).
+thirds of them with every fifth grade moved by one or two, team1 submits the three
+demo runs, and the quality pages get twelve gold pairs, an LLM judge with a finished job
+(three failures), a canary check and a version check. It serves the site with
+``runserver`` on a free port, logs in once per role (coordinator, judge1, team1) and, for
+each page at each size, records the document height in px and saves the first screen as
+a PNG (desktop ones scaled to 3/4, all quantised to 32 colours with Pillow when it is
+installed, so the whole set stays small). Prints a Markdown table of page lengths and
+writes it as JSON beside the screenshots (``<prefix>lengths.json``).
 
 Needs Debian's ``/usr/bin/chromium`` and Playwright's Python package (the browser tests'
 setup). docs/ui.md shows the tables it printed before and after the page grammar.
