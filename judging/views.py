@@ -13,7 +13,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
@@ -50,6 +50,7 @@ from judging.models import (
 )
 from judging.quality import selectors as quality_selectors
 from judging.rendering import highlight, render_body, render_guidelines
+from judging.tabs import tab_context
 
 Role = Membership.Role
 JUDGING_ROLES = (Role.JUDGE, Role.COORDINATOR)
@@ -87,6 +88,10 @@ def home(request: HttpRequest) -> HttpResponse:
     )
 
 
+#: The coordinator's collection page, a section at a time (page grammar, docs/ui.md).
+COORDINATOR_TABS = [("overview", "Overview"), ("progress", "Progress"), ("stability", "Stability")]
+
+
 @login_required
 @require_GET
 def collection_detail(request: HttpRequest, slug: str) -> HttpResponse:
@@ -116,9 +121,11 @@ def collection_detail(request: HttpRequest, slug: str) -> HttpResponse:
             else ()
         ),
     }
-    if is_coordinator:
-        chart, series = selectors_pictures.progress_chart(collection=collection)
-        context.update(progress_chart=chart, progress_series=series)
+    if is_coordinator:  # the coordinator's page has tabs: the tools, progress, stability
+        context.update(tab_context(request.GET, COORDINATOR_TABS))
+        if context["tab"] == "progress":
+            chart, series = selectors_pictures.progress_chart(collection=collection)
+            context.update(progress_chart=chart, progress_series=series)
     return render(request, "judging/collection_detail.html", context)
 
 
@@ -461,27 +468,51 @@ def collection_agreement(request: HttpRequest, slug: str) -> HttpResponse:
     queries, sort = selectors_agreement.sorted_query_coverage(
         report.coverage.queries, request.GET.get("sort")
     )
+    tabs = tab_context(_agreement_tab_params(request.GET), AGREEMENT_TABS)
+    context = {
+        "collection": collection,
+        "report": report,
+        "queries": queries,
+        "sort": sort,
+        "sort_label": selectors_agreement.COVERAGE_SORTS[sort].lower(),
+        "guidelines_version": version,
+        "version_error": version_error,
+        **tabs,
+    }
+    if tabs["tab"] in ("judges", "agreement"):
+        context["actionable"] = selectors_agreement_judges.actionable_agreement(
+            collection=collection
+        )
+    if tabs["tab"] == "pictures":
+        context["pictures"] = selectors_pictures.agreement_pictures(
+            collection=collection, report=report, a=request.GET.get("a"), b=request.GET.get("b")
+        )
     return render(
         request,
         "judging/collection_agreement.html",
-        {
-            "collection": collection,
-            "report": report,
-            "queries": queries,
-            "sort": sort,
-            "sort_label": selectors_agreement.COVERAGE_SORTS[sort].lower(),
-            "pictures": selectors_pictures.agreement_pictures(
-                collection=collection,
-                report=report,
-                a=request.GET.get("a"),
-                b=request.GET.get("b"),
-            ),
-            "actionable": selectors_agreement_judges.actionable_agreement(collection=collection),
-            "guidelines_version": version,
-            "version_error": version_error,
-        },
+        context,
         status=400 if version_error else 200,
     )
+
+
+#: The agreement page, a section at a time: what to act on first (page grammar, docs/ui.md).
+AGREEMENT_TABS = [
+    ("judges", "Judges"),
+    ("coverage", "Coverage"),
+    ("agreement", "Agreement"),
+    ("pictures", "Pictures"),
+]
+
+
+def _agreement_tab_params(params: QueryDict) -> dict[str, str]:
+    """Return the query with the tab an older link meant: a sort is coverage, a and b pictures."""
+    chosen = {"tab": params.get("tab", "")}
+    if not chosen["tab"]:
+        if "sort" in params:
+            chosen["tab"] = "coverage"
+        elif "a" in params or "b" in params:
+            chosen["tab"] = "pictures"
+    return chosen
 
 
 def _history_label(collection: Collection, label: dict | None) -> str:

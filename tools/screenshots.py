@@ -6,12 +6,14 @@
 Builds a throw-away SQLite database in a temporary folder with the demo (``load_demo``,
 ``load_demo_team``), then gives the demo some life so that every page has something to
 show: judge1 grades every pooled pair as the reference qrels say, judge2 grades two
-thirds of them with every fifth grade moved by one or two, and team1 submits the three
-demo runs. It serves the site with ``runserver`` on a free port, logs in once per role
-(coordinator, judge1, team1) and, for each page at each size, records the document height
-in px and saves the first screen as a PNG (desktop ones scaled to 3/4, all quantised to 32
-colours with Pillow when it is installed, so the whole set stays small). Prints a Markdown
-table of page lengths and writes it as JSON beside the screenshots (``<prefix>lengths.json``).
+thirds of them with every fifth grade moved by one or two, team1 submits the three
+demo runs, and the quality pages get twelve gold pairs, an LLM judge with a finished job
+(three failures), a canary check and a version check. It serves the site with
+``runserver`` on a free port, logs in once per role (coordinator, judge1, team1) and, for
+each page at each size, records the document height in px and saves the first screen as
+a PNG (desktop ones scaled to 3/4, all quantised to 32 colours with Pillow when it is
+installed, so the whole set stays small). Prints a Markdown table of page lengths and
+writes it as JSON beside the screenshots (``<prefix>lengths.json``).
 
 Needs Debian's ``/usr/bin/chromium`` and Playwright's Python package (the browser tests'
 setup). docs/ui.md shows the tables it printed before and after the page grammar.
@@ -72,6 +74,37 @@ for name in ("bm25-baseline", "dense-retriever", "hybrid-reranker"):
     data = open({str(ROOT / "demo" / "runs")!r} + "/" + name + ".txt", "rb").read()
     run_submit(collection=coll, team=team, tag=name, content=data, filename=name + ".txt",
                user=user)
+# The quality pages: gold pairs, an LLM judge with a job, a canary and a version check.
+from judging.llm.models import LLMFailure, LLMJob
+from judging.models import Judge
+from judging.quality.models import (
+    CanaryCheck, CanaryResult, GoldPair, VersionCheck, VersionCheckResult)
+boss = User.objects.get(username="coordinator")
+for e in list(entries.order_by("pk"))[:12]:
+    GoldPair.objects.create(collection=coll, query=e.query, document=e.document,
+        grade=ref.get((e.query.external_id, e.document.external_id), 0),
+        reason="Matches the narrative." if e.pk % 2 else "", created_by=boss)
+llm = Judge.objects.create(kind=Judge.Kind.LLM, name="llm-demo", provider="demo",
+                           model="llm-demo")
+llm.collections.add(coll)
+pairs = list(entries.order_by("pk"))
+job = LLMJob.objects.create(collection=coll, judge=llm, status="done", total=len(pairs),
+    done=len(pairs) - 3, failed=3, prompt_tokens=91234, completion_tokens=4567, created_by=boss)
+for e in pairs[:3]:
+    LLMFailure.objects.create(job=job, query=e.query, document=e.document,
+        reason="No grade in the answer.", raw_answer="I think it is somewhat relevant.")
+canary = CanaryCheck.objects.create(collection=coll, judge=llm, version="v-demo", seed=1,
+                                    status="done", created_by=boss)
+for n, kind in enumerate(["stuffing", "injection"] * 5):
+    CanaryResult.objects.create(canary_check=canary, kind=kind, qid=pairs[n].query.external_id,
+        title="Household tips", text="Chores. " * 40, grade=(0, 3)[n % 3 == 0],
+        raw_answer="##final score: 2")
+check = VersionCheck.objects.create(collection=coll, judge=llm, version="v-demo",
+                                    status="done", created_by=boss)
+for n, e in enumerate(pairs[:30]):
+    g = ref.get((e.query.external_id, e.document.external_id), 0)
+    VersionCheckResult.objects.create(version_check=check, query=e.query, document=e.document,
+        grade=(g + n % 2) % 4, human_grade=g)
 """
     subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, check=True)
 
@@ -135,6 +168,21 @@ out = {{
         ("llm-job", reverse("judging:llmjob_create", args=[s])),
     ],
 }}
+from judging.llm.models import LLMJob
+from judging.quality.models import CanaryCheck, VersionCheck
+llm = Judge.objects.get(name="llm-demo")
+out["coordinator"] += [
+    ("judges", reverse("judging:judge_list", args=[s])),
+    ("gold", reverse("judging:gold_list", args=[s])),
+    ("llm-job", reverse("judging:llmjob_detail",
+                        args=[s, LLMJob.objects.filter(collection=coll).first().pk])),
+    ("canary-check", reverse("judging:canary_check_detail",
+                             args=[s, CanaryCheck.objects.filter(collection=coll).first().pk])),
+    ("versions", reverse("judging:version_list", args=[s, llm.pk])),
+    ("version-check", reverse("judging:version_check_detail",
+                              args=[s, VersionCheck.objects.filter(collection=coll).first().pk])),
+    ("history", reverse("judging:judgment_history", args=[s, pair.query_id, pair.document_id])),
+]
 print(json.dumps(out))
 """
     result = subprocess.run(

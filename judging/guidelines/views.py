@@ -17,8 +17,13 @@ from judging.guidelines import selectors as selectors_guidelines
 from judging.guidelines import services
 from judging.guidelines.forms import GuidelinesForm, QueryInstructionsForm
 from judging.models import Membership
+from judging.tabs import tab_context
 
 Role = Membership.Role
+
+
+#: The guidelines page, a section at a time: the versions, then the two ways to change them.
+GUIDELINES_TABS = [("versions", "Versions"), ("guidelines", "Guidelines"), ("query", "Query texts")]
 
 
 @login_required
@@ -68,6 +73,8 @@ def guidelines_versions(request: HttpRequest, slug: str) -> HttpResponse:
                 )
             return see_other(reverse("judging:guidelines_versions", args=[collection.slug]))
     versions, unversioned = selectors_guidelines.guideline_versions(collection=collection)
+    # A form posted comes back to its own tab, with its errors (page grammar, docs/ui.md).
+    params = {"tab": which or ""} if posted is not None else request.GET
     return render(
         request,
         "judging/guidelineversion_list.html",
@@ -77,6 +84,7 @@ def guidelines_versions(request: HttpRequest, slug: str) -> HttpResponse:
             "query_form": query_form,
             "versions": versions,
             "unversioned": unversioned,
+            **tab_context(params, GUIDELINES_TABS),
         },
         status=400 if form is not None or (posted is not None and which is None) else 200,
     )

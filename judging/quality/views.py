@@ -16,11 +16,12 @@ from config.params import whole_param
 from judging import selectors
 from judging.forms import add_service_errors
 from judging.llm.judges import judge_version
-from judging.models import Judge, Membership
+from judging.models import Collection, Judge, Membership
 from judging.quality import attention, services
 from judging.quality import selectors as selectors_quality
 from judging.quality.forms import GoldPairForm, GoldRateForm, QualificationForm
 from judging.quality.models import CanaryCheck, GoldPair, VersionCheck
+from judging.tabs import tab_context
 
 
 @login_required
@@ -67,7 +68,7 @@ def gold_list(request: HttpRequest, slug: str) -> HttpResponse:
     if rate_posted and rate_form.is_valid():
         services.gold_rate_set(collection=collection, rate=rate_form.cleaned_data["percent"] / 100)
         messages.success(request, f"{rate_form.cleaned_data['percent']}% of pairs served are gold.")
-        return see_other(reverse("judging:gold_list", args=[collection.slug]))
+        return see_other(_gold_tab(collection, "mixing"))
     bar_posted = request.method == "POST" and "qualification_pairs" in request.POST
     bar_form = QualificationForm(
         request.POST if bar_posted else None,
@@ -98,7 +99,7 @@ def gold_list(request: HttpRequest, slug: str) -> HttpResponse:
                 )
             else:
                 messages.success(request, "Qualification is off: every judge's labels count.")
-            return see_other(reverse("judging:gold_list", args=[collection.slug]))
+            return see_other(_gold_tab(collection, "qualification"))
     form = GoldPairForm(
         request.POST if request.method == "POST" and not rate_posted and not bar_posted else None,
         collection=collection,
@@ -121,7 +122,7 @@ def gold_list(request: HttpRequest, slug: str) -> HttpResponse:
                 f"{gold.query.external_id} / {gold.document.external_id} is gold with grade "
                 f"{gold.grade}.",
             )
-            return see_other(reverse("judging:gold_list", args=[collection.slug]))
+            return see_other(_gold_tab(collection, "pairs"))
     pairs = Paginator(selectors_quality.gold_pairs(collection=collection), 50).get_page(
         request.GET.get("page")
     )
@@ -136,6 +137,9 @@ def gold_list(request: HttpRequest, slug: str) -> HttpResponse:
     except ValidationError as error:
         version, version_error = None, error.message_dict["guidelines_version"][0]
     report = selectors_quality.gold_report(collection=collection, guidelines_version=version)
+    params = request.GET
+    if request.method == "POST":  # a form comes back to its own tab, with its errors
+        params = {"tab": "mixing" if rate_posted else "qualification" if bar_posted else "pairs"}
     return render(
         request,
         "judging/goldpair_list.html",
@@ -151,9 +155,25 @@ def gold_list(request: HttpRequest, slug: str) -> HttpResponse:
             "versions": range(collection.guidelines_version, 0, -1),
             "version_error": version_error,
             "trend": selectors_quality.GOLD_TREND,
+            "below": sum(1 for row in report if row.alert),
+            **tab_context(params, GOLD_TABS),
         },
         status=400 if request.method == "POST" or version_error else 200,
     )
+
+
+#: The Gold pairs page, a section at a time (page grammar, docs/ui.md).
+GOLD_TABS = [
+    ("accuracy", "Accuracy"),
+    ("pairs", "Pairs"),
+    ("qualification", "Qualification"),
+    ("mixing", "Mixing"),
+]
+
+
+def _gold_tab(collection: Collection, tab: str) -> str:
+    """Return the address of one tab of the Gold pairs page."""
+    return reverse("judging:gold_list", args=[collection.slug]) + f"?tab={tab}"
 
 
 @login_required
@@ -166,7 +186,7 @@ def gold_delete(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     gold = get_object_or_404(GoldPair, pk=pk, collection=collection)
     services.gold_remove(gold=gold)
     messages.success(request, "The pair is no longer gold; judges' labels of it stay.")
-    return see_other(reverse("judging:gold_list", args=[collection.slug]))
+    return see_other(_gold_tab(collection, "pairs"))
 
 
 def _part(request: HttpRequest, page: str, part: str) -> str:

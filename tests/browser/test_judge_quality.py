@@ -120,7 +120,10 @@ def test_a_coordinator_runs_the_quality_pages(browser, live_server, console, wor
         page.click("a[data-primary]:has-text('Gold pairs')")
         expect(page.locator("h1")).to_have_text("Gold pairs")
         expect(page.locator("[data-field=gold_pairs]")).to_have_text("2")
-        form = page.locator("section[aria-labelledby=mark-title] form")
+        checked(page, console)  # the first tab: the judges against gold
+        # Its primary action opens the Gold pairs tab with the form unfolded (issue 34).
+        page.click("a[data-primary]:has-text('Mark a pair as gold')")
+        form = page.locator("details#mark[open] form")
         form.locator("input[name=qid]").fill("q2")
         form.locator("input[name=docno]").fill("d3")
         form.locator("select[name=grade]").select_option("3")
@@ -131,11 +134,15 @@ def test_a_coordinator_runs_the_quality_pages(browser, live_server, console, wor
         expect(page.locator("[data-field=gold_pairs]")).to_have_text("3")
         expect(page.locator("#gold-pairs tbody tr")).to_have_count(3)
         assert GoldPair.objects.get(query__external_id="q2", document__external_id="d3").grade == 3
+        checked(page, console)
+        page.click("nav .tabs a:has-text('Mixing')")  # the rate and the bar: their own tabs
         page.fill("input[name=percent]", "10")
         with page.expect_navigation():
             page.click("button:has-text('Save rate')")
         expect(page.locator(".messages")).to_contain_text("10% of pairs served are gold")
         expect(page.locator("input[name=percent]")).to_have_value("10")
+        checked(page, console)
+        page.click("nav .tabs a:has-text('Qualification')")
         page.fill("input[name=qualification_pairs]", "2")
         page.fill("input[name=qualification_percent]", "100")
         with page.expect_navigation():
@@ -156,6 +163,7 @@ def test_a_coordinator_runs_the_quality_pages(browser, live_server, console, wor
         checked(page, console)
 
         # Versions of the LLM judge: check the current version against the fake model
+        page.click("details#canaries > summary")  # the LLM judges' section is folded
         page.click(f"a:has-text('Versions of {llm.name}')")
         expect(page.locator("h1")).to_have_text(f"Versions of {llm.name}")
         with page.expect_navigation():
@@ -175,6 +183,7 @@ def test_a_coordinator_runs_the_quality_pages(browser, live_server, console, wor
 
         # Canary check: the fake model grades every canary 3, so every one fails
         page.goto(reverse("judging:judge_list", args=[coll.slug]))
+        page.click("details#canaries > summary")
         with page.expect_navigation():
             page.click(f"button:has-text('Check {llm.name} with canaries')")
         expect(page.locator("h1")).to_have_text(f"Canary check of {llm.name}")
@@ -189,6 +198,8 @@ def test_a_coordinator_runs_the_quality_pages(browser, live_server, console, wor
         # Guidelines: a change is a new version, in force
         page.goto(reverse("judging:guidelines_versions", args=[coll.slug]))
         expect(page.locator("h1")).to_contain_text("version 1")
+        checked(page, console)  # the Versions tab
+        page.click("a[data-primary]:has-text('Change the guidelines')")  # its own tab
         page.fill("textarea[name=g-guidelines]", "Grade topicality. A buying guide counts as 2.")
         page.fill("input[name=g-note]", "Buying guides")
         with page.expect_navigation():

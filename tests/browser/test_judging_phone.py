@@ -83,24 +83,32 @@ def test_phone_card_shows_query_and_document_above_a_fixed_grade_bar(
     phone.locator(".query-more > summary").tap()
     expect(narrative).to_be_hidden()
 
-    # Read down the long document, then tap a grade: the bar never moved, and the next
-    # card starts at the query line and the document's start, not at the page top.
+    # The card fits the screen (issue 34): the long document scrolls in its own box, not
+    # the page. Read down it, then tap a grade: the bar never moved, and the next card
+    # starts at the query line and the document's start.
+    assert phone.evaluate("document.documentElement.scrollHeight") <= viewport_h
     first = card(phone).get_attribute("data-entry-id")
-    phone.evaluate("window.scrollTo(0, 2500)")
-    assert phone.evaluate("window.scrollY") > 1000
+    document = phone.locator("[data-judging-card] .card-document")
+    document.evaluate("e => e.scrollTo(0, 2500)")
+    assert document.evaluate("e => e.scrollTop") > 1000
+    assert phone.evaluate("window.scrollY") == 0
     assert abs(box(phone, ".grade-buttons")["y"] - bar["y"]) <= 1
     phone.locator("button.grade-button[value='2']").tap()
     wait_for_new_card(phone, first)
     expect(phone.locator("[data-saved]")).to_contain_text("Saved 2")
     expect(phone.locator(".query-narrative")).to_be_hidden()
     # card.js scrolls the bar above the card into view one frame after htmx settles (and
-    # after htmx's own scroll to the page top): wait for that frame, not for the swap.
+    # after htmx's own scroll to the page top): wait for that frame, not for the swap. The
+    # page is one screen now, so the bar stays where it is, under the site's header.
     phone.wait_for_function(
-        "() => Math.abs(document.querySelector('[data-judge-bar]')"
-        ".getBoundingClientRect().top) <= 10",
+        "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame("
+        "() => done(document.querySelector('[data-judge-bar]')"
+        ".getBoundingClientRect().top >= 0))))",
         timeout=5000,
     )
-    assert phone.evaluate("window.scrollY") > 0  # scrolled to the bar, not the page top
+    # The new card's document starts at its top, the page still one screen.
+    assert document.evaluate("e => e.scrollTop") == 0
+    assert phone.evaluate("document.documentElement.scrollHeight") <= viewport_h
     grade_bar_y = box(phone, ".grade-buttons")["y"]
     # The confirmation, Undo, Back and the progress are on screen after the tap (the
     # audit found them 4-132 px above it), and so are the query line and the title.

@@ -66,7 +66,8 @@ def _pages(coll) -> dict[str, str]:
         "pool": reverse("metrics:pool", args=[coll.slug]),
         "run": reverse("metrics:run_detail", args=[coll.slug, run.pk]),
         "compare": reverse("metrics:compare", args=[coll.slug]) + f"?a={other.pk}&b={run.pk}",
-        "agreement": reverse("judging:collection_agreement", args=[coll.slug]),
+        # The overall agreement table is on the page's Agreement tab (issue 34).
+        "agreement": reverse("judging:collection_agreement", args=[coll.slug]) + "?tab=agreement",
     }
 
 

@@ -87,7 +87,8 @@ def test_tables_to_act_on_are_cards_on_a_phone(
 def test_agreement_pictures_keep_their_size_and_the_judge_table_fits(browser, live_server, judged):
     context, page = _open(browser, live_server, DESKTOP, "cora")
     try:
-        page.goto(reverse("judging:collection_agreement", args=[judged.slug]))
+        agreement = reverse("judging:collection_agreement", args=[judged.slug])
+        page.goto(agreement + "?tab=pictures")  # the pictures are a tab of their own
         heatmap = page.locator("svg.chart-heatmap")
         box = heatmap.bounding_box()
         assert box["width"] <= 400 and box["height"] <= 400, box  # 2 judges: 2 × 2 cells
@@ -96,10 +97,11 @@ def test_agreement_pictures_keep_their_size_and_the_judge_table_fits(browser, li
         for i in range(5):
             item = legend.nth(i).bounding_box()
             assert item["x"] + item["width"] <= DESKTOP["width"], item
+        page.goto(agreement)  # the Judges tab
         reliability = page.locator("#judge-figures-table th:has-text('Dawid–Skene')")
         right = reliability.bounding_box()
         assert right["x"] + right["width"] <= DESKTOP["width"], right
-        page.goto(reverse("judging:collection_detail", args=[judged.slug]))
+        page.goto(reverse("judging:collection_detail", args=[judged.slug]) + "?tab=progress")
         # Chart text is drawn at 10 px or more (12 px in the picture, scaled at most a bit).
         sizes = page.evaluate(
             """() => [...document.querySelectorAll("svg.chart-progress text")]

@@ -9,6 +9,7 @@ import pytest
 from django.urls import resolve, reverse
 from playwright.sync_api import expect
 
+from judging.llm.models import LLMJob
 from judging.models import Membership
 from judging.quality.models import CanaryCheck, CanaryResult, VersionCheck, VersionCheckResult
 from metrics.models import Run
@@ -92,7 +93,11 @@ def world(settings, tmp_path):
         error="Stopped after 3 requests in a row failed: the provider answered 401 "
         "Unauthorized — check the provider's API key (the operator sets it).",
     )  # fmt: skip
-    checks = {"canary": canary, "version": done, "failed": failed, "llm": llm}
+    job = LLMJob.objects.create(
+        collection=coll, judge=llm, status="done", total=4, done=3, failed=1,
+        prompt_tokens=1234, completion_tokens=56,
+    )  # fmt: skip
+    checks = {"canary": canary, "version": done, "failed": failed, "llm": llm, "job": job}
     return {"coll": coll, "queries": queries, "checks": checks}
 
 
@@ -162,6 +167,8 @@ def more_pages(world, username: str) -> list[str]:
     if username != "cora":
         return []
     slug = world["coll"].slug
+    q1 = world["queries"][0]
+    d0 = world["coll"].documents.get(external_id="doc-with-a-long-identifier-000")
     return [
         reverse("judging:collection_create"),
         reverse("judging:collection_import", args=[slug]),
@@ -173,6 +180,11 @@ def more_pages(world, username: str) -> list[str]:
         reverse("judging:version_list", args=[slug, world["checks"]["llm"].pk]),
         reverse("judging:version_check_detail", args=[slug, world["checks"]["version"].pk]),
         reverse("judging:version_check_detail", args=[slug, world["checks"]["failed"].pk]),
+        # The quality and adjudication pages fitted to one screen (issue 34).
+        reverse("judging:gold_list", args=[slug]),
+        reverse("judging:llmjob_detail", args=[slug, world["checks"]["job"].pk]),
+        reverse("judging:judgment_history", args=[slug, q1.pk, d0.pk]),
+        reverse("judging:pair_adjudicate", args=[slug, q1.pk, d0.pk]),
     ]
 
 
@@ -182,10 +194,6 @@ ELSEWHERE: dict[str, tuple[str, ...]] = {}
 
 #: Pages that still run past their first screen (issue 34), while they are being fitted.
 LONG = {
-    "judging:collection_detail",
-    "judging:judge_next",
-    "judging:collection_agreement",
-    "judging:judge_list",
 }
 for view_name in LONG:
     ELSEWHERE[view_name] = (*ELSEWHERE.get(view_name, ()), "length")
@@ -249,10 +257,11 @@ def test_coordinator_reaches_settings_and_the_pool(browser, live_server, console
         page.on("pageerror", lambda error: console.page_errors.append(str(error)))
         log_in(page, "cora")
         page.goto(reverse("judging:collection_detail", args=[world["coll"].slug]))
-        page.click("a.button:has-text('Settings')")
+        tools = page.locator("nav.tool-grid")  # the coordinator's tools, grouped (issue 34)
+        tools.get_by_role("link", name="Settings", exact=True).click()
         expect(page.locator("h1")).to_have_text("Collection settings")
         go_back(page, re.compile(r"^Phone-sized collection"))
-        page.click("a.button:has-text('Pool')")
+        tools.get_by_role("link", name="Pool", exact=True).click()
         expect(page.locator("h1")).to_have_text("Judging pool")
         expect(page.locator("#pool tbody tr")).to_have_count(12)
         page.click("details.pool-filters summary")  # the filters fold away (page grammar)

@@ -34,6 +34,7 @@ def test_agreement_and_progress_pictures(browser, live_server, console, world, v
         expect(page.locator(".site-user")).to_have_text("cora")
         slug = world["coll"].slug
         page.goto(reverse("judging:collection_agreement", args=[slug]))
+        page.click("nav .tabs a:has-text('Pictures')")  # the agreement page's Pictures tab
         heatmap = page.locator("svg.chart-heatmap")
         expect(heatmap).to_be_visible()
         assert heatmap.get_attribute("role") == "img"
@@ -57,6 +58,7 @@ def test_agreement_and_progress_pictures(browser, live_server, console, world, v
             "document.documentElement.scrollWidth <= document.documentElement.clientWidth"
         )
         page.goto(reverse("judging:collection_detail", args=[slug]))
+        page.click("nav .tabs a:has-text('Progress')")  # the collection page's Progress tab
         chart = page.locator("[data-progress-chart] svg.chart-progress")
         expect(chart).to_be_visible()
         expect(chart.locator("g.progress-line")).to_have_count(3)

@@ -70,12 +70,14 @@ def test_progress_is_cumulative_per_day(world):
 
 def test_pages_carry_the_pictures_with_text(world, client):
     client.force_login(world["coord"])
-    html = client.get(
-        reverse("judging:collection_agreement", args=[world["coll"].slug])
+    html = client.get(  # the agreement page's Pictures tab
+        reverse("judging:collection_agreement", args=[world["coll"].slug]), {"tab": "pictures"}
     ).content.decode()
     assert html.count('role="img"') >= 3
     assert "Quadratic-weighted Cohen&#x27;s κ, judge × judge" in html
     assert "<desc>6 pairs graded by both; 3 with the same grade." in html
-    detail = client.get(reverse("judging:collection_detail", args=[world["coll"].slug]))
+    detail = client.get(  # the collection page's Progress tab
+        reverse("judging:collection_detail", args=[world["coll"].slug]), {"tab": "progress"}
+    )
     assert "Pairs judged over time, per judge" in detail.content.decode()
     assert "j1: 6 judged by" in detail.content.decode()

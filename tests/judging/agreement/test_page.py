@@ -325,10 +325,12 @@ def api_url(setup) -> str:
 
 def test_page_shows_coverage_judges_and_agreement(client, setup):
     client.force_login(setup.users["cora"])
-    response = client.get(page_url(setup))
-    assert response.status_code == 200
-    html = response.content.decode()
-    assert '<progress class="progress" value="7" max="10"' in html
+    html = ""
+    for tab in ("judges", "coverage", "agreement", "pictures"):  # a section per tab
+        response = client.get(page_url(setup), {"tab": tab})
+        assert response.status_code == 200
+        assert '<progress class="progress" value="7" max="10"' in response.content.decode()
+        html += response.content.decode()
     rows = re.findall(r'<tr data-query="([^"]+)"', html)
     assert rows == ["q2", "q10", "q1", "q3"]
     assert f'data-judge="{setup.judges["gpt"].pk}"' in html
@@ -500,10 +502,10 @@ def test_api_is_documented_and_the_schema_validates():
 
 # --- query counts --------------------------------------------------------------------------
 
-# session, user, collection (coordinator check), coverage, judge statistics, grades,
-# the confusion matrix of two judges, then per-judge figures: labels, adjudications,
-# queries
-PAGE_QUERIES = 10
+# session, user, collection (coordinator check), coverage, judge statistics, grades; then
+# per tab (only the chosen one is computed): the per-judge figures (labels, adjudications,
+# queries) on Judges and Agreement, the confusion matrix of two judges on Pictures
+PAGE_QUERIES = {"judges": 9, "coverage": 6, "agreement": 9, "pictures": 7}
 # token with user, collection, roles, coverage, judge statistics, grades
 API_QUERIES = 6
 
@@ -540,9 +542,10 @@ SIZES = [pytest.param((0, 0, 0), id="small"), pytest.param((12, 25, 4), id="larg
 def test_page_query_count_is_constant(client, setup, size, django_assert_num_queries):
     grow(setup, *size)
     client.force_login(setup.users["cora"])
-    with django_assert_num_queries(PAGE_QUERIES):
-        response = client.get(page_url(setup))
-    assert response.status_code == 200
+    for tab, queries in PAGE_QUERIES.items():
+        with django_assert_num_queries(queries):
+            response = client.get(page_url(setup), {"tab": tab})
+        assert response.status_code == 200
 
 
 @pytest.mark.parametrize("size", SIZES)

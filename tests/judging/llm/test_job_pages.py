@@ -69,7 +69,10 @@ def test_a_job_stopped_early_reads_as_failed_with_one_group(coll, cora, llm, fak
     assert page.count("<tr") == 0
     assert "{&quot;error&quot;: &quot;no route&quot;}" in page  # the answer, escaped
     # actions: fix the judge first (primary), then run again with the same options
-    configure = f'<a class="button button-primary" href="/c/{coll.slug}/llm-judges/{llm.pk}/edit/">'
+    configure = (  # the page's primary action (issue 34)
+        f'<a class="button button-primary" href="/c/{coll.slug}/llm-judges/{llm.pk}/edit/" '
+        "data-primary>"
+    )
     assert configure in page
     assert f'<input type="hidden" name="judge" value="{llm.pk}">' in page
     assert '<input type="hidden" name="concurrency" value="1">' in page
@@ -102,7 +105,8 @@ def test_failures_are_grouped_commonest_first_and_paginated(
     assert "Done with 130 failures" in page
     assert "<b>0</b>" not in page and "&lt;b&gt;0&lt;/b&gt;" in page
     # the job is done with failures: running it again (asks them again) is the primary action
-    assert '<button type="submit" class="button button-primary">Run again</button>' in page
+    run_again = 'class="button button-primary" data-primary>Run again</button>'
+    assert '<button type="submit" ' + run_again in page
     link = f"/c/{coll.slug}/llm-jobs/{job.pk}/failures/?reason=HTTP%20400%20%28not%20retried%29."
     assert f'href="{link}"' in page
 
@@ -142,7 +146,10 @@ def test_raw_outputs_of_every_grade_are_on_a_page_like_the_api(coll, cora, poole
     client = _client(cora)
     detail = client.get(f"/c/{coll.slug}/llm-jobs/{job.pk}/").content.decode()
     outputs_url = f"/c/{coll.slug}/llm-jobs/{job.pk}/outputs/"
-    assert f'<a class="button button-primary" href="{outputs_url}" data-outputs-link>' in detail
+    assert (
+        f'<a class="button button-primary" href="{outputs_url}" data-outputs-link data-primary>'
+        in detail
+    )
     assert "Raw outputs (12)" in detail
     page = client.get(outputs_url).content.decode()
     assert page.count("data-output>") == 12

@@ -168,7 +168,8 @@ def test_the_page_and_the_collection_panel(campaign, client, django_capture_on_c
     # The metrics tabs are boosted links: they get the whole page, not the panel.
     boosted = client.get(url, headers={"HX-Request": "true", "HX-Boosted": "true"})
     assert "Is more judging still paying?" in boosted.content.decode()
-    detail = client.get(reverse("judging:collection_detail", args=[coll.slug])).content.decode()
+    detail = reverse("judging:collection_detail", args=[coll.slug])
+    detail = client.get(detail, {"tab": "stability"}).content.decode()  # the page's tab
     assert f'hx-get="{url}"' in detail
     bad = client.get(url, {"step": "-3"})
     assert bad.status_code == 200 and "field-error" in bad.content.decode()
