@@ -6,7 +6,7 @@ import os
 import re
 
 import pytest
-from django.urls import resolve, reverse
+from django.urls import reverse
 from playwright.sync_api import expect
 
 from judging.llm.models import LLMJob
@@ -188,25 +188,15 @@ def more_pages(world, username: str) -> list[str]:
     ]
 
 
-#: Pages other branches restyle at the same time (issue 34): the leaderboard (its table
-#: and score cell), the LLM job and import forms. The checks named here wait for them.
-ELSEWHERE: dict[str, tuple[str, ...]] = {}
-
-#: Pages that still run past their first screen (issue 34), while they are being fitted.
-LONG = {
-}
-for view_name in LONG:
-    ELSEWHERE[view_name] = (*ELSEWHERE.get(view_name, ()), "length")
-
-
 @pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["phone", "desktop"])
 @pytest.mark.parametrize("username", ["cora", "judy", "tess"])
 def test_no_page_scrolls_sideways(browser, live_server, console, world, viewport, username):
     """Every page: no sideways page scroll, and the page grammar's checks (page_checks).
 
-    One logged-in context per role and size; on each page, as loaded: its primary action
-    on the first screen, no table wider than its box without a sticky first column, and
-    every text (SVG included) at 4.5:1 or more against what is behind it.
+    One logged-in context per role and size; on each page, as loaded: no taller than the
+    screen, its primary action on the first screen, no table wider than its box without a
+    sticky first column, and every text (SVG included) at 4.5:1 or more against what is
+    behind it.
     """
     context = browser.new_context(base_url=live_server.url, viewport=viewport)
     grammar: dict[str, dict[str, list[str]]] = {}
@@ -238,9 +228,7 @@ def test_no_page_scrolls_sideways(browser, live_server, console, world, viewport
                     .slice(0, 5).map(e => e.tagName + "." + e.className)"""
             )
             assert widths[0] <= widths[1], f"{path} scrolls sideways at {viewport}: {wide}"
-            waived = set(ELSEWHERE.get(resolve(path.split("?")[0]).view_name, ()))
-            problems = page_checks.all_problems(page, primary="primary" not in waived)
-            problems = {name: found for name, found in problems.items() if name not in waived}
+            problems = page_checks.all_problems(page)
             if problems:
                 grammar[path] = problems
         assert grammar == {}, "\n".join(f"{p}: {v}" for p, v in grammar.items())
