@@ -188,12 +188,20 @@ def more_pages(world, username: str) -> list[str]:
     ]
 
 
+#: The page's tab links (``.tabs``), as paths with their query, other than the open one.
+TAB_LINKS = """() => [...document.querySelectorAll(".tabs a[href]:not([aria-current])")]
+    .map(a => new URL(a.href, location.href))
+    .filter(u => u.origin === location.origin)
+    .map(u => u.pathname + u.search)"""
+
+
 @pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["phone", "desktop"])
 @pytest.mark.parametrize("username", ["cora", "judy", "tess"])
 def test_no_page_scrolls_sideways(browser, live_server, console, world, viewport, username):
     """Every page: no sideways page scroll, and the page grammar's checks (page_checks).
 
-    One logged-in context per role and size; on each page, as loaded: no taller than the
+    One logged-in context per role and size; on each page and each of its tabs, as loaded:
+    no taller than the
     screen, its primary action on the first screen, no table wider than its box without a
     sticky first column, and every text (SVG included) at 4.5:1 or more against what is
     behind it.
@@ -205,7 +213,10 @@ def test_no_page_scrolls_sideways(browser, live_server, console, world, viewport
         page.on("pageerror", lambda error: console.page_errors.append(str(error)))
         log_in(page, username)
         extra = {"cora": settings_tabs(world), "judy": [judgment_edit(world)]}.get(username, [])
-        for path in [*pages(world, username), *more_pages(world, username), *extra]:
+        todo = [*pages(world, username), *more_pages(world, username), *extra]
+        seen, listed = set(todo), set(todo)
+        while todo:
+            path = todo.pop(0)
             response = page.goto(path)
             assert response.status == 200, path
             # Pages stay light: no page's HTML over 150 KB (these fixtures hold little data).
@@ -231,6 +242,13 @@ def test_no_page_scrolls_sideways(browser, live_server, console, world, viewport
             problems = page_checks.all_problems(page)
             if problems:
                 grammar[path] = problems
+            # Every tab of the page too (and the pages the tabs lead to): all fit.
+            for tab in page.evaluate(TAB_LINKS):
+                if tab not in seen:
+                    seen.add(tab)
+                    todo.append(tab)
+        if username != "judy":  # a judge's pages have no tabs
+            assert any("tab=" in path for path in seen - listed), "no tab was followed"
         assert grammar == {}, "\n".join(f"{p}: {v}" for p, v in grammar.items())
         assert console.problems() == []
     finally:
