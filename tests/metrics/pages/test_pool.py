@@ -94,7 +94,7 @@ def test_collection_page_links_to_pool_and_settings(world):
 def test_coverage_per_query_shows_the_query_text(world, pool):
     html = (
         world.client("coord")
-        .get(reverse("judging:collection_agreement", args=[world.coll.slug]))
+        .get(reverse("judging:collection_agreement", args=[world.coll.slug]), {"tab": "coverage"})
         .content.decode()
     )
     row = html.split('data-query="q1"', 1)[1].split("</tr>", 1)[0]
