@@ -65,6 +65,13 @@ def test_agreement_and_progress_pictures(browser, live_server, console, world, v
         assert page.evaluate(
             "document.documentElement.scrollWidth <= document.documentElement.clientWidth"
         )
+        # The Agreement tab: one table at a time (overall, judge pairs, per query), boxed.
+        page.click("nav .tabs a:has-text('Agreement')")
+        expect(page.locator("#overall-agreement tbody tr")).to_have_count(3)
+        page.locator("nav[aria-label=Agreement]").get_by_role("link", name="Judge pairs").click()
+        expect(page.locator(".list-box #pairwise-agreement tbody tr")).to_have_count(3)
+        expect(page.locator("#overall-agreement")).to_have_count(0)
+        assert page.evaluate("document.documentElement.scrollHeight <= innerHeight")
         page.goto(reverse("judging:collection_detail", args=[slug]))
         page.click("nav .tabs a:has-text('Progress')")  # the collection page's Progress tab
         chart = page.locator("[data-progress-chart] svg.chart-progress")
