@@ -479,14 +479,19 @@ def collection_agreement(request: HttpRequest, slug: str) -> HttpResponse:
         "version_error": version_error,
         **tabs,
     }
+    if tabs["tab"] == "agreement":  # one table at a time, chosen under the tabs (``part``)
+        parts = tab_context({"tab": request.GET.get("part", "")}, AGREEMENT_PARTS)
+        context.update(agreement_parts=parts["tabs"], part=parts["tab"])
     if tabs["tab"] in ("judges", "agreement"):
         context["actionable"] = selectors_agreement_judges.actionable_agreement(
             collection=collection
         )
     if tabs["tab"] == "pictures":
-        context["pictures"] = selectors_pictures.agreement_pictures(
+        pictures = selectors_pictures.agreement_pictures(
             collection=collection, report=report, a=request.GET.get("a"), b=request.GET.get("b")
         )
+        context["pictures"] = pictures
+        context.update(_picture_choice(request.GET, pictures))
     return render(
         request,
         "judging/collection_agreement.html",
@@ -502,6 +507,39 @@ AGREEMENT_TABS = [
     ("agreement", "Agreement"),
     ("pictures", "Pictures"),
 ]
+
+
+#: The Agreement tab's tables, one at a time (``?part=``).
+AGREEMENT_PARTS = [
+    ("overall", "Overall"),
+    ("pairs", "Judge pairs"),
+    ("queries", "Per query"),
+]
+
+
+def _picture_choice(
+    params: QueryDict, pictures: selectors_pictures.AgreementPictures
+) -> dict[str, object]:
+    """Return the pictures there are to choose from and the chosen one (``?pic=``).
+
+    One picture at a time, sized to the screen; a link naming two judges (``a``, ``b``)
+    means their confusion matrix.
+    """
+    choices = [
+        (key, label)
+        for key, label, shown in (
+            ("heatmap", "κ heatmap", pictures.heatmap),
+            ("mix", "Grade mix", pictures.grade_mix),
+            ("confusion", "Two judges", len(pictures.judges) >= 2),
+        )
+        if shown
+    ]
+    keys = [key for key, _ in choices]
+    chosen = params.get("pic", "")
+    if chosen not in keys:
+        wanted = "confusion" if ("a" in params or "b" in params) else ""
+        chosen = wanted if wanted in keys else (keys[0] if keys else "")
+    return {"picture_choices": choices, "pic": chosen}
 
 
 def _agreement_tab_params(params: QueryDict) -> dict[str, str]:

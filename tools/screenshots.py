@@ -154,6 +154,12 @@ out = {{
         *[(f"settings-{{t}}", reverse("metrics:collection_update", args=[s]) + f"?tab={{t}}")
           for t in ("visibility", "depth", "pooling", "aggregation", "card", "quotas")],
         ("agreement", reverse("judging:collection_agreement", args=[s])),
+        *[(f"agreement-{{t}}", reverse("judging:collection_agreement", args=[s]) + f"?tab={{t}}")
+          for t in ("coverage", "agreement", "pictures")],
+        ("collection-stability", reverse("judging:collection_detail", args=[s]) + "?tab=stability"),
+        ("compare-holm", reverse("metrics:compare", args=[s])
+         + f"?baseline={{runs[0].pk}}&runs={{runs[1].pk}}&runs={{runs[2].pk}}"),
+        ("llm-jobs-list", reverse("judging:llmjob_create", args=[s]) + "?tab=jobs"),
         ("disagreements", reverse("judging:disagreement_list", args=[s])),
         ("adjudicate",
          reverse("judging:pair_adjudicate", args=[s, pair.query_id, pair.document_id])),
@@ -174,6 +180,7 @@ llm = Judge.objects.get(name="llm-demo")
 out["coordinator"] += [
     ("judges", reverse("judging:judge_list", args=[s])),
     ("gold", reverse("judging:gold_list", args=[s])),
+    ("gold-pairs", reverse("judging:gold_list", args=[s]) + "?tab=pairs"),
     ("llm-job", reverse("judging:llmjob_detail",
                         args=[s, LLMJob.objects.filter(collection=coll).first().pk])),
     ("canary-check", reverse("judging:canary_check_detail",

@@ -25,6 +25,7 @@ from judging.llm.forms import LLMJobForm, LLMJudgeForm
 from judging.llm.models import LLMJob
 from judging.models import Collection, Judge, Membership
 from judging.quality import selectors as selectors_quality
+from judging.tabs import tab_context
 
 COORDINATOR = (Membership.Role.COORDINATOR,)
 #: Help of the Provider field when no provider is open to the user in the collection.
@@ -44,6 +45,10 @@ def _judge_form(
     if no_provider:
         form.fields["llm_provider"].help_text = NO_PROVIDER_HELP
     return form, no_provider
+
+
+#: The job page's tabs: the form (with the LLM judges), and the recent jobs in a list box.
+LLM_JOB_TABS = [("start", "Start a job"), ("jobs", "Recent jobs")]
 
 
 @login_required
@@ -72,6 +77,8 @@ def llm_job_create(request: HttpRequest, slug: str) -> HttpResponse:
             services_llm.llm_job_start(job=job)
             return see_other(reverse("judging:llmjob_detail", args=[collection.slug, job.pk]))
     warnings = selectors_quality.version_warnings(collection=collection, judges=list(judges))
+    jobs = list(selectors_llm.jobs_of(collection=collection)[:20])
+    tabs = tab_context(request.GET, LLM_JOB_TABS if jobs else LLM_JOB_TABS[:1])
     return render(
         request,
         "judging/llmjob_create.html",
@@ -86,7 +93,8 @@ def llm_job_create(request: HttpRequest, slug: str) -> HttpResponse:
             "no_provider": not selectors_llm.providers_in(
                 collection=collection, user=request.user
             ).exists(),
-            "jobs": selectors_llm.jobs_of(collection=collection)[:20],
+            "jobs": jobs,
+            **tabs,
         },
         status=400 if request.method == "POST" else 200,
     )

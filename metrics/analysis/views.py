@@ -98,6 +98,11 @@ class JudgeSection:
     report: LlmJudgeReport
     comparisons: list[ComparisonCharts]
 
+    @property
+    def key(self) -> str:
+        """Return the section's tab key (``llm-<judge id>``)."""
+        return f"llm-{self.report.judge.judge_id}"
+
 
 def _charts(judge: LlmJudgeReport, comparison: Comparison) -> ComparisonCharts:
     """Draw the heatmap and the scatter plot of one comparison."""
@@ -140,6 +145,12 @@ def judge_compare(request: HttpRequest, slug: str) -> HttpResponse:
         JudgeSection(judge, [_charts(judge, c) for c in judge.comparisons])
         for judge in report.judges
     ]
+    # One LLM judge a tab (its figures in a list box), then the human checks (page grammar).
+    tabs = tab_context(
+        request.GET,
+        [(section.key, section.report.judge.name) for section in sections]
+        + [("checks", "Human checks")],
+    )
     return render(
         request,
         "metrics/judge_compare.html",
@@ -147,6 +158,7 @@ def judge_compare(request: HttpRequest, slug: str) -> HttpResponse:
             "collection": collection,
             "report": report,
             "sections": sections,
+            **tabs,
             "checks": llm_checks(
                 collection=collection, audit=pool_selectors.audit_sample(collection=collection)
             ),

@@ -60,4 +60,17 @@ def test_heatmap_and_scatter_with_text_alternatives(page, console, viewport):
     assert width <= viewport["width"], f"page scrolls sideways: {width}px"
     box = heatmap.bounding_box()
     assert box is not None and box["width"] <= viewport["width"]
+    # One LLM judge a tab, then the human checks: each fits the screen, its figures
+    # scrolling in their list box (page grammar).
+    tabs = page.locator("nav[aria-label='LLM judges and human checks'] a")
+    expect(tabs).to_have_text(["gpt", "tiny", "Human checks"])
+    expect(page.locator(".llm-judge")).to_have_count(1)
+    assert page.evaluate("document.documentElement.scrollHeight <= innerHeight")
+    tabs.filter(has_text="tiny").click()
+    expect(page.locator(".llm-judge h2")).to_contain_text("tiny")
+    assert page.evaluate("document.documentElement.scrollHeight <= innerHeight")
+    tabs.filter(has_text="Human checks").click()
+    expect(page.locator("#human-checks-title")).to_be_visible()
+    expect(page.locator(".llm-judge")).to_have_count(0)
+    assert page.evaluate("document.documentElement.scrollHeight <= innerHeight")
     assert console.problems() == []

@@ -172,7 +172,8 @@ def test_coordinator_configures_runs_and_watches_a_job(page, console, world, fak
     assert fake.requests[0]["headers"]["Authorization"] == f"Bearer {KEY}"
 
     page.click("nav.breadcrumbs a:has-text('Run LLM judge')")
-    jobs = page.locator("table.data-table tbody tr")
+    page.click("nav[aria-label='LLM jobs'] a:has-text('Recent jobs')")  # the jobs are a tab
+    jobs = page.locator(".list-box table.data-table tbody tr")
     expect(jobs).to_have_count(1)
     expect(jobs.locator("td").nth(3)).to_have_text("5 / 6")
     check_layout(page, viewport, "llm-jobs-list")

@@ -92,6 +92,7 @@ def test_agreement_pictures_keep_their_size_and_the_judge_table_fits(browser, li
         heatmap = page.locator("svg.chart-heatmap")
         box = heatmap.bounding_box()
         assert box["width"] <= 400 and box["height"] <= 400, box  # 2 judges: 2 × 2 cells
+        page.goto(agreement + "?tab=pictures&pic=mix")  # one picture at a time
         legend = page.locator("ul.chart-legend li")
         expect(legend).to_have_count(5)
         for i in range(5):

@@ -10,7 +10,7 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from judging.llm.models import LLMJob
-from judging.models import Membership
+from judging.models import Judgment, Membership
 from judging.quality.models import CanaryCheck, CanaryResult, VersionCheck, VersionCheckResult
 from metrics.models import Run
 from tests import factories
@@ -61,7 +61,11 @@ def world(settings, tmp_path):
         factories.member(coll, users[name], role=role)
     tess = factories.user("tess", password=PASSWORD)
     team = pf.team(coll, "Team with a rather long name", [tess])
-    for tag, order in (("baseline-with-long-tag", [0, 1, 2]), ("challenger-run-v2", [2, 1, 0])):
+    for tag, order in (
+        ("baseline-with-long-tag", [0, 1, 2]),
+        ("challenger-run-v2", [2, 1, 0]),
+        ("third-run", [1, 0, 2]),  # a baseline against two runs: Holm-adjusted p-values
+    ):
         pf.run(
             coll,
             team,
@@ -97,13 +101,21 @@ def world(settings, tmp_path):
         collection=coll, judge=llm, status="done", total=4, done=3, failed=1,
         prompt_tokens=1234, completion_tokens=56,
     )  # fmt: skip
+    # Grades of the LLM judge and of a human on q1's pairs: the LLM agreement page has a
+    # section per LLM judge, and the agreement page figures to show.
+    boss = factories.human_judge(users["cora"])
+    for judge, grades in ((boss, (3, 1, 0, 2)), (llm, (3, 2, 0, 1))):
+        Judgment.objects.bulk_create(
+            Judgment(judge=judge, collection=coll, query=queries[0], document=d, grade=g)
+            for d, g in zip(docs[:4], grades, strict=True)
+        )
     checks = {"canary": canary, "version": done, "failed": failed, "llm": llm, "job": job}
     return {"coll": coll, "queries": queries, "checks": checks}
 
 
 def pages(world, role: str) -> list[str]:
     slug = world["coll"].slug
-    one, two = Run.objects.order_by("pk")
+    one, two, three = Run.objects.order_by("pk")
     common = [reverse("judging:home"), reverse("judging:collection_detail", args=[slug])]
     metrics = [
         reverse("metrics:leaderboard", args=[slug]),
@@ -131,6 +143,9 @@ def pages(world, role: str) -> list[str]:
         reverse("judging:document_import", args=[slug]),
         reverse("metrics:pool", args=[slug]),
         reverse("metrics:stability", args=[slug]),
+        # One baseline against several runs (Holm-adjusted p-values).
+        reverse("metrics:compare", args=[slug])
+        + f"?baseline={one.pk}&runs={two.pk}&runs={three.pk}",
     ]
 
 
@@ -350,7 +365,7 @@ def test_a_versus_b_names_the_baseline(browser, live_server, world, viewport):
     try:
         page = context.new_page()
         log_in(page, "cora")  # teams see no comparison before publication (issue 32)
-        one, two = Run.objects.order_by("pk")
+        one, two, _three = Run.objects.order_by("pk")
         page.goto(reverse("metrics:compare", args=[world["coll"].slug]))
         expect(page.locator("label:has-text('Run B (baseline)')")).to_be_visible()
         page.goto(reverse("metrics:compare", args=[world["coll"].slug]) + f"?a={two.pk}&b={one.pk}")

@@ -70,10 +70,21 @@ def test_progress_is_cumulative_per_day(world):
 
 def test_pages_carry_the_pictures_with_text(world, client):
     client.force_login(world["coord"])
-    html = client.get(  # the agreement page's Pictures tab
-        reverse("judging:collection_agreement", args=[world["coll"].slug]), {"tab": "pictures"}
-    ).content.decode()
-    assert html.count('role="img"') >= 3
+    agreement = reverse("judging:collection_agreement", args=[world["coll"].slug])
+    # The agreement page's Pictures tab: one picture at a time, chosen by ``pic``.
+    pictures = {
+        pic: client.get(agreement, {"tab": "pictures", "pic": pic}).content.decode()
+        for pic in ("heatmap", "mix", "confusion")
+    }
+    for pic, page in pictures.items():
+        assert page.count('role="img"') == 1, pic
+        assert 'aria-current="page">' in page
+    html = "".join(pictures.values())
+    assert "chart-grade-mix" in pictures["mix"] and "chart-confusion" in pictures["confusion"]
+    default = client.get(agreement, {"tab": "pictures"}).content.decode()
+    assert "chart-heatmap" in default and "chart-confusion" not in default
+    two = client.get(agreement, {"a": world["judges"][0].pk, "b": world["judges"][2].pk})
+    assert "chart-confusion" in two.content.decode()  # a link naming two judges
     assert "Quadratic-weighted Cohen&#x27;s κ, judge × judge" in html
     assert "<desc>6 pairs graded by both; 3 with the same grade." in html
     detail = client.get(  # the collection page's Progress tab

@@ -326,8 +326,10 @@ def api_url(setup) -> str:
 def test_page_shows_coverage_judges_and_agreement(client, setup):
     client.force_login(setup.users["cora"])
     html = ""
-    for tab in ("judges", "coverage", "agreement", "pictures"):  # a section per tab
-        response = client.get(page_url(setup), {"tab": tab})
+    tabs = [{"tab": tab} for tab in ("judges", "coverage", "pictures")]  # a section per tab
+    tabs += [{"tab": "agreement", "part": part} for part in ("overall", "pairs", "queries")]
+    for params in tabs:  # the Agreement tab shows one of its tables at a time
+        response = client.get(page_url(setup), params)
         assert response.status_code == 200
         assert '<progress class="progress" value="7" max="10"' in response.content.decode()
         html += response.content.decode()

@@ -238,3 +238,19 @@ def test_a_provider_open_to_the_collection_removes_the_hint(coll, cora, llm, pro
     factories.member(other, cora, Membership.Role.COORDINATOR)
     page = _client(cora).get(f"/c/{other.slug}/llm-judges/new/").content.decode()
     assert "data-provider-hint" in page  # open to coll only
+
+
+def test_the_recent_jobs_are_a_tab_of_their_own(coll, cora, llm):
+    """The form and the recent jobs are tabs (one screen each); the jobs sit in a list box."""
+    client = _client(cora)
+    url = f"/c/{coll.slug}/llm-jobs/"
+    assert '<nav aria-label="LLM jobs">' not in client.get(url).content.decode()  # no job yet
+    job = LLMJob.objects.create(collection=coll, judge=llm, status="done", total=4, done=4)
+    start = client.get(url).content.decode()
+    assert '<nav aria-label="LLM jobs">' in start and "Recent jobs" in start
+    assert f'data-job="{job.pk}"' not in start
+    jobs = client.get(url, {"tab": "jobs"}).content.decode()
+    assert '<div class="table-scroll list-box">' in jobs
+    assert f'data-job="{job.pk}"' in jobs and f"/llm-jobs/{job.pk}/" in jobs
+    assert 'id="llm-job-form"' not in jobs
+    assert 'data-primary href="?"' in jobs  # back to the form
