@@ -468,7 +468,7 @@ def collection_agreement(request: HttpRequest, slug: str) -> HttpResponse:
     queries, sort = selectors_agreement.sorted_query_coverage(
         report.coverage.queries, request.GET.get("sort")
     )
-    tabs = tab_context(_agreement_tab_params(request.GET), AGREEMENT_TABS)
+    tabs = tab_context(request.GET, AGREEMENT_TABS, fallback=_agreement_tab_meant(request.GET))
     context = {
         "collection": collection,
         "report": report,
@@ -480,7 +480,7 @@ def collection_agreement(request: HttpRequest, slug: str) -> HttpResponse:
         **tabs,
     }
     if tabs["tab"] == "agreement":  # one table at a time, chosen under the tabs (``part``)
-        parts = tab_context({"tab": request.GET.get("part", "")}, AGREEMENT_PARTS)
+        parts = tab_context(request.GET, AGREEMENT_PARTS, name="part")
         context.update(agreement_parts=parts["tabs"], part=parts["tab"])
     if tabs["tab"] in ("judges", "agreement"):
         context["actionable"] = selectors_agreement_judges.actionable_agreement(
@@ -534,23 +534,20 @@ def _picture_choice(
         )
         if shown
     ]
-    keys = [key for key, _ in choices]
-    chosen = params.get("pic", "")
-    if chosen not in keys:
-        wanted = "confusion" if ("a" in params or "b" in params) else ""
-        chosen = wanted if wanted in keys else (keys[0] if keys else "")
-    return {"picture_choices": choices, "pic": chosen}
+    if not choices:
+        return {"picture_choices": [], "pic": ""}
+    fallback = "confusion" if ("a" in params or "b" in params) else None
+    pic = tab_context(params, choices, name="pic", fallback=fallback)["tab"]
+    return {"picture_choices": choices, "pic": pic}
 
 
-def _agreement_tab_params(params: QueryDict) -> dict[str, str]:
-    """Return the query with the tab an older link meant: a sort is coverage, a and b pictures."""
-    chosen = {"tab": params.get("tab", "")}
-    if not chosen["tab"]:
-        if "sort" in params:
-            chosen["tab"] = "coverage"
-        elif "a" in params or "b" in params:
-            chosen["tab"] = "pictures"
-    return chosen
+def _agreement_tab_meant(params: QueryDict) -> str | None:
+    """Return the tab a link without one meant: a sort is coverage, a and b are pictures."""
+    if "sort" in params:
+        return "coverage"
+    if "a" in params or "b" in params:
+        return "pictures"
+    return None
 
 
 def _history_label(collection: Collection, label: dict | None) -> str:

@@ -789,7 +789,7 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
     sections = [
         (key, label) for key, label in SETTINGS_TABS if key != "quotas" or judge_memberships
     ]
-    tabs = tab_context({"tab": posted} if posted else request.GET, sections)
+    tabs = tab_context(request.GET, sections, chosen=posted)
     context = {
         **_base_context(collection, viewer(user=request.user, collection=collection), "settings"),
         **tabs,

@@ -74,7 +74,7 @@ def guidelines_versions(request: HttpRequest, slug: str) -> HttpResponse:
             return see_other(reverse("judging:guidelines_versions", args=[collection.slug]))
     versions, unversioned = selectors_guidelines.guideline_versions(collection=collection)
     # A form posted comes back to its own tab, with its errors (page grammar, docs/ui.md).
-    params = {"tab": which or ""} if posted is not None else request.GET
+    posted_tab = (which or "") if posted is not None else None
     return render(
         request,
         "judging/guidelineversion_list.html",
@@ -84,7 +84,7 @@ def guidelines_versions(request: HttpRequest, slug: str) -> HttpResponse:
             "query_form": query_form,
             "versions": versions,
             "unversioned": unversioned,
-            **tab_context(params, GUIDELINES_TABS),
+            **tab_context(request.GET, GUIDELINES_TABS, chosen=posted_tab),
         },
         status=400 if form is not None or (posted is not None and which is None) else 200,
     )

@@ -137,9 +137,9 @@ def gold_list(request: HttpRequest, slug: str) -> HttpResponse:
     except ValidationError as error:
         version, version_error = None, error.message_dict["guidelines_version"][0]
     report = selectors_quality.gold_report(collection=collection, guidelines_version=version)
-    params = request.GET
+    posted_tab = None
     if request.method == "POST":  # a form comes back to its own tab, with its errors
-        params = {"tab": "mixing" if rate_posted else "qualification" if bar_posted else "pairs"}
+        posted_tab = "mixing" if rate_posted else "qualification" if bar_posted else "pairs"
     return render(
         request,
         "judging/goldpair_list.html",
@@ -156,7 +156,7 @@ def gold_list(request: HttpRequest, slug: str) -> HttpResponse:
             "version_error": version_error,
             "trend": selectors_quality.GOLD_TREND,
             "below": sum(1 for row in report if row.alert),
-            **tab_context(params, GOLD_TABS),
+            **tab_context(request.GET, GOLD_TABS, chosen=posted_tab),
         },
         status=400 if request.method == "POST" or version_error else 200,
     )
