@@ -89,6 +89,11 @@ def _fits(page) -> None:
     assert table["x"] + table["width"] <= outer["x"] + outer["width"] + 1, (table, outer)
 
 
+def _answered(page):
+    """Wait for the page a change of the chooser loads (the change submits its form)."""
+    return page.expect_navigation(url=lambda url: "chosen=1" in url)
+
+
 def _in_view(locator, width: int) -> None:
     """Assert that the element is visible and lies within the viewport's width."""
     expect(locator).to_be_visible()
@@ -165,14 +170,19 @@ def test_the_column_chooser_applies_at_once_with_javascript(browser, live_server
         expect(page.locator("thead a:text-is('P@20')")).to_have_count(0)
         expect(page.locator(".lb-chooser button[type=submit]")).to_be_hidden()
         page.locator(".col-chooser summary").click()
-        page.locator(".col-choice:has-text('P@20') input").check()
+        with _answered(page):
+            page.locator(".col-choice:has-text('P@20') input").check()
         expect(page.locator("thead a:text-is('P@20')")).to_be_visible()
+        # A change loads the page anew (the live part is not boosted): measure only once it
+        # has loaded, not the page that is going away.
         page.locator(".col-chooser summary").click()
-        page.locator(".col-choice:has-text('AP') input").uncheck()
+        with _answered(page):
+            page.locator(".col-choice:has-text('AP') input").uncheck()
         expect(page.locator("thead a:text-is('AP')")).to_have_count(0)
         _fits(page)
         # Sorting from the chooser (the phone has no headers to click) keeps the choice.
-        page.select_option(".lb-chooser select[name=sort]", "P@20")
+        with _answered(page):
+            page.select_option(".lb-chooser select[name=sort]", "P@20")
         expect(page.locator("thead th[aria-sort] a")).to_have_text("P@20")
         expect(page.locator("thead a:text-is('AP')")).to_have_count(0)
     finally:

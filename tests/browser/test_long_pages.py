@@ -245,7 +245,8 @@ def test_the_leaderboard_remembers_its_columns(browser, live_server, big):
         page.goto(url)
         expect(page.locator("thead a:text-is('AP')")).to_be_visible()
         page.locator(".col-chooser summary").click()
-        page.locator(".col-choice:has-text('AP') input").uncheck()
+        with page.expect_navigation(url=lambda address: "chosen=1" in address):
+            page.locator(".col-choice:has-text('AP') input").uncheck()  # submits its form
         expect(page.locator("thead a:text-is('AP')")).to_have_count(0)
         page.goto(url)  # no choice in the address: the remembered one applies
         expect(page.locator("thead a:text-is('AP')")).to_have_count(0)
