@@ -17,8 +17,9 @@ is worth most. A pair's *check score* is the sum of two parts, each in [0, 1]:
   divided by the largest weight (0 everywhere when no pair can move any run).
 
 :func:`check_order` returns the pairs still open for human grades, highest score first
-(ties: query, then document code). Edge cases: NaN abstention counts 0; a NaN impact
-counts 0; an empty campaign gives no pairs.
+(scores equal to :data:`~metrics.pool.strategies.TIE_DIGITS` decimals are ties, so the
+order is the same on every CPU; ties: query, then document code). Edge cases: NaN
+abstention counts 0; a NaN impact counts 0; an empty campaign gives no pairs.
 
 **The random audit.** Chosen pairs are not a sample, so agreement on them does not
 estimate the LLM's agreement elsewhere. With an audit share *s*, the pairs of the audit
@@ -35,6 +36,8 @@ from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
+
+from metrics.pool.strategies import TIE_DIGITS
 
 F64 = NDArray[np.float64]
 Pair = tuple[int, int]
@@ -81,7 +84,7 @@ def check_order(
     else:
         audit = [np.asarray(r, dtype=np.float64) < audit_share for r in draws]
     scored = sorted(
-        (-float(s[d]), q, d)
+        (-round(float(s[d]), TIE_DIGITS), q, d)
         for q, (s, ok, a) in enumerate(zip(scores, eligible, audit, strict=True))
         for d in np.flatnonzero(ok & ~a).tolist()
     )

@@ -82,11 +82,35 @@ __all__ = [
     "Swap",
     "make_strategy",
     "plan",
+    "tie_key",
 ]
 
 I64 = NDArray[np.int64]
 F64 = NDArray[np.float64]
 Pair = tuple[int, int]
+
+#: Significant digits (of the largest magnitude) that orders compare: see :func:`tie_key`.
+TIE_DIGITS = 9
+
+
+def tie_key(values: F64, *, digits: int = TIE_DIGITS) -> F64:
+    """Return ``values`` rounded to ``digits`` decimals of their largest finite magnitude.
+
+    The weights and means the weighed strategies order by are sums whose last bits depend
+    on the CPU: numpy's reductions and transcendental functions take other SIMD paths on
+    other machines (AVX-512 or not), so two documents that weigh the same could compare
+    one way on one machine and the other way on the next. Ordering by this key, with ties
+    broken by index (a stable sort), gives the same order on every machine, unless a value
+    falls within a few units in the last place of a rounding boundary (a chance of about
+    1e-7 per value). Edge cases: an empty or all-zero array, and non-finite values, are
+    returned as they are (NaN stays NaN, infinities stay infinite).
+    """
+    v = np.asarray(values, dtype=np.float64)
+    finite = np.isfinite(v)
+    largest = float(np.max(np.abs(v[finite]))) if finite.any() else 0.0
+    if largest == 0.0:
+        return v.copy()
+    return np.where(finite, np.round(v / largest, digits), v)
 
 
 @dataclass(frozen=True)
@@ -542,7 +566,7 @@ class Swap(_Weighed):
     def _pairs(self, labels: list[F64]) -> tuple[I64, I64]:
         """Return the compared runs: each with the ``window`` runs below it now."""
         per_run = self.scores(labels).mean(axis=1)
-        order = np.argsort(-per_run, kind="stable")
+        order = np.argsort(-tie_key(per_run), kind="stable")
         upper, lower = [], []
         for step in range(1, min(self.window, len(order) - 1) + 1):
             upper.append(order[:-step])
@@ -656,7 +680,7 @@ class Swap(_Weighed):
         if cooling:
             return pick
         weights = self.weights()
-        flat = np.concatenate(weights)
+        flat = tie_key(np.concatenate(weights))
         top = np.argsort(-flat, kind="stable")[: self.refresh]
         top = top[flat[top] > 0]
         starts = np.cumsum([0, *(len(w) for w in weights)])
@@ -847,7 +871,7 @@ class Hybrid(_Weighed):
             weights=entry_sd[first] * entry_sd[second],
             minlength=n_runs * n_runs,
         ).reshape(n_runs, n_runs)
-        order = np.argsort(-self.tracker.means(), kind="stable")
+        order = np.argsort(-tie_key(self.tracker.means()), kind="stable")
         offsets = range(1, min(self.window, n_runs - 1) + 1)
         upper = np.concatenate([order[:-j] for j in offsets])
         lower = np.concatenate([order[j:] for j in offsets])
@@ -905,11 +929,11 @@ class Hybrid(_Weighed):
         weight = self.weights()
         pended = np.concatenate(self.judged)[self._top]  # picks still without a grade
         weight[pended] = 0.0
+        weight = tie_key(weight)  # the same order on every CPU; ties by document code
         # every ``refresh`` picks at first, then every ``growth`` share of the grades known
         count = min(max(self.refresh, int(self.growth * int(self._judged.sum()))), len(weight))
-        top = np.argpartition(-weight, count - 1)[:count] if count else np.zeros(0, np.int64)
-        top = top[np.argsort(-weight[top], kind="stable")]
-        top = self._top[top[weight[top] > 0]]
+        top = np.argsort(-weight, kind="stable")[:count]  # a full sort: argpartition's
+        top = self._top[top[weight[top] > 0]]  # choice among ties depends on the CPU
         self._queue = top[::-1].tolist()
         if self._queue:
             return self._pair(self._queue.pop())
