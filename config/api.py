@@ -159,6 +159,11 @@ class ErrorItemSerializer(serializers.Serializer):
         help_text="For an unknown query parameter (named in `field`): the parameters this "
         "operation accepts.",
     )
+    code = serializers.CharField(
+        required=False,
+        help_text="A stable name for errors a client may act on, e.g. `database_unavailable` "
+        "(503: retry after `Retry-After` seconds).",
+    )
 
 
 class ErrorSerializer(serializers.Serializer):

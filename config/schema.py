@@ -3,7 +3,8 @@
 One place documents the answers any operation may give whatever its view does, all in the
 API's error shape (``Error``): 400 (a refused query parameter, before the view), 401 (no or
 a bad token), 403 (role, or CSRF with a session), 404 (no such object, or not yours), 429
-(a rate limit, with ``Retry-After``), and for operations with a request body 413 (body too
+(a rate limit, with ``Retry-After``), 503 (the database does not answer, with ``Retry-After``:
+config/outage.py), and for operations with a request body 413 (body too
 large) and 415 (a content type no parser reads). A view's own description of a code is
 kept; only missing codes are added, so ``status_code_conformance`` of the schema fuzz test
 holds for throttled and refused requests too.
@@ -33,6 +34,8 @@ COMMON = {
     **{code: ERROR_DESCRIPTIONS[code] for code in (400, 401, 403, 404)},
     429: "Too many requests or failed authentications from this client; retry after "
     "`Retry-After` seconds.",
+    503: "The database is temporarily unavailable (error code `database_unavailable`); "
+    "retry after `Retry-After` seconds. Nothing was written.",
 }
 #: Answers of operations that take a request body.
 WITH_BODY = {
@@ -47,11 +50,13 @@ def _error(description: str, code: int) -> dict[str, Any]:
         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
         "description": description,
     }
-    if code == 429:
+    if code in (429, 503):
         response["headers"] = {
             "Retry-After": {
                 "schema": {"type": "integer"},
-                "description": "Seconds until another request is allowed.",
+                "description": "Seconds until another request is allowed."
+                if code == 429
+                else "Seconds to wait before trying again.",
             }
         }
     return response
