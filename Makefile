@@ -13,22 +13,27 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# The runtime only (what `make run` needs); the test extras come with `make test`.
+$(VENV)/.runtime: pyproject.toml setup.py metrics/engine/_ctrec.c | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
 $(VENV)/.installed: pyproject.toml setup.py metrics/engine/_ctrec.c | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
-	touch $@
+	touch $@ $(VENV)/.runtime
 
 install: $(VENV)/.installed
 
-## Set up, migrate the SQLite database, load the demo and serve on $(HOST).
+## Set up, migrate the SQLite database, load the demo and serve on $(HOST); the address
+## and the demo accounts are the last lines printed.
 ## Development settings are opt-in: every entry point defaults to config.settings.prod.
 run: export DJANGO_SETTINGS_MODULE ?= config.settings.dev
-run: install
-	$(BIN)/python manage.py migrate --noinput
+run: $(VENV)/.runtime
+	$(BIN)/python manage.py migrate --noinput --verbosity 0
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
-	$(BIN)/python manage.py load_demo --host $(HOST)
+	$(BIN)/python manage.py load_demo --host $(HOST) --verbosity 0
 	$(BIN)/python manage.py load_demo_team
-	@echo "Graded is starting: open http://$(HOST)/ and log in with a demo account above."
-	$(BIN)/python manage.py runserver $(HOST)
+	$(BIN)/python manage.py serve_demo $(HOST)
 
 ## Set up and run the whole test suite (lint, unit, API and browser tests).
 test: install

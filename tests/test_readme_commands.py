@@ -9,7 +9,9 @@ the copy uses its own SQLite file as a new user's would. Two are checked differe
 * ``make run`` serves until stopped: it runs for real (migrate, collectstatic, the demo,
   ``runserver``) on a free port (``HOST=``, the README's own option) until the login page
   answers, then it is stopped. Make is told not to reinstall the environment (``-o
-  .venv/.installed``): the tests run without network access, from an installed venv.
+  .venv/.runtime -o .venv/.installed``): the tests run without network access, from an
+  installed venv. Its last lines are the address and the demo accounts, and it installs
+  the runtime only (``make -n -W pyproject.toml run``: no test extras).
 * ``make test`` is this suite: ``make -n`` shows that it runs ruff and pytest.
 
 ``make …`` variants the README names inline (``make run HOST=…``) are checked with
@@ -109,6 +111,24 @@ def _fresh_copy(target: Path) -> Path:
     return target
 
 
+#: Make flags that keep the test's venv as it is (no network, no reinstall into it).
+NO_INSTALL = ("-o", ".venv/.runtime", "-o", ".venv/.installed")
+
+
+def test_make_run_installs_the_runtime_only():
+    dry = subprocess.run(
+        ["make", "-n", "-W", "pyproject.toml", "run"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert dry.returncode == 0, dry.stderr
+    installs = [line for line in dry.stdout.splitlines() if "pip install" in line]
+    assert installs and all("[test]" not in line for line in installs), dry.stdout
+    assert any(line.rstrip().endswith("-e .") for line in installs), installs
+
+
 def _env() -> dict[str, str]:
     """Return this process's environment without Graded's settings and pytest's."""
     return {k: v for k, v in os.environ.items() if k not in UNSET and not k.startswith("PYTEST_")}
@@ -121,7 +141,7 @@ def _make_run(copy: Path, env: dict[str, str], log: Path) -> None:
     port = free_port()
     with log.open("w") as out:
         server = subprocess.Popen(
-            ["make", "-o", ".venv/.installed", "run", f"HOST=127.0.0.1:{port}"],
+            ["make", *NO_INSTALL, "run", f"HOST=127.0.0.1:{port}"],
             cwd=copy,
             env=env,
             stdout=out,
@@ -145,7 +165,20 @@ def _make_run(copy: Path, env: dict[str, str], log: Path) -> None:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
     printed = log.read_text()
-    assert "judge1" in printed and "judge1-demo" in printed  # the accounts it prints
+    # the address and the accounts come last, after Django's banner
+    lines = [line for line in printed.splitlines() if line.strip()]
+    ready = f"Graded is ready: open http://127.0.0.1:{port}/"
+    assert ready in lines, printed[-3000:]
+    last = lines.index(ready)
+    assert any("Starting development server" in line for line in lines[:last]), printed[-3000:]
+    accounts = lines[last - 4 : last]
+    assert [line.split()[:3] for line in accounts] == [
+        ["coordinator", "password", "coordinator-demo"],
+        ["judge1", "password", "judge1-demo"],
+        ["judge2", "password", "judge2-demo"],
+        ["team1", "password", "team1-demo"],
+    ], printed[-3000:]
+    assert all("GET /accounts/login/" in line for line in lines[last + 1 :]), lines[last + 1 :]
 
 
 @pytest.mark.timeout(1200)
@@ -158,7 +191,7 @@ def test_every_readme_command_runs_as_written_on_a_fresh_clone(tmp_path):
     _make_run(copy, env, tmp_path / "make-run.log")
     assert (copy / "db.sqlite3").exists()  # a new user's SQLite database
     dry = subprocess.run(
-        ["make", "-n", "-o", ".venv/.installed", "test"],
+        ["make", "-n", *NO_INSTALL, "test"],
         cwd=copy,
         env=env,
         capture_output=True,
@@ -186,7 +219,7 @@ def test_every_readme_command_runs_as_written_on_a_fresh_clone(tmp_path):
             name, _, value = words.pop(0).partition("=")
             assigns[name] = value
         dry = subprocess.run(
-            [words[0], "-n", "-o", ".venv/.installed", *words[1:]],
+            [words[0], "-n", *NO_INSTALL, *words[1:]],
             cwd=copy,
             env={**env, **assigns},
             capture_output=True,

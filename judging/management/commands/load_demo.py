@@ -89,6 +89,8 @@ class Command(BaseCommand):
             )
         summary = demo_load(reset=options["reset"], reset_passwords=not options["keep_passwords"])
         host = options["host"] or os.environ.get("GRADED_HOST") or DEFAULT_HOST
+        if options["verbosity"] == 0:  # make run: serve_demo prints the accounts last
+            return
         self._print(summary, keep_passwords=options["keep_passwords"], login_url=login_url(host))
 
     def _print(self, summary: DemoSummary, *, keep_passwords: bool, login_url: str) -> None:
