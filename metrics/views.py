@@ -285,6 +285,7 @@ def run_leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
             "sort": sort,
             "threshold_percent": round(threshold * 100),
             "confidence_percent": round(BOOTSTRAP_CONFIDENCE * 100),
+            "alpha": round(1.0 - BOOTSTRAP_CONFIDENCE, 4),
             "intervals": any(line.interval for line in lines),
         }
         | _live_context(token)
