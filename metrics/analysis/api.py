@@ -476,9 +476,12 @@ class RunPairsView(RunCompareView):
         ids: list[int] | None = None
         if params.getlist("runs"):
             try:
-                ids = self._run_ids("runs", params.getlist("runs"))
+                ids = list(dict.fromkeys(self._run_ids("runs", params.getlist("runs"))))
             except exceptions.ValidationError as exc:
                 errors.update(exc.detail)
+            else:
+                if len(ids) > MAX_PAIR_RUNS:  # refused before any run is read
+                    errors["runs"] = [f"Choose at most {MAX_PAIR_RUNS} runs; {len(ids)} given."]
         labels, _unreadable = _measure_labels(self.collection)
         try:
             label = _pick(labels, params.get("measure"))
@@ -502,7 +505,7 @@ class RunPairsView(RunCompareView):
             missing = [i for i in ids if i not in visible]
             if missing:
                 raise exceptions.NotFound(f"No visible run with id {missing[0]}.")
-            runs = [visible[i] for i in dict.fromkeys(ids)]
+            runs = [visible[i] for i in ids]
         try:
             result = compare_all_pairs(runs=runs, measure=label.canonical, correction=correction)
         except ComparisonError as exc:

@@ -138,6 +138,8 @@ def test_errors_are_named_and_unknown_parameters_refused(world, api, four):
     bad = client.get(url(world), {"runs": "x", "measure": "nDCG@zz", "correction": "bonferroni"})
     assert bad.status_code == 400
     assert {e["field"] for e in bad.json()["errors"]} == {"runs", "measure", "correction"}
+    many = client.get(url(world), {"runs": ",".join(str(i) for i in range(1, 102))})
+    assert many.status_code == 400 and "at most 100 runs" in many.json()["errors"][0]["message"]
     one = client.get(url(world), {"runs": four["top"].pk})
     assert one.status_code == 400
     assert "at least two runs" in one.json()["errors"][0]["message"]
