@@ -156,6 +156,56 @@ class CompareForm(forms.Form):
         return self.labels[0] if self.labels else None
 
 
+#: The corrections the comparison of all pairs offers (``metrics.engine.pairs.CORRECTIONS``).
+CORRECTION_CHOICES = [
+    ("holm", "Holm over all pairs (paired t-test)"),
+    ("tukey", "Tukey's HSD (topics as blocks)"),
+]
+
+
+class AllPairsForm(forms.Form):
+    """Choose the runs to compare every pair of (default: all), a measure and a correction."""
+
+    runs = RunMultipleChoiceField(
+        queryset=Run.objects.none(),
+        required=False,
+        label="Runs",
+        help_text="None chosen: every scored run (the leaderboard's).",
+        widget=forms.SelectMultiple(attrs={"size": 6}),
+    )
+    measure = forms.ChoiceField(label="Measure", required=False)
+    correction = forms.ChoiceField(
+        label="Correction", choices=CORRECTION_CHOICES, required=False, initial="holm"
+    )
+
+    def __init__(
+        self,
+        *args: Any,
+        runs: QuerySet[Run],
+        labels: Sequence[MeasureLabel],
+        **kwargs: Any,
+    ) -> None:
+        """Offer only the runs the user may see and the collection's measures."""
+        kwargs.setdefault("auto_id", "pairs-%s")  # the page's other forms have runs too
+        super().__init__(*args, **kwargs)
+        self.labels = list(labels)
+        self.fields["runs"].queryset = runs
+        self.fields["measure"].choices = measure_choices(self.labels)
+
+    def label(self) -> MeasureLabel | None:
+        """Return the chosen measure's label (the first measure by default)."""
+        name = self.cleaned_data.get("measure") if hasattr(self, "cleaned_data") else None
+        for label in self.labels:
+            if label.requested == name:
+                return label
+        return self.labels[0] if self.labels else None
+
+    def chosen_correction(self) -> str:
+        """Return the chosen correction (Holm by default)."""
+        chosen = self.cleaned_data.get("correction") if hasattr(self, "cleaned_data") else None
+        return chosen or CORRECTION_CHOICES[0][0]
+
+
 class LeaderboardSettingsForm(forms.Form):
     """A collection's measure set, coverage threshold and publication."""
 

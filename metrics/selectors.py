@@ -15,6 +15,7 @@ from django.http import Http404
 from judging.lists.exports import may_export
 from judging.models import Collection, LiveGrade, Membership, Query
 from judging.selectors import user_roles
+from metrics.engine.letters import letter_strings
 from metrics.engine.ranks import leaderboard_ranks
 from metrics.engine.uncertainty import PairUncertainty, leaderboard_uncertainty
 from metrics.live import scoring, store
@@ -138,13 +139,23 @@ class Interval:
     high: float
     above: PairUncertainty | None = None
     above_run: Run | None = None
-    #: 95% interval of the run's rank among the runs with an interval, and its tier
-    #: (:func:`metrics.engine.ranks.leaderboard_ranks`); 1-based.
+    #: 95% interval of the run's rank among the runs with an interval (1-based), and its
+    #: letters (0 = "a"; :func:`metrics.engine.ranks.leaderboard_ranks`): two runs share a
+    #: letter exactly when the paired t-test, Holm-corrected over all pairs, cannot tell
+    #: them apart.
     rank_low: int | None = None
     rank_high: int | None = None
-    tier: int | None = None
-    #: Whether this run opens a tier below the first (told apart from the tier above).
-    opens_tier: bool = False
+    groups: tuple[int, ...] = ()
+    #: The letters as printed (``"ab"``).
+    letters: str = ""
+    #: Whether every run above this one differs significantly from this one and every
+    #: run below it (no letter spans the line above it).
+    block_start: bool = False
+
+    @property
+    def tier(self) -> int | None:
+        """Return the number of the run's first letter, 1-based (1 = "a"), if it has one."""
+        return self.groups[0] + 1 if self.groups else None
 
 
 @dataclass(frozen=True)
@@ -377,7 +388,7 @@ def _with_intervals(
 
     The runs with a mean on ``measure`` share one paired bootstrap over the queries every
     one of them was scored on (:func:`metrics.engine.uncertainty.leaderboard_uncertainty`;
-    one SQL query), which also gives each its rank interval and tier among them
+    one SQL query), which also gives each its rank interval and letters among them
     (:func:`metrics.engine.ranks.leaderboard_ranks`, same draws). The figures are cached
     under the runs' ids, scored versions and times, so live rescoring (which moves them)
     makes the next read current.
@@ -392,7 +403,7 @@ def _with_intervals(
         f"{run.pk}:{run.scored_version}:{run.scored_at.isoformat() if run.scored_at else ''}"
         for run in runs
     )
-    cache_key = cache_key_for("intervals-ranks", collection.pk, measure, stamp)
+    cache_key = cache_key_for("intervals-letters", collection.pk, measure, stamp)
     figures = cache.get(cache_key)
     if figures is None:
         matrix = _score_matrix(runs, measure)
@@ -411,6 +422,8 @@ def _with_intervals(
         )
         cache.set(cache_key, figures, _INTERVAL_TTL)
     n_queries, (intervals, pairs), ranks = figures
+    groups = [rank.groups for rank in ranks]
+    printed = letter_strings(groups)
     with_interval = {}
     for i, (row, interval, rank) in enumerate(zip(scored, intervals, ranks, strict=True)):
         above = pairs[i - 1] if i else None
@@ -423,10 +436,21 @@ def _with_intervals(
             above_run=scored[i - 1].run if i else None,
             rank_low=rank.low,
             rank_high=rank.high,
-            tier=rank.tier,
-            opens_tier=bool(i) and rank.tier != ranks[i - 1].tier,
+            groups=rank.groups,
+            letters=printed[i],
+            block_start=bool(i) and _splits(groups, i),
         )
     return [LeaderboardRow(r.run, r.scores, r.stale, with_interval.get(r.run.pk)) for r in rows]
+
+
+def _splits(groups: list[tuple[int, ...]], i: int) -> bool:
+    """Return whether no letter is held both above position ``i`` and at or below it.
+
+    The letters are complete (two runs that cannot be told apart share one), so then every
+    run above the line differs significantly from every run below it.
+    """
+    above = {g for run in groups[:i] for g in run}
+    return not any(g in above for run in groups[i:] for g in run)
 
 
 def _score_columns(runs: list[Run], measure: str) -> dict[int, np.ndarray]:

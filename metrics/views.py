@@ -33,7 +33,13 @@ from judging.selectors import collection_for_member
 from judging.tabs import tab_context
 from judging.templatetags.policies import policy_label
 from metrics import charts
-from metrics.analysis.compare import ComparisonError, RunComparison, compare_runs
+from metrics.analysis.compare import (
+    ComparisonError,
+    RunComparison,
+    compare_all_pairs,
+    compare_runs,
+    pair_runs,
+)
 from metrics.analysis.difficulty import (
     DEFAULT_K,
     SORTS,
@@ -46,6 +52,7 @@ from metrics.analysis.difficulty import (
 from metrics.engine.errors import MeasureError
 from metrics.forms import (
     AggregationSettingsForm,
+    AllPairsForm,
     CardSettingsForm,
     CompareForm,
     LeaderboardSettingsForm,
@@ -285,6 +292,7 @@ def run_leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
             "sort": sort,
             "threshold_percent": round(threshold * 100),
             "confidence_percent": round(BOOTSTRAP_CONFIDENCE * 100),
+            "alpha": round(1.0 - BOOTSTRAP_CONFIDENCE, 4),
             "intervals": any(line.interval for line in lines),
         }
         | _live_context(token)
@@ -489,21 +497,38 @@ SIGNIFICANCE = 0.05
 @login_required
 @require_GET
 def run_compare(request: HttpRequest, slug: str) -> HttpResponse:
-    """Compare run A with run B, or a baseline with several runs, on one measure."""
+    """Compare run A with run B, a baseline with several runs, or every pair, on one measure."""
     collection, who = _collection_and_viewer(request, slug)
     labels, unreadable = _measure_labels(collection)
     runs = visible_runs(collection=collection, who=who).order_by("tag")
     get = request.GET
-    submitted = "measure" in get or {"a", "b"} <= get.keys() or {"baseline", "runs"} <= get.keys()
+    every_pair = "pairs" in get
+    submitted = not every_pair and (
+        "measure" in get or {"a", "b"} <= get.keys() or {"baseline", "runs"} <= get.keys()
+    )
     if submitted:
         form = CompareForm(get, runs=runs, labels=labels)
     else:  # a link such as the run page's "Compare…" only preselects runs
-        form = CompareForm(initial=get.dict(), runs=runs, labels=labels)
-    comparison = error = chosen = None
+        form = CompareForm(initial={} if every_pair else get.dict(), runs=runs, labels=labels)
+    pairs_form = AllPairsForm(get if every_pair else None, runs=runs, labels=labels)
+    comparison = error = chosen = all_pairs = None
     tabs = tab_context(get, COMPARE_TABS)
     delta_charts: list[str | None] = []
     if not who.policy.shows_per_query:
         pass  # a comparison is per-query deltas: the template says why there is none
+    elif every_pair:
+        if pairs_form.is_valid() and (chosen := pairs_form.label()) is not None:
+            chosen_runs = list(pairs_form.cleaned_data["runs"]) or pair_runs(
+                collection=collection, who=who, measure=chosen.canonical
+            )
+            try:
+                all_pairs = compare_all_pairs(
+                    runs=chosen_runs,
+                    measure=chosen.canonical,
+                    correction=pairs_form.chosen_correction(),
+                )
+            except ComparisonError as exc:
+                error = str(exc)
     elif form.is_bound and form.is_valid() and (chosen := form.label()) is not None:
         try:
             comparison = compare_runs(
@@ -529,22 +554,28 @@ def run_compare(request: HttpRequest, slug: str) -> HttpResponse:
                 else None
                 for row in comparison.rows
             ]
+    compared_runs = (
+        [comparison.baseline, *(row.run for row in comparison.rows)]
+        if comparison
+        else [r.run for r in all_pairs.runs]
+        if all_pairs
+        else []
+    )
     context = _base_context(collection, who, "compare") | {
         "form": form,
+        "pairs_form": pairs_form,
         "labels": labels,
         "unreadable": unreadable,
         "chosen": chosen,
         "comparison": comparison,
+        "all_pairs": all_pairs,
+        "every_pair": every_pair,
         "rows": list(zip(comparison.rows, delta_charts, strict=True)) if comparison else [],
         "error": error,
         "several": "baseline" in get and comparison is None,
         "better": _significant(comparison, better=True),
         "worse": _significant(comparison, better=False),
-        "stale": bool(comparison)
-        and any_stale(
-            collection=collection,
-            runs=[comparison.baseline, *(row.run for row in comparison.rows)],
-        ),
+        "stale": bool(compared_runs) and any_stale(collection=collection, runs=compared_runs),
     }
     context |= tabs
     return render(request, "metrics/run_compare.html", context)

@@ -14,7 +14,12 @@ from typing import Any, ClassVar
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_view,
+)
 from rest_framework import exceptions, serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -28,12 +33,20 @@ from judging.models import Query
 from metrics import selectors as metrics_selectors
 from metrics.analysis import difficulty
 from metrics.analysis import llm_agreement as selectors
-from metrics.analysis.compare import ComparisonError, compare_runs
+from metrics.analysis.compare import (
+    MAX_PAIR_RUNS,
+    PAIRED_TEST,
+    ComparisonError,
+    compare_all_pairs,
+    compare_runs,
+    pair_runs,
+)
 from metrics.analysis.query import run_query_ranking
 from metrics.analysis.views import ndcg_labels
 from metrics.api.permissions import COORDINATORS
 from metrics.api.views import JUDGES_SEE_NO_RUNS, RUN_ID, MetricsScopedView
 from metrics.engine.errors import MeasureError
+from metrics.engine.pairs import CORRECTIONS
 from metrics.live.scoring import MeasureLabel, measure_labels
 from metrics.pool import selectors as pool_selectors
 from metrics.views import _measure_labels
@@ -330,6 +343,188 @@ class RunCompareView(MetricsScopedView):
 def rows_mean_b(result: Any) -> float:
     """Return the baseline's mean over the compared queries."""
     return float(result.rows[0].result.mean_b)
+
+
+# --- every pair of the chosen runs ---------------------------------------------------------
+
+
+class PairedRunSerializer(serializers.Serializer):
+    """One run of an all-pairs comparison, best mean first, with its letters."""
+
+    run = serializers.CharField(source="run.tag")
+    run_id = serializers.IntegerField(source="run.pk")
+    rank = serializers.IntegerField(help_text="1 = the highest mean on the compared queries.")
+    mean = serializers.FloatField(help_text="Mean over the compared queries.")
+    groups = serializers.CharField(
+        source="letters",
+        help_text='Letters as the page prints them ("ab"): two runs share a letter exactly '
+        "when this correction cannot tell them apart (compact letter display).",
+    )
+    group_numbers = serializers.SerializerMethodField(help_text="The letters as 1 = a, 2 = b, …")
+
+    @extend_schema_field(serializers.ListField(child=serializers.IntegerField()))
+    def get_group_numbers(self, run: Any) -> list[int]:
+        """Return the run's letters as 1-based numbers."""
+        return [g + 1 for g in run.groups]
+
+
+class RunPairSerializer(serializers.Serializer):
+    """Two runs compared: ``a`` has the higher mean, differences are a − b."""
+
+    a = serializers.CharField(source="upper.run.tag", help_text="Run tag (the higher mean).")
+    a_id = serializers.IntegerField(source="upper.run.pk")
+    b = serializers.CharField(source="lower.run.tag")
+    b_id = serializers.IntegerField(source="lower.run.pk")
+    mean_diff = serializers.FloatField(source="pair.difference", help_text="Mean of a − b.")
+    ci_low = serializers.FloatField(source="pair.low", help_text="See `interval`.")
+    ci_high = serializers.FloatField(source="pair.high")
+    t_statistic = FiniteFloatField(
+        source="pair.t_statistic",
+        help_text="Paired t-test; null where the differences do not vary (t = ±∞, p = 0).",
+    )
+    p_value = serializers.FloatField(
+        source="pair.p_value", help_text="Paired t-test, two-sided, not corrected."
+    )
+    p_value_corrected = serializers.FloatField(
+        source="pair.corrected",
+        help_text="Holm-adjusted p-value (holm) or Tukey's HSD p-value (tukey).",
+    )
+    q_statistic = FiniteFloatField(
+        source="pair.q_statistic",
+        help_text="Tukey's studentized range statistic; null under holm, and where the "
+        "runs leave no residual variance (q = ∞, p = 0).",
+    )
+    significant = serializers.BooleanField(
+        source="pair.significant", help_text="p_value_corrected ≤ alpha."
+    )
+
+
+class AllPairsSerializer(serializers.Serializer):
+    """Every pair of the chosen runs on one measure, with the correction named."""
+
+    measure = serializers.CharField()
+    correction = serializers.ChoiceField(choices=list(CORRECTIONS))
+    correction_name = serializers.CharField(help_text="The correction in words, with its family.")
+    test = serializers.CharField(help_text="The test behind p_value.")
+    interval = serializers.CharField(
+        source="interval_name", help_text="What ci_low and ci_high are."
+    )
+    alpha = serializers.FloatField()
+    confidence = serializers.FloatField(source="result.confidence")
+    df = serializers.IntegerField(
+        source="result.df", help_text="Degrees of freedom of the test and the interval."
+    )
+    critical_value = serializers.FloatField(
+        source="result.critical",
+        help_text="t(1 − alpha/2; n − 1) under holm; the studentized range's q(1 − alpha; k, "
+        "df) under tukey.",
+    )
+    residual_variance = FiniteFloatField(
+        source="result.residual_variance",
+        help_text="Tukey: the two-way ANOVA's residual mean square; null under holm.",
+    )
+    queries = serializers.ListField(child=serializers.CharField())
+    left_out = serializers.ListField(child=serializers.CharField())
+    significant_pairs = serializers.IntegerField()
+    runs = PairedRunSerializer(many=True)
+    pairs = RunPairSerializer(many=True)
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="Compare every pair of runs",
+        description="Every pair of `runs` (default: every visible scored run with a score "
+        "on the measure) on one measure, over the queries scored for all of them: the mean "
+        "difference, an interval of it, the paired t-test's p-value and a p-value corrected "
+        "for testing every pair. `correction` holm (default): the t-test's p-values "
+        "Holm-adjusted over all k(k − 1)/2 pairs, the test the leaderboard's letters use; "
+        "intervals are each pair's t interval. tukey: Tukey's HSD with the topics as blocks "
+        "(studentized range on the two-way ANOVA's residual variance) and its simultaneous "
+        "intervals. `runs` are ordered by mean and carry their letters (`groups`): runs "
+        f"sharing a letter cannot be told apart. At most {MAX_PAIR_RUNS} runs.",
+        parameters=[
+            SLUG,
+            OpenApiParameter(
+                "runs",
+                OpenApiTypes.STR,
+                description="Run ids, comma-separated (or repeated); default: every visible "
+                "scored run with a score on the measure.",
+            ),
+            OpenApiParameter("measure", OpenApiTypes.STR, description="Default: the first."),
+            OpenApiParameter(
+                "correction",
+                OpenApiTypes.STR,
+                enum=list(CORRECTIONS),
+                description="holm (default) or tukey.",
+            ),
+        ],
+        responses={
+            200: AllPairsSerializer,
+            **error_responses(400, 401, 403, 404, e403=NO_PER_QUERY),
+        },
+    )
+)
+class RunPairsView(RunCompareView):
+    """Every pair of visible runs compared (the compare page's all-pairs view)."""
+
+    serializer_class = AllPairsSerializer
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Return the comparison of every pair."""
+        params = request.query_params
+        errors: dict[str, list[str]] = {}
+        ids: list[int] | None = None
+        if params.getlist("runs"):
+            try:
+                ids = list(dict.fromkeys(self._run_ids("runs", params.getlist("runs"))))
+            except exceptions.ValidationError as exc:
+                errors.update(exc.detail)
+            else:
+                if len(ids) > MAX_PAIR_RUNS:  # refused before any run is read
+                    errors["runs"] = [f"Choose at most {MAX_PAIR_RUNS} runs; {len(ids)} given."]
+        labels, _unreadable = _measure_labels(self.collection)
+        try:
+            label = _pick(labels, params.get("measure"))
+        except exceptions.ValidationError as exc:
+            errors.update(exc.detail)
+        correction = params.get("correction") or CORRECTIONS[0]
+        if correction not in CORRECTIONS:
+            errors["correction"] = [f"Not one of: {', '.join(CORRECTIONS)}."]
+        if errors:
+            raise exceptions.ValidationError(errors)
+        self.per_query_or_403()
+        if ids is None:
+            runs = pair_runs(collection=self.collection, who=self.who, measure=label.canonical)
+        else:
+            visible = {
+                run.pk: run
+                for run in metrics_selectors.visible_runs(
+                    collection=self.collection, who=self.who
+                ).filter(pk__in=ids)
+            }
+            missing = [i for i in ids if i not in visible]
+            if missing:
+                raise exceptions.NotFound(f"No visible run with id {missing[0]}.")
+            runs = [visible[i] for i in ids]
+        try:
+            result = compare_all_pairs(runs=runs, measure=label.canonical, correction=correction)
+        except ComparisonError as exc:
+            raise exceptions.ValidationError({"runs": [str(exc)]}) from exc
+        body = {
+            "measure": result.measure,
+            "correction": result.correction,
+            "correction_name": result.correction_name,
+            "test": PAIRED_TEST,
+            "interval_name": result.interval_name,
+            "alpha": result.alpha,
+            "result": result.result,
+            "queries": [q.external_id for q in result.queries],
+            "left_out": [q.external_id for q in result.left_out],
+            "significant_pairs": result.significant_pairs,
+            "runs": result.runs,
+            "pairs": result.pairs,
+        }
+        return Response(AllPairsSerializer(body).data)
 
 
 # --- LLM judges against human judges (API): the figures of the coordinators' page ---

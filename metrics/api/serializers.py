@@ -335,10 +335,21 @@ class LeaderboardRowSerializer(serializers.Serializer):
         "bootstrap resamples of queries, stretched to hold its rank; null where the "
         "interval is (hidden scores, provenance=human, no score)."
     )
+    groups = serializers.SerializerMethodField(
+        help_text="The run's letters as the page prints them (compact letter display), e.g. "
+        '"ab": two runs share a letter exactly when the paired t-test of the sorted '
+        "measure, Holm-corrected over every pair of the board's runs (alpha 0.05), cannot "
+        'tell them apart. "a" is the group holding the top run; a run may hold several. '
+        "Beyond 52 letters on a board they run a2, b2, … and are separated by spaces. "
+        "Null like rank_interval."
+    )
+    group_numbers = serializers.SerializerMethodField(
+        help_text="The same letters as numbers, 1 = a, 2 = b, …; null like rank_interval."
+    )
     tier = serializers.SerializerMethodField(
-        help_text="Runs that cannot be told apart share a tier (1 = top): a run opens a new "
-        "tier only when it is significantly below every run of the tier above (paired "
-        "t-test, Holm-corrected over all pairs, alpha 0.05); null like rank_interval."
+        help_text="The number of the run's first letter (1 = a). Runs with the same tier "
+        "share that letter, so they cannot be told apart; runs with different tiers may "
+        "still share another letter (read groups). Null like rank_interval."
     )
     human_only = serializers.FloatField(
         allow_null=True,
@@ -363,8 +374,22 @@ class LeaderboardRowSerializer(serializers.Serializer):
 
     @extend_schema_field(serializers.IntegerField(allow_null=True))
     def get_tier(self, row: LeaderboardRow) -> int | None:
-        """Return the row's tier, or None where the row has no interval."""
+        """Return the number of the row's first letter, or None where it has none."""
         return row.interval.tier if row.interval is not None else None
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_groups(self, row: LeaderboardRow) -> str | None:
+        """Return the row's letters as printed, or None where it has none."""
+        interval = row.interval
+        return interval.letters if interval is not None and interval.groups else None
+
+    @extend_schema_field(serializers.ListField(child=serializers.IntegerField(), allow_null=True))
+    def get_group_numbers(self, row: LeaderboardRow) -> list[int] | None:
+        """Return the row's letters as 1-based numbers, or None where it has none."""
+        interval = row.interval
+        if interval is None or not interval.groups:
+            return None
+        return [g + 1 for g in interval.groups]
 
     @extend_schema_field(serializers.DictField(child=_score()))
     def get_scores(self, row: LeaderboardRow) -> dict[str, float | None]:

@@ -33,6 +33,11 @@ urlpatterns = [
         name="compare",
     ),
     path(
+        "collections/<slug:slug>/compare/pairs/",
+        analysis_api.RunPairsView.as_view(),
+        name="compare-pairs",
+    ),
+    path(
         "collections/<slug:slug>/leaderboard/",
         views.LeaderboardView.as_view(),
         name="leaderboard",

@@ -1,4 +1,4 @@
-"""How sure a leaderboard is of each rank: rank intervals and tiers (pure numpy).
+"""How sure a leaderboard is of each rank: rank intervals and letter groups (pure numpy).
 
 A leaderboard ranks runs by their mean over a sample of queries. Two figures say how far
 that order can be trusted (MTEB found 176 of its 180 adjacent ranks not separable,
@@ -13,29 +13,30 @@ embeddings-benchmark/mteb#5208):
   (a run just ahead of many runs, each of which wins most resamples) that the percentile
   interval misses the rank shown; the interval is then stretched to hold the observed
   rank, so no run is shown with an interval that excludes its own rank.
-* **Tiers.** Walking the leaderboard best first, a run opens a new tier only when it is
-  significantly below *every* run of the current tier: the mean of each of them is
-  higher and the paired t-test of the pair (the leaderboard's own test, two-sided) has a
-  Holm-adjusted p-value at most ``alpha``. Holm's family is every pair of runs
-  (n(n-1)/2 tests), so the tiers rest on the same decisions as a table of all pairwise
-  significant differences. Otherwise the run joins the current tier. Tiers are numbered
-  1, 2, … in leaderboard order, and each tier is a run of consecutive ranks.
-
-  The rule is greedy and one-sided on purpose: a run is never put above a run it cannot
-  be told apart from, and the first run of a new tier is distinguishable from everything
-  in the tier above it. Runs two tiers apart are therefore usually, but not necessarily,
-  significantly different (significance is not transitive).
+* **Groups (letters).** Two runs *cannot be told apart* when the paired t-test of their
+  per-query scores (the leaderboard's own test, two-sided) has a Holm-adjusted p-value
+  above ``alpha``; Holm's family is every pair of the board's runs (n(n-1)/2 tests), the
+  same decisions as a table of all pairwise significant differences
+  (:mod:`metrics.engine.pairs`). The runs get a compact letter display
+  (:func:`metrics.engine.letters.letters`): two runs share a letter exactly when they
+  cannot be told apart, and a run may hold several letters (``a, ab, bc, c`` when #1–#3
+  differ but #1–#2, #2–#3 and #3–#4 do not). Letters are numbered from 0 ("a", the group
+  holding #1) down the board. A run's *tier* is the number of its first letter, 1-based
+  (tier 1 holds "a"); runs with the same tier share that letter, so they cannot be told
+  apart, but runs with different tiers may still share another letter.
 
 Edge cases:
 
-* No runs: empty results. One run: rank interval (1, 1), tier 1.
+* No runs: empty results. One run: rank interval (1, 1), letter "a" (tier 1).
 * Ties in mean: in each resample a run's best rank is 1 + the number of runs strictly
   ahead and its worst is the number of runs ahead or level (itself included); means
   within a relative 1e-12 of each other count as level. Two runs with identical
-  per-query scores have p = 1 and share a tier.
-* Fewer than two queries: no paired test is possible, so every run is in tier 1. With
-  one query every resample is that query, so each rank interval is the range of ranks
-  the run's ties allow; with none, every run could hold any rank: (1, n).
+  per-query scores have p = 1 and share every letter. Runs whose means are level but whose
+  per-query scores differ get their paired test like any other pair.
+* Fewer than two queries: no paired test is possible, so no pair differs and every run
+  gets "a" alone. With one query every resample is that query, so each rank interval is
+  the range of ranks the run's ties allow; with none, every run could hold any rank:
+  (1, n).
 * NaN or infinite scores, a matrix that is not 2-D, or ``order`` that is not a
   permutation of the rows raise ValueError (score the queries a run leaves out, or drop
   them, before calling).
@@ -49,10 +50,17 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats as sps
 
-from metrics.engine.stats import holm
+from metrics.engine.letters import differ_from_p, holm_matrix, letters
+from metrics.engine.pairs import paired_t_matrix
 from metrics.engine.uncertainty import _resample_counts
 
-__all__ = ["RunRank", "leaderboard_ranks", "pairwise_p_values", "tiers"]
+__all__ = [
+    "RunRank",
+    "adjusted_p_values",
+    "leaderboard_ranks",
+    "letter_groups",
+    "pairwise_p_values",
+]
 
 #: Means closer than this (relative to the largest absolute mean) count as level.
 _TIE_RTOL = 1e-12
@@ -60,12 +68,17 @@ _TIE_RTOL = 1e-12
 
 @dataclass(frozen=True)
 class RunRank:
-    """A run's observed rank, its rank interval and its tier (all 1-based)."""
+    """A run's observed rank and rank interval (1-based) and its letters (0 = "a")."""
 
     rank: int
     low: int
     high: int
-    tier: int
+    groups: tuple[int, ...]
+
+    @property
+    def tier(self) -> int:
+        """Return the number of the run's first letter, 1-based (1 = "a")."""
+        return self.groups[0] + 1
 
 
 def _validated(scores: npt.ArrayLike, order: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -85,65 +98,49 @@ def pairwise_p_values(scores: npt.ArrayLike) -> np.ndarray:
     """Return the symmetric (runs × runs) matrix of paired two-sided t-test p-values.
 
     Row ``i`` against row ``j`` is :func:`metrics.engine.stats.paired_t_test` of the two
-    runs' per-query scores, computed for all pairs at once: identical rows give p = 1,
-    constant non-zero differences p = 0. The diagonal is 1. Fewer than two queries give
-    NaN off the diagonal (no test is possible).
+    runs' per-query scores, computed for all pairs at once
+    (:func:`metrics.engine.pairs.paired_t_matrix`): identical rows give p = 1, constant
+    non-zero differences p = 0. The diagonal is 1. Fewer than two queries give NaN off
+    the diagonal (no test is possible).
     """
     matrix = np.asarray(scores, dtype=np.float64)
     n_runs, n_queries = matrix.shape
-    out = np.ones((n_runs, n_runs))
     if n_runs < 2:
-        return out
+        return np.ones((n_runs, n_runs))
     if n_queries < 2:
-        out[~np.eye(n_runs, dtype=bool)] = np.nan
+        out = np.full((n_runs, n_runs), np.nan)
+        np.fill_diagonal(out, 1.0)
         return out
-    for i in range(n_runs - 1):
-        diff = matrix[i] - matrix[i + 1 :]  # (n_runs - i - 1, n_queries)
-        mean = diff.mean(axis=1)
-        sd = diff.std(axis=1, ddof=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = mean / (sd / np.sqrt(n_queries))
-        p = 2.0 * sps.t.sf(np.abs(t), n_queries - 1)
-        p = np.where(np.all(diff == 0.0, axis=1), 1.0, p)
-        out[i, i + 1 :] = p
-        out[i + 1 :, i] = p
-    return out
+    return paired_t_matrix(matrix).p
 
 
-def tiers(scores: npt.ArrayLike, order: npt.ArrayLike, *, alpha: float = 0.05) -> list[int]:
-    """Return each run's tier (1-based), listed in ``order`` (best first).
+def adjusted_p_values(scores: npt.ArrayLike) -> np.ndarray:
+    """Return the symmetric matrix of Holm-adjusted paired t-test p-values (all pairs).
 
-    ``scores`` is ``(n_runs, n_queries)``; ``order`` lists the row indices best first. A
-    run opens a new tier when, against every run of the current tier, its mean is lower
-    and the Holm-adjusted paired t-test p-value (family: all pairs) is at most ``alpha``.
-    See the module docstring for the edge cases.
+    :func:`pairwise_p_values` corrected by :func:`metrics.engine.letters.holm_matrix`
+    over every pair of rows. With fewer than two queries no test is possible: NaN off the
+    diagonal.
+    """
+    raw = pairwise_p_values(scores)
+    if raw.shape[0] > 1 and np.isnan(raw[0, 1]):
+        return raw
+    return holm_matrix(np.clip(raw, 0.0, 1.0))
+
+
+def letter_groups(
+    scores: npt.ArrayLike, order: npt.ArrayLike, *, alpha: float = 0.05
+) -> list[tuple[int, ...]]:
+    """Return each run's letters (0 = "a"), listed in ``order`` (best first).
+
+    ``scores`` is ``(n_runs, n_queries)``; ``order`` lists the row indices best first.
+    Two runs differ when their Holm-adjusted paired t-test p-value (family: all pairs)
+    is at most ``alpha``; the letters are the compact letter display of those decisions
+    (:func:`metrics.engine.letters.letters`). See the module docstring for the edge cases.
     """
     matrix, ranked = _validated(scores, order)
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must lie strictly between 0 and 1; got {alpha}")
-    n_runs, n_queries = matrix.shape
-    if n_runs == 0:
-        return []
-    if n_queries < 2:
-        return [1] * n_runs
-    raw = pairwise_p_values(matrix)
-    upper = np.triu_indices(n_runs, k=1)
-    adjusted = np.ones((n_runs, n_runs))
-    if n_runs > 1:
-        adjusted[upper] = holm(np.clip(raw[upper], 0.0, 1.0))
-        adjusted.T[upper] = adjusted[upper]
-    means = matrix.mean(axis=1)
-    separated = (adjusted <= alpha) & (means[:, None] > means[None, :])  # row above column
-    out = [1]
-    members = [int(ranked[0])]
-    for run in ranked[1:].tolist():
-        if all(separated[m, run] for m in members):
-            out.append(out[-1] + 1)
-            members = [run]
-        else:
-            out.append(out[-1])
-            members.append(run)
-    return out
+    return letters(differ_from_p(adjusted_p_values(matrix), alpha), ranked)
 
 
 def _level(boot: np.ndarray) -> np.ndarray:
@@ -162,13 +159,14 @@ def leaderboard_ranks(
     resamples: int = 1000,
     seed: int = 0,
 ) -> list[RunRank]:
-    """Return every run's observed rank, rank interval and tier, listed in ``order``.
+    """Return every run's observed rank, rank interval and letters, listed in ``order``.
 
     The observed rank is the position in ``order`` (1 for ``order[0]``). The interval is
     the ``confidence`` percentile interval of the run's rank over the paired bootstrap
     resamples of the queries (``resamples``, ``seed``: the draws of
     :func:`metrics.engine.uncertainty.leaderboard_uncertainty`), stretched to hold the
-    observed rank; tiers use ``alpha = 1 - confidence`` (:func:`tiers`). The same seed
+    observed rank; the letters use ``alpha = 1 - confidence`` (:func:`letter_groups`). The
+    same seed
     gives the same figures.
     """
     matrix, ranked = _validated(scores, order)
@@ -179,9 +177,11 @@ def leaderboard_ranks(
     n_runs, n_queries = matrix.shape
     if n_runs == 0:
         return []
-    grouped = tiers(matrix, ranked, alpha=1.0 - confidence)
+    grouped = letter_groups(matrix, ranked, alpha=1.0 - confidence)
     if n_queries == 0:  # nothing is known: any run could hold any rank
-        return [RunRank(rank=i, low=1, high=n_runs, tier=t) for i, t in enumerate(grouped, start=1)]
+        return [
+            RunRank(rank=i, low=1, high=n_runs, groups=g) for i, g in enumerate(grouped, start=1)
+        ]
     counts = _resample_counts(n_queries, resamples, seed).astype(np.float64)
     boot = _level(matrix @ counts.T / n_queries)  # (runs, resamples)
     # Per resample: best rank = 1 + runs strictly ahead; worst = runs ahead or level.
@@ -192,13 +192,13 @@ def leaderboard_ranks(
     low = np.quantile(best, tail, axis=1, method="lower")
     high = np.quantile(worst, 1.0 - tail, axis=1, method="higher")
     out = []
-    for position, (row, tier) in enumerate(zip(ranked.tolist(), grouped, strict=True), start=1):
+    for position, (row, groups) in enumerate(zip(ranked.tolist(), grouped, strict=True), start=1):
         out.append(
             RunRank(
                 rank=position,
                 low=int(min(low[row], position)),
                 high=int(max(high[row], position)),
-                tier=tier,
+                groups=groups,
             )
         )
     return out

@@ -1,9 +1,9 @@
-"""The leaderboard fits its box (issue 34 item 2) and shows rank intervals and tiers.
+"""The leaderboard fits its box (issue 34 item 2) and shows rank intervals and letters.
 
 At 1366×768 and 1920×1080 the table is no wider than its box and the page does not
 scroll sideways; the sorted measure's cell holds its score, 95% interval and "may swap"
 mark, all in view. On a 390×844 phone every row is a card with the rank (its interval and
-tier), run, team and the sorted measure with its interval, without sideways scrolling.
+letters), run, team and the sorted measure with its interval, without sideways scrolling.
 The column chooser works with JavaScript (a change applies at once) and without (a Show
 button). The collection has the default measures and eight runs with long names.
 """
@@ -113,7 +113,7 @@ def test_the_table_fits_and_shows_interval_and_may_swap(browser, live_server, bo
         _in_view(page.locator("[data-interval]").first, viewport["width"])
         _in_view(page.locator("[data-may-swap]").first, viewport["width"])
         _in_view(page.locator("[data-rank-interval]").last, viewport["width"])
-        _in_view(page.locator("[data-tier-label]").last, viewport["width"])
+        _in_view(page.locator("[data-groups-label]").last, viewport["width"])
         # The interval sits in the score's own cell, not in a column of its own.
         cell = page.locator("td.lb-primary").nth(1)
         assert cell.locator("[data-interval]").count() == 1
@@ -138,7 +138,7 @@ def test_a_phone_shows_cards_with_the_sorted_measure(browser, live_server, board
         for part in (
             ".lb-rank-num",
             "[data-rank-interval]",
-            "[data-tier-label]",
+            "[data-groups-label]",
             ".lb-run a",
             ".lb-team",
             ".lb-primary .lb-value",

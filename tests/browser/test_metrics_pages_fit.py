@@ -1,7 +1,7 @@
 """The metrics pages fit one screen on every tab (issue 34), at 1366×768 and 390×844.
 
 The leaderboard, a run (chart, queries, measures, about), one query of a run (its list and
-the ideal one), compare (table, chart), topic difficulty (table, box plot), the pool and
+the ideal one), compare (table, chart, every pair), topic difficulty (table, box plot), the pool and
 the stability page: each passes the page grammar's checks with no page scroll; a long
 list scrolls in its own list box under its sticky header, and a chart in a tab is no
 taller than the room left and keeps its proportions.
@@ -43,6 +43,7 @@ def _pages(coll) -> dict[str, str]:
         "compare chart": compare + "&tab=chart",
         "compare several": reverse("metrics:compare", args=[slug])
         + f"?baseline={run.pk}&runs={other.pk}&runs={run.pk}&tab=chart",
+        "compare pairs": reverse("metrics:compare", args=[slug]) + "?pairs=1",
         "difficulty table": difficulty,
         "difficulty chart": difficulty + "?tab=chart",
         "pool": reverse("metrics:pool", args=[slug]),

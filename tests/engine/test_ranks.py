@@ -1,4 +1,4 @@
-"""Rank intervals and tiers of a leaderboard (no database)."""
+"""Rank intervals and letter groups of a leaderboard (no database)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metrics.engine import stats
-from metrics.engine.ranks import RunRank, leaderboard_ranks, pairwise_p_values, tiers
+from metrics.engine.letters import letter_strings
+from metrics.engine.ranks import (
+    RunRank,
+    adjusted_p_values,
+    leaderboard_ranks,
+    letter_groups,
+    pairwise_p_values,
+)
 from metrics.engine.uncertainty import leaderboard_uncertainty
 
 #: "top" is far ahead; "near" equals "mid" on every query but the last, where it is lower.
@@ -23,21 +30,22 @@ THREE = np.array(
 )
 
 
-def test_a_gap_from_one_query_gives_overlapping_ranks_and_one_tier():
+def test_a_gap_from_one_query_gives_overlapping_ranks_and_one_letter():
     # mid − near = (0, 0, 0, 0, 0, 0.3): mean 0.05, sd 0.1225, t = 1.0, p = 0.36 (5 df);
     # top is ahead of both by ≥ 0.3 on every query (p < 1e-5, still < 0.05 after Holm).
     # A resample without the last query (share (5/6)^6 = 0.33 of them) leaves mid and
     # near level, so each could hold rank 2 or 3; top is first in every resample.
     ranks = leaderboard_ranks(THREE, [0, 1, 2], resamples=2000, seed=4)
     assert ranks == [
-        RunRank(rank=1, low=1, high=1, tier=1),
-        RunRank(rank=2, low=2, high=3, tier=2),
-        RunRank(rank=3, low=2, high=3, tier=2),
+        RunRank(rank=1, low=1, high=1, groups=(0,)),
+        RunRank(rank=2, low=2, high=3, groups=(1,)),
+        RunRank(rank=3, low=2, high=3, groups=(1,)),
     ]
+    assert [r.tier for r in ranks] == [1, 2, 2]
     assert stats.paired_t_test(THREE[1], THREE[2]).p_value == pytest.approx(0.3632, abs=1e-4)
 
 
-def test_a_new_tier_needs_a_significant_gap_to_every_run_of_the_current_one():
+def test_a_run_shares_a_letter_with_each_run_it_cannot_be_told_apart_from():
     a = [0.9, 0.9, 0.9, 0.9]
     b = [0.7, 1.0, 0.8, 1.0]  # a − b = (0.2, −0.1, 0.1, −0.1): p = 0.70
     c = [0.8, 0.8, 0.8, 0.8]  # a − c = 0.1 on every query: p = 0; b − c: t = 1, p = 0.39
@@ -47,14 +55,22 @@ def test_a_new_tier_needs_a_significant_gap_to_every_run_of_the_current_one():
     assert p[0, 2] == 0.0 and p[0, 3] == 0.0 and p[2, 3] == 0.0
     assert p[1, 2] == pytest.approx(0.3910, abs=1e-4)
     assert p[1, 3] == pytest.approx(0.00461, abs=1e-5)
-    # c is significantly below a but not below b, so it stays in the first tier; d is
-    # below all three (Holm over 6 pairs: b–d adjusted to 3 × 0.0046 = 0.014 ≤ 0.05).
-    assert tiers(scores, [0, 1, 2, 3]) == [1, 1, 1, 2]
-    # A stricter alpha keeps d with them: 0.014 > 0.01.
-    assert tiers(scores, [0, 1, 2, 3], alpha=0.01) == [1, 1, 1, 1]
+    # c is significantly below a but not below b; d is below all three (Holm over 6
+    # pairs: b–d adjusted to 3 × 0.0046 = 0.014 ≤ 0.05). So a–b and b–c cannot be told
+    # apart, every other pair can: b holds both letters (the old tiers put a, b, c in
+    # one tier, although a and c differ).
+    assert letter_strings(letter_groups(scores, [0, 1, 2, 3])) == ["a", "ab", "b", "c"]
+    # A stricter alpha keeps b–d together too (0.014 > 0.01): b shares a letter with all.
+    assert adjusted_p_values(scores)[1, 3] == pytest.approx(3 * p[1, 3])
+    assert letter_strings(letter_groups(scores, [0, 1, 2, 3], alpha=0.01)) == [
+        "a",
+        "abc",
+        "b",
+        "c",
+    ]
 
 
-def test_holm_is_what_keeps_a_marginal_gap_in_one_tier():
+def test_holm_is_what_keeps_a_marginal_gap_in_one_letter():
     # a − b = (0.1, 0.3, 0.4, 0.3, 0): mean 0.22, sd 0.1643, t = 2.99, p = 0.040 (4 df),
     # below 0.05 alone; Holm over the 3 pairs multiplies the smallest p-value by 3: 0.12.
     scores = np.array(
@@ -64,7 +80,7 @@ def test_holm_is_what_keeps_a_marginal_gap_in_one_tier():
     assert p[0, 1] == pytest.approx(0.0402, abs=1e-4)
     assert p[0, 2] > p[0, 1] and p[1, 2] > p[0, 1]
     assert stats.holm(p[np.triu_indices(3, 1)])[0] == pytest.approx(3 * p[0, 1])
-    assert tiers(scores, [0, 1, 2]) == [1, 1, 1]
+    assert letter_groups(scores, [0, 1, 2]) == [(0,), (0,), (0,)]
 
 
 def test_pairwise_p_values_are_the_paired_t_test():
@@ -82,33 +98,34 @@ def test_pairwise_p_values_are_the_paired_t_test():
 
 def test_edge_cases():
     assert leaderboard_ranks(np.empty((0, 3)), []) == []
-    assert tiers(np.empty((0, 3)), []) == []
+    assert letter_groups(np.empty((0, 3)), []) == []
+    a = (0,)  # the first letter
     # One run: rank 1 of 1, whatever the queries.
-    assert leaderboard_ranks([[0.3, 0.4]], [0]) == [RunRank(1, 1, 1, 1)]
-    assert leaderboard_ranks([[0.3]], [0]) == [RunRank(1, 1, 1, 1)]
-    # One query: no test, one tier; each resample is that query, so ranks are fixed.
-    assert leaderboard_ranks([[0.2], [0.5]], [1, 0]) == [RunRank(1, 1, 1, 1), RunRank(2, 2, 2, 1)]
+    assert leaderboard_ranks([[0.3, 0.4]], [0]) == [RunRank(1, 1, 1, a)]
+    assert leaderboard_ranks([[0.3]], [0]) == [RunRank(1, 1, 1, a)]
+    # One query: no test, one letter; each resample is that query, so ranks are fixed.
+    assert leaderboard_ranks([[0.2], [0.5]], [1, 0]) == [RunRank(1, 1, 1, a), RunRank(2, 2, 2, a)]
     # No queries: every run could hold every rank.
     assert leaderboard_ranks(np.empty((3, 0)), [0, 1, 2]) == [
-        RunRank(1, 1, 3, 1),
-        RunRank(2, 1, 3, 1),
-        RunRank(3, 1, 3, 1),
+        RunRank(1, 1, 3, a),
+        RunRank(2, 1, 3, a),
+        RunRank(3, 1, 3, a),
     ]
-    # Identical runs (a tie): both could be first or second, one tier.
+    # Identical runs (a tie): both could be first or second, one letter.
     tied = [[0.1, 0.7, 0.4], [0.1, 0.7, 0.4], [0.0, 0.0, 0.0]]
-    assert leaderboard_ranks(tied, [1, 0, 2])[:2] == [RunRank(1, 1, 2, 1), RunRank(2, 1, 2, 1)]
+    assert leaderboard_ranks(tied, [1, 0, 2])[:2] == [RunRank(1, 1, 2, a), RunRank(2, 1, 2, a)]
     # Same mean, different queries (floating sums): level within 1e-12, still tied.
     level = [[0.1, 0.2, 0.7], [0.7, 0.1, 0.2]]
     ranks = leaderboard_ranks(level, [0, 1], resamples=200)
-    assert (ranks[0].low, ranks[0].high) == (1, 2) and ranks[1].tier == 1
+    assert (ranks[0].low, ranks[0].high) == (1, 2) and ranks[1].groups == a
     with pytest.raises(ValueError, match="finite"):
         leaderboard_ranks([[0.1, np.nan], [0.2, 0.3]], [0, 1])
     with pytest.raises(ValueError, match="order"):
         leaderboard_ranks([[0.1], [0.2]], [0, 0])
     with pytest.raises(ValueError, match="matrix"):
-        tiers([0.1, 0.2], [0, 1])
+        letter_groups([0.1, 0.2], [0, 1])
     with pytest.raises(ValueError, match="alpha"):
-        tiers([[0.1, 0.2]], [0], alpha=0.0)
+        letter_groups([[0.1, 0.2]], [0], alpha=0.0)
     with pytest.raises(ValueError, match="confidence"):
         leaderboard_ranks([[0.1, 0.2]], [0], confidence=1.0)
 
@@ -166,20 +183,22 @@ def test_properties(rows, seed):
     assert [r.rank for r in ranks] == list(range(1, n + 1))
     # The interval holds the observed rank and stays within 1..n.
     assert all(1 <= r.low <= r.rank <= r.high <= n for r in ranks)
-    # Tiers partition the runs into consecutive blocks in rank order, numbered 1, 2, ….
-    t = [r.tier for r in ranks]
-    assert t[0] == 1 and all(b - a in (0, 1) for a, b in itertools.pairwise(t))
-    assert t == tiers(scores, order)
+    # The letters are letter_groups', with "a" on the first run; the tier is the number
+    # of the first letter.
+    groups = [r.groups for r in ranks]
+    assert groups == letter_groups(scores, order)
+    assert 0 in groups[0] and [r.tier for r in ranks] == [g[0] + 1 for g in groups]
     # Deterministic for a seed.
     assert ranks == leaderboard_ranks(scores, order, resamples=200, seed=seed)
-    # A run opening a tier is significantly below every run of the tier above.
+    # Two runs share a letter exactly when their Holm-adjusted p-value is above 0.05.
     if scores.shape[1] >= 2 and n > 1:
         p = pairwise_p_values(scores)
         iu = np.triu_indices(n, 1)
         adj = np.ones((n, n))
         adj[iu] = stats.holm(p[iu])
         adj.T[iu] = adj[iu]
-        for i in range(1, n):
-            if t[i] != t[i - 1]:
-                above = [order[j] for j in range(i) if t[j] == t[i - 1]]
-                assert all(adj[a, order[i]] <= 0.05 for a in above)
+        for i, j in itertools.combinations(range(n), 2):
+            share = bool(set(groups[i]) & set(groups[j]))
+            assert share == (adj[order[i], order[j]] > 0.05), (i, j)
+    else:
+        assert groups == [(0,)] * n

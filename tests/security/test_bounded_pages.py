@@ -244,10 +244,10 @@ def test_fuzzed_number_parameters_of_every_endpoint_are_never_a_500(arena, where
 
 
 @pytest.mark.parametrize("value", ["99999999999999999999", "0", "-1", "\u0663", "1.0", "x"])
-def test_run_ids_of_a_comparison_are_whole_numbers_in_range(arena, value):
-    response = arena.client("cora").get(
-        C + "compare/", {"baseline": arena.run.pk, "runs": f"{arena.run.pk},{value}"}
-    )
+@pytest.mark.parametrize("route", ["compare/", "compare/pairs/"])
+def test_run_ids_of_a_comparison_are_whole_numbers_in_range(arena, value, route):
+    extra = {"baseline": arena.run.pk} if route == "compare/" else {}
+    response = arena.client("cora").get(C + route, {**extra, "runs": f"{arena.run.pk},{value}"})
     assert response.status_code == 400
     [error] = errors_of(response)
     assert error["field"] == "runs" and "Not a run id" in error["message"]

@@ -117,6 +117,7 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     # Run analysis: a team sees its own runs (others' once the leaderboard is published).
     ("GET", S + "runs/<int:pk>/queries/<str:qid>/"): (401, 404, 403, 403, 200, 404, 404, 200),
     ("GET", S + "compare/"):                      (401, 404, 403, 403, 403, 403, 404, 200),
+    ("GET", S + "compare/pairs/"):                (401, 404, 403, 403, 403, 403, 404, 200),
     ("GET", S + "score-visibility/"):             (401, 404, 403, 403, 403, 403, 404, 200),
     ("PATCH", S + "score-visibility/"):           (401, 404, 403, 403, 403, 403, 404, 200),
     # Members, teams and leaderboard settings (issue 34): coordinators change them; a team
@@ -238,6 +239,8 @@ def url_for(route: str, arena: Arena) -> str:
         path += "?query=q1&document=d1"
     elif route.endswith("compare/"):
         path += f"?baseline={arena.run.pk}&runs={arena.second_run().pk}"
+    elif route.endswith("compare/pairs/"):
+        path += f"?runs={arena.run.pk},{arena.second_run().pk}"
     assert "<" not in path, f"no value for a parameter of {route}: extend url_for"
     return "/" + PREFIX + path
 
@@ -281,6 +284,7 @@ PUBLISHED: dict[str, tuple[int, ...]] = {
     S + "runs/<int:pk>/scores/":                  (401, 404, 403, 403, 200, 200, 404, 200),
     S + "runs/<int:pk>/queries/<str:qid>/":       (401, 404, 403, 403, 200, 200, 404, 200),
     S + "compare/":                               (401, 404, 403, 403, 200, 200, 404, 200),
+    S + "compare/pairs/":                         (401, 404, 403, 403, 200, 200, 404, 200),
     S + "leaderboard/":                           (401, 404, 403, 403, 200, 200, 404, 200),
     S + "difficulty/":                            (401, 404, 403, 403, 200, 200, 404, 200),
 }  # fmt: skip

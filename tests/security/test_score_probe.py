@@ -110,6 +110,7 @@ def test_the_probe_finds_the_coordinators_scores(scored):
         "collections/<slug:slug>/runs/<int:pk>/scores/",
         "collections/<slug:slug>/runs/<int:pk>/queries/<str:qid>/",
         "collections/<slug:slug>/compare/",
+        "collections/<slug:slug>/compare/pairs/",
         "collections/<slug:slug>/difficulty/",
     } <= found
     for route in ("leaderboard/", "runs/<int:pk>/", "compare/", "difficulty/"):

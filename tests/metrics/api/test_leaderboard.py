@@ -32,10 +32,14 @@ def test_shape(world, api, runs):
     assert set(ppi) == set(first["scores"])
     assert all(c["estimate"] is None and c["reason"] == NO_LLM_ONLY for c in ppi.values())
     assert (body["ppi_audit"]["available"], body["ppi_audit"]["reason"]) == (False, NO_LLM_ONLY)
-    # Rank intervals hold the rank; the first run is in the first tier.
-    ranks = [(row.pop("rank_interval"), row.pop("tier")) for row in (first, second)]
-    assert ranks[0][0]["low"] == 1 <= ranks[0][0]["high"] and ranks[0][1] == 1
-    assert ranks[1][0]["low"] <= 2 == ranks[1][0]["high"] and ranks[1][1] in (1, 2)
+    # Rank intervals hold the rank; the first run holds "a" (tier 1).
+    ranks = [
+        (row.pop("rank_interval"), row.pop("tier"), row.pop("groups"), row.pop("group_numbers"))
+        for row in (first, second)
+    ]
+    assert ranks[0][0]["low"] == 1 <= ranks[0][0]["high"] and ranks[0][1:] == (1, "a", [1])
+    assert ranks[1][0]["low"] <= 2 == ranks[1][0]["high"]
+    assert ranks[1][1:] in ((1, "a", [1]), (2, "b", [2]))
     assert (interval["measure"], interval["confidence"], interval["above"]) == (NDCG, 0.95, None)
     assert interval["low"] <= interval["high"]
     assert gap["above"]["run"] == "alpha-bm25"

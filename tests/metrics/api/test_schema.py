@@ -14,6 +14,7 @@ PATHS = [
     "/api/v1/collections/{slug}/runs/{id}/scores/",
     "/api/v1/collections/{slug}/runs/{id}/queries/{qid}/",
     "/api/v1/collections/{slug}/compare/",
+    "/api/v1/collections/{slug}/compare/pairs/",
     "/api/v1/collections/{slug}/leaderboard/",
     "/api/v1/collections/{slug}/difficulty/",
     "/api/v1/collections/{slug}/teams/",

@@ -154,7 +154,7 @@ def test_form_errors_and_invisible_runs(world):
     assert "form-errors" not in html
     assert f'<option value="{mine}" selected>a-bm25 (Team A)</option>' in html
     html = client.get(reverse("metrics:compare", args=[world.coll.slug])).content.decode()
-    assert "Choose two runs, or a baseline" in html
+    assert "Choose two runs, a baseline and the runs to compare with it, or compare" in html
 
 
 def test_too_few_common_queries(world):

@@ -7,6 +7,7 @@ import pytest
 from django.core.cache import cache
 from django.test import Client
 from django.urls import reverse
+from scipy.linalg import hadamard
 
 from judging.models import Membership
 from metrics.engine.ranks import leaderboard_ranks
@@ -102,33 +103,73 @@ def test_intervals_follow_rescoring(board):
     assert rows["near"]["interval"]["high"] > before["high"]
 
 
-def test_rank_intervals_and_tiers_are_the_engines(board):
-    # top is ahead on every query (tier 1, always first); mid and near are level on five
-    # queries and apart on one (p = 0.36): they share tier 2 and ranks 2–3.
+def test_rank_intervals_and_letters_are_the_engines(board):
+    # top is ahead on every query (letter a, always first); mid and near are level on five
+    # queries and apart on one (p = 0.36): they share letter b and ranks 2–3.
     coll, coord, _runs = board
     body = client_for(coord).get(reverse("metrics-api:leaderboard", args=[coll.slug])).json()
-    got = [(r["run"], r["rank_interval"], r["tier"]) for r in body["rows"]]
+    got = [
+        (r["run"], r["rank_interval"], r["groups"], r["group_numbers"], r["tier"])
+        for r in body["rows"]
+    ]
     assert got == [
-        ("top", {"low": 1, "high": 1}, 1),
-        ("mid", {"low": 2, "high": 3}, 2),
-        ("near", {"low": 2, "high": 3}, 2),
+        ("top", {"low": 1, "high": 1}, "a", [1], 1),
+        ("mid", {"low": 2, "high": 3}, "b", [2], 2),
+        ("near", {"low": 2, "high": 3}, "b", [2], 2),
     ]
     expected = leaderboard_ranks(np.array(list(SCORES.values())), [0, 1, 2], seed=coll.pk)
-    assert [(r.low, r.high, r.tier) for r in expected] == [
-        (g[1]["low"], g[1]["high"], g[2]) for g in got
+    assert [(r.low, r.high, r.groups) for r in expected] == [
+        (g[1]["low"], g[1]["high"], tuple(n - 1 for n in g[3])) for g in got
     ]
     client = Client()
     client.force_login(coord)
     html = client.get(reverse("metrics:leaderboard", args=[coll.slug])).content.decode()
     rows = html.split('data-run="')[1:]
-    assert "lb-tier-start" not in html.split('data-run="top"')[0].rsplit("<tr", 1)[1]
-    assert "lb-tier-start" in html.split('data-run="mid"')[0].rsplit("<tr", 1)[1]
-    assert "lb-tier-start" not in html.split('data-run="near"')[0].rsplit("<tr", 1)[1]
-    assert "tier 1" in rows[0] and "tier 2" in rows[1] and "tier 2" in rows[2]
+    # top differs from both others: a firmer line under it, none between mid and near.
+    assert "lb-block-start" not in html.split('data-run="top"')[0].rsplit("<tr", 1)[1]
+    assert "lb-block-start" in html.split('data-run="mid"')[0].rsplit("<tr", 1)[1]
+    assert "lb-block-start" not in html.split('data-run="near"')[0].rsplit("<tr", 1)[1]
+    assert [r.split('data-groups="', 1)[1].split('"', 1)[0] for r in rows] == ["a", "b", "b"]
+    assert "data-groups-label" in rows[0] and "letters </span>b</span>" in rows[2]
     assert "data-rank-interval" in rows[1] and "2–3" in rows[1]
     # One cell per measure holds the score, its interval and the may-swap mark.
     primary = rows[2].split('lb-primary"', 1)[1].split("</td>", 1)[0]
     assert "data-interval" in primary and "data-may-swap" in primary and "p 0.363" in primary
+    # The page's "?" explains the letters and links to the comparison of all pairs.
+    explain = html.split('class="explain lb-explain"', 1)[1].split("</details>", 1)[0]
+    assert "share a letter exactly when" in explain and "pairs=1" in explain
+
+
+#: Per-query nDCG@10 of the issue's four-run board (tests/engine/test_letters.py): rows
+#: 1–4 of the 8 × 8 Hadamard matrix, spread 0.035, 0.05 apart.
+FOUR = np.array([0.4 + (3 - i) * 0.05 + 0.035 * row for i, row in enumerate(hadamard(8)[1:5])])
+
+
+def test_the_four_run_board_of_the_issue_shows_overlapping_letters(db):
+    coll = factories.collection("four", measures=["nDCG@10"])
+    queries = [factories.query(coll, f"q{i}") for i in range(8)]
+    coord = factories.user("coord4")
+    factories.member(coll, coord, role=Membership.Role.COORDINATOR)
+    team = pf.team(coll, "T")
+    for i, values in enumerate(FOUR):
+        pf.run(
+            coll,
+            team,
+            f"run{i + 1}",
+            per_query={q: {"nDCG@10": float(v)} for q, v in zip(queries, values, strict=True)},
+        )
+    cache.clear()
+    body = client_for(coord).get(reverse("metrics-api:leaderboard", args=[coll.slug])).json()
+    assert [(r["run"], r["groups"], r["tier"]) for r in body["rows"]] == [
+        ("run1", "a", 1),
+        ("run2", "ab", 1),
+        ("run3", "bc", 2),
+        ("run4", "c", 3),
+    ]
+    client = Client()
+    client.force_login(coord)
+    html = client.get(reverse("metrics:leaderboard", args=[coll.slug])).content.decode()
+    assert "lb-block-start" not in html  # every line between rows is spanned by a letter
 
 
 @pytest.mark.parametrize("published", [False, True])
@@ -144,11 +185,13 @@ def test_hidden_scores_leak_no_rank_information(board, published):
     client = Client()
     client.force_login(tess)
     html = client.get(reverse("metrics:leaderboard", args=[coll.slug])).content.decode()
-    if published:  # scores shown in full: so are the ranks' intervals and tiers
-        assert [r["tier"] for r in body["rows"]] == [1, 2, 2]
-        assert "data-rank-interval" in html and "tier 2" in html
+    if published:  # scores shown in full: so are the ranks' intervals and letters
+        assert [(r["tier"], r["groups"]) for r in body["rows"]] == [(1, "a"), (2, "b"), (2, "b")]
+        assert "data-rank-interval" in html and 'data-groups="b"' in html
     else:
         assert body["visibility"] == "none"
-        assert all(r["rank_interval"] is None and r["tier"] is None for r in body["rows"])
-        assert "data-rank-interval" not in html and "data-tier" not in html
-        assert "tier 1" not in html and "data-interval" not in html
+        for row in body["rows"]:
+            assert row["rank_interval"] is None and row["tier"] is None
+            assert row["groups"] is None and row["group_numbers"] is None
+        assert "data-rank-interval" not in html and "data-groups" not in html
+        assert "lb-explain" not in html and "data-interval" not in html
