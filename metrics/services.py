@@ -22,6 +22,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from judging import services as judging_services
+from judging import textpolicy
 from judging.db import fetch
 from judging.models import Collection, Document, LiveGrade, Membership, PoolEntry, Query
 from judging.textpolicy import MAX_ERRORS, cap_errors, echo, loads_json
@@ -149,7 +150,7 @@ def run_submit(
     # Every problem in one round: the tag, the format, and the queries the collection lacks
     # (looked for leniently on the readable lines when the format has errors).
     queries = dict(collection.queries.values_list("external_id", "pk"))
-    text = content.decode("utf-8", "replace")
+    text = textpolicy.lenient_text(content)
     try:
         parsed = scoring.read_run(content, name=filename)
     except scoring.InputError as exc:
@@ -159,7 +160,7 @@ def run_submit(
         skip = {e["line"] for e in line_errors if e.get("line")}
         run_qids = [] if capped else _lenient_qids(text, skip)
     else:
-        line_errors = scoring.id_problems(parsed, content)
+        line_errors = scoring.id_problems(parsed, textpolicy.utf8_bytes(content))
         run_qids = parsed.qids
     unknown = sorted(set(run_qids) - queries.keys())
     if unknown:

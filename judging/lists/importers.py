@@ -27,10 +27,14 @@ DOCUMENT_BODY_KEYS = ("body", "text", "contents")
 
 
 def _lines(data: bytes | str, name: str) -> Iterator[tuple[int, str]]:
-    """Yield (line number, text) of the non-blank, non-comment lines of a UTF-8 file."""
+    """Yield (line number, text) of the non-blank, non-comment lines of a text file.
+
+    Bytes are decoded by :func:`judging.textpolicy.decode_utf8` (a byte-order mark at the
+    start is dropped, UTF-16 and UTF-32 with a mark decoded); text loses a leading U+FEFF.
+    """
     try:
         if isinstance(data, str):
-            text = textpolicy.check_text(data, what=name)
+            text = textpolicy.check_text(textpolicy.strip_bom(data), what=name)
         else:
             text = textpolicy.decode_utf8(data, what=name)
     except textpolicy.TextRefused as exc:
@@ -95,7 +99,7 @@ def _refuse(errors: list[str]) -> None:
 
 def _is_json_lines(data: bytes) -> bool:
     """Return whether the file looks like JSON Lines (its first character is ``{``)."""
-    return data.lstrip()[:1] == b"{"
+    return textpolicy.head_bytes(data[:4096]).lstrip()[:1] == b"{"
 
 
 def parse_queries(data: bytes, name: str = "queries") -> list[QueryRow]:

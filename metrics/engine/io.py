@@ -13,6 +13,14 @@ Formats
 
     Blank lines and lines starting with ``#`` are skipped in TREC files.
 
+Encoding
+    UTF-8, read under :mod:`judging.textpolicy`'s one decoding rule (pure Python, shared
+    with every other text input of Graded): a byte-order mark at the very start is
+    skipped by every reader (the C, numpy and Arrow fast paths, the line-by-line reader,
+    JSON, and format detection), and a UTF-16 or UTF-32 byte-order mark means the input is
+    decoded from that encoding first.  A U+FEFF anywhere else is kept (in a TREC line it
+    is part of the qid, which no collection has).
+
 Errors
     Every problem is collected (file, line, reason) and reported at once as an
     :class:`~metrics.engine.errors.EngineInputError`: wrong column count,
@@ -49,6 +57,7 @@ produces the error messages.
 
 from __future__ import annotations
 
+import codecs
 import json
 import mmap
 import os
@@ -63,6 +72,7 @@ from typing import IO, Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from judging import textpolicy
 from metrics.engine import _creader
 from metrics.engine import _strings as S
 from metrics.engine._lazy import LazyModule
@@ -127,6 +137,31 @@ def _load(source: Source, name: str | None) -> tuple[Any, str]:
         label = name or str(getattr(source, "name", "<stream>"))
         return bytes(data), label
     raise TypeError(f"cannot read {type(source).__name__}: give a path, bytes or a file object")
+
+
+def _utf8(data: Any, label: str) -> Any:
+    """Return loaded input as UTF-8 without a leading byte-order mark (textpolicy's rule).
+
+    A UTF-8 mark is sliced off; UTF-16 or UTF-32 with a mark is decoded to UTF-8.
+    """
+    skip, codec, _ = textpolicy.byte_order_mark(data[:4])
+    if codec == "utf-8":
+        return data[skip:] if skip else data
+    try:
+        return textpolicy.utf8_bytes(bytes(data), what="the file")
+    except textpolicy.TextRefused as exc:
+        raise EngineInputError([InputError(label, exc.line, exc.message)]) from None
+
+
+def detect_format(data: bytes) -> str:
+    """Return ``"json"``, ``"jsonl"`` or ``"trec"``: what :func:`read_run` reads ``data`` as.
+
+    After a byte-order mark: ``[`` starts JSON, ``{`` JSON Lines, anything else TREC.
+    """
+    skip, codec, _ = textpolicy.byte_order_mark(data[:4])
+    if codec != "utf-8":
+        return _detect(textpolicy.head_bytes(data), "auto")
+    return _detect(memoryview(data)[skip:], "auto")
 
 
 def _detect(data: bytes, fmt: Format) -> str:
@@ -222,7 +257,13 @@ def _memory_pool() -> pa.MemoryPool:
 def _arrow_csv(
     data: Any, ncols: int, wanted: dict[int, pa.DataType], path: str | None = None
 ) -> pa.Table | None:
-    """Parse single-space separated text (``data``, or the file ``path`` read in blocks)."""
+    """Parse single-space separated text (``data``, or the file ``path`` read in blocks).
+
+    Text that (still) starts with a byte-order mark is left to the other readers: Arrow
+    would skip it, and only the input's first mark is one (``data`` is past it already).
+    """
+    if data[:3] == codecs.BOM_UTF8:
+        return None
     end = data.find(b"\n")
     first = data[: end if end >= 0 else len(data)].rstrip(b"\r")
     if len(first.split(b" ")) != ncols:
@@ -369,7 +410,7 @@ def _json_records(data: bytes, name: str, kind: str) -> list[tuple[int, int | No
             try:
                 out.append((lineno, None, json.loads(raw)))
             except json.JSONDecodeError as exc:
-                errs.add(lineno, f"invalid JSON: {exc.msg}")
+                errs.add(lineno, f"invalid JSON: {textpolicy.json_message(exc.msg)}")
             except (RecursionError, ValueError) as exc:  # deep nesting, a 5,000-digit int
                 errs.add(lineno, _json_refusal(exc))
             if errs.total >= MAX_ERRORS - 1:
@@ -396,7 +437,7 @@ def _json_records(data: bytes, name: str, kind: str) -> list[tuple[int, int | No
         try:
             obj, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            errs.add(line_of(exc.pos), f"invalid JSON: {exc.msg}", item)
+            errs.add(line_of(exc.pos), f"invalid JSON: {textpolicy.json_message(exc.msg)}", item)
             errs.raise_if_any()
         except (RecursionError, ValueError) as exc:  # deep nesting, a 5,000-digit int
             errs.add(line_of(pos), _json_refusal(exc), item)
@@ -1125,20 +1166,37 @@ def _read(
             _memory_pool().release_unused()
 
 
+def _read_clean_mapped(path: str, skip: int, label: str, kind: str) -> Run | Qrels | None:
+    """Read a clean TREC file with the C reader, mapped, its first ``skip`` bytes left out."""
+    try:
+        with open(path, "rb") as fh:
+            mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
+    try:
+        with memoryview(mapped) as whole, whole[skip:] as text:
+            return _read_clean(text, label, kind, "c")
+    finally:
+        mapped.close()
+
+
 def _read_clean(
-    path: str | memoryview, label: str, kind: str, reader: str = "numpy"
+    path: str | memoryview, label: str, kind: str, reader: str = "numpy", *, skip: int = 0
 ) -> Run | Qrels | None:
     """Read clean TREC text with the C or numpy reader (no pyarrow); ``None`` if not clean.
 
     ``path`` is a file's path, or (C reader only) the text itself as a memoryview.
+    ``skip``: bytes of the file before its text (a byte-order mark; numpy reader only).
     """
     ncols, vcol = (6, 4) if kind == "run" else (4, 3)
     if isinstance(path, memoryview):
         parsed = _creader.read_clean_c_buffer(path, ncols, vcol, threads=_USE_THREADS, ragged=True)
     elif reader == "c":  # docnos of different widths packed, not padded to the widest
+        if skip:
+            raise ValueError("the C reader of a path reads the whole file: map it instead")
         parsed = _creader.read_clean_c(path, ncols, vcol, threads=_USE_THREADS, ragged=True)
     else:
-        parsed = read_clean(path, ncols, vcol, threads=_USE_THREADS)
+        parsed = read_clean(path, ncols, vcol, threads=_USE_THREADS, skip=skip)
     if parsed is None:
         return None
     raw_names, codes, words, values, last = parsed
@@ -1161,12 +1219,17 @@ def _read_any(
                 head = fh.read(1 << 16)
         except OSError:
             head = b""  # reported by _load below
-        if head and _detect(head, fmt) == "trec":
+        skip, codec, _ = textpolicy.byte_order_mark(head)
+        head = head[skip:]  # a UTF-8 mark is skipped by every fast path below
+        if head and codec == "utf-8" and _detect(head, fmt) == "trec":
             clean = None
-            if reader in ("c", "numpy"):
-                clean = _read_clean(path, name or str(source), kind, reader)
+            if reader == "c" and skip:
+                clean = _read_clean_mapped(path, skip, name or str(source), kind)
+            elif reader in ("c", "numpy"):
+                clean = _read_clean(path, name or str(source), kind, reader, skip=skip)
             if clean is not None:
                 return clean
+            # Arrow's CSV reader skips a UTF-8 byte-order mark itself.
             streamed = _read_streamed(path, name or str(source), kind, head)
             if streamed is not None:
                 return streamed
@@ -1174,11 +1237,13 @@ def _read_any(
         view = memoryview(source)  # an upload: the C reader parses it in place
         if view.c_contiguous and fmt in ("auto", "trec"):
             view = view.cast("B")  # its bytes, whatever the item format
-            if _detect(view, fmt) == "trec":
-                clean = _read_clean(view, name or "<bytes>", kind, "c")
+            skip, codec, _ = textpolicy.byte_order_mark(view[:4])
+            if codec == "utf-8" and _detect(view[skip:], fmt) == "trec":
+                clean = _read_clean(view[skip:], name or "<bytes>", kind, "c")
                 if clean is not None:
                     return clean
     data, label = _load(source, name)
+    data = _utf8(data, label)
     detected = _detect(data, fmt)
     what = "score" if kind == "run" else "label"
     if detected in ("json", "jsonl"):
