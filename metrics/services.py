@@ -160,8 +160,11 @@ def run_submit(
         skip = {e["line"] for e in line_errors if e.get("line")}
         run_qids = [] if capped else _lenient_qids(text, skip)
     else:
+        capped = False
         line_errors = scoring.id_problems(parsed, textpolicy.utf8_bytes(content))
         run_qids = parsed.qids
+    if not capped:  # ranks that are not whole numbers, a second tag: in the same round
+        line_errors += scoring.rule_problems(content, name=filename)
     unknown = sorted(set(run_qids) - queries.keys())
     if unknown:
         lines = _first_lines(text, set(unknown[:MAX_ERRORS]))

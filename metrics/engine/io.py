@@ -25,7 +25,10 @@ Errors
     Every problem is collected (file, line, reason) and reported at once as an
     :class:`~metrics.engine.errors.EngineInputError`: wrong column count,
     non-numeric or non-finite score/label, empty input, and the same docno twice for
-    one query.  Nothing is returned from an input with errors.
+    one query.  Nothing is returned from an input with errors.  The rank and tag
+    columns are not checked (trec_eval does not check them);
+    :func:`run_rule_problems` checks what a submission requires of them (whole-number
+    ranks, one tag), to be reported with the reader's problems.
 
 Fast paths: a clean TREC file (single spaces, no comments or blank lines) given
 by path is read by one of three readers, chosen by the ``reader`` argument (clean
@@ -82,6 +85,7 @@ from metrics.engine.errors import MAX_ERRORS, EngineInputError, ErrorCollector, 
 
 pa: Any = LazyModule("pyarrow")
 pa_csv: Any = LazyModule("pyarrow.csv")
+pc: Any = LazyModule("pyarrow.compute")
 
 Format = Literal["auto", "trec", "json", "jsonl"]
 Reader = Literal["auto", "c", "numpy", "arrow"]
@@ -548,6 +552,128 @@ def _json_rows(
     _duplicates(qids, docs, lines, errs, items if kind == "json" else None)
     _raise_sorted(errs)
     return qids, docs, vals, lines, tag
+
+
+# --------------------------------------------------------------------------- submission rules
+_WHOLE_NUMBER = re.compile(rb"[0-9]+")
+
+
+def run_rule_problems(
+    source: Source, *, format: Format = "auto", name: str | None = None
+) -> EngineInputError | None:
+    """Check the rules a submitted run follows beyond what trec_eval reads; ``None`` if kept.
+
+    trec_eval ignores the rank column and keeps the tag of the last line. A submission is
+    one run, ranked by score as trec_eval ranks it, so:
+
+    * a rank must be a whole number written in digits (``0``, ``1``, ``007``; not ``five``,
+      ``1.5``, ``-1``, ``+1``); its value is still ignored. In JSON a ``rank`` is optional
+      and, when given, an integer of at least 0;
+    * every line carries the same tag (a JSON record may leave its ``tag``/``run`` out);
+      each other tag is reported once, on its first line, with how many lines carry it.
+
+    Lines the reader refuses (wrong column count, malformed JSON) are left to
+    :func:`read_run`, which names them; call both to report every problem in one round.
+    A clean TREC file is checked column-wise by Arrow; anything else line by line.
+    """
+    data, label = _load(source, name)
+    try:
+        data = _utf8(data, label)
+    except EngineInputError:
+        return None  # read_run names it
+    detected = _detect(data, format)
+    errs = ErrorCollector(label)
+    if detected == "trec":
+        if _clean_ranks_and_tag(data):
+            return None
+        _trec_rule_problems(bytes(data), errs)
+    else:
+        try:
+            records = _json_records(data, label, detected)
+        except EngineInputError:
+            return None  # read_run names it
+        _json_rule_problems(records, errs)
+    return EngineInputError(errs.errors, errs.total) if errs else None
+
+
+def _clean_ranks_and_tag(data: Any) -> bool:
+    """Return whether regular TREC text surely has whole-number ranks and one tag.
+
+    Arrow reads the rank and tag columns (no Python loop). ``False`` is only "not sure":
+    a comment line of six fields is read as a row here, so any doubt goes to the exact
+    line-by-line check.
+    """
+    table = _fast_table(data, 6, {3: pa.binary(), 5: pa.binary()})
+    if table is None:
+        return False
+    ranks, tags = table.columns
+    if not pc.all(pc.match_substring_regex(ranks, "^[0-9]+$")).as_py():
+        return False
+    return pc.count_distinct(tags).as_py() <= 1
+
+
+def _trec_rule_problems(data: bytes, errs: ErrorCollector) -> None:
+    """Name every rank that is not a whole number and every second tag, line by line."""
+    first: tuple[bytes, int] | None = None
+    others: dict[bytes, list[int]] = {}  # tag -> [first line, lines]
+    start = lineno = 0
+    while start <= len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        raw = data[start:end]
+        start = end + 1
+        lineno += 1
+        fields = raw.split()
+        if len(fields) != 6 or fields[0].startswith(b"#") or b"\x00" in raw:
+            continue  # blank, a comment, or refused by the reader
+        rank, tag = fields[3], fields[5]
+        if not _WHOLE_NUMBER.fullmatch(rank):
+            errs.add(lineno, f"rank {_short(S.decode(rank))} is not a whole number (0 or more)")
+        if first is None:
+            first = (tag, lineno)
+        elif tag != first[0]:
+            seen = others.setdefault(tag, [lineno, 0])
+            seen[1] += 1
+    if first is not None:
+        for tag, (lineno, count) in others.items():
+            errs.add(lineno, _second_tag(S.decode(tag), count, S.decode(first[0]), first[1]))
+
+
+def _json_rule_problems(records: list[tuple[int, int | None, Any]], errs: ErrorCollector) -> None:
+    """Name every ``rank`` that is not a whole number and every second tag of JSON records."""
+    first: tuple[str, int, int | None] | None = None
+    others: dict[str, list[Any]] = {}  # tag -> [first line, first item, records]
+    for lineno, item, obj in records:
+        if not isinstance(obj, dict):
+            continue  # the reader names it
+        rank = obj.get("rank")
+        if "rank" in obj and (isinstance(rank, bool) or not isinstance(rank, int) or rank < 0):
+            errs.add(lineno, f"rank {_short(rank)} is not a whole number (0 or more)", item)
+        tag = obj.get("tag", obj.get("run"))
+        if tag is None:
+            continue
+        if not isinstance(tag, str):
+            errs.add(lineno, f"tag {_short(tag)} is not a string", item)
+            continue
+        if first is None:
+            first = (tag, lineno, item)
+        elif tag != first[0]:
+            seen = others.setdefault(tag, [lineno, item, 0])
+            seen[2] += 1
+    if first is not None:
+        where = f"item {first[2]}" if first[2] is not None else f"line {first[1]}"
+        for tag, (lineno, item, count) in others.items():
+            errs.add(lineno, _second_tag(tag, count, first[0], where, unit="record"), item)
+
+
+def _second_tag(tag: str, count: int, first: str, where: int | str, unit: str = "line") -> str:
+    """Return the message of a second run tag in one file."""
+    at = f"line {where}" if isinstance(where, int) else where
+    plural = "" if count == 1 else "s"
+    return (
+        f"a second run tag: {_short(tag)} ({count} {unit}{plural}, the first here) differs "
+        f"from {_short(first)} of {at}; a file holds one run, so submit each tag separately"
+    )
 
 
 # --------------------------------------------------------------------------- containers

@@ -234,6 +234,16 @@ def read_run(content: bytes, *, name: str) -> ParsedRun:
     )
 
 
+def rule_problems(content: bytes, *, name: str) -> list[dict]:
+    """Return the submission rules a run file breaks (ranks, one tag) as error items.
+
+    :func:`metrics.engine.io.run_rule_problems`: a rank that is not a whole number, and
+    each tag after the first, with its line (and item of a JSON array).
+    """
+    found = engine_io.run_rule_problems(content, name=name)
+    return [] if found is None else error_items(found)
+
+
 def _line_of(content: bytes, value: bytes) -> int | None:
     """Return the line on which ``value`` first appears in ``content`` (None if not found)."""
     at = content.find(value)
