@@ -39,7 +39,7 @@ import codecs
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from itertools import chain
 from typing import Any
 
@@ -221,6 +221,56 @@ def prose_problem(
     return text_problem(value, max_length=max_length, what=what) or _control_problem(
         value, CONTROL_IN_PROSE, what
     )
+
+
+#: The text fields of imported files and batches by what they hold (see :func:`kind_problem`):
+#: a query's text and a document's title are titles; descriptions and narratives prose.
+#: Any other field (a document body, a note, ``extra``) refuses only NUL and surrogates.
+FIELD_KINDS: dict[str, str] = {
+    "text": "name",
+    "title": "name",
+    "user_email": "name",
+    "description": "prose",
+    "desc": "prose",
+    "narrative": "prose",
+    "narr": "prose",
+}
+_LABELS = {"guidelines": "guidelines text", "desc": "description", "narr": "narrative"}
+
+
+def kind_problem(field: str, value: str, *, what: str | None = None) -> str | None:
+    """Return the control character ``value`` may not hold as field ``field``, or ``None``.
+
+    :data:`FIELD_KINDS` says which fields are names (:data:`CONTROL_IN_NAMES`) and which
+    prose (:data:`CONTROL_IN_PROSE`); other fields are not checked here.
+    """
+    kind = FIELD_KINDS.get(field)
+    if kind is None:
+        return None
+    pattern = CONTROL_IN_NAMES if kind == "name" else CONTROL_IN_PROSE
+    return _control_problem(value, pattern, what or field)
+
+
+def field_problems(
+    *, names: Mapping[str, str | None] | None = None, prose: Mapping[str, str | None] | None = None
+) -> dict[str, list[str]]:
+    """Return ``{field: [message]}`` for the names and prose the policy refuses.
+
+    For services: ``names`` (collection and team names, run tags, judge names, titles) go
+    through :func:`name_problem`, ``prose`` (guidelines, descriptions) through
+    :func:`prose_problem`; ``None`` values (not being changed) are skipped. Lengths are left
+    to the caller, which knows its field's limit. The message names the field:
+    ``The judge name contains a control character (U+001B ESC) at position 4.``
+    """
+    found: dict[str, list[str]] = {}
+    for values, check in ((names or {}, name_problem), (prose or {}, prose_problem)):
+        for field, value in values.items():
+            if isinstance(value, str):
+                label = _LABELS.get(field, field.replace("_", " "))
+                problem = check(value, what=f"The {label}", max_length=None)
+                if problem:
+                    found[field] = [f"{problem}."]
+    return found
 
 
 def check_text(

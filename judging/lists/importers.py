@@ -75,9 +75,13 @@ def _text(value: Any, what: str, max_length: int = textpolicy.MAX_TEXT_LENGTH) -
     """Return a JSON scalar as text, or raise ``TextRefused`` if the policy refuses it."""
     if isinstance(value, dict | list):
         raise textpolicy.TextRefused(f"{what} must be a string, not a JSON {type(value).__name__}")
-    return textpolicy.check_text(
+    value = textpolicy.check_text(
         "" if value is None else str(value), max_length=max_length, what=what
     )
+    problem = textpolicy.kind_problem(what, value)
+    if problem:
+        raise textpolicy.TextRefused(problem)
+    return value
 
 
 def _id(value: Any, what: str) -> str:

@@ -153,11 +153,15 @@ def text(
 
     The one gate every text value of every reader passes through: NUL characters, lone
     surrogates and values longer than ``max_length`` raise :class:`FormatError` naming
-    the line and the field.
+    the line and the field, and so do control characters in the fields
+    :data:`judging.textpolicy.FIELD_KINDS` names (a query's text, a document's title,
+    descriptions and narratives).
     """
     if not isinstance(value, str):
         value = str(value)
-    problem = textpolicy.text_problem(value, max_length=max_length, what=field)
+    problem = textpolicy.text_problem(
+        value, max_length=max_length, what=field
+    ) or textpolicy.kind_problem(field, value)
     if problem:
         raise FormatError(line, problem, field)
     return value
