@@ -211,7 +211,7 @@ class TenantScopedMixin:
         kwargs["queryset"] = scoped(related, request.user)
 
     def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
-        """Give the names and prose the admin edits the text policy's check (see below)."""
+        """Give the names and prose the admin edits (:data:`TEXT_KINDS`) the text policy's check."""
         formfield = super().formfield_for_dbfield(db_field, request, **kwargs)  # type: ignore[misc]
         model = getattr(db_field, "model", None)
         kind = TEXT_KINDS.get(f"{model._meta.label_lower}.{db_field.name}") if model else None

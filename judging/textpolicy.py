@@ -16,9 +16,9 @@ Pure Python (no Django), so every importer, parser, serializer and middleware ca
 * **Control characters** (:func:`name_problem`, :func:`prose_problem`): names and
   titles (collections, teams, judges, run tags, query and document titles) refuse every C0
   control character but tab and line feed, and DEL and the C1 controls (U+0080-U+009F);
-  prose people write (guidelines, descriptions, notes) refuses the same but also accepts
-  carriage returns. Document bodies and models' raw output are kept as given (rendered
-  escaped); only NUL and surrogates are refused there.
+  prose (guidelines, descriptions, narratives, prompts) refuses the same but also accepts
+  carriage returns. Document bodies, notes and models' raw output are kept as given
+  (rendered escaped); only NUL and surrogates are refused there.
 * **Encodings** (:func:`byte_order_mark`, :func:`utf8_bytes`, :func:`utf8_chunks`,
   :func:`decode_utf8`): the one decoding point of every text input (files, uploads,
   request bodies). Text is UTF-8; a byte-order mark at the very start is dropped, and a
@@ -70,74 +70,15 @@ CONTROL_IN_NAMES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 CONTROL_IN_PROSE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 """Control characters refused in prose: as in names, but a carriage return is accepted."""
 
-_C0_NAMES = [
-    "NUL",
-    "SOH",
-    "STX",
-    "ETX",
-    "EOT",
-    "ENQ",
-    "ACK",
-    "BEL",
-    "BS",
-    "HT",
-    "LF",
-    "VT",
-    "FF",
-    "CR",
-    "SO",
-    "SI",
-    "DLE",
-    "DC1",
-    "DC2",
-    "DC3",
-    "DC4",
-    "NAK",
-    "SYN",
-    "ETB",
-    "CAN",
-    "EM",
-    "SUB",
-    "ESC",
-    "FS",
-    "GS",
-    "RS",
-    "US",
-]
-_C1_NAMES = [
-    "PAD",
-    "HOP",
-    "BPH",
-    "NBH",
-    "IND",
-    "NEL",
-    "SSA",
-    "ESA",
-    "HTS",
-    "HTJ",
-    "VTS",
-    "PLD",
-    "PLU",
-    "RI",
-    "SS2",
-    "SS3",
-    "DCS",
-    "PU1",
-    "PU2",
-    "STS",
-    "CCH",
-    "MW",
-    "SPA",
-    "EPA",
-    "SOS",
-    "SGC",
-    "SCI",
-    "CSI",
-    "ST",
-    "OSC",
-    "PM",
-    "APC",
-]
+#: Control names of the C0 characters (U+0000-U+001F) and of the C1 ones (U+0080-U+009F).
+_C0_NAMES = (  # noqa: SIM905 (one line of names reads better than 32)
+    "NUL SOH STX ETX EOT ENQ ACK BEL BS HT LF VT FF CR SO SI "
+    "DLE DC1 DC2 DC3 DC4 NAK SYN ETB CAN EM SUB ESC FS GS RS US"
+).split()
+_C1_NAMES = (  # noqa: SIM905
+    "PAD HOP BPH NBH IND NEL SSA ESA HTS HTJ VTS PLD PLU RI SS2 SS3 "
+    "DCS PU1 PU2 STS CCH MW SPA EPA SOS SGC SCI CSI ST OSC PM APC"
+).split()
 
 
 class TextRefused(ValueError):
@@ -214,7 +155,7 @@ def name_problem(
 def prose_problem(
     value: str, *, what: str = "the text", max_length: int | None = MAX_TEXT_LENGTH
 ) -> str | None:
-    """Return why prose (guidelines, descriptions, notes) is refused, or ``None``.
+    """Return why prose (guidelines, descriptions, narratives, prompts) is refused, or ``None``.
 
     As :func:`name_problem`, but carriage returns are accepted (line endings).
     """
