@@ -1,6 +1,9 @@
 """The API's parsers: every request body is read under the project's text policy.
 
-JSON, form-encoded and multipart bodies get the same rules (:mod:`judging.textpolicy`): a
+JSON, form-encoded and multipart bodies get the same rules (:mod:`judging.textpolicy`): they
+are decoded at its one decoding point (a byte-order mark at the start of a JSON or form
+body is dropped; UTF-16 and UTF-32 with a mark are decoded; a multipart body's mark falls
+in its preamble, which is ignored, and uploaded files are decoded where they are read); a
 NUL character or a lone surrogate in any value or field name, or a value longer than
 :data:`judging.textpolicy.MAX_TEXT_LENGTH`, is a 400 naming the field, before any
 serializer, form field or database sees it. A form field once took a NUL to PostgreSQL
@@ -11,6 +14,7 @@ in its ``parser_classes``).
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterable
 from typing import IO, Any
 
@@ -81,8 +85,17 @@ class PolicyFormParser(FormParser):
         media_type: str | None = None,
         parser_context: dict[str, Any] | None = None,
     ) -> Any:
-        """Return the form's QueryDict or raise ``ParseError`` naming the field."""
-        data = super().parse(stream, media_type, parser_context)
+        """Return the form's QueryDict or raise ``ParseError`` naming the field.
+
+        The body goes through :func:`judging.textpolicy.utf8_bytes` first, as every text
+        input does: a byte-order mark at its start is not part of the first field's name.
+        """
+        body = stream.read() if stream is not None else b""
+        try:
+            body = textpolicy.utf8_bytes(body, what="the form")
+        except textpolicy.TextRefused as exc:
+            raise _refused("Form", exc.message, None) from None
+        data = super().parse(io.BytesIO(body), media_type, parser_context)
         check_fields("Form", data.lists())
         return data
 

@@ -22,9 +22,11 @@ from typing import Any
 from django.contrib import admin
 from django.contrib.admin.widgets import ForeignKeyRawIdWidget, ManyToManyRawIdWidget
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest, HttpResponse
 
+from judging import textpolicy
 from judging.models import Collection, Membership
 
 READ_ONLY_NOTE = (
@@ -56,6 +58,35 @@ COLLECTION_PATHS: dict[str, str] = {
     "metrics.run": "collection",
     "metrics.poolingpolicy": "collection",
 }
+
+#: Text columns the admin edits by what they hold: names and titles refuse every control
+#: character but tab and line feed, prose also accepts carriage returns
+#: (:func:`judging.textpolicy.name_problem`, :func:`~judging.textpolicy.prose_problem`). The
+#: pages and the API check the same columns in their services.
+TEXT_KINDS: dict[str, str] = {
+    "judging.collection.name": "name",
+    "judging.collection.guidelines": "prose",
+    "judging.query.text": "name",
+    "judging.query.description": "prose",
+    "judging.query.narrative": "prose",
+    "judging.document.title": "name",
+    "judging.judge.name": "name",
+    "metrics.team.name": "name",
+    "metrics.run.tag": "name",
+    "metrics.run.description": "prose",
+}
+
+
+def _policy_validator(kind: str) -> Callable[[Any], None]:
+    """Return a form validator refusing what the text policy refuses in a ``kind`` column."""
+    check = textpolicy.name_problem if kind == "name" else textpolicy.prose_problem
+
+    def validate(value: Any) -> None:
+        if isinstance(value, str) and (problem := check(value, what="The text", max_length=None)):
+            raise ValidationError(f"{problem}.", code="control_character")
+
+    return validate
+
 
 #: Choices a non-superuser may pick among an operator's objects (foreign keys to models not
 #: in :data:`COLLECTION_PATHS`), by model; any other operator's model offers no choice.
@@ -178,6 +209,15 @@ class TenantScopedMixin:
             kwargs["widget"] = widget(db_field.remote_field, self.admin_site)
             return
         kwargs["queryset"] = scoped(related, request.user)
+
+    def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        """Give the names and prose the admin edits (:data:`TEXT_KINDS`) the text policy's check."""
+        formfield = super().formfield_for_dbfield(db_field, request, **kwargs)  # type: ignore[misc]
+        model = getattr(db_field, "model", None)
+        kind = TEXT_KINDS.get(f"{model._meta.label_lower}.{db_field.name}") if model else None
+        if formfield is not None and kind is not None:
+            formfield.validators.append(_policy_validator(kind))
+        return formfield
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         """Offer only objects of the user's collections (or the operator's allowed ones)."""

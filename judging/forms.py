@@ -217,9 +217,9 @@ class PoolEntryCreateForm(forms.Form):
                 self.add_error("file", "The file is larger than 5 MB.")
                 return data
             try:
-                text = upload.read().decode("utf-8-sig")
-            except UnicodeDecodeError:
-                self.add_error("file", "The file is not UTF-8 text.")
+                text = textpolicy.decode_utf8(upload.read())
+            except textpolicy.TextRefused as refused:
+                self.add_error("file", f"Line {refused.line or 1}: {refused.message}.")
                 return data
         try:
             rows, line_errors = importers.parse_pairs_collecting(text)

@@ -98,6 +98,11 @@ urlpatterns += [
         name="file_import_detail",
     ),
     path(
+        "c/<slug:slug>/imports/<int:pk>/retry/",
+        views_lists.file_import_retry,
+        name="file_import_retry",
+    ),
+    path(
         "c/<slug:slug>/judgment-list/",
         views_lists.judgment_list_download,
         name="judgment_list_download",

@@ -22,6 +22,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from judging import services as judging_services
+from judging import textpolicy
 from judging.db import fetch
 from judging.models import Collection, Document, LiveGrade, Membership, PoolEntry, Query
 from judging.textpolicy import MAX_ERRORS, cap_errors, echo, loads_json
@@ -131,9 +132,11 @@ def run_submit(
     if team.collection_id == collection.pk:  # the team's row lock first (see visibility)
         counted = budget_take(collection=collection, team_id=team.pk, user=user)
     tag = tag.strip()
+    controls = textpolicy.field_problems(names={"tag": tag}, prose={"description": description})
+    errors += [{"field": f, "message": m} for f, messages in controls.items() for m in messages]
     if not tag:
         errors.append({"field": "tag", "message": "A run needs a tag."})
-    elif Run.objects.filter(collection=collection, tag=tag).exists():
+    elif "tag" not in controls and Run.objects.filter(collection=collection, tag=tag).exists():
         errors.append(_tag_taken(tag))
     if team.collection_id != collection.pk:
         errors.append({"field": "team", "message": "The team does not take part here."})
@@ -149,7 +152,7 @@ def run_submit(
     # Every problem in one round: the tag, the format, and the queries the collection lacks
     # (looked for leniently on the readable lines when the format has errors).
     queries = dict(collection.queries.values_list("external_id", "pk"))
-    text = content.decode("utf-8", "replace")
+    text = textpolicy.lenient_text(content)
     try:
         parsed = scoring.read_run(content, name=filename)
     except scoring.InputError as exc:
@@ -159,8 +162,11 @@ def run_submit(
         skip = {e["line"] for e in line_errors if e.get("line")}
         run_qids = [] if capped else _lenient_qids(text, skip)
     else:
-        line_errors = scoring.id_problems(parsed, content)
+        capped = False
+        line_errors = scoring.id_problems(parsed, textpolicy.utf8_bytes(content))
         run_qids = parsed.qids
+    if not capped:  # ranks that are not whole numbers, a second tag: in the same round
+        line_errors += scoring.rule_problems(content, name=filename)
     unknown = sorted(set(run_qids) - queries.keys())
     if unknown:
         lines = _first_lines(text, set(unknown[:MAX_ERRORS]))
@@ -528,6 +534,8 @@ def team_create(
     name = name.strip()
     if not name:
         raise ValidationError({"name": "A team needs a name."})
+    if problems := textpolicy.field_problems(names={"name": name}):
+        raise ValidationError(problems)
     if Team.objects.filter(collection=collection, name=name).exists():
         raise ValidationError({"name": f"Team {name!r} already exists in this collection."})
     team = Team.objects.create(collection=collection, name=name)
@@ -571,6 +579,8 @@ def team_update(
         name = name.strip()
         if not name:
             raise ValidationError({"name": "A team needs a name."})
+        if problems := textpolicy.field_problems(names={"name": name}):
+            raise ValidationError(problems)
         taken = Team.objects.filter(collection_id=team.collection_id, name=name)
         if taken.exclude(pk=team.pk).exists():
             raise ValidationError({"name": f"Team {name!r} already exists in this collection."})
@@ -603,6 +613,10 @@ def team_delete(*, team: Team) -> None:
 @transaction.atomic
 def run_update(*, run: Run, tag: str | None = None, description: str | None = None) -> Run:
     """Rename a run or change its description; a tag stays unique in its collection."""
+    if problems := textpolicy.field_problems(
+        names={"tag": tag.strip() if tag is not None else None}, prose={"description": description}
+    ):
+        raise ValidationError(problems)
     if tag is not None:
         tag = tag.strip()
         if not tag:

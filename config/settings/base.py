@@ -257,6 +257,11 @@ GRADED_DOCNO_INDEX_PREBUILD_MIN = int(os.environ.get("GRADED_DOCNO_INDEX_PREBUIL
 GRADED_BACKGROUND_IMPORT_BYTES = int(
     os.environ.get("GRADED_BACKGROUND_IMPORT_BYTES", str(8 * 1024 * 1024))
 )
+# A worker running a background import says it is alive this often; a running import
+# silent for longer than GRADED_IMPORT_STALE_SECONDS shows as interrupted (its worker was
+# killed or lost), and a coordinator may retry it.
+GRADED_IMPORT_HEARTBEAT_SECONDS = float(os.environ.get("GRADED_IMPORT_HEARTBEAT_SECONDS", "10"))
+GRADED_IMPORT_STALE_SECONDS = float(os.environ.get("GRADED_IMPORT_STALE_SECONDS", "120"))
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 

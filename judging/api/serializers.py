@@ -10,6 +10,7 @@ from rest_framework import serializers
 
 from judging import evidence, textpolicy
 from judging.api import selectors
+from judging.imports.models import STATES as FILE_IMPORT_STATES
 from judging.llm import judges as services_judges
 from judging.llm import selectors as selectors_llm
 from judging.models import (
@@ -663,6 +664,21 @@ class ImportErrorSerializer(serializers.Serializer):
 class FileImportSerializer(serializers.ModelSerializer):
     """A background import: status, progress and outcome."""
 
+    status = serializers.ChoiceField(
+        source="state",
+        choices=FILE_IMPORT_STATES,
+        read_only=True,
+        help_text="queued, running, done, refused or failed; or interrupted: running, but its "
+        "worker has not said it is alive for GRADED_IMPORT_STALE_SECONDS (killed or lost). "
+        "Nothing of an interrupted import was written; a coordinator may retry it "
+        "(POST .../retry/).",
+    )
+    heartbeat_at = serializers.SerializerMethodField(
+        help_text="When the worker last said it is alive (null before a worker took it)."
+    )
+    attempts = serializers.IntegerField(
+        read_only=True, help_text="How many times a worker has started the import."
+    )
     bytes_read = serializers.SerializerMethodField(
         help_text="Bytes of the files read so far (all of them once finished)."
     )
@@ -694,9 +710,18 @@ class FileImportSerializer(serializers.ModelSerializer):
             "result",
             "created_at",
             "started_at",
+            "heartbeat_at",
+            "attempts",
             "finished_at",
         ]
         read_only_fields = fields
+
+    @extend_schema_field({"type": "string", "format": "date-time", "nullable": True})
+    def get_heartbeat_at(self, job: FileImport) -> str | None:
+        """Return the worker's last sign of life (the row's or the cache's, the later)."""
+        running = job.status == FileImport.Status.RUNNING
+        last = job.last_heartbeat() if running else job.heartbeat_at
+        return None if last is None else serializers.DateTimeField().to_representation(last)
 
     def get_bytes_read(self, job: FileImport) -> int:
         """Return the progress the view looked up (see the selector)."""

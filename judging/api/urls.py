@@ -58,6 +58,11 @@ urlpatterns = [
         name="file-import-detail",
     ),
     path(
+        "collections/<slug:slug>/imports/<int:pk>/retry/",
+        views_imports.FileImportRetryView.as_view(),
+        name="file-import-retry",
+    ),
+    path(
         "collections/<slug:slug>/gold/",
         views_quality.GoldPairListView.as_view(),
         name="gold-pair-list",

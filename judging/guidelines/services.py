@@ -36,7 +36,7 @@ def _checked(fields: dict[str, str]) -> None:
     problems = {}
     for name, value in fields.items():
         limit = MAX_VERSION_NOTE_LENGTH if name == "note" else MAX_GUIDELINES_LENGTH
-        problem = textpolicy.text_problem(value, max_length=limit, what=name)
+        problem = textpolicy.prose_problem(value, max_length=limit, what=name)
         if problem:
             problems[name] = [problem]
     if problems:

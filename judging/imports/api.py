@@ -30,7 +30,7 @@ from judging.imports import services as services_files
 from judging.lists import judgment_rows as imports
 from judging.lists.formats import collections as collection_formats
 from judging.lists.formats import judgments as judgment_formats
-from judging.models import Judge
+from judging.models import FileImport, Judge
 
 
 class FileImportCreateSerializer(serializers.Serializer):
@@ -151,3 +151,37 @@ class FileImportDetailView(CollectionScopedView):
             started_by=None if self.is_coordinator else request.user,
         )
         return Response(FileImportSerializer(job, context={"bytes_read": bytes_read}).data)
+
+
+@extend_schema_view(
+    post=extend_schema(
+        summary="Retry an interrupted background import",
+        description="Coordinators only. An import whose `status` is `interrupted` (its "
+        "worker fell silent: killed or lost; nothing was written) is queued again and run "
+        "from the start, exactly once: 202 with the import and a `Location` to follow. "
+        "Should its files be gone it becomes `failed`, saying so (200). Any other import is "
+        "a 400 naming its status.",
+        parameters=[SLUG],
+        request=None,
+        responses={
+            202: FileImportSerializer,
+            200: FileImportSerializer,
+            **error_responses(400, 401, 403, 404),
+        },
+    )
+)
+class FileImportRetryView(CollectionScopedView):
+    """Retry one interrupted background import."""
+
+    serializer_class = FileImportSerializer
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"POST": COORDINATORS}
+
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Queue the import again (or record that its files are gone)."""
+        job, _ = selectors.file_import_with_progress(
+            collection=self.collection, import_id=kwargs["pk"]
+        )
+        job = services_files.file_import_retry(job=job)
+        if job.status == FileImport.Status.QUEUED:
+            return accepted_import(request, self.collection, job)
+        return Response(FileImportSerializer(job).data)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import datetime
+
 from django.conf import settings
+from django.core.cache import cache
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 
 class FileImport(models.Model):
@@ -74,6 +78,18 @@ class FileImport(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the worker running the import last said it is alive (every "
+        "GRADED_IMPORT_HEARTBEAT_SECONDS); a running import silent for longer than "
+        "GRADED_IMPORT_STALE_SECONDS is interrupted.",
+    )
+    attempts = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="How many times a worker has started the import (a retry starts it again; "
+        "only the latest attempt may write).",
+    )
 
     class Meta:
         indexes = [models.Index(fields=["collection", "-created_at"], name="fileimport_recent")]
@@ -105,3 +121,46 @@ class FileImport(models.Model):
     def progress_key(self) -> str:
         """Return the cache key under which the running import publishes its bytes read."""
         return f"graded:file-import:{self.pk}:bytes"
+
+    @property
+    def heartbeat_key(self) -> str:
+        """Return the cache key under which the running import's worker says it is alive."""
+        return f"graded:file-import:{self.pk}:heartbeat"
+
+    def last_heartbeat(self) -> datetime.datetime | None:
+        """Return the worker's last sign of life: its latest heartbeat (row or cache) or start.
+
+        A row no worker has stamped counts from its creation.
+
+        The worker writes the row from a thread of its own; where the database cannot take
+        that write while the import's transaction is open (SQLite), the cache has it.
+        """
+        seen = [t for t in (self.heartbeat_at, self.started_at) if t is not None]
+        cached = cache.get(self.heartbeat_key)
+        if isinstance(cached, datetime.datetime):
+            seen.append(cached)
+        return max(seen, default=self.created_at)
+
+    @property
+    def interrupted(self) -> bool:
+        """Return whether the import is *running* but its worker fell silent (killed, lost).
+
+        Silent means no heartbeat for ``GRADED_IMPORT_STALE_SECONDS``. Nothing of it was
+        written (the import is one transaction); a coordinator may retry it.
+        """
+        if self.status != self.Status.RUNNING:
+            return False
+        last = self.last_heartbeat()
+        limit = datetime.timedelta(seconds=settings.GRADED_IMPORT_STALE_SECONDS)
+        return last is None or timezone.now() - last > limit
+
+    @property
+    def state(self) -> str:
+        """Return the status to show: the stored one, or ``interrupted``."""
+        return INTERRUPTED if self.interrupted else self.status
+
+
+INTERRUPTED = "interrupted"
+"""The shown state of a running import whose worker fell silent (never stored)."""
+STATES = [*FileImport.Status.values[:2], INTERRUPTED, *FileImport.Status.values[2:]]
+"""Every state an import is shown in: queued, running, interrupted, done, refused, failed."""

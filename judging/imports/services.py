@@ -9,12 +9,14 @@ endpoints (``.../judgments/``, ``.../qrels/``), are imported the same way by a w
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io
 import logging
 import re
 import secrets
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -27,7 +29,8 @@ from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.core.files import File
 from django.core.files.uploadedfile import UploadedFile
-from django.db import transaction
+from django.db import DatabaseError, connections, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from judging import background, services, textpolicy
@@ -226,6 +229,8 @@ def file_import_start(
         raise ValidationError({"files": f"Give files for some of: {', '.join(ROLES)}."})
     if kind != FileImport.Kind.FILES and set(given) != {"judgments"}:
         raise ValidationError({"file": "Give one judgment file."})
+    if problems := textpolicy.field_problems(names={"judge_name": options.get("judge_name")}):
+        raise ValidationError(problems)  # now, not when the worker creates the judge
     job = FileImport.objects.create(
         collection=collection,
         created_by=actor,
@@ -305,16 +310,79 @@ class _Progress:
             self._published = self.total
 
 
+class _Heartbeat:
+    """While the import runs, say every ``GRADED_IMPORT_HEARTBEAT_SECONDS`` that it is alive.
+
+    A daemon thread writes ``heartbeat_at`` on the row (in its own connection: the import's
+    transaction is open in the worker's) and in the cache; a killed worker's thread dies
+    with it, so its import falls silent and shows as interrupted. Where the database takes
+    no second writer during the import's transaction (SQLite), the cache alone carries it.
+    Leave this block only after the import's transaction has ended: its last write waits
+    for the row lock that transaction holds.
+    """
+
+    def __init__(self, job: FileImport) -> None:
+        self.job = job
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, name=f"file-import-{job.pk}-heartbeat", daemon=True
+        )
+
+    def _cached(self) -> None:
+        timeout = max(60.0, 10 * settings.GRADED_IMPORT_STALE_SECONDS)
+        cache.set(self.job.heartbeat_key, timezone.now(), timeout=timeout)
+
+    def _beat(self) -> None:
+        """Say the import is alive now: cache first, then the row (this thread's connection)."""
+        self._cached()
+        with contextlib.suppress(DatabaseError):  # SQLite's one writer is the import
+            FileImport.objects.filter(
+                pk=self.job.pk, status=FileImport.Status.RUNNING, attempts=self.job.attempts
+            ).update(heartbeat_at=timezone.now())
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.wait(settings.GRADED_IMPORT_HEARTBEAT_SECONDS):
+                self._beat()
+        finally:
+            connections.close_all()  # this thread's own connection
+
+    def __enter__(self) -> _Heartbeat:
+        """Start beating.
+
+        The worker's own connection never writes the row: it is in the import's
+        transaction, where a write would hold the row until the end.
+        """
+        self._cached()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Stop beating (after the import's transaction has ended)."""
+        self._stop.set()
+        self._thread.join()
+
+
+class _Superseded(Exception):
+    """A retry started the import again while this worker still ran it: this one yields."""
+
+
 def file_import_run(*, import_id: int) -> FileImport | None:
     """Run a queued import to its end (a worker's task); return it, or None if gone.
 
     The import is all or nothing: :func:`collection_files_import` for the page's files,
-    :func:`judgment_upload_import` for a REST judgment upload. The outcome (report and
-    counts, or every refused line, or the failure) is stored on the row and the files are
-    deleted.
+    :func:`judgment_upload_import` for a REST judgment upload. It and its outcome (report
+    and counts, or every refused line, or the failure) are written in **one transaction**,
+    and only while this worker's attempt is the latest: so a worker killed at any moment
+    leaves nothing written (the import stays *running*, falls silent and shows as
+    interrupted: :func:`file_import_retry`), and one that a retry superseded writes
+    nothing either. The files are deleted once the outcome is stored.
     """
     claimed = FileImport.objects.filter(pk=import_id, status=FileImport.Status.QUEUED).update(
-        status=FileImport.Status.RUNNING, started_at=timezone.now()
+        status=FileImport.Status.RUNNING,
+        started_at=timezone.now(),
+        heartbeat_at=timezone.now(),
+        attempts=F("attempts") + 1,
     )
     job = FileImport.objects.select_related("collection", "created_by").filter(pk=import_id).first()
     if job is None or not claimed:  # gone, or another worker has it
@@ -322,19 +390,41 @@ def file_import_run(*, import_id: int) -> FileImport | None:
     folder = imports_dir() / str(job.pk)
     progress = _Progress(job.progress_key)
     opened = {role: _Counting(folder / role, name, progress) for role, name in job.files.items()}
+    try:
+        with _Heartbeat(job), transaction.atomic():
+            _import_and_record(job, opened, progress)
+    except _Superseded:
+        log.warning("file import %s: attempt %s superseded by a retry", job.pk, job.attempts)
+        return FileImport.objects.filter(pk=job.pk).first()
+    finally:
+        for source in opened.values():
+            source.close()
+    shutil.rmtree(folder, ignore_errors=True)
+    cache.delete(progress.key)
+    cache.delete(job.heartbeat_key)
+    return job
+
+
+def _import_and_record(job: FileImport, opened: dict[str, _Counting], progress: _Progress) -> None:
+    """Run the import (a savepoint) and store its outcome, in the caller's transaction.
+
+    Raises :class:`_Superseded` (rolling back the caller's transaction) when the row no
+    longer names this attempt as running.
+    """
     options = job.options
     try:
-        if job.kind == FileImport.Kind.FILES:
-            job.report = _files_run(job, opened)
-        else:
-            job.result = judgment_upload_import(
-                collection=job.collection,
-                kind=job.kind,
-                source=opened["judgments"],
-                options=options,
-                actor=job.created_by,
-            )
-            job.report = [_result_line(job.result)]
+        with transaction.atomic():
+            if job.kind == FileImport.Kind.FILES:
+                job.report = _files_run(job, opened)
+            else:
+                job.result = judgment_upload_import(
+                    collection=job.collection,
+                    kind=job.kind,
+                    source=opened["judgments"],
+                    options=options,
+                    actor=job.created_by,
+                )
+                job.report = [_result_line(job.result)]
     except services_lists.ImportRefused as refused:
         job.status, job.errors = FileImport.Status.REFUSED, refused.problems.as_dicts()
         job.problems = refused.problems.messages()
@@ -354,10 +444,12 @@ def file_import_run(*, import_id: int) -> FileImport | None:
         job.status = FileImport.Status.DONE
         if options.get("dry_run"):
             job.report = ["Dry run, nothing written — would import:", *job.report]
-    finally:
-        for source in opened.values():
-            source.close()
-        shutil.rmtree(folder, ignore_errors=True)
+    current = FileImport.objects.select_for_update().filter(pk=job.pk).first()
+    if current is None or (current.status, current.attempts) != (
+        FileImport.Status.RUNNING,
+        job.attempts,
+    ):
+        raise _Superseded
     job.bytes_read = min(progress.total, job.bytes_total)
     job.finished_at = timezone.now()
     job.save(
@@ -371,8 +463,43 @@ def file_import_run(*, import_id: int) -> FileImport | None:
             "finished_at",
         ]
     )
-    cache.delete(progress.key)
-    return job
+
+
+@transaction.atomic
+def file_import_retry(*, job: FileImport) -> FileImport:
+    """Queue an interrupted import again (its worker was killed); return it, as it is now.
+
+    Only an import shown as *interrupted* (running, silent for
+    ``GRADED_IMPORT_STALE_SECONDS``) may be retried, else ``ValidationError``. Nothing of
+    the interrupted attempt was written (one transaction), so the retry imports the kept
+    files from the start, exactly once: should the silent worker still be alive, its
+    attempt is no longer the latest and writes nothing (:func:`file_import_run`). An
+    import whose files are gone cannot run again: it is marked *failed*, saying so.
+    """
+    locked = FileImport.objects.select_for_update().get(pk=job.pk)
+    if not locked.interrupted:
+        raise ValidationError(
+            {"status": f"Only an interrupted import can be retried; this one is {locked.state}."}
+        )
+    folder = imports_dir() / str(locked.pk)
+    missing = [role for role in locked.files if not (folder / role).is_file()]
+    if missing:
+        locked.status = FileImport.Status.FAILED
+        locked.problems = [
+            f"The import was interrupted and its uploaded files are gone ({', '.join(missing)}); "
+            "nothing was written: upload them again."
+        ]
+        locked.errors = [{"message": locked.problems[0]}]
+        locked.finished_at = timezone.now()
+        locked.save(update_fields=["status", "problems", "errors", "finished_at"])
+        return locked
+    locked.status = FileImport.Status.QUEUED
+    locked.started_at = locked.heartbeat_at = None
+    locked.save(update_fields=["status", "started_at", "heartbeat_at"])
+    cache.delete(locked.heartbeat_key)
+    cache.delete(locked.progress_key)
+    transaction.on_commit(lambda: background.task("judging.run_file_import").delay(locked.pk))
+    return locked
 
 
 def _files_run(job: FileImport, opened: dict[str, _Counting]) -> list[str]:

@@ -27,10 +27,14 @@ DOCUMENT_BODY_KEYS = ("body", "text", "contents")
 
 
 def _lines(data: bytes | str, name: str) -> Iterator[tuple[int, str]]:
-    """Yield (line number, text) of the non-blank, non-comment lines of a UTF-8 file."""
+    """Yield (line number, text) of the non-blank, non-comment lines of a text file.
+
+    Bytes are decoded by :func:`judging.textpolicy.decode_utf8` (a byte-order mark at the
+    start is dropped, UTF-16 and UTF-32 with a mark decoded); text loses a leading U+FEFF.
+    """
     try:
         if isinstance(data, str):
-            text = textpolicy.check_text(data, what=name)
+            text = textpolicy.check_text(textpolicy.strip_bom(data), what=name)
         else:
             text = textpolicy.decode_utf8(data, what=name)
     except textpolicy.TextRefused as exc:
@@ -71,9 +75,13 @@ def _text(value: Any, what: str, max_length: int = textpolicy.MAX_TEXT_LENGTH) -
     """Return a JSON scalar as text, or raise ``TextRefused`` if the policy refuses it."""
     if isinstance(value, dict | list):
         raise textpolicy.TextRefused(f"{what} must be a string, not a JSON {type(value).__name__}")
-    return textpolicy.check_text(
+    value = textpolicy.check_text(
         "" if value is None else str(value), max_length=max_length, what=what
     )
+    problem = textpolicy.kind_problem(what, value)
+    if problem:
+        raise textpolicy.TextRefused(problem)
+    return value
 
 
 def _id(value: Any, what: str) -> str:
@@ -95,7 +103,7 @@ def _refuse(errors: list[str]) -> None:
 
 def _is_json_lines(data: bytes) -> bool:
     """Return whether the file looks like JSON Lines (its first character is ``{``)."""
-    return data.lstrip()[:1] == b"{"
+    return textpolicy.head_bytes(data[:4096]).lstrip()[:1] == b"{"
 
 
 def parse_queries(data: bytes, name: str = "queries") -> list[QueryRow]:

@@ -24,7 +24,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils.text import slugify
 
-from judging import evidence, services, signals
+from judging import evidence, services, signals, textpolicy
 from judging.lists.formats import MAX_REPORTED, FormatError, Problem, Problems, iter_lines
 from judging.lists.formats import collections as collection_formats
 from judging.lists.formats import judgments as judgment_formats
@@ -143,6 +143,9 @@ def _judge_name_checked(name: str, kind: str) -> str:
     name = name.strip()
     if not name or len(name) > 100:
         raise ValidationError({"judge_name": "Give a judge name of 1 to 100 characters."})
+    problems = textpolicy.field_problems(names={"judge_name": name})
+    if problems:
+        raise ValidationError(problems)
     if kind not in (Judge.Kind.LLM, Judge.Kind.HUMAN):
         raise ValidationError({"judge_kind": "Use human or llm."})
     return name
@@ -836,6 +839,9 @@ def collection_create(
     judges_per_pair: int = 1,
 ) -> Collection:
     """Create a collection and make ``creator`` its coordinator."""
+    problems = textpolicy.field_problems(names={"name": name}, prose={"guidelines": guidelines})
+    if problems:
+        raise ValidationError(problems)
     if Collection.objects.filter(slug=slug).exists():
         raise ValidationError({"slug": f"A collection {slug!r} exists already."})
     collection = Collection(
@@ -856,6 +862,9 @@ def collection_get_or_create(*, slug: str, name: str) -> tuple[Collection, bool]
     existing = Collection.objects.filter(slug=slug).first()
     if existing is not None:
         return existing, False
+    problems = textpolicy.field_problems(names={"name": name})
+    if problems:
+        raise ValidationError(problems)
     collection = Collection(slug=slug, name=name)
     collection.full_clean()
     collection.save()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -196,5 +197,30 @@ def file_import_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse
     return render(
         request,
         "judging/fileimport_detail.html",
-        {"collection": collection, "job": job, "bytes_read": bytes_read},
+        {
+            "collection": collection,
+            "job": job,
+            "bytes_read": bytes_read,
+            "stale_minutes": round(settings.GRADED_IMPORT_STALE_SECONDS / 60, 1),
+        },
     )
+
+
+@login_required
+@require_http_methods(["POST"])
+def file_import_retry(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Queue an interrupted background import again; back to its page."""
+    collection = selectors.collection_for_member(
+        user=request.user, slug=slug, roles=(Role.COORDINATOR,)
+    )
+    job, _ = selectors.file_import_with_progress(collection=collection, import_id=pk)
+    try:
+        job = services_files.file_import_retry(job=job)
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+    else:
+        if job.status == job.Status.FAILED:
+            messages.error(request, job.problems[0])
+        else:
+            messages.success(request, f"Import {job.pk} is queued again.")
+    return see_other(reverse("judging:file_import_detail", args=[collection.slug, job.pk]))

@@ -40,11 +40,16 @@ from judging.models import GRADE_MAX, GRADE_MIN, Collection, Judge, LLMProvider
 TEXT_LIMITS: dict[str, int | None] = {
     "name": None,
     "model": None,
+    "provider": None,
+    "model_version": None,
     "system_prompt": textpolicy.MAX_TEXT_LENGTH,
     "prompt_template": textpolicy.MAX_TEXT_LENGTH,
     "prompt_version": None,
     "answer_pattern": None,
 }
+#: Of :data:`TEXT_LIMITS`, the texts of several lines (carriage returns allowed); the others
+#: are names (:func:`judging.textpolicy.name_problem`: no control character but tab and LF).
+PROSE_FIELDS = frozenset({"system_prompt", "prompt_template", "answer_pattern"})
 #: What a new LLM judge starts with on the page that registers one (and in the admin).
 DEFAULT_CONFIG: dict[str, Any] = {
     "system_prompt": DEFAULT_SYSTEM_PROMPT,
@@ -107,7 +112,8 @@ def llm_config_errors(values: Mapping[str, Any]) -> dict[str, list[str]]:
     errors: dict[str, list[str]] = {}
     for name, limit in TEXT_LIMITS.items():
         if isinstance(values.get(name), str):
-            problem = textpolicy.text_problem(values[name], max_length=limit, what="The text")
+            check = textpolicy.prose_problem if name in PROSE_FIELDS else textpolicy.name_problem
+            problem = check(values[name], max_length=limit, what="The text")
             if problem:
                 errors[name] = [f"{problem}."]
     provider = values.get("llm_provider")

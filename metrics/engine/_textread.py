@@ -218,14 +218,17 @@ def _last_newline(data: NDArray[np.uint8], fill: int) -> int:
     return -1
 
 
-def _blocks(path: str | os.PathLike) -> Iterator[tuple[NDArray[np.uint8], int]]:
+def _blocks(path: str | os.PathLike, skip: int = 0) -> Iterator[tuple[NDArray[np.uint8], int]]:
     """Yield (buffer, end) per block of complete lines; a fresh buffer each time.
+
+    The first ``skip`` bytes of the file (a byte-order mark) are not read.
 
     Raises:
         _Unclean: a line is longer than a block.
     """
     carry = b""
     with open(path, "rb", buffering=0) as fh:
+        fh.seek(skip)
         while True:
             buf = np.empty(_FRONT + BLOCK + _SLACK, np.uint8)
             data = buf[_FRONT:]
@@ -299,19 +302,20 @@ def _resized(a: NDArray, size: int, keep: int) -> NDArray:
 
 
 def read_clean(
-    path: str | os.PathLike, ncols: int, value_col: int, *, threads: bool = True
+    path: str | os.PathLike, ncols: int, value_col: int, *, threads: bool = True, skip: int = 0
 ) -> tuple[list[bytes], NDArray[np.int32], NDArray[np.uint64], NDArray[np.float64], bytes] | None:
     """Read a clean TREC file; return (qid names, qid codes, docno words, values, last field).
 
     Names are in order of first appearance and codes index them.  With ``threads``
-    two blocks are parsed at once (numpy releases the GIL in its loops).  ``None``
-    when the file is not clean (see the module doc), empty or unreadable.
+    two blocks are parsed at once (numpy releases the GIL in its loops).  ``skip``:
+    bytes at the start that are not text (a byte-order mark).  ``None`` when the file
+    is not clean (see the module doc), empty or unreadable.
     """
     index: dict[bytes, int] = {}
     last = b""
     done = 0
     try:
-        cols = _Columns(os.stat(path).st_size)
+        cols = _Columns(max(0, os.stat(path).st_size - skip))
 
         def collect(parsed: _Parsed, size: int) -> None:
             nonlocal last, done
@@ -326,7 +330,7 @@ def read_clean(
         if threads:
             with ThreadPoolExecutor(2) as pool:
                 pending: deque[tuple[Future[_Parsed], int]] = deque()
-                for buf, end in _blocks(path):
+                for buf, end in _blocks(path, skip):
                     pending.append((pool.submit(_parse_block, buf, end, ncols, value_col), end))
                     if len(pending) > 2:  # at most three blocks in memory
                         fut, size = pending.popleft()
@@ -335,7 +339,7 @@ def read_clean(
                     fut, size = pending.popleft()
                     collect(fut.result(), size)
         else:
-            for buf, end in _blocks(path):
+            for buf, end in _blocks(path, skip):
                 collect(_parse_block(buf, end, ncols, value_col), end)
     except (_Unclean, OSError):
         return None

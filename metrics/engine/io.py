@@ -13,11 +13,22 @@ Formats
 
     Blank lines and lines starting with ``#`` are skipped in TREC files.
 
+Encoding
+    UTF-8, read under :mod:`judging.textpolicy`'s one decoding rule (pure Python, shared
+    with every other text input of Graded): a byte-order mark at the very start is
+    skipped by every reader (the C, numpy and Arrow fast paths, the line-by-line reader,
+    JSON, and format detection), and a UTF-16 or UTF-32 byte-order mark means the input is
+    decoded from that encoding first.  A U+FEFF anywhere else is kept (in a TREC line it
+    is part of the qid, which no collection has).
+
 Errors
     Every problem is collected (file, line, reason) and reported at once as an
     :class:`~metrics.engine.errors.EngineInputError`: wrong column count,
     non-numeric or non-finite score/label, empty input, and the same docno twice for
-    one query.  Nothing is returned from an input with errors.
+    one query.  Nothing is returned from an input with errors.  The rank and tag
+    columns are not checked (trec_eval does not check them);
+    :func:`run_rule_problems` checks what a submission requires of them (whole-number
+    ranks, one tag), to be reported with the reader's problems.
 
 Fast paths: a clean TREC file (single spaces, no comments or blank lines) given
 by path is read by one of three readers, chosen by the ``reader`` argument (clean
@@ -49,6 +60,7 @@ produces the error messages.
 
 from __future__ import annotations
 
+import codecs
 import json
 import mmap
 import os
@@ -63,6 +75,7 @@ from typing import IO, Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from judging import textpolicy
 from metrics.engine import _creader
 from metrics.engine import _strings as S
 from metrics.engine._lazy import LazyModule
@@ -72,6 +85,7 @@ from metrics.engine.errors import MAX_ERRORS, EngineInputError, ErrorCollector, 
 
 pa: Any = LazyModule("pyarrow")
 pa_csv: Any = LazyModule("pyarrow.csv")
+pc: Any = LazyModule("pyarrow.compute")
 
 Format = Literal["auto", "trec", "json", "jsonl"]
 Reader = Literal["auto", "c", "numpy", "arrow"]
@@ -127,6 +141,31 @@ def _load(source: Source, name: str | None) -> tuple[Any, str]:
         label = name or str(getattr(source, "name", "<stream>"))
         return bytes(data), label
     raise TypeError(f"cannot read {type(source).__name__}: give a path, bytes or a file object")
+
+
+def _utf8(data: Any, label: str) -> Any:
+    """Return loaded input as UTF-8 without a leading byte-order mark (textpolicy's rule).
+
+    A UTF-8 mark is sliced off; UTF-16 or UTF-32 with a mark is decoded to UTF-8.
+    """
+    skip, codec, _ = textpolicy.byte_order_mark(data[:4])
+    if codec == "utf-8":
+        return data[skip:] if skip else data
+    try:
+        return textpolicy.utf8_bytes(bytes(data), what="the file")
+    except textpolicy.TextRefused as exc:
+        raise EngineInputError([InputError(label, exc.line, exc.message)]) from None
+
+
+def detect_format(data: bytes) -> str:
+    """Return ``"json"``, ``"jsonl"`` or ``"trec"``: what :func:`read_run` reads ``data`` as.
+
+    After a byte-order mark: ``[`` starts JSON, ``{`` JSON Lines, anything else TREC.
+    """
+    skip, codec, _ = textpolicy.byte_order_mark(data[:4])
+    if codec != "utf-8":
+        return _detect(textpolicy.head_bytes(data), "auto")
+    return _detect(memoryview(data)[skip:], "auto")
 
 
 def _detect(data: bytes, fmt: Format) -> str:
@@ -222,7 +261,13 @@ def _memory_pool() -> pa.MemoryPool:
 def _arrow_csv(
     data: Any, ncols: int, wanted: dict[int, pa.DataType], path: str | None = None
 ) -> pa.Table | None:
-    """Parse single-space separated text (``data``, or the file ``path`` read in blocks)."""
+    """Parse single-space separated text (``data``, or the file ``path`` read in blocks).
+
+    Text that (still) starts with a byte-order mark is left to the other readers: Arrow
+    would skip it, and only the input's first mark is one (``data`` is past it already).
+    """
+    if data[:3] == codecs.BOM_UTF8:
+        return None
     end = data.find(b"\n")
     first = data[: end if end >= 0 else len(data)].rstrip(b"\r")
     if len(first.split(b" ")) != ncols:
@@ -369,7 +414,7 @@ def _json_records(data: bytes, name: str, kind: str) -> list[tuple[int, int | No
             try:
                 out.append((lineno, None, json.loads(raw)))
             except json.JSONDecodeError as exc:
-                errs.add(lineno, f"invalid JSON: {exc.msg}")
+                errs.add(lineno, f"invalid JSON: {textpolicy.json_message(exc.msg)}")
             except (RecursionError, ValueError) as exc:  # deep nesting, a 5,000-digit int
                 errs.add(lineno, _json_refusal(exc))
             if errs.total >= MAX_ERRORS - 1:
@@ -396,7 +441,7 @@ def _json_records(data: bytes, name: str, kind: str) -> list[tuple[int, int | No
         try:
             obj, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            errs.add(line_of(exc.pos), f"invalid JSON: {exc.msg}", item)
+            errs.add(line_of(exc.pos), f"invalid JSON: {textpolicy.json_message(exc.msg)}", item)
             errs.raise_if_any()
         except (RecursionError, ValueError) as exc:  # deep nesting, a 5,000-digit int
             errs.add(line_of(pos), _json_refusal(exc), item)
@@ -507,6 +552,128 @@ def _json_rows(
     _duplicates(qids, docs, lines, errs, items if kind == "json" else None)
     _raise_sorted(errs)
     return qids, docs, vals, lines, tag
+
+
+# --------------------------------------------------------------------------- submission rules
+_WHOLE_NUMBER = re.compile(rb"[0-9]+")
+
+
+def run_rule_problems(
+    source: Source, *, format: Format = "auto", name: str | None = None
+) -> EngineInputError | None:
+    """Check the rules a submitted run follows beyond what trec_eval reads; ``None`` if kept.
+
+    trec_eval ignores the rank column and keeps the tag of the last line. A submission is
+    one run, ranked by score as trec_eval ranks it, so:
+
+    * a rank must be a whole number written in digits (``0``, ``1``, ``007``; not ``five``,
+      ``1.5``, ``-1``, ``+1``); its value is still ignored. In JSON a ``rank`` is optional
+      and, when given, an integer of at least 0;
+    * every line carries the same tag (a JSON record may leave its ``tag``/``run`` out);
+      each other tag is reported once, on its first line, with how many lines carry it.
+
+    Lines the reader refuses (wrong column count, malformed JSON) are left to
+    :func:`read_run`, which names them; call both to report every problem in one round.
+    A clean TREC file is checked column-wise by Arrow; anything else line by line.
+    """
+    data, label = _load(source, name)
+    try:
+        data = _utf8(data, label)
+    except EngineInputError:
+        return None  # read_run names it
+    detected = _detect(data, format)
+    errs = ErrorCollector(label)
+    if detected == "trec":
+        if _clean_ranks_and_tag(data):
+            return None
+        _trec_rule_problems(bytes(data), errs)
+    else:
+        try:
+            records = _json_records(data, label, detected)
+        except EngineInputError:
+            return None  # read_run names it
+        _json_rule_problems(records, errs)
+    return EngineInputError(errs.errors, errs.total) if errs else None
+
+
+def _clean_ranks_and_tag(data: Any) -> bool:
+    """Return whether regular TREC text surely has whole-number ranks and one tag.
+
+    Arrow reads the rank and tag columns (no Python loop). ``False`` is only "not sure":
+    a comment line of six fields is read as a row here, so any doubt goes to the exact
+    line-by-line check.
+    """
+    table = _fast_table(data, 6, {3: pa.binary(), 5: pa.binary()})
+    if table is None:
+        return False
+    ranks, tags = table.columns
+    if not pc.all(pc.match_substring_regex(ranks, "^[0-9]+$")).as_py():
+        return False
+    return pc.count_distinct(tags).as_py() <= 1
+
+
+def _trec_rule_problems(data: bytes, errs: ErrorCollector) -> None:
+    """Name every rank that is not a whole number and every second tag, line by line."""
+    first: tuple[bytes, int] | None = None
+    others: dict[bytes, list[int]] = {}  # tag -> [first line, lines]
+    start = lineno = 0
+    while start <= len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        raw = data[start:end]
+        start = end + 1
+        lineno += 1
+        fields = raw.split()
+        if len(fields) != 6 or fields[0].startswith(b"#") or b"\x00" in raw:
+            continue  # blank, a comment, or refused by the reader
+        rank, tag = fields[3], fields[5]
+        if not _WHOLE_NUMBER.fullmatch(rank):
+            errs.add(lineno, f"rank {_short(S.decode(rank))} is not a whole number (0 or more)")
+        if first is None:
+            first = (tag, lineno)
+        elif tag != first[0]:
+            seen = others.setdefault(tag, [lineno, 0])
+            seen[1] += 1
+    if first is not None:
+        for tag, (lineno, count) in others.items():
+            errs.add(lineno, _second_tag(S.decode(tag), count, S.decode(first[0]), first[1]))
+
+
+def _json_rule_problems(records: list[tuple[int, int | None, Any]], errs: ErrorCollector) -> None:
+    """Name every ``rank`` that is not a whole number and every second tag of JSON records."""
+    first: tuple[str, int, int | None] | None = None
+    others: dict[str, list[Any]] = {}  # tag -> [first line, first item, records]
+    for lineno, item, obj in records:
+        if not isinstance(obj, dict):
+            continue  # the reader names it
+        rank = obj.get("rank")
+        if "rank" in obj and (isinstance(rank, bool) or not isinstance(rank, int) or rank < 0):
+            errs.add(lineno, f"rank {_short(rank)} is not a whole number (0 or more)", item)
+        tag = obj.get("tag", obj.get("run"))
+        if tag is None:
+            continue
+        if not isinstance(tag, str):
+            errs.add(lineno, f"tag {_short(tag)} is not a string", item)
+            continue
+        if first is None:
+            first = (tag, lineno, item)
+        elif tag != first[0]:
+            seen = others.setdefault(tag, [lineno, item, 0])
+            seen[2] += 1
+    if first is not None:
+        where = f"item {first[2]}" if first[2] is not None else f"line {first[1]}"
+        for tag, (lineno, item, count) in others.items():
+            errs.add(lineno, _second_tag(tag, count, first[0], where, unit="record"), item)
+
+
+def _second_tag(tag: str, count: int, first: str, where: int | str, unit: str = "line") -> str:
+    """Return the message of a second run tag in one file."""
+    at = f"line {where}" if isinstance(where, int) else where
+    plural = "" if count == 1 else "s"
+    return (
+        f"a second run tag: {_short(tag)} ({count} {unit}{plural}, the first here) differs "
+        f"from {_short(first)} of {at}; a file holds one run, so submit each tag separately"
+    )
 
 
 # --------------------------------------------------------------------------- containers
@@ -1125,20 +1292,37 @@ def _read(
             _memory_pool().release_unused()
 
 
+def _read_clean_mapped(path: str, skip: int, label: str, kind: str) -> Run | Qrels | None:
+    """Read a clean TREC file with the C reader, mapped, its first ``skip`` bytes left out."""
+    try:
+        with open(path, "rb") as fh:
+            mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
+    try:
+        with memoryview(mapped) as whole, whole[skip:] as text:
+            return _read_clean(text, label, kind, "c")
+    finally:
+        mapped.close()
+
+
 def _read_clean(
-    path: str | memoryview, label: str, kind: str, reader: str = "numpy"
+    path: str | memoryview, label: str, kind: str, reader: str = "numpy", *, skip: int = 0
 ) -> Run | Qrels | None:
     """Read clean TREC text with the C or numpy reader (no pyarrow); ``None`` if not clean.
 
     ``path`` is a file's path, or (C reader only) the text itself as a memoryview.
+    ``skip``: bytes of the file before its text (a byte-order mark; numpy reader only).
     """
     ncols, vcol = (6, 4) if kind == "run" else (4, 3)
     if isinstance(path, memoryview):
         parsed = _creader.read_clean_c_buffer(path, ncols, vcol, threads=_USE_THREADS, ragged=True)
     elif reader == "c":  # docnos of different widths packed, not padded to the widest
+        if skip:
+            raise ValueError("the C reader of a path reads the whole file: map it instead")
         parsed = _creader.read_clean_c(path, ncols, vcol, threads=_USE_THREADS, ragged=True)
     else:
-        parsed = read_clean(path, ncols, vcol, threads=_USE_THREADS)
+        parsed = read_clean(path, ncols, vcol, threads=_USE_THREADS, skip=skip)
     if parsed is None:
         return None
     raw_names, codes, words, values, last = parsed
@@ -1161,12 +1345,17 @@ def _read_any(
                 head = fh.read(1 << 16)
         except OSError:
             head = b""  # reported by _load below
-        if head and _detect(head, fmt) == "trec":
+        skip, codec, _ = textpolicy.byte_order_mark(head)
+        head = head[skip:]  # a UTF-8 mark is skipped by every fast path below
+        if head and codec == "utf-8" and _detect(head, fmt) == "trec":
             clean = None
-            if reader in ("c", "numpy"):
-                clean = _read_clean(path, name or str(source), kind, reader)
+            if reader == "c" and skip:
+                clean = _read_clean_mapped(path, skip, name or str(source), kind)
+            elif reader in ("c", "numpy"):
+                clean = _read_clean(path, name or str(source), kind, reader, skip=skip)
             if clean is not None:
                 return clean
+            # Arrow's CSV reader skips a UTF-8 byte-order mark itself.
             streamed = _read_streamed(path, name or str(source), kind, head)
             if streamed is not None:
                 return streamed
@@ -1174,11 +1363,13 @@ def _read_any(
         view = memoryview(source)  # an upload: the C reader parses it in place
         if view.c_contiguous and fmt in ("auto", "trec"):
             view = view.cast("B")  # its bytes, whatever the item format
-            if _detect(view, fmt) == "trec":
-                clean = _read_clean(view, name or "<bytes>", kind, "c")
+            skip, codec, _ = textpolicy.byte_order_mark(view[:4])
+            if codec == "utf-8" and _detect(view[skip:], fmt) == "trec":
+                clean = _read_clean(view[skip:], name or "<bytes>", kind, "c")
                 if clean is not None:
                     return clean
     data, label = _load(source, name)
+    data = _utf8(data, label)
     detected = _detect(data, fmt)
     what = "score" if kind == "run" else "label"
     if detected in ("json", "jsonl"):

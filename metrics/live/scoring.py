@@ -17,6 +17,7 @@ import pyarrow as pa
 from judging import textpolicy
 from metrics import engine
 from metrics.engine import _strings
+from metrics.engine import io as engine_io
 from metrics.engine.errors import place
 from metrics.engine.measures import Measure, parse_measures
 from metrics.models import RANKING_DTYPE
@@ -224,14 +225,23 @@ def read_run(content: bytes, *, name: str) -> ParsedRun:
     encoded = _strings.one_chunk(run.docnos).dictionary_encode()
     doc_index = _strings.int_values(encoded.indices).astype(np.int64)
     ranked = doc_index[order]
-    head = content.lstrip()[:1]
     return ParsedRun(
         qids=list(run.qids),
         docno_values=encoded.dictionary,
         rankings=[ranked[s : s + c] for s, c in zip(starts.tolist(), counts.tolist(), strict=True)],
         line_count=len(run),
-        format="json" if head in (b"[", b"{") else "trec",
+        format="trec" if engine_io.detect_format(content) == "trec" else "json",
     )
+
+
+def rule_problems(content: bytes, *, name: str) -> list[dict]:
+    """Return the submission rules a run file breaks (ranks, one tag) as error items.
+
+    :func:`metrics.engine.io.run_rule_problems`: a rank that is not a whole number, and
+    each tag after the first, with its line (and item of a JSON array).
+    """
+    found = engine_io.run_rule_problems(content, name=name)
+    return [] if found is None else error_items(found)
 
 
 def _line_of(content: bytes, value: bytes) -> int | None:

@@ -69,9 +69,9 @@ def test_reader_choice_routes_files(tmp_path, monkeypatch):
     calls: list[str] = []
     real = io._read_clean
 
-    def spy(path, label, kind, reader="numpy"):
+    def spy(path, label, kind, reader="numpy", **kwargs):
         calls.append(reader)
-        return real(path, label, kind, reader)
+        return real(path, label, kind, reader, **kwargs)
 
     monkeypatch.setattr(io, "_read_clean", spy)
     read_run(path, reader="numpy")

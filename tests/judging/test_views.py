@@ -409,9 +409,15 @@ def test_add_pairs_from_file(client, coll, coordinator):
     both = SimpleUploadedFile("pairs.txt", b"q1 d9\n", "text/plain")
     response = client.post(add_url(coll), {"file": both, "pairs": "q1 d1"})
     assert response.status_code == 400 and b"not both" in response.content
-    binary = SimpleUploadedFile("pairs.bin", b"\xff\xfe\x00bad", "application/octet-stream")
+    binary = SimpleUploadedFile("pairs.bin", b"q1 d9\n\xff\x00bad", "application/octet-stream")
     response = client.post(add_url(coll), {"file": binary})
-    assert response.status_code == 400 and b"not UTF-8" in response.content
+    assert (
+        response.status_code == 400 and b"Line 2: the file is not valid UTF-8" in response.content
+    )
+    # A UTF-16 byte-order mark (FF FE) makes it UTF-16: read as such, its line is malformed.
+    utf16 = SimpleUploadedFile("pairs.bin", b"\xff\xfe\x00bad", "application/octet-stream")
+    response = client.post(add_url(coll), {"file": utf16})
+    assert response.status_code == 400 and b"expected two fields" in response.content
 
 
 def test_back_back_and_a_regrade_return_the_judge_where_they_were(client, setup):

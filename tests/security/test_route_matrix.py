@@ -70,6 +70,8 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("POST", S + "qrels/"):                       (401, 404, 403, 403, 403, 403, 404, 201),
     ("POST", S + "imports/"):                     (401, 404, 403, 403, 403, 403, 404, 202),
     ("GET", S + "imports/<int:pk>/"):             (401, 404, 404, 404, 403, 403, 404, 200),
+    # Only an interrupted import can be retried: the arena's is queued, so 400 for cora.
+    ("POST", S + "imports/<int:pk>/retry/"):      (401, 404, 403, 403, 403, 403, 404, 400),
     # LLM jobs, adjudication, aggregation, raw per-judge figures: coordinators only.
     ("GET", S + "llm-jobs/"):                     (401, 404, 403, 403, 403, 403, 404, 200),
     ("POST", S + "llm-jobs/"):                    (401, 404, 403, 403, 403, 403, 404, 202),
@@ -159,6 +161,7 @@ BODIES: dict[tuple[str, str], Callable[[Arena], tuple[Any, str]]] = {
         {"topics": SimpleUploadedFile("t.tsv", b"q8\tnew need\n"), "topics_format": "tsv"},
         "multipart",
     ),
+    ("POST", S + "imports/<int:pk>/retry/"): lambda a: (None, "json"),
     ("POST", S + "llm-jobs/"): lambda a: ({"judge": a.llm.pk}, "json"),
     ("POST", S + "adjudications/"): lambda a: (
         {"query": "q1", "document": "d1", "grade": 2, "reason": "the narrative says so"},
@@ -469,6 +472,7 @@ def test_every_page_that_reads_is_checked_for_grades():
         "judges/<int:judge_id>/remove-labels/",
         "import/",
         "imports/<int:pk>/",  # a coordinator's own upload: counts and refused lines only
+        "imports/<int:pk>/retry/",
         "runs/new/",
         "gold/<int:pk>/delete/",
         "llm-judges/<int:pk>/canaries/",

@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from judging import textpolicy
 from judging.lists.formats.common import (
     FormatError,
     Problem,
@@ -306,6 +307,7 @@ def read_topics(fmt: str, lines: Iterable[tuple[int, str]]) -> Iterator[TopicIn 
 def guess_topic_format(name: str, head: bytes) -> str:
     """Return the topic format a file name and its first bytes suggest."""
     lower = name.lower()
+    head = textpolicy.head_bytes(head)
     if lower.endswith(".jsonl") or head.lstrip()[:1] == b"{":
         return "jsonl"
     if lower.endswith(".csv"):
@@ -413,6 +415,7 @@ def read_documents(fmt: str, lines: Iterable[tuple[int, str]]) -> Iterator[Docum
 
 def guess_document_format(name: str, head: bytes) -> str:
     """Return the document format a file name and its first bytes suggest."""
+    head = textpolicy.head_bytes(head)
     if name.lower().endswith(".jsonl") or head.lstrip()[:1] == b"{":
         return "jsonl"
     if name.lower().endswith(".csv"):

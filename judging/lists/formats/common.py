@@ -153,11 +153,15 @@ def text(
 
     The one gate every text value of every reader passes through: NUL characters, lone
     surrogates and values longer than ``max_length`` raise :class:`FormatError` naming
-    the line and the field.
+    the line and the field, and so do control characters in the fields
+    :data:`judging.textpolicy.FIELD_KINDS` names (a query's text, a document's title,
+    descriptions and narratives).
     """
     if not isinstance(value, str):
         value = str(value)
-    problem = textpolicy.text_problem(value, max_length=max_length, what=field)
+    problem = textpolicy.text_problem(
+        value, max_length=max_length, what=field
+    ) or textpolicy.kind_problem(field, value)
     if problem:
         raise FormatError(line, problem, field)
     return value
@@ -197,35 +201,46 @@ def json_value(line: int | None, data: str) -> Any:
 def _decode(data: bytes, before: int) -> str:
     """Decode complete lines with :func:`judging.textpolicy.decode_utf8`.
 
-    ``before`` lines came earlier, so a refusal names the line of the whole input.
+    ``before`` lines came earlier, so a refusal names the line of the whole input (and the
+    block is not the input's start: its byte-order mark was handled already).
     """
     try:
-        return textpolicy.decode_utf8(data)
+        return textpolicy.decode_utf8(data, start=False)
     except textpolicy.TextRefused as exc:
         raise FormatError(before + (exc.line or 1), exc.message) from None
 
 
 def iter_lines(stream: IO[bytes] | bytes | str) -> Iterator[tuple[int, str]]:
-    """Yield ``(line number, text)`` of a UTF-8 input, without its line ending.
+    """Yield ``(line number, text)`` of a text input, without its line ending.
 
     Reads a binary stream in chunks, so a file of any size costs about one chunk of
-    memory (plus its longest line). A byte order mark is dropped. Input that is not
-    UTF-8, or holds a NUL character, raises :class:`FormatError` naming the line.
+    memory (plus its longest line). The bytes go through
+    :func:`judging.textpolicy.utf8_chunks`, the one decoding point of text inputs: a
+    byte-order mark at the start is dropped (UTF-16 and UTF-32 with a mark are decoded);
+    a U+FEFF further on is kept. Text that is not UTF-8, or holds a NUL character, raises
+    :class:`FormatError` naming the line. ``str`` input loses one leading U+FEFF.
     """
     if isinstance(stream, str):
-        lines = stream.split("\n")
+        lines = textpolicy.strip_bom(stream).split("\n")
         if lines and lines[-1] == "":
             lines.pop()
         for number, line in enumerate(lines, start=1):
             yield number, line.removesuffix("\r")
         return
     if isinstance(stream, bytes | bytearray):
-        chunks: Iterable[bytes] = [bytes(stream)]
+        raw: Iterable[bytes] = [bytes(stream)]
     else:
-        chunks = iter(lambda: stream.read(_CHUNK), b"")
+        raw = iter(lambda: stream.read(_CHUNK), b"")
+    chunks = textpolicy.utf8_chunks(raw)
     number = 0
     pending: list[bytes] = []  # bytes after the last line feed seen
-    for chunk in chunks:
+    while True:
+        try:
+            chunk = next(chunks)
+        except StopIteration:
+            break
+        except textpolicy.TextRefused as exc:
+            raise FormatError(exc.line or number + 1, exc.message) from None
         cut = chunk.rfind(b"\n")
         if cut < 0:
             pending.append(chunk)

@@ -31,6 +31,7 @@ PATHS = [
     "/api/v1/llm-providers/",
     "/api/v1/collections/{slug}/imports/",
     "/api/v1/collections/{slug}/imports/{id}/",
+    "/api/v1/collections/{slug}/imports/{id}/retry/",
     # part 9: disagreements and adjudication
     "/api/v1/collections/{slug}/disagreements/",
     "/api/v1/collections/{slug}/pair/",
