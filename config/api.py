@@ -20,6 +20,7 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from config import body_fields
 from judging import textpolicy
 
 
@@ -112,6 +113,21 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     return response
 
 
+class CheckedBodyMixin:
+    """Base of every API view that writes: a body field its operation does not declare is a 400.
+
+    Runs :func:`config.body_fields.check` at the end of DRF's ``initial()``, after
+    authentication, permissions (the collection's 404 and the role's 403) and rate limits,
+    before the handler: one place for every ``POST``, ``PUT`` and ``PATCH``, whether or not
+    the view reads its body.
+    """
+
+    def initial(self, request: Any, *args: Any, **kwargs: Any) -> None:
+        """Run DRF's checks, then refuse unknown body fields."""
+        super().initial(request, *args, **kwargs)  # type: ignore[misc]
+        body_fields.check(request, self)
+
+
 class FiniteFloatField(serializers.FloatField):
     """A read-only number that is null where the figure is undefined (NaN or infinite).
 
@@ -156,8 +172,8 @@ class ErrorItemSerializer(serializers.Serializer):
     known = serializers.ListField(
         child=serializers.CharField(),
         required=False,
-        help_text="For an unknown query parameter (named in `field`): the parameters this "
-        "operation accepts.",
+        help_text="For an unknown query parameter or request-body field (named in `field`): "
+        "the parameters, or the body fields, this operation accepts.",
     )
 
 

@@ -496,7 +496,12 @@ class JudgmentEventSerializer(serializers.ModelSerializer):
 
 
 class JudgmentItemSerializer(serializers.Serializer):
-    """One judgment to record, naming its pair by external ids."""
+    """One judgment to record, naming its pair by external ids.
+
+    ``qid`` and ``docno`` are accepted for ``query`` and ``document``
+    (:mod:`judging.api.names` renames them before this serializer reads the item); they are
+    declared so that the schema, and the body-field check, know them.
+    """
 
     query = serializers.CharField(
         min_length=1, max_length=textpolicy.MAX_ID_LENGTH, help_text="Query external id (qid)."
@@ -505,6 +510,16 @@ class JudgmentItemSerializer(serializers.Serializer):
         min_length=1,
         max_length=textpolicy.MAX_ID_LENGTH,
         help_text="Document external id (docno).",
+    )
+    qid = serializers.CharField(
+        write_only=True,
+        required=False,
+        help_text="Another spelling of `query`; giving both with different ids is a 400.",
+    )
+    docno = serializers.CharField(
+        write_only=True,
+        required=False,
+        help_text="Another spelling of `document`; giving both with different ids is a 400.",
     )
     grade = serializers.IntegerField(
         min_value=GRADE_MIN,

@@ -34,7 +34,7 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.api import error_responses
+from config.api import CheckedBodyMixin, error_responses
 from config.params import MAX_ROW_ID, whole_param
 from config.parsers import PolicyFormParser, PolicyJSONParser, PolicyMultiPartParser
 from judging import selectors as judging_selectors
@@ -216,7 +216,7 @@ INCLUDE_MISSING = OpenApiParameter(
 )
 
 
-class CollectionScopedView(generics.GenericAPIView):
+class CollectionScopedView(CheckedBodyMixin, generics.GenericAPIView):
     """Base of the endpoints under ``collections/<slug>/``.
 
     Subclasses map HTTP methods to the roles allowed (``role_rules``). Looking up the
@@ -335,7 +335,7 @@ class CollectionSettingView(CollectionScopedView):
         responses={200: CollectionSerializer(many=True), **error_responses(401)},
     )
 )
-class CollectionListView(generics.ListAPIView):
+class CollectionListView(CheckedBodyMixin, generics.ListAPIView):
     """Collections the user belongs to."""
 
     serializer_class = CollectionSerializer
@@ -525,6 +525,11 @@ _RECORD_REQUEST = PolymorphicProxySerializer(
     serializers=[JudgmentCreateSerializer, JudgmentBatchSerializer],
     resource_type_field_name=None,
 )
+_RECORD_FORM_REQUEST = PolymorphicProxySerializer(
+    component_name="JudgmentRecordFormRequest",
+    serializers=[JudgmentFileSerializer, JudgmentCreateSerializer],
+    resource_type_field_name=None,
+)
 _RECORD_RESPONSE = PolymorphicProxySerializer(
     component_name="JudgmentRecordResponse",
     serializers=[JudgmentSerializer, ImportSummarySerializer],
@@ -557,7 +562,8 @@ _RECORD_RESPONSE = PolymorphicProxySerializer(
         summary="Record judgments",
         description=(
             "Three forms, all recorded with channel `api`:\n\n"
-            "* one judgment object → 201 with the judgment (200 if it existed before);\n"
+            "* one judgment object (JSON, or form fields) → 201 with the judgment (200 if "
+            "it existed before);\n"
             '* `{"judge": <id>, "judgments": [...]}` → recorded all or nothing, 201 '
             "(200 when nothing new) with counts; any bad item → 400 listing every bad "
             "item by its 1-based `line`, nothing written;\n"
@@ -574,7 +580,8 @@ _RECORD_RESPONSE = PolymorphicProxySerializer(
         parameters=[SLUG],
         request={
             "application/json": _RECORD_REQUEST,
-            "multipart/form-data": JudgmentFileSerializer,
+            "multipart/form-data": _RECORD_FORM_REQUEST,
+            "application/x-www-form-urlencoded": JudgmentCreateSerializer,
         },
         responses={
             200: _RECORD_RESPONSE,
@@ -950,7 +957,7 @@ class EventListView(CollectionScopedView, generics.ListAPIView):
         responses={201: JudgeSerializer, **error_responses(400, 401, 403)},
     ),
 )
-class JudgeListCreateView(generics.ListCreateAPIView):
+class JudgeListCreateView(CheckedBodyMixin, generics.ListCreateAPIView):
     """Judges, and registering LLM judges."""
 
     serializer_class = JudgeSerializer

@@ -204,15 +204,18 @@ def api_routes() -> Iterator[tuple[str, str]]:
                 yield method.upper(), route[len(PREFIX) :]
 
 
-def url_for(route: str, arena: Arena) -> str:
-    """Fill a route's parameters with the arena's objects."""
+def url_for(route: str, arena: Arena, method: str = "GET") -> str:
+    """Fill a route's parameters with the arena's objects (for a request of ``method``).
+
+    ``judges/<id>/`` is judy's human judge for reading and the LLM judge for a change.
+    """
     pk = ""
     if "judgments/<int:pk>" in route:
         pk = str(arena.judgment.pk)
     elif "runs/<int:pk>" in route:
         pk = str(arena.run.pk)
     elif "judges/<int:pk>" in route:
-        pk = str(arena.judgment.judge_id)
+        pk = str(arena.llm.pk if method == "PATCH" else arena.judgment.judge_id)
     elif "adjudications/<int:pk>" in route:
         pk = str(arena.adjudication().pk)
     elif "llm-jobs/<int:pk>" in route:
@@ -262,7 +265,7 @@ CASES = [
 def test_route_matrix(arena, method, route, role, expected):
     body, fmt = BODIES.get((method, route), lambda a: (None, "json"))(arena)
     client = arena.client(role)
-    response = getattr(client, method.lower())(url_for(route, arena), body, format=fmt)
+    response = getattr(client, method.lower())(url_for(route, arena, method), body, format=fmt)
     assert response.status_code == expected, response.content[:500]
     if expected >= 400:
         errors_of(response)
@@ -345,7 +348,7 @@ def test_route_matrix_adjudicator(arena, method, route, expected):
     factories.member(arena.coll, ada, Role.ADJUDICATOR)
     body, fmt = BODIES.get((method, route), lambda a: (None, "json"))(arena)
     client = client_for(ada)
-    response = getattr(client, method.lower())(url_for(route, arena), body, format=fmt)
+    response = getattr(client, method.lower())(url_for(route, arena, method), body, format=fmt)
     assert response.status_code == expected, response.content[:500]
     text = response.content.decode()
     assert "judy" not in text and "jim" not in text, text
