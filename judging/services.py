@@ -24,6 +24,7 @@ from judging import aggregation, live_grades, selectors, staging, textpolicy
 from judging import evidence as evidence_spans
 from judging.db import Pairs, update_rows, update_values
 from judging.guidelines import services as guidelines_services
+from judging.llm.judges import judge_version as llm_judge_version
 from judging.models import (
     GRADE_MAX,
     GRADE_MIN,
@@ -326,6 +327,10 @@ def judgment_record(
     leaves them. With ``evidence_rule`` (a human judge's own label, from the card or
     REST) the collection's evidence setting applies: spans are refused when it is off,
     and required from its grade on when it says so.
+
+    A label written (created or changed) records the collection's guidelines version and,
+    for an LLM judge, the judge's configuration version
+    (:func:`judging.llm.judges.judge_version`), whatever the channel.
     """
     grade, seconds = _validated_label(
         grade=grade, status=status, seconds=seconds, abstain_probability=abstain_probability
@@ -377,6 +382,9 @@ def judgment_record(
         new_final=int(status in FINAL and (existing is None or before["status"] not in FINAL)),
     )
     judgment.guidelines_version = guidelines_version
+    versions = {"guidelines_version": guidelines_version}
+    if judge.kind == Judge.Kind.LLM:
+        judgment.judge_version = versions["judge_version"] = llm_judge_version(judge)
     judgment.save()
     JudgmentEvent.objects.create(
         judgment=judgment,
@@ -388,7 +396,7 @@ def judgment_record(
         action=action,
         channel=channel,
         before=before,
-        after={**after, "guidelines_version": guidelines_version},
+        after={**after, **versions},
     )
     _adjust_pool_count(query.pk, document.pk, int(status == Status.GRADED) - int(was_graded))
     progress.judgment_written(
@@ -845,7 +853,8 @@ def judgments_import(
     nothing is written. Unchanged rows append no history; every created or changed row
     appends one event. The live list and pool counters of the affected queries are
     recomputed once, and one bulk ``judgments_changed`` is sent. ``judge_version`` (LLM
-    judges: :func:`judging.llm.judges.judge_version`) is recorded on every label written.
+    judges: :func:`judging.llm.judges.judge_version`, the judge's current one when not
+    given) is recorded on every label written.
     A row's evidence spans are checked against its document and merged (problems are
     ``line N: evidence[k]...``); a row without evidence keeps the label's spans. The
     collection's evidence rule is not applied: imports carry labels made elsewhere.
@@ -884,7 +893,8 @@ def judgments_import(
             now=timezone.now(),
             counts=counts,
             guidelines_version=guidelines_version,
-            judge_version=judge_version,
+            judge_version=judge_version
+            or (llm_judge_version(judge) if judge.kind == Judge.Kind.LLM else ""),
         )
         version = collection.judgments_version
         if touched:

@@ -238,7 +238,14 @@ class JudgeSerializer(serializers.ModelSerializer):
         },
         help_text="Name of the provider (registered by the operator) Graded sends this "
         "judge's requests to; it sets the URL and the key. `GET /api/v1/llm-providers/` "
-        "lists them.",
+        "lists them. It must be open to each collection the judge works for.",
+    )
+    version = serializers.SerializerMethodField(
+        help_text="LLM judges: the version of the configuration (`v-` and a digest of the "
+        "model, model version, provider, prompt, system prompt, answer pattern, JSON mode, "
+        "scale, mapping and decoding; not the name, retries or timeout). A change of any of "
+        "those makes a new version: each label records the version that gave it "
+        "(`judge_version` of a judgment). Null for human judges."
     )
 
     class Meta:
@@ -262,9 +269,10 @@ class JudgeSerializer(serializers.ModelSerializer):
             "json_mode",
             "max_attempts",
             "timeout_seconds",
+            "version",
             "created_at",
         ]
-        read_only_fields = ["id", "kind", "created_at"]
+        read_only_fields = ["id", "kind", "version", "created_at"]
         extra_kwargs = {
             "model": {"allow_blank": False, "required": True},
             "max_attempts": {
@@ -298,6 +306,13 @@ class JudgeSerializer(serializers.ModelSerializer):
                 "help_text": "Grade 0–4 of each native label.",
             }
         return super().build_field(field_name, info, model_class, nested_depth)
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_version(self, judge: Judge) -> str | None:
+        """Return the LLM judge's configuration version; None for a human judge."""
+        if judge.kind != Judge.Kind.LLM:
+            return None
+        return services_judges.judge_version(judge)
 
     def to_representation(self, instance: Judge) -> dict[str, Any]:
         """Return the judge, listing only the collections the requesting user belongs to."""

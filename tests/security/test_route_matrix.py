@@ -50,6 +50,8 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("GET", "judges/"):                           (401, 200, 200, 200, 200, 200, 200, 200),
     ("POST", "judges/"):                          (401, 403, 403, 403, 403, 403, 201, 201),
     ("GET", "judges/<int:pk>/"):                  (401, 404, 200, 404, 404, 404, 404, 200),
+    # Changing a judge: the arena's LLM judge (url_for), by coordinators of its collection.
+    ("PATCH", "judges/<int:pk>/"):                (401, 404, 404, 404, 404, 404, 404, 200),
     ("GET", "llm-providers/"):                    (401, 200, 200, 200, 200, 200, 200, 200),
     ("GET", S + "runs/"):                         (401, 404, 403, 403, 200, 200, 404, 200),
     ("POST", S + "runs/"):                        (401, 404, 403, 403, 201, 201, 404, 400),
@@ -147,6 +149,7 @@ BODIES: dict[tuple[str, str], Callable[[Arena], tuple[Any, str]]] = {
     ("POST", S + "judgments/"): lambda a: ({"query": "q2", "document": "d3", "grade": 1}, "json"),
     ("PATCH", S + "judgments/<int:pk>/"): lambda a: ({"grade": 0}, "json"),
     ("POST", "judges/"): lambda a: ({"name": "llm", "model": "m"}, "json"),
+    ("PATCH", "judges/<int:pk>/"): lambda a: ({"prompt_version": "v2"}, "json"),
     ("POST", S + "runs/"): lambda a: ({"tag": "new-run", "file": _run_file()}, "multipart"),
     ("PATCH", S + "runs/<int:pk>/"): lambda a: ({"description": "changed"}, "json"),
     ("POST", S + "teams/"): lambda a: ({"name": "t3"}, "json"),
