@@ -399,6 +399,18 @@ class JudgmentSerializer(serializers.ModelSerializer):
         help_text="Evidence spans (`[]` when none): passages of the document's text, offsets "
         "in Unicode code points, end exclusive, in document order."
     )
+    guidelines_version = serializers.IntegerField(
+        read_only=True,
+        allow_null=True,
+        help_text="The collection's guidelines version the label was last written under "
+        "(`GET .../guidelines/versions/`); null for labels written before versions were kept.",
+    )
+    judge_version = serializers.CharField(
+        read_only=True,
+        allow_null=True,
+        help_text="LLM labels: the version of the judge's configuration that last wrote the "
+        "label (`v-…`, the judge's `version` then); null for human labels.",
+    )
     counted = serializers.SerializerMethodField(
         help_text="Whether the label's judge counts in the live judgment list. False while "
         "the collection asks for qualification and the judge has not qualified (or fell "
@@ -422,6 +434,8 @@ class JudgmentSerializer(serializers.ModelSerializer):
             "seconds",
             "abstain_probability",
             "provenance",
+            "guidelines_version",
+            "judge_version",
             "counted",
             "created_at",
             "updated_at",
@@ -472,6 +486,15 @@ class JudgmentLabelSerializer(serializers.Serializer):
         many=True,
         required=False,
         help_text="The label's evidence spans; left out when it had none.",
+    )
+    guidelines_version = serializers.IntegerField(
+        required=False,
+        help_text="In `after`: the guidelines version the label was written under.",
+    )
+    judge_version = serializers.CharField(
+        required=False,
+        help_text="In `after`, for an LLM judge: the version of its configuration that wrote "
+        "the label.",
     )
 
 

@@ -91,6 +91,8 @@ RAW_CSV_HEADER = (
     "note",
     "seconds",
     "updated_at",
+    "guidelines_version",
+    "judge_version",
 )
 GRADE_MIN, GRADE_MAX = 0, 4
 _WHOLE = re.compile(r"[+-]?[0-9]{1,9}")
@@ -126,6 +128,8 @@ class LabelRow:
     query_text: str = ""
     judge_email: str = ""
     evidence: list | None = None  # evidence spans, jsonl only
+    guidelines_version: int | None = None  # the guidelines the label was written under
+    judge_version: str = ""  # LLM labels: the judge configuration that wrote it
 
 
 class JudgmentIn(NamedTuple):
@@ -394,6 +398,8 @@ def write_labels(
                     r.note,
                     "" if r.seconds is None else repr(float(r.seconds)),
                     r.updated_at,
+                    "" if r.guidelines_version is None else r.guidelines_version,
+                    r.judge_version,
                 )
             )
     elif fmt == "jsonl":
@@ -412,6 +418,8 @@ def write_labels(
                         "evidence": r.evidence or [],
                         "seconds": r.seconds,
                         "updated_at": r.updated_at,
+                        "guidelines_version": r.guidelines_version,
+                        "judge_version": r.judge_version or None,
                     }
                 )
                 + "\n"
