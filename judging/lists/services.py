@@ -160,19 +160,24 @@ def judge_for_import(
     "imported" judge called ``name``, created on first use. A human one stands for people
     outside Graded (e.g. TREC assessors): it is backed by an inactive user
     ``imported-<name>`` without a usable password, so it can never log in, and counts as
-    human in the live list. An LLM one gets ``model`` = ``name`` and provider ``import``.
-    Call it inside the import's transaction, so a refused or dry-run import creates no
-    judge.
+    human in the live list. An LLM one gets ``model`` = ``name`` and provider ``import``,
+    and works for ``collection`` (as an LLM judge registered for it does), so later
+    imports, judgments and jobs find it there by id as well as by name. Call it inside the
+    import's transaction, so a refused or dry-run import creates no judge.
     """
     name = _judge_name_checked(name, kind)
     if collection is not None:
         judge = collection_judge_named(collection=collection, name=name, kind=kind)
         if judge is not None:
+            if judge.kind == Judge.Kind.LLM and is_imported_judge(judge):
+                judge.collections.add(collection)
             return judge
     if kind == Judge.Kind.LLM:
         judge, _ = Judge.objects.get_or_create(
             kind=Judge.Kind.LLM, name=name, provider="import", defaults={"model": name}
         )
+        if collection is not None:
+            judge.collections.add(collection)
         return judge
     username = IMPORTED_USER_PREFIX + (slugify(name) or "judge")[:100]
     user, created = get_user_model().objects.get_or_create(
@@ -192,6 +197,22 @@ def is_imported_judge(judge: Judge) -> bool:
     if judge.kind == Judge.Kind.LLM:
         return judge.provider == "import"
     return judge.user is not None and judge.user.username.startswith(IMPORTED_USER_PREFIX)
+
+
+def is_imported_judge_of(*, judge: Judge, collection: Collection) -> bool:
+    """Return whether ``judge`` is an imported judge of ``collection``.
+
+    It is when it was imported there: it works for the collection (an LLM judge) or holds
+    labels in it. Such a judge is the collection's by id as by name
+    (:func:`collection_judge_named`), whichever path created it (``manage.py
+    import_judgments``, a REST or page import).
+    """
+    if not is_imported_judge(judge):
+        return False
+    return (
+        judge.collections.filter(pk=collection.pk).exists()
+        or Judgment.objects.filter(collection=collection, judge=judge).exists()
+    )
 
 
 # --- judgment lists ----------------------------------------------------------------------
