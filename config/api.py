@@ -100,7 +100,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):
         # A service's reason (e.g. a judge's quota) is shown; a bare one gets DRF's text.
+        # Its own error items (``errors``: a quota's code and numbers) are kept.
+        items = getattr(exc, "errors", None)
         exc = exceptions.PermissionDenied(str(exc) or None)
+        if items is not None:
+            exc.errors = items
     response = drf_exception_handler(exc, context)
     if response is None:
         return None
@@ -147,6 +151,26 @@ class FiniteFloatField(serializers.FloatField):
         return number if math.isfinite(number) else None
 
 
+class QuotaErrorSerializer(serializers.Serializer):
+    """The quota a refused write would pass: which one, its size, what is used and left."""
+
+    name = serializers.CharField(
+        help_text="Which quota: `judge`, a judge's quota in the collection (the most pairs "
+        "they may finally judge, set by a coordinator)."
+    )
+    limit = serializers.IntegerField(help_text="The quota: pairs.")
+    judged = serializers.IntegerField(
+        help_text="Pairs the judge finally judged (graded or cannot judge)."
+    )
+    left = serializers.IntegerField(help_text="Pairs still allowed (0 once reached).")
+    asked = serializers.IntegerField(help_text="New final labels the refused write would add.")
+    resets_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text="When the quota resets; always null: a judge quota is a cap that never "
+        "resets (a coordinator raises it).",
+    )
+
+
 class ErrorItemSerializer(serializers.Serializer):
     """One problem: a message, with the field or the line (or batch item) it concerns."""
 
@@ -169,6 +193,14 @@ class ErrorItemSerializer(serializers.Serializer):
         help_text="Which file of a several-file import the message is about.",
     )
     file = serializers.CharField(required=False, help_text="The name that file was uploaded under.")
+    code = serializers.CharField(
+        required=False,
+        help_text="A stable name of the refusal, for programs: `quota_reached` (a judge's "
+        "quota, 403, with `quota`).",
+    )
+    quota = QuotaErrorSerializer(
+        required=False, help_text="With `quota_reached`: which quota, and its numbers."
+    )
     known = serializers.ListField(
         child=serializers.CharField(),
         required=False,

@@ -47,8 +47,48 @@ FINAL = (Status.GRADED, Status.CANNOT_JUDGE)
 STATUSES = frozenset(Status.values)  # (``Status.values`` builds a new list on every use)
 
 
+#: The ``code`` of a quota refusal's error item (REST) and of the background import's.
+QUOTA_CODE = "quota_reached"
+
+
+def _pairs(n: int) -> str:
+    return f"{n:,} pair" + ("" if n == 1 else "s")
+
+
 class QuotaReached(PermissionDenied):
-    """The judge has finally judged as many pairs as their quota allows (a 403)."""
+    """The judge has finally judged as many pairs as their quota allows (a 403).
+
+    The message says it is the judge's quota in the collection, its size, what is judged
+    and left, what the write would add, and that it never resets; ``errors`` is the REST
+    error item (``code`` :data:`QUOTA_CODE`, ``quota`` with the numbers).
+    """
+
+    def __init__(
+        self, *, judge: str, collection: str, state: selectors.QuotaState, asked: int
+    ) -> None:
+        """Build the message and the error item from the judge's quota ``state``."""
+        self.state, self.asked = state, asked
+        message = (
+            f"Quota reached: {judge}'s judging quota in {collection} is {_pairs(state.limit)}; "
+            f"{_pairs(state.judged)} judged, {state.left:,} left, and this would add "
+            f"{asked:,}. A judge quota does not reset: ask a coordinator to raise the quota "
+            "(Settings › Quotas). Changing a label already given is always allowed."
+        )
+        super().__init__(message)
+        self.errors = [
+            {
+                "message": message,
+                "code": QUOTA_CODE,
+                "quota": {
+                    "name": "judge",
+                    "limit": state.limit,
+                    "judged": state.judged,
+                    "left": state.left,
+                    "asked": asked,
+                    "resets_at": None,
+                },
+            }
+        ]
 
 
 def _check_quota(*, judge: Judge, collection_id: int, new_final: int) -> None:
@@ -59,11 +99,11 @@ def _check_quota(*, judge: Judge, collection_id: int, new_final: int) -> None:
     """
     if new_final <= 0:
         return
-    left = selectors.quota_left(judge=judge, collection_id=collection_id)
-    if left is not None and new_final > left:
+    state = selectors.quota_state(judge=judge, collection_id=collection_id)
+    if state is not None and new_final > state.limit - state.judged:
+        name = Collection.objects.filter(pk=collection_id).values_list("name", flat=True)
         raise QuotaReached(
-            f"Quota reached: this judge may judge {max(left, 0)} more pair(s) in the "
-            f"collection, not {new_final}. Ask a coordinator to raise the quota."
+            judge=judge.name, collection=name.first() or "", state=state, asked=new_final
         )
 
 

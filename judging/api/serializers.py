@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from config.api import QuotaErrorSerializer
 from judging import evidence, textpolicy
 from judging.api import selectors
 from judging.llm import judges as services_judges
@@ -711,6 +712,12 @@ class ImportErrorSerializer(serializers.Serializer):
     field = serializers.CharField(required=False)
     part = serializers.CharField(required=False, help_text="Which file (topics, ...).")
     file = serializers.CharField(required=False, help_text="Its name.")
+    code = serializers.CharField(
+        required=False, help_text="`quota_reached`: the judge's quota refused the import."
+    )
+    quota = QuotaErrorSerializer(
+        required=False, help_text="With `quota_reached`: the quota's size, judged and left."
+    )
 
 
 class FileImportSerializer(serializers.ModelSerializer):
