@@ -20,6 +20,7 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from config import body_fields
 from judging import textpolicy
 
 
@@ -99,7 +100,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):
         # A service's reason (e.g. a judge's quota) is shown; a bare one gets DRF's text.
+        # Its own error items (``errors``: a quota's code and numbers) are kept.
+        items = getattr(exc, "errors", None)
         exc = exceptions.PermissionDenied(str(exc) or None)
+        if items is not None:
+            exc.errors = items
     response = drf_exception_handler(exc, context)
     if response is None:
         return None
@@ -110,6 +115,21 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if response.status_code == status.HTTP_400_BAD_REQUEST and not errors:
         response.data = {"errors": [{"message": "Bad request."}]}
     return response
+
+
+class CheckedBodyMixin:
+    """Base of every API view that writes: a body field its operation does not declare is a 400.
+
+    Runs :func:`config.body_fields.check` at the end of DRF's ``initial()``, after
+    authentication, permissions (the collection's 404 and the role's 403) and rate limits,
+    before the handler: one place for every ``POST``, ``PUT`` and ``PATCH``, whether or not
+    the view reads its body.
+    """
+
+    def initial(self, request: Any, *args: Any, **kwargs: Any) -> None:
+        """Run DRF's checks, then refuse unknown body fields."""
+        super().initial(request, *args, **kwargs)  # type: ignore[misc]
+        body_fields.check(request, self)
 
 
 class FiniteFloatField(serializers.FloatField):
@@ -129,6 +149,26 @@ class FiniteFloatField(serializers.FloatField):
         """Return the value as a float, None where it is not finite."""
         number = float(value)
         return number if math.isfinite(number) else None
+
+
+class QuotaErrorSerializer(serializers.Serializer):
+    """The quota a refused write would pass: which one, its size, what is used and left."""
+
+    name = serializers.CharField(
+        help_text="Which quota: `judge`, a judge's quota in the collection (the most pairs "
+        "they may finally judge, set by a coordinator)."
+    )
+    limit = serializers.IntegerField(help_text="The quota: pairs.")
+    judged = serializers.IntegerField(
+        help_text="Pairs the judge finally judged (graded or cannot judge)."
+    )
+    left = serializers.IntegerField(help_text="Pairs still allowed (0 once reached).")
+    asked = serializers.IntegerField(help_text="New final labels the refused write would add.")
+    resets_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text="When the quota resets; always null: a judge quota is a cap that never "
+        "resets (a coordinator raises it).",
+    )
 
 
 class ErrorItemSerializer(serializers.Serializer):
@@ -153,16 +193,20 @@ class ErrorItemSerializer(serializers.Serializer):
         help_text="Which file of a several-file import the message is about.",
     )
     file = serializers.CharField(required=False, help_text="The name that file was uploaded under.")
+    code = serializers.CharField(
+        required=False,
+        help_text="A stable name of the refusal, for programs: `quota_reached` (a judge's "
+        "quota, 403, with `quota`), `database_unavailable` (503: retry after `Retry-After` "
+        "seconds).",
+    )
+    quota = QuotaErrorSerializer(
+        required=False, help_text="With `quota_reached`: which quota, and its numbers."
+    )
     known = serializers.ListField(
         child=serializers.CharField(),
         required=False,
-        help_text="For an unknown query parameter (named in `field`): the parameters this "
-        "operation accepts.",
-    )
-    code = serializers.CharField(
-        required=False,
-        help_text="A stable name for errors a client may act on, e.g. `database_unavailable` "
-        "(503: retry after `Retry-After` seconds).",
+        help_text="For an unknown query parameter or request-body field (named in `field`): "
+        "the parameters, or the body fields, this operation accepts.",
     )
 
 

@@ -9,7 +9,8 @@ What an operation "knows" is what the schema says it takes: the query parameters
 drf-spectacular generates for it (filter sets, pagination, ``extend_schema`` parameters).
 Declaring a parameter in the schema is therefore what makes a view accept it, so the schema
 and the behaviour cannot drift apart. The schema is generated once per process, on the
-first API request that has a query string (about a second), and kept.
+first API request that has a query string (about a second), and kept
+(:mod:`config.declared`, shared with the request-body check of :mod:`config.body_fields`).
 
 Views outside the schema (the schema and docs views themselves, redirects) declare what
 they read in a ``query_parameters`` class attribute; an API view in neither place accepts
@@ -18,57 +19,24 @@ no query parameter at all.
 
 from __future__ import annotations
 
-import re
-import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-#: Parameters of a route placeholder (``<slug:slug>``, ``{id}``) reduced to one shape.
-_PLACEHOLDER = re.compile(r"<[^>]+>|\{[^}]+\}")
+from config import declared
 
-_lock = threading.Lock()
-_known: dict[tuple[str, str], frozenset[str]] | None = None
-
-
-def _shape(path: str) -> str:
-    """Return a route or schema path with every placeholder replaced by ``{}``."""
-    return "/" + _PLACEHOLDER.sub("{}", path).lstrip("/")
-
-
-def _build() -> dict[tuple[str, str], frozenset[str]]:
-    """Return the declared query parameters of every (path shape, method) of the schema."""
-    from drf_spectacular.generators import SchemaGenerator
-
-    schema = SchemaGenerator().get_schema(request=None, public=True)
-    known: dict[tuple[str, str], frozenset[str]] = {}
-    for path, item in schema.get("paths", {}).items():
-        for method, operation in item.items():
-            if not isinstance(operation, dict) or "responses" not in operation:
-                continue
-            names = frozenset(
-                p["name"] for p in operation.get("parameters", []) if p.get("in") == "query"
-            )
-            known[(_shape(path), method.upper())] = names
-    return known
+_shape = declared.shape
 
 
 def schema_parameters() -> dict[tuple[str, str], frozenset[str]]:
     """Return (and on first use build) the declared query parameters by path and method."""
-    global _known
-    if _known is None:
-        with _lock:
-            if _known is None:
-                _known = _build()
-    return _known
+    return declared.declared().parameters
 
 
 def reset() -> None:
     """Forget the cached parameters (tests that change the URL conf call this)."""
-    global _known
-    with _lock:
-        _known = None
+    declared.reset()
 
 
 def known_parameters(request: HttpRequest, view_func: Callable[..., Any]) -> frozenset[str] | None:

@@ -1,11 +1,12 @@
 """Post-processing of the OpenAPI schema: what every operation can answer.
 
 One place documents the answers any operation may give whatever its view does, all in the
-API's error shape (``Error``): 400 (a refused query parameter, before the view), 401 (no or
-a bad token), 403 (role, or CSRF with a session), 404 (no such object, or not yours), 429
-(a rate limit, with ``Retry-After``), 503 (the database does not answer, with ``Retry-After``:
-config/outage.py), and for operations with a request body 413 (body too
-large) and 415 (a content type no parser reads). A view's own description of a code is
+API's error shape (``Error``): 400 (a refused query parameter, before the view; for a write,
+an undeclared body field), 401 (no or a bad token), 403 (role, or CSRF with a session), 404
+(no such object, or not yours), 429 (a rate limit, with ``Retry-After``), 503 (the database
+does not answer, with ``Retry-After``: config/outage.py), and for operations with a request
+body 413 (body too large) and 415 (a content type no parser reads). A view's own description
+of a code is
 kept; only missing codes are added, so ``status_code_conformance`` of the schema fuzz test
 holds for throttled and refused requests too.
 """
@@ -25,6 +26,11 @@ QUERY_400 = (
     "`field` and lists the accepted ones in `known`), or one that holds a NUL character or "
     f"a lone surrogate, or is longer than {textpolicy.MAX_URL_LENGTH:,} characters (refused "
     "before the view, naming the parameter)."
+)
+#: Why an operation with a request body may answer 400 before its view (config.body_fields).
+BODY_400 = (
+    "A top-level request-body field this operation does not declare (each error item names "
+    "it in `field` and lists the fields read in `known`; read-only fields are ignored)."
 )
 _METHODS = ("get", "put", "post", "patch", "delete")
 _BODY_METHODS = ("put", "post", "patch")
@@ -80,4 +86,6 @@ def document_query_refusals(result: dict[str, Any], **kwargs: Any) -> dict[str, 
             existing = responses["400"]
             if QUERY_400 not in existing.get("description", ""):
                 existing["description"] = f"{existing.get('description', '')} {QUERY_400}".strip()
+            if method in _BODY_METHODS and BODY_400 not in existing["description"]:
+                existing["description"] = f"{existing['description']} {BODY_400}"
     return result

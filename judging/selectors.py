@@ -425,12 +425,35 @@ def _quota_reached(*, judge: Judge, collection: Collection) -> bool:
     return left is not None and left <= 0
 
 
+@dataclass(frozen=True)
+class QuotaState:
+    """A judge's quota in a collection: its size, and the pairs finally judged.
+
+    Final judgments (graded or "cannot judge") count. A quota is a cap, not a rate: it
+    never resets; a coordinator raises it.
+    """
+
+    limit: int
+    judged: int
+
+    @property
+    def left(self) -> int:
+        """Return how many more pairs the judge may finally judge (0 once reached)."""
+        return max(self.limit - self.judged, 0)
+
+
 def quota_left(*, judge: Judge, collection_id: int) -> int | None:
     """Return how many more pairs ``judge`` may finally judge in the collection (one query).
 
     None means no quota. The quota is the judge's membership's (``Membership.quota``);
     final judgments (graded or "cannot judge") count against it.
     """
+    state = quota_state(judge=judge, collection_id=collection_id)
+    return None if state is None else state.limit - state.judged
+
+
+def quota_state(*, judge: Judge, collection_id: int) -> QuotaState | None:
+    """Return ``judge``'s quota in the collection and what they judged (one query); None: none."""
     if judge.user_id is None:
         return None
     row = _fetch_one(
@@ -441,7 +464,7 @@ def quota_left(*, judge: Judge, collection_id: int) -> int | None:
         " AND m.quota IS NOT NULL ORDER BY m.id LIMIT 1",
         [judge.pk, collection_id, judge.user_id, Membership.Role.JUDGE],
     )
-    return None if row is None else row[0] - row[1]
+    return None if row is None else QuotaState(limit=row[0], judged=row[1])
 
 
 def pool_entry_for_judge(*, collection: Collection, entry_id: int) -> PoolEntry:

@@ -24,6 +24,7 @@ from judging import aggregation, live_grades, selectors, staging, textpolicy
 from judging import evidence as evidence_spans
 from judging.db import Pairs, update_rows, update_values
 from judging.guidelines import services as guidelines_services
+from judging.llm.judges import judge_version as llm_judge_version
 from judging.models import (
     GRADE_MAX,
     GRADE_MIN,
@@ -46,8 +47,48 @@ FINAL = (Status.GRADED, Status.CANNOT_JUDGE)
 STATUSES = frozenset(Status.values)  # (``Status.values`` builds a new list on every use)
 
 
+#: The ``code`` of a quota refusal's error item (REST) and of the background import's.
+QUOTA_CODE = "quota_reached"
+
+
+def _pairs(n: int) -> str:
+    return f"{n:,} pair" + ("" if n == 1 else "s")
+
+
 class QuotaReached(PermissionDenied):
-    """The judge has finally judged as many pairs as their quota allows (a 403)."""
+    """The judge has finally judged as many pairs as their quota allows (a 403).
+
+    The message says it is the judge's quota in the collection, its size, what is judged
+    and left, what the write would add, and that it never resets; ``errors`` is the REST
+    error item (``code`` :data:`QUOTA_CODE`, ``quota`` with the numbers).
+    """
+
+    def __init__(
+        self, *, judge: str, collection: str, state: selectors.QuotaState, asked: int
+    ) -> None:
+        """Build the message and the error item from the judge's quota ``state``."""
+        self.state, self.asked = state, asked
+        message = (
+            f"Quota reached: {judge}'s judging quota in {collection} is {_pairs(state.limit)}; "
+            f"{_pairs(state.judged)} judged, {state.left:,} left, and this would add "
+            f"{asked:,}. A judge quota does not reset: ask a coordinator to raise the quota "
+            "(Settings › Quotas). Changing a label already given is always allowed."
+        )
+        super().__init__(message)
+        self.errors = [
+            {
+                "message": message,
+                "code": QUOTA_CODE,
+                "quota": {
+                    "name": "judge",
+                    "limit": state.limit,
+                    "judged": state.judged,
+                    "left": state.left,
+                    "asked": asked,
+                    "resets_at": None,
+                },
+            }
+        ]
 
 
 def _check_quota(*, judge: Judge, collection_id: int, new_final: int) -> None:
@@ -58,11 +99,11 @@ def _check_quota(*, judge: Judge, collection_id: int, new_final: int) -> None:
     """
     if new_final <= 0:
         return
-    left = selectors.quota_left(judge=judge, collection_id=collection_id)
-    if left is not None and new_final > left:
+    state = selectors.quota_state(judge=judge, collection_id=collection_id)
+    if state is not None and new_final > state.limit - state.judged:
+        name = Collection.objects.filter(pk=collection_id).values_list("name", flat=True)
         raise QuotaReached(
-            f"Quota reached: this judge may judge {max(left, 0)} more pair(s) in the "
-            f"collection, not {new_final}. Ask a coordinator to raise the quota."
+            judge=judge.name, collection=name.first() or "", state=state, asked=new_final
         )
 
 
@@ -326,6 +367,10 @@ def judgment_record(
     leaves them. With ``evidence_rule`` (a human judge's own label, from the card or
     REST) the collection's evidence setting applies: spans are refused when it is off,
     and required from its grade on when it says so.
+
+    A label written (created or changed) records the collection's guidelines version and,
+    for an LLM judge, the judge's configuration version
+    (:func:`judging.llm.judges.judge_version`), whatever the channel.
     """
     grade, seconds = _validated_label(
         grade=grade, status=status, seconds=seconds, abstain_probability=abstain_probability
@@ -377,6 +422,9 @@ def judgment_record(
         new_final=int(status in FINAL and (existing is None or before["status"] not in FINAL)),
     )
     judgment.guidelines_version = guidelines_version
+    versions = {"guidelines_version": guidelines_version}
+    if judge.kind == Judge.Kind.LLM:
+        judgment.judge_version = versions["judge_version"] = llm_judge_version(judge)
     judgment.save()
     JudgmentEvent.objects.create(
         judgment=judgment,
@@ -388,7 +436,7 @@ def judgment_record(
         action=action,
         channel=channel,
         before=before,
-        after={**after, "guidelines_version": guidelines_version},
+        after={**after, **versions},
     )
     _adjust_pool_count(query.pk, document.pk, int(status == Status.GRADED) - int(was_graded))
     progress.judgment_written(
@@ -845,7 +893,8 @@ def judgments_import(
     nothing is written. Unchanged rows append no history; every created or changed row
     appends one event. The live list and pool counters of the affected queries are
     recomputed once, and one bulk ``judgments_changed`` is sent. ``judge_version`` (LLM
-    judges: :func:`judging.llm.judges.judge_version`) is recorded on every label written.
+    judges: :func:`judging.llm.judges.judge_version`, the judge's current one when not
+    given) is recorded on every label written.
     A row's evidence spans are checked against its document and merged (problems are
     ``line N: evidence[k]...``); a row without evidence keeps the label's spans. The
     collection's evidence rule is not applied: imports carry labels made elsewhere.
@@ -884,7 +933,8 @@ def judgments_import(
             now=timezone.now(),
             counts=counts,
             guidelines_version=guidelines_version,
-            judge_version=judge_version,
+            judge_version=judge_version
+            or (llm_judge_version(judge) if judge.kind == Judge.Kind.LLM else ""),
         )
         version = collection.judgments_version
         if touched:

@@ -165,6 +165,9 @@ def _render_card(
         "evidence_required": collection.evidence == "required",
         "evidence_json": evidence_json,
     }
+    if entry is None:  # all done, or the judge's quota reached: the card says which
+        quota = selectors.quota_state(judge=judge, collection_id=collection.pk)
+        context["quota"] = quota if quota is not None and quota.left == 0 else None
     if entry is not None:
         query_text = entry.query.text
         document = entry.document
@@ -222,7 +225,9 @@ def judge_pair(request: HttpRequest, slug: str, entry_id: int) -> HttpResponse:
     entry = selectors.pool_entry_for_judge(collection=collection, entry_id=entry_id)
     judgment = selectors.judgment_of(judge=judge, entry=entry)
     form = None
+    status = 200
     if request.method == "POST":
+        status = 400
         form = JudgmentForm(request.POST)
         if form.is_valid():
             label = form.label(previous=judgment)
@@ -242,6 +247,9 @@ def judge_pair(request: HttpRequest, slug: str, entry_id: int) -> HttpResponse:
                 )
             except ValidationError as error:
                 add_service_errors(form, error)
+            except services.QuotaReached as refused:
+                form.add_error(None, str(refused))
+                status = 403
             else:
                 request.session[SAVED_KEY] = (
                     f"Saved {_label_text(collection, saved)} for "
@@ -258,7 +266,7 @@ def judge_pair(request: HttpRequest, slug: str, entry_id: int) -> HttpResponse:
             judge=judge, collection=collection, before=judgment
         ),
         form=form,
-        status=400 if form is not None else 200,
+        status=status,
     )
 
 
@@ -267,9 +275,13 @@ def judge_pair(request: HttpRequest, slug: str, entry_id: int) -> HttpResponse:
 def judge_undo(request: HttpRequest, slug: str) -> HttpResponse:
     """Undo the judge's last change (Ctrl+Z) and show that pair's card again."""
     collection = selectors.collection_for_member(user=request.user, slug=slug, roles=JUDGING_ROLES)
-    entry = services_undo.judgment_undo_last(
-        judge=_judge(request), collection=collection, actor=request.user
-    )
+    try:
+        entry = services_undo.judgment_undo_last(
+            judge=_judge(request), collection=collection, actor=request.user
+        )
+    except services.QuotaReached as refused:  # undoing back to a final label counts
+        request.session[SAVED_KEY] = f"Not undone. {refused}"
+        return see_other(reverse("judging:judge_next", args=[collection.slug]))
     if entry is None:
         request.session[SAVED_KEY] = "Nothing to undo."
         return see_other(reverse("judging:judge_next", args=[collection.slug]))
@@ -343,6 +355,8 @@ def judgment_update(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
                     ]
                 )
             add_service_errors(form, error)
+        except services.QuotaReached as refused:
+            form.add_error(None, str(refused))
         else:
             messages.success(
                 request,

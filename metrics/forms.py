@@ -213,7 +213,9 @@ class LeaderboardSettingsForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false"}),
         help_text="One measure per line, in any spelling the engine reads: trec_eval "
         "(ndcg_cut.10), ir_measures (nDCG@10, P(rel=2)@10) or a Graded flavour "
-        "(nDCG(gain=exp,discount=jk,ideal=recall)@10). Changing them rescores every run.",
+        "(nDCG(gain=exp,discount=jk,ideal=recall)@10), or trec_eval's sets official and "
+        "all_trec (saved as their measures; the first measure sorts the leaderboard). "
+        "Changing them rescores every run.",
     )
     coverage_threshold = forms.FloatField(
         min_value=0.0,

@@ -664,13 +664,15 @@ def collection_settings_update(
 ) -> Collection:
     """Change a collection's leaderboard settings; a new measure set rescores every run.
 
-    Every measure name is checked with the engine first; unknown names raise
-    ``ValidationError`` on ``measures`` naming each bad entry, and nothing changes.
+    trec_eval's sets (``official``, ``all_trec``) are stored as their members a leaderboard
+    can show (:func:`metrics.live.scoring.expand_measure_sets`). Every measure name is
+    checked with the engine first; unknown names raise ``ValidationError`` on ``measures``
+    naming each bad entry, and nothing changes.
     """
     store.lock(collection.pk)  # first, as every writer of scores (store's "Locks")
     fields: list[str] = []
     if measures is not None:
-        cleaned = [m.strip() for m in measures if m.strip()]
+        cleaned = scoring.expand_measure_sets(m.strip() for m in measures if m.strip()).names
         if not cleaned:
             raise ValidationError({"measures": "Give at least one measure."})
         problems = []

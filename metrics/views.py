@@ -50,6 +50,7 @@ from metrics.analysis.difficulty import (
     topic_difficulty,
 )
 from metrics.engine.errors import MeasureError
+from metrics.engine.measures import NICKNAMES
 from metrics.forms import (
     AggregationSettingsForm,
     AllPairsForm,
@@ -60,7 +61,7 @@ from metrics.forms import (
     RepoolForm,
     RunSubmitForm,
 )
-from metrics.live.scoring import MeasureLabel, measure_labels
+from metrics.live.scoring import MeasureLabel, canonical_names, expand_measure_sets, measure_labels
 from metrics.models import Run, Team
 from metrics.pool.forms import PoolingPolicyForm, strategy_fields
 from metrics.pool.models import STRATEGY_CHOICES, strategy_name
@@ -121,6 +122,26 @@ def _measure_labels(collection: Collection) -> tuple[list[MeasureLabel], list[st
                 seen.add(label.canonical)
                 labels.append(label)
     return labels, unreadable
+
+
+def _measure_sets_note(names: list[str]) -> str:
+    """Return what the trec_eval sets among ``names`` became (" all_trec: 96 measures; …")."""
+    notes = []
+    for name in dict.fromkeys(n.strip() for n in names):
+        if name not in NICKNAMES:
+            continue
+        expansion = expand_measure_sets([name])
+        by_reason: dict[str, list[str]] = {}
+        for member, reason in expansion.left_out.items():
+            if member != "runid":
+                by_reason.setdefault(reason, []).append(member)
+        left = "; ".join(f"{', '.join(ms)}: {reason}" for reason, ms in by_reason.items())
+        count = len(canonical_names(expansion.names))
+        notes.append(
+            f" {name}: {count} measures"
+            + (f"; left out {left} (manage.py evaluate prints them)." if left else ".")
+        )
+    return "".join(notes)
 
 
 def _coverage_label(labels: list[MeasureLabel]) -> MeasureLabel | None:
@@ -778,7 +799,8 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
                 leaderboard_published=data["leaderboard_published"],
                 judgments_published=data["judgments_published"],
             )
-            messages.success(request, "Settings saved; every run was rescored.")
+            sets = _measure_sets_note(data["measures"].splitlines())
+            messages.success(request, f"Settings saved; every run was rescored.{sets}")
             return see_other(settings_url(collection, "measures"))
         if action == "visibility" and visibility_form.is_valid():
             score_visibility_update(collection=collection, **visibility_form.cleaned_data)

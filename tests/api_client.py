@@ -24,8 +24,17 @@ def errors_of(response) -> list[dict[str, Any]]:
     assert body["errors"], body
     for item in body["errors"]:
         assert isinstance(item["message"], str) and item["message"]
-        keys = {"message", "field", "line", "item", "part", "file", "known", "code"}
-        assert set(item) <= keys, item
+        assert set(item) <= {
+            "message",
+            "field",
+            "line",
+            "item",
+            "part",
+            "file",
+            "known",
+            "code",
+            "quota",
+        }, item
         if "known" in item:
             assert isinstance(item["known"], list) and "field" in item, item
         for unit in ("line", "item"):

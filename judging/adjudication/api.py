@@ -53,6 +53,16 @@ class PairLabelSerializer(serializers.Serializer):
     evidence = EvidenceSpanSerializer(
         many=True, help_text="The label's evidence spans (`[]` when none)."
     )
+    guidelines_version = serializers.IntegerField(
+        allow_null=True,
+        help_text="The guidelines version the label was last written under (null: before "
+        "versions were kept).",
+    )
+    judge_version = serializers.CharField(
+        allow_null=True,
+        help_text="Coordinators, LLM labels: the judge configuration version that wrote "
+        "the label; null otherwise.",
+    )
 
 
 class LiveGradeProvenanceSerializer(serializers.Serializer):
@@ -263,6 +273,8 @@ def _pair_json(view: PairView, *, show_names: bool) -> dict[str, Any]:
             "grade": label.grade,
             "note": label.note,
             "evidence": label.evidence or [],
+            "guidelines_version": label.guidelines_version,
+            "judge_version": (label.judge_version or None) if show_names else None,
         }
         for i, label in enumerate(view.labels, start=1)
     ]

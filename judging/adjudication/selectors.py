@@ -35,6 +35,8 @@ class PairLabel:
     note: str  # the judge's note; an LLM judge's explanation
     seconds: float | None
     evidence: list | None = None  # evidence spans (judging.evidence)
+    guidelines_version: int | None = None  # the guidelines it was written under
+    judge_version: str | None = None  # LLM labels: the judge configuration that wrote it
     #: The spans with the document's words around them (:func:`judging.evidence.in_context`),
     #: filled where the document is read (one pair's page).
     evidence_context: tuple = ()
@@ -113,6 +115,8 @@ def _labels(collection: Collection, scope: dict) -> dict[tuple[int, int], list[P
             "note",
             "seconds",
             "evidence",
+            "guidelines_version",
+            "judge_version",
         )
     )
     by_pair: dict[tuple[int, int], list[PairLabel]] = {}

@@ -16,6 +16,7 @@ from rest_framework.request import Request
 
 from judging import services
 from judging.api import selectors
+from judging.lists.services import is_imported_judge_of
 from judging.models import Collection, Judge, Judgment, Membership
 
 if TYPE_CHECKING:
@@ -80,8 +81,8 @@ def judge_to_record_as(
 
     Without ``judge_id``: the user's own human judge (coordinators and judges). With it:
     the user's own judge, or, for coordinators only, an LLM judge or the human judge of
-    a judge or coordinator of the collection. Anyone else's judge is 403 for judges;
-    unknown or unsuitable ids are 400 for coordinators.
+    a judge or coordinator of the collection, or a judge an import created there. Anyone
+    else's judge is 403 for judges; unknown or unsuitable ids are 400 for coordinators.
     """
     if not roles & JUDGING_ROLES:
         raise exceptions.PermissionDenied("Recording judgments needs the judge role.")
@@ -97,6 +98,8 @@ def judge_to_record_as(
         )
     if judge is None or not selectors.judges_visible_to(user=user).filter(pk=judge.pk).exists():
         raise exceptions.ValidationError({"judge": f"Unknown judge id {judge_id}."})
+    if is_imported_judge_of(judge=judge, collection=collection):
+        return judge  # created by an import there: the collection's source of labels
     if judge.kind == Judge.Kind.LLM:
         if selectors.llm_judge_serves(judge=judge, collection=collection):
             return judge

@@ -153,6 +153,8 @@ def judgments_in(
             "seconds",
             "abstain_probability",
             "evidence",
+            "guidelines_version",
+            "judge_version",
             "created_at",
             "updated_at",
             "collection_id",

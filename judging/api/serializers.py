@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from config.api import QuotaErrorSerializer
 from judging import evidence, textpolicy
 from judging.api import selectors
 from judging.imports.models import STATES as FILE_IMPORT_STATES
@@ -239,7 +240,14 @@ class JudgeSerializer(serializers.ModelSerializer):
         },
         help_text="Name of the provider (registered by the operator) Graded sends this "
         "judge's requests to; it sets the URL and the key. `GET /api/v1/llm-providers/` "
-        "lists them.",
+        "lists them. It must be open to each collection the judge works for.",
+    )
+    version = serializers.SerializerMethodField(
+        help_text="LLM judges: the version of the configuration (`v-` and a digest of the "
+        "model, model version, provider, prompt, system prompt, answer pattern, JSON mode, "
+        "scale, mapping and decoding; not the name, retries or timeout). A change of any of "
+        "those makes a new version: each label records the version that gave it "
+        "(`judge_version` of a judgment). Null for human judges."
     )
 
     class Meta:
@@ -263,9 +271,10 @@ class JudgeSerializer(serializers.ModelSerializer):
             "json_mode",
             "max_attempts",
             "timeout_seconds",
+            "version",
             "created_at",
         ]
-        read_only_fields = ["id", "kind", "created_at"]
+        read_only_fields = ["id", "kind", "version", "created_at"]
         extra_kwargs = {
             "model": {"allow_blank": False, "required": True},
             "max_attempts": {
@@ -299,6 +308,13 @@ class JudgeSerializer(serializers.ModelSerializer):
                 "help_text": "Grade 0–4 of each native label.",
             }
         return super().build_field(field_name, info, model_class, nested_depth)
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_version(self, judge: Judge) -> str | None:
+        """Return the LLM judge's configuration version; None for a human judge."""
+        if judge.kind != Judge.Kind.LLM:
+            return None
+        return services_judges.judge_version(judge)
 
     def to_representation(self, instance: Judge) -> dict[str, Any]:
         """Return the judge, listing only the collections the requesting user belongs to."""
@@ -385,6 +401,18 @@ class JudgmentSerializer(serializers.ModelSerializer):
         help_text="Evidence spans (`[]` when none): passages of the document's text, offsets "
         "in Unicode code points, end exclusive, in document order."
     )
+    guidelines_version = serializers.IntegerField(
+        read_only=True,
+        allow_null=True,
+        help_text="The collection's guidelines version the label was last written under "
+        "(`GET .../guidelines/versions/`); null for labels written before versions were kept.",
+    )
+    judge_version = serializers.CharField(
+        read_only=True,
+        allow_null=True,
+        help_text="LLM labels: the version of the judge's configuration that last wrote the "
+        "label (`v-…`, the judge's `version` then); null for human labels.",
+    )
     counted = serializers.SerializerMethodField(
         help_text="Whether the label's judge counts in the live judgment list. False while "
         "the collection asks for qualification and the judge has not qualified (or fell "
@@ -408,6 +436,8 @@ class JudgmentSerializer(serializers.ModelSerializer):
             "seconds",
             "abstain_probability",
             "provenance",
+            "guidelines_version",
+            "judge_version",
             "counted",
             "created_at",
             "updated_at",
@@ -459,6 +489,15 @@ class JudgmentLabelSerializer(serializers.Serializer):
         required=False,
         help_text="The label's evidence spans; left out when it had none.",
     )
+    guidelines_version = serializers.IntegerField(
+        required=False,
+        help_text="In `after`: the guidelines version the label was written under.",
+    )
+    judge_version = serializers.CharField(
+        required=False,
+        help_text="In `after`, for an LLM judge: the version of its configuration that wrote "
+        "the label.",
+    )
 
 
 class JudgmentEventSerializer(serializers.ModelSerializer):
@@ -497,7 +536,12 @@ class JudgmentEventSerializer(serializers.ModelSerializer):
 
 
 class JudgmentItemSerializer(serializers.Serializer):
-    """One judgment to record, naming its pair by external ids."""
+    """One judgment to record, naming its pair by external ids.
+
+    ``qid`` and ``docno`` are accepted for ``query`` and ``document``
+    (:mod:`judging.api.names` renames them before this serializer reads the item); they are
+    declared so that the schema, and the body-field check, know them.
+    """
 
     query = serializers.CharField(
         min_length=1, max_length=textpolicy.MAX_ID_LENGTH, help_text="Query external id (qid)."
@@ -506,6 +550,16 @@ class JudgmentItemSerializer(serializers.Serializer):
         min_length=1,
         max_length=textpolicy.MAX_ID_LENGTH,
         help_text="Document external id (docno).",
+    )
+    qid = serializers.CharField(
+        write_only=True,
+        required=False,
+        help_text="Another spelling of `query`; giving both with different ids is a 400.",
+    )
+    docno = serializers.CharField(
+        write_only=True,
+        required=False,
+        help_text="Another spelling of `document`; giving both with different ids is a 400.",
     )
     grade = serializers.IntegerField(
         min_value=GRADE_MIN,
@@ -659,6 +713,12 @@ class ImportErrorSerializer(serializers.Serializer):
     field = serializers.CharField(required=False)
     part = serializers.CharField(required=False, help_text="Which file (topics, ...).")
     file = serializers.CharField(required=False, help_text="Its name.")
+    code = serializers.CharField(
+        required=False, help_text="`quota_reached`: the judge's quota refused the import."
+    )
+    quota = QuotaErrorSerializer(
+        required=False, help_text="With `quota_reached`: the quota's size, judged and left."
+    )
 
 
 class FileImportSerializer(serializers.ModelSerializer):

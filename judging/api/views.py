@@ -34,7 +34,7 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.api import error_responses
+from config.api import CheckedBodyMixin, error_responses
 from config.params import MAX_ROW_ID, whole_param
 from config.parsers import PolicyFormParser, PolicyJSONParser, PolicyMultiPartParser
 from judging import selectors as judging_selectors
@@ -216,7 +216,7 @@ INCLUDE_MISSING = OpenApiParameter(
 )
 
 
-class CollectionScopedView(generics.GenericAPIView):
+class CollectionScopedView(CheckedBodyMixin, generics.GenericAPIView):
     """Base of the endpoints under ``collections/<slug>/``.
 
     Subclasses map HTTP methods to the roles allowed (``role_rules``). Looking up the
@@ -335,7 +335,7 @@ class CollectionSettingView(CollectionScopedView):
         responses={200: CollectionSerializer(many=True), **error_responses(401)},
     )
 )
-class CollectionListView(generics.ListAPIView):
+class CollectionListView(CheckedBodyMixin, generics.ListAPIView):
     """Collections the user belongs to."""
 
     serializer_class = CollectionSerializer
@@ -525,6 +525,11 @@ _RECORD_REQUEST = PolymorphicProxySerializer(
     serializers=[JudgmentCreateSerializer, JudgmentBatchSerializer],
     resource_type_field_name=None,
 )
+_RECORD_FORM_REQUEST = PolymorphicProxySerializer(
+    component_name="JudgmentRecordFormRequest",
+    serializers=[JudgmentFileSerializer, JudgmentCreateSerializer],
+    resource_type_field_name=None,
+)
 _RECORD_RESPONSE = PolymorphicProxySerializer(
     component_name="JudgmentRecordResponse",
     serializers=[JudgmentSerializer, ImportSummarySerializer],
@@ -557,7 +562,8 @@ _RECORD_RESPONSE = PolymorphicProxySerializer(
         summary="Record judgments",
         description=(
             "Three forms, all recorded with channel `api`:\n\n"
-            "* one judgment object → 201 with the judgment (200 if it existed before);\n"
+            "* one judgment object (JSON, or form fields) → 201 with the judgment (200 if "
+            "it existed before);\n"
             '* `{"judge": <id>, "judgments": [...]}` → recorded all or nothing, 201 '
             "(200 when nothing new) with counts; any bad item → 400 listing every bad "
             "item by its 1-based `line`, nothing written;\n"
@@ -574,7 +580,8 @@ _RECORD_RESPONSE = PolymorphicProxySerializer(
         parameters=[SLUG],
         request={
             "application/json": _RECORD_REQUEST,
-            "multipart/form-data": JudgmentFileSerializer,
+            "multipart/form-data": _RECORD_FORM_REQUEST,
+            "application/x-www-form-urlencoded": JudgmentCreateSerializer,
         },
         responses={
             200: _RECORD_RESPONSE,
@@ -950,7 +957,7 @@ class EventListView(CollectionScopedView, generics.ListAPIView):
         responses={201: JudgeSerializer, **error_responses(400, 401, 403)},
     ),
 )
-class JudgeListCreateView(generics.ListCreateAPIView):
+class JudgeListCreateView(CheckedBodyMixin, generics.ListCreateAPIView):
     """Judges, and registering LLM judges."""
 
     serializer_class = JudgeSerializer
@@ -976,21 +983,48 @@ class JudgeListCreateView(generics.ListCreateAPIView):
                 memberships__role=Membership.Role.COORDINATOR,
             )
         )
+        problems = services_judges.provider_closed_to(
+            provider=data.get("llm_provider"), collections=collections, user=self.request.user
+        )
+        if problems:
+            raise exceptions.ValidationError(problems)
         serializer.instance = services_judges.llm_judge_create(
             config=services_judges.LLMJudgeConfig(**data), collections=collections
         )
+
+
+#: Who may change an LLM judge over REST (PATCH judges/<id>/).
+JUDGE_CHANGE_NOTE = (
+    "Coordinators of a collection the LLM judge works for (and superusers) change it; "
+    "`collections` adds or removes only collections you coordinate."
+)
 
 
 @extend_schema_view(
     get=extend_schema(
         summary="Show a judge",
         responses={200: JudgeSerializer, **error_responses(401, 404)},
-    )
+    ),
+    patch=extend_schema(
+        summary="Change an LLM judge",
+        description="The fields given change, the others keep their values (there is no "
+        "PUT). Checked as on the judge's configuration page: prompt placeholders, the answer "
+        "pattern, the scale and its mapping, the bounds of retries and timeout, a provider "
+        "registered by the operator, open to you and to each collection the judge works "
+        "for, that allows the model. A bad field is a 400 naming it, and nothing changes. "
+        "A change of what decides the grades makes a new `version`: the judge's labels keep "
+        "the version that gave them, its next labels record the new one (check a new "
+        f"version first: `POST .../judges/<id>/versions/`). {JUDGE_CHANGE_NOTE} A human "
+        "judge has no configuration (400).",
+        request=JudgeSerializer,
+        responses={200: JudgeSerializer, **error_responses(400, 401, 403, 404)},
+    ),
 )
-class JudgeDetailView(generics.RetrieveAPIView):
-    """One judge the user may see."""
+class JudgeDetailView(CheckedBodyMixin, generics.RetrieveUpdateAPIView):
+    """One judge the user may see; an LLM judge's coordinators change it."""
 
     serializer_class = JudgeSerializer
+    http_method_names: ClassVar[list[str]] = ["get", "patch", "head", "options"]
 
     def get_queryset(self) -> Any:
         """Return the judges the user may see."""
@@ -1001,6 +1035,38 @@ class JudgeDetailView(generics.RetrieveAPIView):
             .select_related("llm_provider")
             .prefetch_related("collections")
         )
+
+    def partial_update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Change the LLM judge through ``llm_judge_update``; answer with the judge."""
+        judge = self.get_object()
+        if judge.kind != Judge.Kind.LLM:
+            raise exceptions.ValidationError(
+                "Only an LLM judge has a configuration; a human judge comes with their user."
+            )
+        coordinated = set(
+            selectors.coordinated_collections(user=request.user).values_list("pk", flat=True)
+        )
+        current = list(judge.collections.all())
+        if not any(c.pk in coordinated for c in current):
+            raise exceptions.PermissionDenied(JUDGE_CHANGE_NOTE)
+        serializer = self.get_serializer(judge, data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        collections = None
+        if "collections" in data:  # the field only takes collections the user coordinates
+            given = data.pop("collections")
+            collections = [c for c in current if c.pk not in coordinated] + given
+        mine = [c for c in (collections or current) if c.pk in coordinated]
+        if "llm_provider" in data or collections is not None:
+            provider = data.get("llm_provider", judge.llm_provider)
+            problems = services_judges.provider_closed_to(
+                provider=provider, collections=mine, user=request.user
+            )
+            if problems:
+                raise exceptions.ValidationError(problems)
+        config = services_judges.LLMJudgeConfig.of(judge).with_changes(data)
+        services_judges.llm_judge_update(judge=judge, config=config, collections=collections)
+        return Response(self.get_serializer(judge).data)
 
 
 # --- memberships -------------------------------------------------------------------------

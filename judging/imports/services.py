@@ -431,6 +431,9 @@ def _import_and_record(job: FileImport, opened: dict[str, _Counting], progress: 
     except judgment_rows.LineErrors as refused:
         job.status, job.errors = FileImport.Status.REFUSED, refused.errors
         job.problems = [describe(item) for item in refused.errors]
+    except services.QuotaReached as refused:  # the judge's quota: said, with its numbers
+        job.status, job.errors = FileImport.Status.REFUSED, refused.errors
+        job.problems = [str(refused)]
     except ValidationError as error:
         job.status = FileImport.Status.REFUSED
         job.problems = textpolicy.cap_messages(error.messages)

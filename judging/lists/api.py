@@ -454,9 +454,56 @@ DRY_RUN = OpenApiParameter(
     "dry_run", OpenApiTypes.BOOL, description="1: check everything, write nothing."
 )
 
-_CONTENT_REQUEST = {
-    "application/json": OpenApiTypes.OBJECT,
-    "multipart/form-data": ContentFileSerializer,
+
+def _batch_schema(key: str, item: dict[str, Any]) -> dict[str, Any]:
+    """Return the JSON body of a batch: an array of ``item``, or ``{key: [...]}`` and no more.
+
+    The items are read by the file formats' readers (every problem names its item); the
+    object's own fields are checked like every body's (:mod:`config.body_fields`).
+    """
+    items = {"type": "array", "items": item}
+    return {
+        "oneOf": [
+            items,
+            {
+                "type": "object",
+                "properties": {key: items},
+                "required": [key],
+                "additionalProperties": False,
+            },
+        ]
+    }
+
+
+def _string(description: str) -> dict[str, str]:
+    return {"type": "string", "description": description}
+
+
+_TOPIC_ITEM = {
+    "type": "object",
+    "description": "A query. Its id may also be spelt `external_id`, "
+    f"{', '.join(collection_formats.QUERY_ID_KEYS[1:])}; its text "
+    f"{', '.join(collection_formats.QUERY_TEXT_KEYS[1:])}.",
+    "properties": {
+        "qid": _string("Query id, as in runs and qrels."),
+        "text": _string("The query as a user typed it."),
+        "description": _string("What the user wants (TREC description)."),
+        "narrative": _string("What counts as relevant (TREC narrative)."),
+    },
+}
+_DOCUMENT_ITEM = {
+    "type": "object",
+    "description": "A document. Its id may also be spelt `external_id`, "
+    f"{', '.join(collection_formats.DOCUMENT_ID_KEYS[1:])}; its body "
+    f"{', '.join(collection_formats.DOCUMENT_BODY_KEYS[1:])}. Other keys are kept as the "
+    "document's `extra`.",
+    "properties": {
+        "docno": _string("Document id, as in runs and qrels."),
+        "title": _string("Title."),
+        "body": _string("Text or HTML (shown to judges as untrusted content)."),
+        "url": _string("Source address (http or https)."),
+    },
+    "additionalProperties": True,
 }
 
 
@@ -470,7 +517,10 @@ _CONTENT_REQUEST = {
         "All or nothing; problems name their line (file) or item (batch). `?dry_run=1` "
         "writes nothing.",
         parameters=[SLUG, DRY_RUN],
-        request=_CONTENT_REQUEST,
+        request={
+            "application/json": _batch_schema("queries", _TOPIC_ITEM),
+            "multipart/form-data": ContentFileSerializer,
+        },
         responses={
             200: ContentSummarySerializer,
             201: ContentSummarySerializer,
@@ -516,7 +566,10 @@ class QueryListCreateView(QueryListView):
         "body`), read and written in batches. Documents are matched by docno. All or "
         "nothing; problems name their line or item. `?dry_run=1` writes nothing.",
         parameters=[SLUG, DRY_RUN],
-        request=_CONTENT_REQUEST,
+        request={
+            "application/json": _batch_schema("documents", _DOCUMENT_ITEM),
+            "multipart/form-data": ContentFileSerializer,
+        },
         responses={
             200: ContentSummarySerializer,
             201: ContentSummarySerializer,

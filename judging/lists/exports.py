@@ -299,11 +299,20 @@ def label_rows(*, collection: Collection, spec: ExportSpec) -> Iterator[fmt.Labe
         "query__text",
         "judge__user__email",
         "evidence",
+        "guidelines_version",
+        "judge_version",
     )
-    for *label, updated, text, email, spans in queryset.iterator(chunk_size=CHUNK_SIZE):
+    rows = queryset.iterator(chunk_size=CHUNK_SIZE)
+    for *label, updated, text, email, spans, guidelines, judge_version in rows:
         # qid, docno, judge id, name, kind, status, grade, note, seconds as selected above
         yield fmt.LabelRow(
-            *label, updated.isoformat().replace("+00:00", "Z"), text, email or "", spans
+            *label,
+            updated.isoformat().replace("+00:00", "Z"),
+            text,
+            email or "",
+            spans,
+            guidelines,
+            judge_version or "",
         )
 
 

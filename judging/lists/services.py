@@ -92,7 +92,7 @@ def _records(reader: Iterable[Any], problems: Problems) -> Iterable[Any]:
 # --- judges ------------------------------------------------------------------------------
 
 
-def collection_judge_named(*, collection: Collection, name: str, kind: str) -> Judge | None:
+def collection_judge_named(*, collection: Collection, name: str, kind: str | None) -> Judge | None:
     """Return the judge of ``collection`` that ``name`` names, or None when none does.
 
     A judge of the collection: an LLM judge assigned to it, the human judge of one of its
@@ -100,7 +100,8 @@ def collection_judge_named(*, collection: Collection, name: str, kind: str) -> J
     ``name`` names a judge by its display name, its user's username or its user's e-mail
     (as a Quepid export names raters). Raises ``ValidationError`` (field ``judge_name``)
     when it names several judges of the collection, or one of another ``kind``: the import
-    would otherwise be recorded under a judge nobody meant.
+    would otherwise be recorded under a judge nobody meant. ``kind`` None accepts either
+    kind (a book's rater whose kind the book does not say: the judge who gave the labels).
     """
     name = name.strip()
     named = Judge.objects.filter(
@@ -127,7 +128,7 @@ def collection_judge_named(*, collection: Collection, name: str, kind: str) -> J
             }
         )
     judge = found[0]
-    if judge.kind != kind:
+    if kind is not None and judge.kind != kind:
         raise ValidationError(
             {
                 "judge_name": f"{echo(name)} is the {judge.get_kind_display()} judge "
@@ -153,29 +154,41 @@ def _judge_name_checked(name: str, kind: str) -> str:
 
 @transaction.atomic
 def judge_for_import(
-    *, name: str, kind: str = Judge.Kind.HUMAN, collection: Collection | None = None
+    *,
+    name: str,
+    kind: str = Judge.Kind.HUMAN,
+    collection: Collection | None = None,
+    any_kind: bool = False,
 ) -> Judge:
     """Return the judge whose labels an import named ``name`` records, creating it if needed.
 
     With ``collection``, a judge of that collection named ``name`` comes first (see
-    :func:`collection_judge_named`): re-importing an exported list maps its labels back
-    onto the judges who gave them instead of creating look-alikes. Otherwise the
+    :func:`collection_judge_named`, of either kind with ``any_kind``, else of ``kind``):
+    re-importing an exported list maps its labels back onto the judges who gave them
+    instead of creating look-alikes. Otherwise the
     "imported" judge called ``name``, created on first use. A human one stands for people
     outside Graded (e.g. TREC assessors): it is backed by an inactive user
     ``imported-<name>`` without a usable password, so it can never log in, and counts as
-    human in the live list. An LLM one gets ``model`` = ``name`` and provider ``import``.
-    Call it inside the import's transaction, so a refused or dry-run import creates no
-    judge.
+    human in the live list. An LLM one gets ``model`` = ``name`` and provider ``import``,
+    and works for ``collection`` (as an LLM judge registered for it does), so later
+    imports, judgments and jobs find it there by id as well as by name. Call it inside the
+    import's transaction, so a refused or dry-run import creates no judge.
     """
     name = _judge_name_checked(name, kind)
     if collection is not None:
-        judge = collection_judge_named(collection=collection, name=name, kind=kind)
+        judge = collection_judge_named(
+            collection=collection, name=name, kind=None if any_kind else kind
+        )
         if judge is not None:
+            if judge.kind == Judge.Kind.LLM and is_imported_judge(judge):
+                judge.collections.add(collection)
             return judge
     if kind == Judge.Kind.LLM:
         judge, _ = Judge.objects.get_or_create(
             kind=Judge.Kind.LLM, name=name, provider="import", defaults={"model": name}
         )
+        if collection is not None:
+            judge.collections.add(collection)
         return judge
     username = IMPORTED_USER_PREFIX + (slugify(name) or "judge")[:100]
     user, created = get_user_model().objects.get_or_create(
@@ -195,6 +208,22 @@ def is_imported_judge(judge: Judge) -> bool:
     if judge.kind == Judge.Kind.LLM:
         return judge.provider == "import"
     return judge.user is not None and judge.user.username.startswith(IMPORTED_USER_PREFIX)
+
+
+def is_imported_judge_of(*, judge: Judge, collection: Collection) -> bool:
+    """Return whether ``judge`` is an imported judge of ``collection``.
+
+    It is when it was imported there: it works for the collection (an LLM judge) or holds
+    labels in it. Such a judge is the collection's by id as by name
+    (:func:`collection_judge_named`), whichever path created it (``manage.py
+    import_judgments``, a REST or page import).
+    """
+    if not is_imported_judge(judge):
+        return False
+    return (
+        judge.collections.filter(pk=collection.pk).exists()
+        or Judgment.objects.filter(collection=collection, judge=judge).exists()
+    )
 
 
 # --- judgment lists ----------------------------------------------------------------------
@@ -488,24 +517,31 @@ def _raters_import(
     The file is read whole (a book is read whole by its JSON parser anyway) and split by
     rater; every rater's labels are checked and written like a one-judge file, in one
     transaction, and any problem of any rater rolls all of them back. A rater is the judge
-    :func:`judge_for_import` finds or creates (of ``kind``); labels naming no rater go to
-    ``unnamed()``.
+    :func:`judge_for_import` finds or creates: of the kind the book gives it (Graded's
+    JSON books say which raters are LLM judges); else the collection's judge of that name
+    whatever its kind (the judge who gave the labels), or a new judge of ``kind``. Labels
+    naming no rater go to ``unnamed()``.
     """
     problems = Problems(unit="item" if format in judgment_formats.ITEM_FORMATS else "line")
-    by_rater: dict[str, list[judgment_formats.JudgmentIn]] = {}
+    by_rater: dict[tuple[str, str], list[judgment_formats.JudgmentIn]] = {}
     reader = judgment_formats.READERS[format](iter_lines(source))
     for item in _records(reader, problems):
-        by_rater.setdefault(item.judge, []).append(item)
+        by_rater.setdefault((item.judge, item.judge_kind), []).append(item)
     if not by_rater and not problems:
         problems.add(Problem(None, "No judgments in the file."))
     created = changed = unchanged = version = 0
     judges: list[int] = []
     try:
         with transaction.atomic():
-            for rater, items in by_rater.items():
+            for (rater, rater_kind), items in by_rater.items():
                 try:
                     who = (
-                        judge_for_import(name=rater, kind=kind, collection=collection)
+                        judge_for_import(
+                            name=rater,
+                            kind=rater_kind or kind,
+                            collection=collection,
+                            any_kind=not rater_kind,
+                        )
                         if rater
                         else unnamed()
                     )

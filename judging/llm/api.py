@@ -29,7 +29,7 @@ from rest_framework import exceptions, generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.api import error_responses
+from config.api import CheckedBodyMixin, error_responses
 from judging.api import selectors
 from judging.api.permissions import COORDINATORS
 from judging.api.views import SLUG, CollectionScopedView
@@ -58,7 +58,7 @@ class LLMProviderSerializer(serializers.ModelSerializer):
         responses={200: LLMProviderSerializer(many=True), **error_responses(401)},
     )
 )
-class LLMProviderListView(generics.ListAPIView):
+class LLMProviderListView(CheckedBodyMixin, generics.ListAPIView):
     """The LLM providers open to the user, read-only."""
 
     serializer_class = LLMProviderSerializer

@@ -24,6 +24,7 @@ from django.db import transaction
 
 from judging import textpolicy
 from judging.llm import prompt
+from judging.llm import selectors as selectors_llm
 from judging.llm.parse import compile_pattern
 from judging.llm.prompt import (
     DEFAULT_NATIVE_SCALE,
@@ -225,14 +226,24 @@ def llm_judge_create(*, config: LLMJudgeConfig, collections: Sequence[Collection
 
 
 @transaction.atomic
-def llm_judge_update(*, judge: Judge, config: LLMJudgeConfig) -> Judge:
+def llm_judge_update(
+    *,
+    judge: Judge,
+    config: LLMJudgeConfig,
+    collections: Sequence[Collection] | None = None,
+) -> Judge:
     """Change how Graded calls the LLM judge ``judge`` (every configuration field).
 
+    ``collections``, if given, replaces the collections the judge works for (at least one).
+    A change of what decides its grades makes a new version (:func:`judge_version`): the
+    labels it gave keep the version that gave them, its next labels record the new one.
     Raises ``ValidationError`` naming every bad field; the judge is then left as it was, in
     the database and in memory.
     """
     if judge.kind != Judge.Kind.LLM:
         raise ValidationError({"judge": "Only an LLM judge has a configuration."})
+    if collections is not None and not collections:
+        raise ValidationError({"collections": "An LLM judge works for at least one collection."})
     before = LLMJudgeConfig.of(judge)
     try:
         _set(judge, _checked(config))
@@ -241,7 +252,36 @@ def llm_judge_update(*, judge: Judge, config: LLMJudgeConfig) -> Judge:
     except BaseException:
         _set(judge, before)
         raise
+    if collections is not None:
+        judge.collections.set(collections)
     return judge
+
+
+def provider_closed_to(
+    *, provider: LLMProvider | None, collections: Sequence[Collection], user: Any
+) -> dict[str, list[str]]:
+    """Return the ``llm_provider`` problem of a judge set to ``provider`` for ``collections``.
+
+    The provider must be open to each collection (as the configuration page offers only
+    the providers open to its collection, and a job refuses any other); ``user`` is the
+    coordinator choosing it (a provider open to one of their groups counts).
+    """
+    if provider is None:
+        return {}
+    closed = [
+        collection.slug
+        for collection in collections
+        if not selectors_llm.provider_open_to(provider=provider, collection=collection, user=user)
+    ]
+    if not closed:
+        return {}
+    return {
+        "llm_provider": [
+            f"The provider {provider.name} is not open to the collection"
+            f"{'s' if len(closed) > 1 else ''} {', '.join(closed)}; "
+            "GET /api/v1/llm-providers/ lists those open to you."
+        ]
+    }
 
 
 def judge_version(judge: Judge) -> str:

@@ -34,7 +34,10 @@ class CollectionSettingsSerializer(serializers.ModelSerializer):
         min_length=1,
         max_length=100,
         required=False,
-        help_text="Measure names as the engine reads them (e.g. `ndcg_cut.10`, `P.5`). "
+        help_text="Measure names as the engine reads them (e.g. `ndcg_cut.10`, `P.5`), or "
+        "trec_eval's sets `official` and `all_trec`: saved (and answered) as their members "
+        "a leaderboard can show (all_trec: 96 measures; not runid, gm_map, gm_bpref, "
+        "relstring), scores first and counts last. The first measure sorts the leaderboard. "
         "A new set rescores every run.",
     )
     coverage_threshold = serializers.FloatField(

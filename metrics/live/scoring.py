@@ -19,7 +19,7 @@ from metrics import engine
 from metrics.engine import _strings
 from metrics.engine import io as engine_io
 from metrics.engine.errors import place
-from metrics.engine.measures import Measure, parse_measures
+from metrics.engine.measures import NICKNAMES, Measure, parse_measures
 from metrics.models import RANKING_DTYPE
 
 InputError = engine.EngineInputError
@@ -62,6 +62,64 @@ def measure_labels(measures: Sequence[str]) -> list[MeasureLabel]:
                 )
             labels.append(MeasureLabel(name, measure.canonical, measure.trec_name))
     return labels
+
+
+#: trec_eval's counts (their summary is a sum, not a score to rank by): a set's last columns.
+COUNTS = ("num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret")
+
+
+@dataclass(frozen=True)
+class SetExpansion:
+    """Measure names with trec_eval's sets (``official``, ``all_trec``) expanded.
+
+    ``names``: what the collection keeps, without repeats. ``left_out``: each member of a
+    set a leaderboard cannot show, with why (``runid`` is a line, not a measure; ``gm_map``
+    and ``gm_bpref`` are geometric means; ``relstring`` is text).
+    """
+
+    names: list[str]
+    left_out: dict[str, str]
+
+
+def _left_out_reason(member: str) -> str | None:
+    """Return why a leaderboard cannot show the set member ``member``; None if it can."""
+    if member == "runid":
+        return "the run's name, not a measure"
+    try:
+        measure_labels([member])
+    except MeasureError:
+        measure = parse_measures([member])[0]
+        if measure.aggregate == "gm":
+            return "a geometric mean (a leaderboard shows arithmetic means)"
+        if measure.is_text:
+            return "text, not a score"
+        raise
+    return None
+
+
+def expand_measure_sets(names: Iterable[str]) -> SetExpansion:
+    """Replace trec_eval's set names by their members, as a leaderboard can show them.
+
+    Within a set its scores come first in trec_eval's order and its counts (``num_q`` …,
+    whose summary is a sum) last, so a set named first sorts the leaderboard by ``map``.
+    Other names pass unchanged (the engine checks them later); repeats are dropped.
+    """
+    out: list[str] = []
+    left_out: dict[str, str] = {}
+    for name in names:
+        members = NICKNAMES.get(name.strip())
+        if members is None:
+            out.append(name)
+            continue
+        kept = []
+        for member in members:
+            reason = _left_out_reason(member)
+            if reason is None:
+                kept.append(member)
+            else:
+                left_out[member] = reason
+        out += [m for m in kept if m not in COUNTS] + [m for m in kept if m in COUNTS]
+    return SetExpansion(list(dict.fromkeys(out)), left_out)
 
 
 def canonical_names(measures: Sequence[str]) -> list[str]:

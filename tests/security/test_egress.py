@@ -347,17 +347,17 @@ def coordinated(db):
 def test_a_coordinator_cannot_set_a_url_or_a_key_variable(coordinated, fake, monkeypatch):
     coll, cora = coordinated
     monkeypatch.setenv("SECRET_KEY", SECRET)
+    body = {"name": "evil", "model": "m", "collections": ["demo"]}
     response = client_for(cora).post(
         "/api/v1/judges/",
-        {
-            "name": "evil",
-            "model": "m",
-            "endpoint": fake.url,
-            "api_key_env": "SECRET_KEY",
-            "collections": ["demo"],
-        },
+        {**body, "endpoint": fake.url, "api_key_env": "SECRET_KEY"},
         format="json",
     )
+    # Fields a judge does not have are refused by name (issue 45), and nothing is made.
+    assert response.status_code == 400
+    assert {e["field"] for e in response.json()["errors"]} == {"endpoint", "api_key_env"}
+    assert not Judge.objects.filter(name="evil").exists()
+    response = client_for(cora).post("/api/v1/judges/", body, format="json")
     assert response.status_code == 201
     judge = Judge.objects.get(name="evil")
     assert judge.llm_provider is None  # free text is not a destination

@@ -50,6 +50,8 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("GET", "judges/"):                           (401, 200, 200, 200, 200, 200, 200, 200),
     ("POST", "judges/"):                          (401, 403, 403, 403, 403, 403, 201, 201),
     ("GET", "judges/<int:pk>/"):                  (401, 404, 200, 404, 404, 404, 404, 200),
+    # Changing a judge: the arena's LLM judge (url_for), by coordinators of its collection.
+    ("PATCH", "judges/<int:pk>/"):                (401, 404, 404, 404, 404, 404, 404, 200),
     ("GET", "llm-providers/"):                    (401, 200, 200, 200, 200, 200, 200, 200),
     ("GET", S + "runs/"):                         (401, 404, 403, 403, 200, 200, 404, 200),
     ("POST", S + "runs/"):                        (401, 404, 403, 403, 201, 201, 404, 400),
@@ -150,6 +152,7 @@ BODIES: dict[tuple[str, str], Callable[[Arena], tuple[Any, str]]] = {
     ("POST", S + "judgments/"): lambda a: ({"query": "q2", "document": "d3", "grade": 1}, "json"),
     ("PATCH", S + "judgments/<int:pk>/"): lambda a: ({"grade": 0}, "json"),
     ("POST", "judges/"): lambda a: ({"name": "llm", "model": "m"}, "json"),
+    ("PATCH", "judges/<int:pk>/"): lambda a: ({"prompt_version": "v2"}, "json"),
     ("POST", S + "runs/"): lambda a: ({"tag": "new-run", "file": _run_file()}, "multipart"),
     ("PATCH", S + "runs/<int:pk>/"): lambda a: ({"description": "changed"}, "json"),
     ("POST", S + "teams/"): lambda a: ({"name": "t3"}, "json"),
@@ -208,15 +211,18 @@ def api_routes() -> Iterator[tuple[str, str]]:
                 yield method.upper(), route[len(PREFIX) :]
 
 
-def url_for(route: str, arena: Arena) -> str:
-    """Fill a route's parameters with the arena's objects."""
+def url_for(route: str, arena: Arena, method: str = "GET") -> str:
+    """Fill a route's parameters with the arena's objects (for a request of ``method``).
+
+    ``judges/<id>/`` is judy's human judge for reading and the LLM judge for a change.
+    """
     pk = ""
     if "judgments/<int:pk>" in route:
         pk = str(arena.judgment.pk)
     elif "runs/<int:pk>" in route:
         pk = str(arena.run.pk)
     elif "judges/<int:pk>" in route:
-        pk = str(arena.judgment.judge_id)
+        pk = str(arena.llm.pk if method == "PATCH" else arena.judgment.judge_id)
     elif "adjudications/<int:pk>" in route:
         pk = str(arena.adjudication().pk)
     elif "llm-jobs/<int:pk>" in route:
@@ -268,7 +274,7 @@ CASES = [
 def test_route_matrix(arena, method, route, role, expected):
     body, fmt = BODIES.get((method, route), lambda a: (None, "json"))(arena)
     client = arena.client(role)
-    response = getattr(client, method.lower())(url_for(route, arena), body, format=fmt)
+    response = getattr(client, method.lower())(url_for(route, arena, method), body, format=fmt)
     assert response.status_code == expected, response.content[:500]
     if expected >= 400:
         errors_of(response)
@@ -352,7 +358,7 @@ def test_route_matrix_adjudicator(arena, method, route, expected):
     factories.member(arena.coll, ada, Role.ADJUDICATOR)
     body, fmt = BODIES.get((method, route), lambda a: (None, "json"))(arena)
     client = client_for(ada)
-    response = getattr(client, method.lower())(url_for(route, arena), body, format=fmt)
+    response = getattr(client, method.lower())(url_for(route, arena, method), body, format=fmt)
     assert response.status_code == expected, response.content[:500]
     text = response.content.decode()
     assert "judy" not in text and "jim" not in text, text

@@ -91,6 +91,8 @@ RAW_CSV_HEADER = (
     "note",
     "seconds",
     "updated_at",
+    "guidelines_version",
+    "judge_version",
 )
 GRADE_MIN, GRADE_MAX = 0, 4
 _WHOLE = re.compile(r"[+-]?[0-9]{1,9}")
@@ -126,6 +128,8 @@ class LabelRow:
     query_text: str = ""
     judge_email: str = ""
     evidence: list | None = None  # evidence spans, jsonl only
+    guidelines_version: int | None = None  # the guidelines the label was written under
+    judge_version: str = ""  # LLM labels: the judge configuration that wrote it
 
 
 class JudgmentIn(NamedTuple):
@@ -145,6 +149,7 @@ class JudgmentIn(NamedTuple):
     evidence: Any = None
     gold: int | None = None  # the expected grade, as written, marking the pair as gold
     gold_reason: str = ""  # why (coordinators only)
+    judge_kind: str = ""  # the rater's kind when the file says it (Graded's books); "": unsaid
 
 
 def format_grade(grade: float) -> str:
@@ -306,9 +311,15 @@ def write_quepid_book(
 
     ``{"name", "scale", "scale_with_labels", "query_doc_pairs": [{"query_text", "doc_id",
     "position", "document_fields", "judgements": [{"rating", "unrateable", "judge_later",
-    "user_email", "explanation"}]}]}``: a judge is named by its user's e-mail (Quepid
-    matches raters by e-mail) or, without one, by its name; "cannot judge" is
-    ``unrateable`` and "judge later" ``judge_later``, both without a rating.
+    "user_email", "explanation"}]}], "graded_raters": {...}}``: a judge is named by its
+    user's e-mail (Quepid matches raters by e-mail) or, without one, by its name; "cannot
+    judge" is ``unrateable`` and "judge later" ``judge_later``, both without a rating.
+
+    ``graded_raters`` (after the pairs: it is known once they are written) maps each rater
+    as named in ``user_email`` to ``{"kind": "human" | "llm"}``, so Graded's import gives an
+    LLM rater an LLM judge. Quepid reads the book's keys by name and skips this one; a
+    judgement or pair key of our own would not be skipped (Quepid creates its records
+    from them), so the kinds sit at the top.
     """
     head = {
         "name": name,
@@ -319,7 +330,10 @@ def write_quepid_book(
     }
     yield _json(head)[:-1] + ', "query_doc_pairs": ['
     first = True
+    kinds: dict[str, set[str]] = {}
     for group in _by_pair(rows):
+        for r in group:
+            kinds.setdefault(r.judge_email or r.judge_name, set()).add(r.judge_kind)
         pair = {
             "query_text": group[0].query_text,
             "doc_id": group[0].docno,
@@ -338,7 +352,8 @@ def write_quepid_book(
         }
         yield ("\n" if first else ",\n") + _json(pair)
         first = False
-    yield "]}\n" if first else "\n]}\n"
+    raters = {name: {"kind": next(iter(k))} for name, k in sorted(kinds.items()) if len(k) == 1}
+    yield ("]" if first else "\n]") + f', "graded_raters": {_json(raters)}}}\n'
 
 
 def write_quepid_csv(
@@ -394,6 +409,8 @@ def write_labels(
                     r.note,
                     "" if r.seconds is None else repr(float(r.seconds)),
                     r.updated_at,
+                    "" if r.guidelines_version is None else r.guidelines_version,
+                    r.judge_version,
                 )
             )
     elif fmt == "jsonl":
@@ -412,6 +429,8 @@ def write_labels(
                         "evidence": r.evidence or [],
                         "seconds": r.seconds,
                         "updated_at": r.updated_at,
+                        "guidelines_version": r.guidelines_version,
+                        "judge_version": r.judge_version or None,
                     }
                 )
                 + "\n"
@@ -728,7 +747,8 @@ def read_quepid_book(lines: Iterable[tuple[int, str]]) -> Iterator[JudgmentIn | 
 
     Every judgement is one label of its rater (``user_email``; none: the file's judge):
     ``unrateable`` is "cannot judge", ``judge_later`` "judge later", ``explanation`` the
-    note. The pair's query is ``query_text`` (a query id or text, as in csv).
+    note. The pair's query is ``query_text`` (a query id or text, as in csv). The kind of
+    a rater named in ``graded_raters`` (books Graded wrote) comes with its labels.
     """
     book, problem = _whole_json(lines)
     if problem is not None:
@@ -737,6 +757,10 @@ def read_quepid_book(lines: Iterable[tuple[int, str]]) -> Iterator[JudgmentIn | 
     pairs = book.get("query_doc_pairs") if isinstance(book, dict) else None
     if not isinstance(pairs, list):
         yield Problem(None, "expected a Quepid book: an object with a query_doc_pairs array")
+        return
+    kinds, problems = _rater_kinds(book.get("graded_raters"))
+    if problems:
+        yield from problems
         return
     for number, pair in enumerate(pairs, start=1):
         try:
@@ -774,7 +798,27 @@ def read_quepid_book(lines: Iterable[tuple[int, str]]) -> Iterator[JudgmentIn | 
             except FormatError as exc:
                 yield exc.problem
                 continue
-            yield JudgmentIn(number, query, document, grade, status, note, rater)
+            yield JudgmentIn(
+                number, query, document, grade, status, note, rater, judge_kind=kinds.get(rater, "")
+            )
+
+
+def _rater_kinds(raters: Any) -> tuple[dict[str, str], list[Problem]]:
+    """Return the kinds ``graded_raters`` gives by rater name, and its problems."""
+    if raters is None:
+        return {}, []
+    if not isinstance(raters, dict):
+        return {}, [Problem(None, "must be an object of rater: {kind}", "graded_raters")]
+    kinds: dict[str, str] = {}
+    problems: list[Problem] = []
+    for name, about in raters.items():
+        kind = about.get("kind") if isinstance(about, dict) else None
+        if kind not in ("human", "llm"):
+            where = f"graded_raters.{name[:80]}.kind"
+            problems.append(Problem(None, "must be human or llm", where))
+        else:
+            kinds[name.strip()] = kind
+    return kinds, problems
 
 
 def read_quepid_csv(lines: Iterable[tuple[int, str]]) -> Iterator[JudgmentIn | Problem]:

@@ -62,6 +62,8 @@ def test_record_one_judgment(api, world):
         "evidence",
         "seconds",
         "abstain_probability",
+        "guidelines_version",
+        "judge_version",
         "counted",
         "created_at",
         "updated_at",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import subprocess
@@ -101,12 +102,18 @@ def test_whole_grades_read_back_as_written(fmt):
 
 def test_raw_label_rows():
     row = jf.LabelRow("q1", "d1", 3, "Ann, B", "human", "graded", 2, 'a "note"', 12.5, "T", "x")
+    row = dataclasses.replace(row, guidelines_version=2)
     out = "".join(jf.write_labels("csv", [row]))
     assert out.splitlines()[0] == ",".join(jf.RAW_CSV_HEADER)
     expected = ["q1", "x", "d1", "3", "Ann, B", "human", "graded", "2", 'a "note"', "12.5", "T"]
-    assert list(csv.reader(io.StringIO(out)))[1] == expected
+    assert list(csv.reader(io.StringIO(out)))[1] == [*expected, "2", ""]
     item = json.loads("".join(jf.write_labels("jsonl", [row])))
     assert item["judge_kind"] == "human" and item["seconds"] == 12.5 and item["grade"] == 2
+    assert (item["guidelines_version"], item["judge_version"]) == (2, None)
+    llm = dataclasses.replace(row, judge_kind="llm", judge_version="v-0123456789ab")
+    assert list(csv.reader(io.StringIO("".join(jf.write_labels("csv", [llm])))))[1][-1] == (
+        "v-0123456789ab"
+    )
     with pytest.raises(ValueError):
         list(jf.write_labels("qrels", [row]))
 
