@@ -134,11 +134,38 @@ class GoldPairSerializer(serializers.ModelSerializer):
     docno = serializers.CharField(source="document.external_id", max_length=500)
     grade = serializers.IntegerField(min_value=0, max_value=4)
     reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
+    pool_now = serializers.BooleanField(
+        write_only=True,
+        required=False,
+        default=False,
+        help_text="False (default): a pair not pooled yet waits and enters the pool with the "
+        "next pairs pooled, with their source and time, so judges cannot tell it. True: it "
+        "enters at once, alone (a judge watching the pool could notice it).",
+    )
+    pooled = serializers.SerializerMethodField(
+        help_text="Whether the pair is in the pool yet; false while it waits for the next "
+        "pairs pooled."
+    )
 
     class Meta:
         model = GoldPair
-        fields = ["id", "qid", "docno", "grade", "reason", "created_at", "updated_at"]
-        read_only_fields = ["id", "created_at", "updated_at"]
+        fields = [
+            "id",
+            "qid",
+            "docno",
+            "grade",
+            "reason",
+            "pool_now",
+            "pooled",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = ["id", "pooled", "created_at", "updated_at"]
+
+    def get_pooled(self, gold: GoldPair) -> bool:
+        """Return whether the pair is pooled (annotated by the list, else read)."""
+        pooled = getattr(gold, "pooled", None)
+        return selectors.gold_is_pooled(gold=gold) if pooled is None else bool(pooled)
 
 
 class GoldAccuracySerializer(serializers.Serializer):
@@ -167,11 +194,13 @@ class GoldAccuracySerializer(serializers.Serializer):
         "is `below`), so their labels do not count."
     )
     qualification = serializers.ChoiceField(
-        choices=["qualifying", "qualified", "below"],
+        choices=["qualifying", "qualified", "below", "not_assessed"],
         allow_null=True,
         help_text="The judge's standing when the collection asks for qualification (null "
         "when it does not): `qualifying` (fewer gold pairs than asked), `qualified` "
-        "(labels count), `below` (enough gold pairs, too few of the last ones exact).",
+        "(labels count), `below` (enough gold pairs, too few of the last ones exact), "
+        "`not_assessed` (an imported judge, never served gold pairs, with fewer than "
+        "asked: labels count).",
     )
     counted = serializers.BooleanField(
         help_text="Whether the judge's labels count in the live list (always true without "
@@ -242,6 +271,7 @@ class GoldPairListView(CollectionScopedView):
             grade=data["grade"],
             reason=data["reason"],
             actor=request.user,
+            pool_now=data["pool_now"],
         )
         return Response(GoldPairSerializer(gold).data, status=200 if existed else 201)
 

@@ -21,6 +21,13 @@ class GoldPairForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 2}),
         help_text="Why this grade; coordinators see it, judges never do.",
     )
+    pool_now = forms.BooleanField(
+        required=False,
+        label="Add it to the pool now",
+        help_text="Unticked, a pair not pooled yet waits and enters the pool with the next "
+        "pairs pooled (a run's, an import's, yours), looking like them. Ticked, it enters "
+        "at once, alone: a judge watching the pool could notice it.",
+    )
 
     def __init__(self, *args: object, collection: Collection, **kwargs: object) -> None:
         """Bind the form to the collection whose pairs it marks."""

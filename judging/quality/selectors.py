@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery
 
 from judging.agreement.coefficients import cohen_kappa
-from judging.models import Collection, Judge, Judgment
+from judging.models import Collection, Judge, Judgment, PoolEntry
 from judging.quality import attention as pure
 from judging.quality import gold as gold_stats
 from judging.quality import qualification
@@ -28,12 +28,16 @@ __all__ = [
     "JudgeAttentionRow",
     "JudgeGoldRow",
     "canary_rates",
+    "counted_as_told",
     "counted_judges",
+    "gold_is_pooled",
     "gold_pairs",
     "gold_report",
+    "gold_waiting_count",
     "judge_attention",
     "open_checks",
     "qualification_changes",
+    "standing_told",
     "version_report",
 ]
 
@@ -135,13 +139,34 @@ class JudgeGoldRow:
         return list(enumerate(self.accuracy.confusion))
 
 
+def _pooled() -> Exists:
+    return Exists(
+        PoolEntry.objects.filter(query_id=OuterRef("query_id"), document_id=OuterRef("document_id"))
+    )
+
+
 def gold_pairs(*, collection: Collection) -> QuerySet[GoldPair]:
-    """Return the collection's gold pairs with their query and document ids."""
+    """Return the collection's gold pairs with their query and document ids.
+
+    Each carries ``pooled``: whether it is in the pool yet (a pair marked while not pooled
+    waits for the next pairs pooled: :func:`judging.services.gold_waiting`).
+    """
     return (
         GoldPair.objects.filter(collection=collection)
         .select_related("query", "document")
+        .annotate(pooled=_pooled())
         .order_by("query__external_id", "document__external_id")
     )
+
+
+def gold_is_pooled(*, gold: GoldPair) -> bool:
+    """Return whether the gold pair is in the pool yet (else it waits for the next pairs)."""
+    return PoolEntry.objects.filter(query_id=gold.query_id, document_id=gold.document_id).exists()
+
+
+def gold_waiting_count(*, collection: Collection) -> int:
+    """Return how many of the collection's gold pairs wait to enter the pool."""
+    return GoldPair.objects.filter(collection=collection).exclude(_pooled()).count()
 
 
 def qualification_changes(
@@ -167,6 +192,41 @@ def counted_judges(*, collection_id: int) -> frozenset[int] | None:
             "judge_id", flat=True
         )
     )
+
+
+def counted_as_told(*, collection_id: int) -> frozenset[int] | None:
+    """Return the judges told that their labels count, or None when everyone's do.
+
+    What a judge is told of their own standing (``JudgeQualification.shown_counted``,
+    kept by :func:`judging.quality.qualification.sync`): their standing as of the last
+    time the pairs they judged reached a new multiple of
+    :data:`judging.quality.qualification.SHOWN_EVERY`. Coordinators read
+    :func:`counted_judges`, the standing in force.
+    """
+    if not qualification.bar(collection_id).on:
+        return None
+    return frozenset(
+        JudgeQualification.objects.filter(
+            collection_id=collection_id, shown_counted=True
+        ).values_list("judge_id", flat=True)
+    )
+
+
+def standing_told(*, collection: Collection, judge: Judge) -> str | None:
+    """Return the standing ``judge`` is told (None when qualification is off).
+
+    ``qualifying``, ``qualified``, ``below`` or ``not_assessed`` as of the judge's last
+    multiple of :data:`judging.quality.qualification.SHOWN_EVERY` judged pairs (see
+    :func:`counted_as_told`); ``qualifying`` for a judge without a standing yet.
+    """
+    if not collection.qualification_pairs:
+        return None
+    told = (
+        JudgeQualification.objects.filter(collection=collection, judge=judge)
+        .values_list("shown_status", flat=True)
+        .first()
+    )
+    return told or gold_stats.QUALIFYING
 
 
 def gold_report(

@@ -113,14 +113,17 @@ def gold_list(request: HttpRequest, slug: str) -> HttpResponse:
                 grade=data["grade"],
                 reason=data["reason"],
                 actor=request.user,
+                pool_now=data["pool_now"],
             )
         except ValidationError as error:
             add_service_errors(form, error)
         else:
+            waits = not selectors_quality.gold_is_pooled(gold=gold)
             messages.success(
                 request,
                 f"{gold.query.external_id} / {gold.document.external_id} is gold with grade "
-                f"{gold.grade}.",
+                f"{gold.grade}."
+                + (" It enters the pool with the next pairs pooled." if waits else ""),
             )
             return see_other(_gold_tab(collection, "pairs"))
     pairs = Paginator(selectors_quality.gold_pairs(collection=collection), 50).get_page(

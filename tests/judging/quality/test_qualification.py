@@ -417,6 +417,16 @@ def test_pages_set_the_bar_alert_and_mark_labels_not_counted(client, staffed):
     client.force_login(ben.user)
     mine = client.get(reverse("judging:judgment_list", args=[coll.slug])).content.decode()
     assert 'data-field="not-counted"' in mine and "gold" not in mine.lower()
+    # ann qualified on her second label, but she is told so only once the pairs she has
+    # judged reach a multiple of SHOWN_EVERY (20): the change never points at a gold pair
     client.force_login(ann.user)
     mine = client.get(reverse("judging:judgment_list", args=[coll.slug])).content.decode()
-    assert "not counted yet" not in mine
+    assert "not counted yet" in mine
+    more = [factories.document(coll, f"m{i}") for i in range(qualification.SHOWN_EVERY - 2)]
+    for doc in more[:-1]:
+        judging_services.judgment_record(judge=ann, query=q1, document=doc, grade=0)
+    mine = client.get(reverse("judging:judgment_list", args=[coll.slug])).content.decode()
+    assert "not counted yet" in mine  # 19 pairs judged
+    judging_services.judgment_record(judge=ann, query=q1, document=more[-1], grade=0)
+    mine = client.get(reverse("judging:judgment_list", args=[coll.slug])).content.decode()
+    assert "not counted yet" not in mine  # 20: told
