@@ -33,7 +33,7 @@ from judging.quality.models import (
     VersionCheck,
 )
 
-FLAGS = ["fast", "slow", "runs", "cannot_judge", "later"]
+FLAGS = ["fast", "slow", "runs", "straight", "cannot_judge", "later"]
 
 
 def _number(value: float) -> float | None:
@@ -42,12 +42,17 @@ def _number(value: float) -> float | None:
 
 
 def _figures(figures: Any) -> dict[str, Any]:
-    """Return a dataclass of figures as JSON: NaN as null, tuples of tuples as lists."""
+    """Return a dataclass of figures as JSON: NaN as null, tuples of tuples as lists.
+
+    A nested dataclass of figures (straight-lining's) becomes a nested object.
+    """
     return {
         name: _number(value)
         if isinstance(value, float)
         else [list(item) for item in value]
         if name == "confusion"
+        else _figures(value)
+        if hasattr(value, "__dataclass_fields__")
         else value
         for name, value in figures.__dict__.items()
     }
@@ -65,6 +70,44 @@ def _judge_rows(rows: Any, figures: str, **extra: str) -> list[dict[str, Any]]:
         }
         for row in rows
     ]
+
+
+class StraightLiningSerializer(serializers.Serializer):
+    """One judge's grades against the others' grades of the same queries."""
+
+    compared = serializers.IntegerField(
+        help_text="The judge's graded labels of queries the others gave 3 grades or more."
+    )
+    mode_grade = serializers.IntegerField(
+        allow_null=True, help_text="The judge's commonest grade among them."
+    )
+    mode_share = serializers.FloatField(allow_null=True, help_text="Its share.")
+    expected_mode_share = serializers.FloatField(
+        allow_null=True,
+        help_text="The share the others' grades of the same queries give that grade.",
+    )
+    z = serializers.FloatField(allow_null=True, help_text="One-sided z of the difference.")
+    entropy = serializers.FloatField(
+        allow_null=True, help_text="Entropy of the judge's grades (bits; 0: one grade)."
+    )
+    expected_entropy = serializers.FloatField(
+        allow_null=True, help_text="Entropy of the others' grades of the same queries."
+    )
+    run_grade = serializers.IntegerField(
+        allow_null=True, help_text="Grade of the judge's least probable run of one grade."
+    )
+    run_length = serializers.IntegerField(help_text="Its length in labels.")
+    run_log10_chance = serializers.FloatField(
+        allow_null=True,
+        help_text="log10 of its chance under the others' grades of its labels' queries.",
+    )
+    run_median_seconds = serializers.FloatField(
+        allow_null=True, help_text="Median seconds per label within that run."
+    )
+    median_seconds = serializers.FloatField(
+        allow_null=True, help_text="Median seconds per label over the compared labels."
+    )
+    flagged = serializers.BooleanField()
 
 
 class AttentionSerializer(serializers.Serializer):
@@ -97,6 +140,11 @@ class AttentionSerializer(serializers.Serializer):
     later_share = serializers.FloatField(allow_null=True)
     others_later_share = serializers.FloatField(allow_null=True)
     later_z = serializers.FloatField(allow_null=True)
+    straight = StraightLiningSerializer(
+        allow_null=True,
+        help_text="Straight-lining: the judge's grades against the other judges' grades of "
+        "the same queries (docs/judges.md).",
+    )
     flags = serializers.ListField(child=serializers.ChoiceField(choices=FLAGS))
 
 
@@ -104,9 +152,10 @@ class AttentionSerializer(serializers.Serializer):
     get=extend_schema(
         summary="List judges' attention signals",
         description="Coordinators only. Per judge: seconds per label against the other "
-        "judges' usual range, runs of one grade against chance, shares of can't judge and "
-        "later against the others'. Flagged judges come first; nobody is dropped. The rules "
-        "are in docs/judges.md.",
+        "judges' usual range, runs of one grade against chance, straight-lining (one grade "
+        "where the others' grades of the same queries vary, with the judge's speed), "
+        "shares of can't judge and later against the others'. Flagged judges come first; "
+        "nobody is dropped. The rules are in docs/judges.md.",
         parameters=[SLUG, *page_parameters()],
         responses={200: AttentionSerializer(many=True), **error_responses(401, 403, 404)},
     )

@@ -73,21 +73,24 @@ def judge_attention(*, collection: Collection) -> list[JudgeAttentionRow]:
 
     Two SQL queries (the labels in each judge's order; the judges' names). Human and LLM
     judges are compared with every other judge of the collection; LLM labels carry no
-    time, so the seconds compare human judges only.
+    time, so the seconds compare human judges only. Straight-lining compares each judge's
+    grades with every other judge's grades of the same queries.
     """
     rows = list(
         Judgment.objects.filter(collection=collection)
         .order_by("judge_id", "created_at", "id")
-        .values_list("judge_id", "status", "grade", "seconds")
+        .values_list("judge_id", "status", "grade", "seconds", "query_id")
     )
     judge_ids = sorted({row[0] for row in rows})
     index = {judge_id: i for i, judge_id in enumerate(judge_ids)}
+    query_index = {q: i for i, q in enumerate(sorted({row[4] for row in rows}))}
     n = len(rows)
     judge = np.fromiter((index[r[0]] for r in rows), dtype=np.int64, count=n)
     status = np.fromiter((_STATUS_CODE[r[1]] for r in rows), dtype=np.int64, count=n)
     grade = np.fromiter((np.nan if r[2] is None else r[2] for r in rows), np.float64, count=n)
     seconds = np.fromiter((np.nan if r[3] is None else r[3] for r in rows), np.float64, count=n)
-    signals = pure.attention(judge, status, grade, seconds)
+    query = np.fromiter((query_index[r[4]] for r in rows), dtype=np.int64, count=n)
+    signals = pure.attention(judge, status, grade, seconds, query)
     judges = Judge.objects.in_bulk(judge_ids)
     result = [
         JudgeAttentionRow(
