@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from django.core.exceptions import ValidationError
@@ -420,6 +421,35 @@ class GoldRateView(CollectionSettingView):
         services.gold_rate_set(collection=self.collection, rate=data["gold_rate"])
 
 
+class BarEffectSerializer(serializers.Serializer):
+    """What a qualification bar does (or would do) to the labels and the judgment list."""
+
+    qualification_pairs = serializers.IntegerField()
+    qualification_share = serializers.FloatField()
+    gold_pairs = serializers.IntegerField(help_text="Gold pairs the collection has.")
+    judges = serializers.IntegerField(help_text="Judges with graded labels.")
+    judges_left_out = serializers.IntegerField(
+        help_text="Of those, the judges whose labels would not count."
+    )
+    standings = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="Judges by standing under the bar: qualified, qualifying, below, "
+        "not_assessed (`counted` with the bar off).",
+    )
+    labels = serializers.IntegerField(help_text="Graded labels.")
+    labels_left_out = serializers.IntegerField(help_text="Of those, the labels left out.")
+    lines_now = serializers.IntegerField(help_text="Lines of the judgment list now.")
+    lines_after = serializers.IntegerField(
+        help_text="Lines it would have under the bar (same aggregation, adjudications kept)."
+    )
+    needs_confirm = serializers.BooleanField(
+        help_text="The bar keeps less than half of the lines, or no judge: it is set only "
+        "with `confirm: true`."
+    )
+    reason = serializers.CharField(help_text="Why it needs confirming, with the counts.")
+    warnings = serializers.ListField(child=serializers.CharField())
+
+
 class QualificationSerializer(serializers.Serializer):
     """The qualification bar: labels count only after enough gold pairs graded exactly."""
 
@@ -435,11 +465,33 @@ class QualificationSerializer(serializers.Serializer):
         help_text="Share of the judge's most recent gold pairs (as many as "
         "`qualification_pairs`) graded exactly as gold, to qualify and to stay qualified.",
     )
+    effect = BarEffectSerializer(
+        read_only=True,
+        help_text="What the bar does: judges and labels left out, the judgment list's lines. "
+        "After a change, `lines_now` is the count before it and `lines_after` the count now.",
+    )
+
+
+class QualificationBodySerializer(QualificationSerializer):
+    """A new qualification bar, and the confirmation a bar that drops most labels needs."""
+
+    confirm = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Set a bar that keeps less than half of the judgment list's lines, or no "
+        "judge (see `effect.needs_confirm` in the preview).",
+    )
+
+
+def _effect(effect: Any) -> dict[str, Any]:
+    """Return a :class:`judging.quality.selectors.BarEffect` as JSON."""
+    return {**effect.__dict__, "warnings": list(effect.warnings)}
 
 
 @extend_schema_view(
     get=extend_schema(
         summary="Show the qualification bar",
+        description="Coordinators only. The bar and what it does (`effect`).",
         parameters=[SLUG],
         responses={200: QualificationSerializer, **error_responses(401, 403, 404)},
     ),
@@ -449,9 +501,13 @@ class QualificationSerializer(serializers.Serializer):
         "while their last `qualification_pairs` gold pairs are at least "
         "`qualification_share` exact; the others' labels are kept but not aggregated. A "
         "changed bar rebuilds the live list (a new judgment-list version) and rescores "
-        "every run in the background. The rule is in docs/judges.md.",
+        "every run in the background. A bar that keeps less than half of the judgment "
+        "list's lines, or no judge, is a 400 on `confirm` giving the counts, unless the body "
+        "has `confirm: true`; preview any bar first with `GET .../qualification/preview/`. "
+        "The answer's `effect` has the counts before and after. The rule is in "
+        "docs/judges.md.",
         parameters=[SLUG],
-        request=QualificationSerializer,
+        request=QualificationBodySerializer,
         responses={200: QualificationSerializer, **error_responses(400, 401, 403, 404)},
     ),
 )
@@ -459,24 +515,80 @@ class QualificationView(CollectionSettingView):
     """The collection's qualification bar."""
 
     serializer_class = QualificationSerializer
+    body_serializer_class = QualificationBodySerializer
     write_method = "put"
     role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS, "PUT": COORDINATORS}
+    _before: Any = None
 
     def current(self) -> dict[str, Any]:
-        """Return the bar."""
+        """Return the bar and its effect (after a change: the counts before and after)."""
         collection = self.collection
+        pairs, share = collection.qualification_pairs, collection.qualification_share
+        effect = selectors.bar_effect(collection=collection, pairs=pairs, share=share)
+        if self._before is not None:  # the change just made: lines before, and now
+            effect = replace(self._before, lines_after=effect.lines_now)
         return {
-            "qualification_pairs": collection.qualification_pairs,
-            "qualification_share": collection.qualification_share,
+            "qualification_pairs": pairs,
+            "qualification_share": share,
+            "effect": _effect(effect),
         }
 
     def change(self, data: dict[str, Any]) -> None:
-        """Set the bar (a changed bar rebuilds the live list)."""
-        services.qualification_set(
+        """Set the bar (a changed bar rebuilds the live list; a drastic one needs confirm)."""
+        self._before = selectors.bar_effect(
             collection=self.collection,
             pairs=data["qualification_pairs"],
             share=data["qualification_share"],
         )
+        services.qualification_set(
+            collection=self.collection,
+            pairs=data["qualification_pairs"],
+            share=data["qualification_share"],
+            confirm=data["confirm"],
+        )
+
+
+class QualificationPreviewQuerySerializer(serializers.Serializer):
+    """The bar to preview (query string)."""
+
+    qualification_pairs = serializers.IntegerField(
+        min_value=0, max_value=services.MAX_QUALIFICATION_PAIRS
+    )
+    qualification_share = serializers.FloatField(min_value=0, max_value=1)
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="Preview a qualification bar",
+        description="Coordinators only. What the bar given in the query string would do, "
+        "without setting it: the judges and labels it would leave out, the judgment list's "
+        "lines now and under it, whether setting it needs `confirm: true`, and warnings "
+        "(e.g. fewer gold pairs than the bar asks). Nothing is written.",
+        parameters=[
+            SLUG,
+            OpenApiParameter("qualification_pairs", int, required=True),
+            OpenApiParameter("qualification_share", float, required=True),
+        ],
+        responses={200: BarEffectSerializer, **error_responses(400, 401, 403, 404)},
+    )
+)
+class QualificationPreviewView(CollectionScopedView):
+    """What a qualification bar would do, before it is set."""
+
+    serializer_class = BarEffectSerializer
+    pagination_class = None
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS}
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Return the bar's effect."""
+        params = QualificationPreviewQuerySerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        effect = selectors.bar_effect(
+            collection=self.collection,
+            pairs=params.validated_data["qualification_pairs"],
+            share=params.validated_data["qualification_share"],
+        )
+        return Response(BarEffectSerializer(_effect(effect)).data)
 
 
 class QualificationChangeSerializer(serializers.ModelSerializer):

@@ -82,3 +82,9 @@ class QualificationForm(forms.Form):
         help_text="Over as many of the judge's most recent gold pairs as asked above; a "
         "judge who falls below stops counting until back at the bar.",
     )
+    confirm = forms.BooleanField(
+        required=False,
+        label="Set it even though it leaves out most of the judgment list",
+        help_text="Needed for a bar that keeps less than half of the judgment list's lines, "
+        "or no judge: preview it first.",
+    )

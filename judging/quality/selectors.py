@@ -9,8 +9,9 @@ from typing import Any
 import numpy as np
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery
 
+from judging import live_grades
 from judging.agreement.coefficients import cohen_kappa
-from judging.models import Collection, Judge, Judgment, PoolEntry
+from judging.models import Collection, Judge, Judgment, LiveGrade, PoolEntry
 from judging.quality import attention as pure
 from judging.quality import gold as gold_stats
 from judging.quality import qualification
@@ -24,9 +25,11 @@ from judging.quality.models import (
 )
 
 __all__ = [
+    "BarEffect",
     "CanaryRates",
     "JudgeAttentionRow",
     "JudgeGoldRow",
+    "bar_effect",
     "canary_rates",
     "counted_as_told",
     "counted_judges",
@@ -194,6 +197,120 @@ def counted_judges(*, collection_id: int) -> frozenset[int] | None:
         JudgeQualification.objects.filter(collection_id=collection_id, counted=True).values_list(
             "judge_id", flat=True
         )
+    )
+
+
+#: A qualification bar that would leave fewer than this share of the judgment list's
+#: lines (or leave out every judge) is set only when confirmed.
+KEEP_AT_LEAST = 0.5
+
+
+@dataclass(frozen=True)
+class BarEffect:
+    """What a qualification bar would do to the collection's labels and judgment list.
+
+    ``judges`` are the judges with graded labels, ``judges_left_out`` those whose labels
+    would not count (``standings`` counts them by standing: ``qualified``,
+    ``qualifying``, ``below``, ``not_assessed``); ``labels`` their graded labels and
+    ``labels_left_out`` those of the judges left out; ``lines_now`` the judgment list's
+    lines now and ``lines_after`` under the bar (the same aggregation, adjudications
+    included). ``needs_confirm``: the bar leaves fewer than :data:`KEEP_AT_LEAST` of the
+    lines, or leaves out every judge, and is set only when confirmed; ``reason`` says so
+    with the counts. ``warnings`` say why (e.g. fewer gold pairs than the bar asks).
+    """
+
+    qualification_pairs: int
+    qualification_share: float
+    gold_pairs: int
+    judges: int
+    judges_left_out: int
+    standings: dict[str, int]
+    labels: int
+    labels_left_out: int
+    lines_now: int
+    lines_after: int
+    needs_confirm: bool
+    reason: str
+    warnings: tuple[str, ...]
+
+
+def bar_effect(*, collection: Collection, pairs: int, share: float) -> BarEffect:
+    """Return what the bar of ``pairs`` gold pairs at ``share`` exact would do, writing nothing.
+
+    Every judge's standing under that bar (:func:`judging.quality.qualification.standings`:
+    the rule, imported judges not assessed), the graded labels left out, and the lines the
+    judgment list would keep (:func:`judging.live_grades.lines_if`). ``pairs`` 0 (off)
+    leaves nothing out. A fixed number of SQL queries.
+    """
+    labels = dict(
+        Judgment.objects.filter(collection=collection, status=Judgment.Status.GRADED)
+        .order_by()
+        .values_list("judge_id")
+        .annotate(n=Count("pk"))
+        .values_list("judge_id", "n")
+    )
+    counted: set[int] | None = None
+    by_standing: dict[str, int] = {}
+    gold_count = GoldPair.objects.filter(collection=collection).count()
+    if pairs:
+        the_bar = qualification.Bar(needed=pairs, share=float(share))
+        imported = qualification.unassessable(collection.pk)
+        found = qualification.standings(collection.pk, the_bar, imported=imported)
+        counted = set()
+        for judge_id in labels:
+            standing = found.get(judge_id) or gold_stats.qualification(
+                [], [], needed=pairs, share=float(share), assessable=judge_id not in imported
+            )
+            by_standing[standing.status] = by_standing.get(standing.status, 0) + 1
+            if standing.counted:
+                counted.add(judge_id)
+    else:
+        by_standing = {"counted": len(labels)} if labels else {}
+    left_out = [j for j in labels if counted is not None and j not in counted]
+    labels_left_out = sum(labels[j] for j in left_out)
+    lines_now = LiveGrade.objects.filter(collection=collection).count()
+    lines_after = (
+        lines_now
+        if counted is None
+        else live_grades.lines_if(
+            collection_id=collection.pk,
+            policy_name=collection.aggregation_policy,
+            judge_ids=counted,
+        )
+    )
+    warnings = []
+    if pairs and gold_count < pairs:
+        warnings.append(
+            f"The collection has {gold_count} gold pair{'s' if gold_count != 1 else ''}: "
+            f"no judge can answer {pairs}, so only judges who are not assessed (imported "
+            "labels) can count."
+        )
+    if labels and len(left_out) == len(labels):
+        warnings.append("Every judge's labels would be left out.")
+    keeps_too_little = lines_now > 0 and lines_after < KEEP_AT_LEAST * lines_now
+    needs_confirm = bool(pairs) and (keeps_too_little or bool(labels and not counted))
+    reason = ""
+    if needs_confirm:
+        reason = (
+            f"This bar keeps {lines_after} of the judgment list's {lines_now} lines and "
+            f"leaves out {len(left_out)} of {len(labels)} judges ({labels_left_out} of "
+            f"{sum(labels.values())} labels). A bar that keeps less than half the list, or "
+            "no judge, is set only when confirmed (confirm: true)."
+        )
+    return BarEffect(
+        qualification_pairs=pairs,
+        qualification_share=float(share),
+        gold_pairs=gold_count,
+        judges=len(labels),
+        judges_left_out=len(left_out),
+        standings=by_standing,
+        labels=sum(labels.values()),
+        labels_left_out=labels_left_out,
+        lines_now=lines_now,
+        lines_after=lines_after,
+        needs_confirm=needs_confirm,
+        reason=reason,
+        warnings=tuple(warnings),
     )
 
 

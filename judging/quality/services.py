@@ -36,6 +36,7 @@ from judging.models import (
     Query,
 )
 from judging.quality import canaries, qualification
+from judging.quality import selectors as quality_selectors
 from judging.quality.models import (
     CanaryCheck,
     CanaryResult,
@@ -228,14 +229,18 @@ MAX_QUALIFICATION_PAIRS = 1000
 
 
 @transaction.atomic
-def qualification_set(*, collection: Collection, pairs: int, share: float) -> bool:
+def qualification_set(
+    *, collection: Collection, pairs: int, share: float, confirm: bool = False
+) -> bool:
     """Set the qualification bar: ``pairs`` gold pairs (0: off) at ``share`` exact (0–1).
 
     The rule is :func:`judging.quality.gold.qualification`. A changed bar re-derives
     every judge's standing and rebuilds the whole live list under a new judgment-list
     version (every run is rescored in the background), as a change of aggregation policy
-    does. Raise ``ValidationError`` naming the field for a bad value; nothing changes then.
-    Return whether the bar changed.
+    does. A bar that would keep less than half of the judgment list's lines, or no judge
+    (:func:`judging.quality.selectors.bar_effect`), is refused unless ``confirm``: a
+    ``ValidationError`` on ``confirm`` giving the counts. Raise ``ValidationError`` naming
+    the field for a bad value; nothing changes then. Return whether the bar changed.
     """
     problems: dict[str, list[str]] = {}
     if (
@@ -262,6 +267,11 @@ def qualification_set(*, collection: Collection, pairs: int, share: float) -> bo
     collection.qualification_pairs, collection.qualification_share = pairs, float(share)
     if current == (pairs, float(share)):
         return False
+    if pairs and not confirm:
+        effect = quality_selectors.bar_effect(collection=collection, pairs=pairs, share=share)
+        if effect.needs_confirm:
+            collection.qualification_pairs, collection.qualification_share = current
+            raise ValidationError({"confirm": [effect.reason, *effect.warnings]})
     Collection.objects.filter(pk=collection.pk).update(
         qualification_pairs=pairs, qualification_share=float(share)
     )
