@@ -481,13 +481,15 @@ def test_the_rate_decides_each_time(setup, monkeypatch):
     other = factories.human_judge(factories.user("other"))
     services.judgment_record(judge=other, query=q, document=d, grade=2)  # closed
     gold_services.gold_rate_set(collection=coll, rate=0.25)
-    monkeypatch.setattr(selectors._random, "random", lambda: 0.2)  # below the rate
-    assert _pair(selectors.next_pair(judge=judge, collection=coll)) == (q.pk, d.pk)
+    on_q0 = {"judge": judge, "collection": coll, "current_query_id": q.pk}
+    # on q0: one gold pair, three open pairs left: max(0.25, 1 / (1 + 3)) = 0.25
+    monkeypatch.setattr(selectors._random, "random", lambda: 0.2)  # below it
+    assert _pair(selectors.next_pair(**on_q0)) == (q.pk, d.pk)
     monkeypatch.setattr(selectors._random, "random", lambda: 0.3)  # above it
-    ordinary = selectors.next_pair(judge=judge, collection=coll)
-    assert _pair(ordinary) != (q.pk, d.pk)
+    ordinary = selectors.next_pair(**on_q0)
+    assert _pair(ordinary) != (q.pk, d.pk) and ordinary.query_id == q.pk
     gold_services.gold_rate_set(collection=coll, rate=0.0)
-    assert selectors.next_pair(judge=judge, collection=coll) == ordinary
+    assert selectors.next_pair(**on_q0) == ordinary
 
 
 def test_progress_counts_the_gold_pairs_still_to_come(setup):
