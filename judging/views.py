@@ -311,9 +311,9 @@ def judgment_list(request: HttpRequest, slug: str) -> HttpResponse:
         "page": page,
         "filtered": any(value is not None for value in form.filters().values()),
         # Never which pairs are gold, nor how many gold pairs, nor when the standing
-        # moved: only whether labels count, as of the judge's last 20 pairs.
+        # moved, nor whether the judge is below the bar or still qualifying: only whether
+        # labels count, as of the judge's last 20 pairs.
         "not_counted": told in (gold_stats.QUALIFYING, gold_stats.UNQUALIFIED),
-        "standing": told,
     }
     return render(request, "judging/judgment_list.html", context)
 

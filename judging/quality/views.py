@@ -101,12 +101,10 @@ def gold_list(request: HttpRequest, slug: str) -> HttpResponse:
             elif data["qualification_pairs"]:
                 messages.success(
                     request,
-                    f"Labels now count after {data['qualification_pairs']} gold pairs at "
+                    f"Labels count after {data['qualification_pairs']} gold pairs at "
                     f"{data['qualification_percent']}% exact: {preview.judges_left_out} of "
-                    f"{preview.judges} judges ({preview.labels_left_out} of {preview.labels} "
-                    f"labels) left out for now; the judgment list keeps "
-                    f"{preview.lines_after} of {preview.lines_now} lines, and scores are "
-                    "being recomputed.",
+                    f"{preview.judges} judges left out for now, {preview.lines_after} of "
+                    f"{preview.lines_now} lines kept; scores are being recomputed.",
                 )
             else:
                 messages.success(request, "Qualification is off: every judge's labels count.")
@@ -155,6 +153,8 @@ def gold_list(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST":  # a form comes back to its own tab, with its errors
         posted_tab = "mixing" if rate_posted else "qualification" if bar_posted else "pairs"
     tabs = tab_context(request.GET, GOLD_TABS, chosen=posted_tab)
+    if not bar_posted:  # the confirmation box comes with a preview or a refusal only
+        del bar_form.fields["confirm"]
     previewing = preview is not None
     if preview is None and tabs["tab"] == "qualification":  # what the bar in force does
         preview = selectors_quality.bar_effect(
