@@ -455,7 +455,7 @@ def _gold_candidates(judge: Judge, collection: Collection) -> list[_Candidate]:
         cursor.execute(
             f"SELECT pe.id, pe.query_id, CASE WHEN EXISTS ({mine} AND j.status = %s)"
             " THEN 1 ELSE 0 END AS deferred,"
-            " MOD(CAST(pe.shuffle_key AS BIGINT) + %s, %s) AS mix"
+            " (CAST(pe.shuffle_key AS BIGINT) + %s) %% %s AS mix"
             f" FROM {_table(GoldPair)} gp JOIN {_table(PoolEntry)} pe"
             " ON pe.query_id = gp.query_id AND pe.document_id = gp.document_id"
             f" JOIN {_table(Document)} d ON d.id = pe.document_id"
