@@ -151,7 +151,9 @@ def sync(collection_id: int, the_bar: Bar | None = None) -> set[int]:
     What the judge is *told* (``shown_counted``, ``shown_status``) moves only when the
     judge's final judgments (``JudgeProgress.done``) first reach a new multiple of
     :data:`SHOWN_EVERY`: regrading, deleting and judging again never move it, so a judge
-    cannot isolate one pair's effect on their standing.
+    cannot isolate one pair's effect on their standing. A new row starts with what a
+    judge without one is told (not counted, qualifying), whatever created it: a judge's
+    first gold answer, or a new bar.
     """
     the_bar = bar(collection_id) if the_bar is None else the_bar
     if not the_bar.on:
@@ -195,8 +197,9 @@ def sync(collection_id: int, the_bar: Bar | None = None) -> set[int]:
                     collection_id=collection_id,
                     judge_id=judge_id,
                     changed_at=now,
-                    shown_counted=standing.counted,
-                    shown_status=standing.status,
+                    # what a judge without a row is told, until their next multiple
+                    shown_counted=False,
+                    shown_status=rule.QUALIFYING,
                     shown_block=block,
                     **values,
                 )

@@ -25,6 +25,8 @@ from scipy import stats
 
 from judging import selectors, services
 from judging.models import Judgment, Membership, PoolEntry
+from judging.quality import qualification
+from judging.quality import selectors as quality_selectors
 from judging.quality import services as gold_services
 from judging.quality.models import GoldPair
 from metrics import services as metrics_services
@@ -549,3 +551,21 @@ def test_rate_and_marking_over_rest_and_the_page(client, setup):
 
 def _judge_user(coll):
     return Membership.objects.get(collection=coll, role=Role.JUDGE).user
+
+
+def test_a_judge_is_told_their_standing_only_at_a_multiple_of_twenty(setup):
+    coll, _boss, judge, gold = setup
+    gold_services.qualification_set(collection=coll, pairs=1, share=1.0, confirm=True)
+    q, d = gold[0]
+    services.judgment_record(judge=judge, query=q, document=d, grade=2)  # qualifies at once
+    assert judge.pk in quality_selectors.counted_judges(collection_id=coll.pk)
+    assert judge.pk not in quality_selectors.counted_as_told(collection_id=coll.pk)
+    extra = [factories.document(coll, f"t{i}") for i in range(qualification.SHOWN_EVERY)]
+    for i, doc in enumerate(extra[: qualification.SHOWN_EVERY - 1]):
+        services.judgment_record(judge=judge, query=q, document=doc, grade=i % 3)
+        told = quality_selectors.counted_as_told(collection_id=coll.pk)
+        assert (judge.pk in told) == (i + 2 >= qualification.SHOWN_EVERY), i
+    # regrading the gold pair wrong costs the standing at once, and is told 20 pairs later
+    services.judgment_record(judge=judge, query=q, document=d, grade=0)
+    assert judge.pk not in quality_selectors.counted_judges(collection_id=coll.pk)
+    assert judge.pk in quality_selectors.counted_as_told(collection_id=coll.pk)
