@@ -335,3 +335,35 @@ def _refresh(
             )
         )
     return changed_queries
+
+
+def lines_if(*, collection_id: int, policy_name: str, judge_ids: set[int] | None) -> int:
+    """Return how many lines the live list would have if only ``judge_ids``' labels counted.
+
+    None: every judge's. The same aggregation as :func:`refresh` (the policy on the graded
+    labels, adjudications in force on top), counted rather than written: what a
+    qualification bar would leave of the list (:func:`judging.quality.selectors.
+    bar_effect`). Two queries.
+    """
+    policy = aggregation.get_policy(policy_name)
+    query, document, grades, human, judges, _recorded = _graded({"collection_id": collection_id})
+    if judge_ids is not None:
+        keep = np.isin(judges, np.fromiter(judge_ids, dtype=np.int64, count=len(judge_ids)))
+        query, document, grades, human, judges = (
+            query[keep],
+            document[keep],
+            grades[keep],
+            human[keep],
+            judges[keep],
+        )
+    adjudicated = set(
+        Adjudication.objects.filter(
+            collection_id=collection_id, revoked_at__isnull=True
+        ).values_list("query_id", "document_id")
+    )
+    if not len(query):
+        return len(adjudicated)
+    key_q, key_d, pair_index = _pairs(query, document)
+    pair_ids, _live = policy(pair_index, grades, human.astype(bool), judge_index=judges)
+    lines = {(key_q[i], key_d[i]) for i in pair_ids.tolist()}
+    return len(lines | adjudicated)

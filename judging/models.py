@@ -11,6 +11,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from judging.grades import GRADE_MAX, GRADE_MIN
 
@@ -40,6 +41,22 @@ def default_grade_names() -> list[str]:
 def default_measures() -> list[str]:
     """Return a fresh copy of the default leaderboard measure set."""
     return list(DEFAULT_MEASURES)
+
+
+#: Username prefix of the inactive users behind imported human judges
+#: (:func:`judging.lists.services.judge_for_import`).
+IMPORTED_USER_PREFIX = "imported-"
+
+
+def imported_judges() -> Q:
+    """Return the condition on :class:`Judge` of the judges an import created.
+
+    Human ones are backed by an inactive ``imported-…`` user (they can never log in); LLM
+    ones have provider ``import`` (no configuration to run). Neither can be served a pair.
+    """
+    return Q(kind="llm", provider="import") | Q(
+        kind="human", user__username__startswith=IMPORTED_USER_PREFIX
+    )
 
 
 def random_shuffle_key() -> int:
@@ -436,7 +453,12 @@ class PoolEntry(models.Model):
         "is not planned (judged after every planned pair, in the default order). Kept by "
         "the pooling strategy (metrics.pool); null for every pair under depth-k.",
     )
-    added_at = models.DateTimeField(auto_now_add=True)
+    added_at = models.DateTimeField(
+        default=timezone.now,
+        editable=False,
+        help_text="When the pair entered the pool: one time for every pair pooled together "
+        "(a run's pairs, an import's, a coordinator's), gold pairs that waited included.",
+    )
 
     class Meta:
         verbose_name_plural = "pool entries"

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import random
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
@@ -29,6 +31,7 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce
 from django.http import Http404
 
+from judging import opaque
 from judging.disagreement import disagreement_q, with_grade_spread
 from judging.models import (
     Collection,
@@ -51,6 +54,25 @@ _MIX_MODULUS = 2147483647
 #: Decides when a gold pair is served (tests may seed or replace it).
 _random = random.SystemRandom()
 _UNPLANNED = 2147483647  # next_pair's sort key for pairs outside the pooling plan (waves are small)
+
+
+def _pair_key() -> bytes:
+    """Return the key of the pool's opaque ids, derived from ``SECRET_KEY``."""
+    return hashlib.sha256(b"graded.pair-id:" + settings.SECRET_KEY.encode()).digest()
+
+
+def pair_ref(pk: int) -> int:
+    """Return the opaque id judges see for pool entry ``pk`` (:mod:`judging.opaque`).
+
+    Card addresses and the pool's REST ``id`` carry it instead of the primary key, which
+    would say in which order (and so with which other pairs) a pair entered the pool.
+    """
+    return opaque.encode(pk, _pair_key())
+
+
+def pair_pk(ref: object) -> int | None:
+    """Return the pool entry primary key of an opaque id, or None for a foreign one."""
+    return opaque.decode(ref, _pair_key())
 
 
 def collection_for_member(
@@ -147,6 +169,36 @@ def _open_pairs(judge_id: int | None) -> QuerySet[PoolEntry]:
     )
 
 
+def open_pairs(*, judge_id: int | None) -> QuerySet[PoolEntry]:
+    """Return the pool entries still open to ``judge_id`` (see :func:`_open_pairs`)."""
+    return _open_pairs(judge_id)
+
+
+def gold_to_serve_entries(collection: Collection, judge_id: int) -> QuerySet[PoolEntry]:
+    """Return the pks of the closed gold pairs :func:`next_pair` is still to serve the judge.
+
+    The pairs :func:`gold_to_serve_sql` counts (whether or not the collection mixes gold
+    in: the caller asks only when it does).
+    """
+    gold = GoldPair.objects.filter(
+        collection_id=collection.pk,
+        query_id=OuterRef("query_id"),
+        document_id=OuterRef("document_id"),
+    )
+    mine = Judgment.objects.filter(
+        judge_id=judge_id,
+        query_id=OuterRef("query_id"),
+        document_id=OuterRef("document_id"),
+        status__in=FINAL_STATUSES,
+    )
+    return (
+        PoolEntry.objects.filter(collection=collection, is_open=False, document__has_content=True)
+        .filter(Exists(gold))
+        .exclude(Exists(mine))
+        .values("pk")
+    )
+
+
 @dataclass(frozen=True)
 class Progress:
     """How far one judge is in one collection."""
@@ -179,8 +231,43 @@ def _progress_annotations(judge_id: int | None) -> dict:
     done_open = counter(JudgeProgress, "done_open", judge_id=judge_id)
     return {
         "done": counter(JudgeProgress, "done", judge_id=judge_id),
-        "remaining": counter(PoolProgress, "open_pairs") - done_open,
+        "remaining": counter(PoolProgress, "open_pairs") - done_open + gold_to_serve(judge_id),
     }
+
+
+def gold_to_serve(judge_id: int | None) -> Case:
+    """Return, for a collection queryset, the gold pairs the judge is still to be served.
+
+    The ORM form of :func:`gold_to_serve_sql`: 0 unless the collection mixes gold in
+    (``gold_rate`` above 0); else its pooled gold pairs with content that no longer need
+    grades and that the judge has not finally judged (:func:`next_pair` serves them).
+    """
+    closed = PoolEntry.objects.filter(
+        query_id=OuterRef("query_id"),
+        document_id=OuterRef("document_id"),
+        is_open=False,
+        document__has_content=True,
+    )
+    mine = Judgment.objects.filter(
+        judge_id=judge_id,
+        query_id=OuterRef("query_id"),
+        document_id=OuterRef("document_id"),
+        status__in=FINAL_STATUSES,
+    )
+    count = (
+        GoldPair.objects.filter(collection=OuterRef("pk"))
+        .filter(Exists(closed))
+        .exclude(Exists(mine))
+        .order_by()
+        .values("collection")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return Case(
+        When(gold_rate__gt=0, then=Coalesce(Subquery(count, output_field=IntegerField()), 0)),
+        default=Value(0),
+        output_field=IntegerField(),
+    )
 
 
 def collections_with_progress(*, user: AbstractBaseUser, judge: Judge | None) -> list[Collection]:
@@ -222,16 +309,69 @@ def _table(model: type) -> str:
     return connection.ops.quote_name(model._meta.db_table)
 
 
+def gold_to_serve_sql(*, query: bool = False) -> str:
+    """Return SQL counting the closed gold pairs a judge is still to be served (see below).
+
+    A scalar subquery with parameters: the collection, the judge, the final statuses
+    (and the query when ``query``). The pairs are those :func:`next_pair` serves a judge
+    on top of the open ones while the collection mixes gold in: pooled gold pairs with
+    content that no longer need grades (``is_open`` false) and that the judge has not
+    finally judged. Driven from the (few) gold pairs, through ``pool_entry_unique_pair``.
+    """
+    final = ", ".join(["%s"] * len(FINAL_STATUSES))
+    return (
+        f"(SELECT COUNT(*) FROM {_table(GoldPair)} gp JOIN {_table(PoolEntry)} ge"
+        " ON ge.query_id = gp.query_id AND ge.document_id = gp.document_id"
+        f" JOIN {_table(Document)} gd ON gd.id = ge.document_id"
+        " WHERE gp.collection_id = %s AND NOT ge.is_open AND gd.has_content"
+        + (" AND gp.query_id = %s" if query else "")
+        + f" AND NOT EXISTS (SELECT 1 FROM {_table(Judgment)} gj WHERE gj.judge_id = %s"
+        " AND gj.query_id = ge.query_id AND gj.document_id = ge.document_id"
+        f" AND gj.status IN ({final})))"
+    )
+
+
+def gold_to_serve_params(
+    *, collection_id: int, judge_id: int, query_id: int | None = None
+) -> list[object]:
+    """Return the parameters of :func:`gold_to_serve_sql` (with a query if given)."""
+    query = [] if query_id is None else [query_id]
+    return [collection_id, *query, judge_id, *FINAL_STATUSES]
+
+
 def judge_progress(*, judge: Judge, collection: Collection) -> Progress:
-    """Return ``judge``'s progress in ``collection`` in one SQL query, from the counters."""
+    """Return ``judge``'s progress in ``collection`` in one SQL query, from the counters.
+
+    While the collection mixes gold pairs in (``gold_rate`` above 0), ``remaining`` also
+    counts the gold pairs the judge is still to be served that no longer need grades
+    (:func:`next_pair` serves them): a judge's count of pairs left then falls by one with
+    every pair they judge, gold or not, and never says which pair was gold.
+    """
+    gold = collection.gold_rate > 0
     row = _fetch_one(
         f"SELECT (SELECT open_pairs FROM {_table(PoolProgress)} WHERE collection_id = %s)"
-        f" AS open_pairs, jp.done, jp.done_open FROM (SELECT 1 AS one) o"
-        f" LEFT JOIN {_table(JudgeProgress)} jp ON jp.collection_id = %s AND jp.judge_id = %s",
-        [collection.pk, collection.pk, judge.pk],
+        f" AS open_pairs, jp.done, jp.done_open, "
+        + (gold_to_serve_sql() if gold else "0")
+        + f" FROM (SELECT 1 AS one) o LEFT JOIN {_table(JudgeProgress)} jp"
+        " ON jp.collection_id = %s AND jp.judge_id = %s",
+        [
+            collection.pk,
+            *(gold_to_serve_params(collection_id=collection.pk, judge_id=judge.pk) if gold else []),
+            collection.pk,
+            judge.pk,
+        ],
     )
-    open_pairs, done, done_open = (value or 0 for value in row)
-    return Progress(done=done, remaining=open_pairs - done_open)
+    open_pairs, done, done_open, waiting = (value or 0 for value in row)
+    return Progress(done=done, remaining=open_pairs - done_open + waiting)
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """A pair :func:`next_pair` may serve: its pool entry, query, and whether deferred."""
+
+    pk: int
+    query_id: int
+    deferred: bool
 
 
 def next_pair(
@@ -262,13 +402,14 @@ def next_pair(
     lower wave first; within a wave the order above holds (current query, fewest grades,
     the judge's shuffle), so judges working at once spread over a wave's pairs. Pairs
     deferred with "later" stay last. With no plan (depth-k) the order is the one above.
+
+    Gold pairs (``gold_rate`` above 0) are served by :func:`_mix_gold`, which keeps them
+    where nothing marks them: among the pairs of the query the judge is on.
     """
     if _quota_reached(judge=judge, collection=collection):
         return None
-    if collection.gold_rate > 0 and _random.random() < collection.gold_rate:
-        gold = _next_gold_pair(judge, collection)
-        if gold is not None:
-            return gold
+    if collection.gold_rate > 0:
+        return _mix_gold(judge, collection, current_query_id)
     if collection.max_judges_per_pair > collection.judges_per_pair:
         return _next_split_pair(judge, collection, current_query_id)
     return (
@@ -278,40 +419,164 @@ def next_pair(
     )
 
 
-def _next_gold_pair(judge: Judge, collection: Collection) -> PoolEntry | None:
-    """Return a gold pair ``judge`` has not labelled yet, in the judge's shuffle, or None.
+def _ordinary_candidate(
+    judge: Judge, collection: Collection, current_query_id: int | None
+) -> _Candidate | None:
+    """Return the pair the ordinary order serves next (one query), or None."""
+    if collection.max_judges_per_pair > collection.judges_per_pair:
+        row = (
+            _split_order(judge, collection, current_query_id)
+            .values_list("pk", "query_id", "deferred")
+            .first()
+        )
+    else:
+        sql, params = _next_pair_sql(
+            judge, collection, current_query_id, columns="c.id, c.q, c.cls"
+        )
+        found = _fetch_one(sql, params)
+        row = None if found is None else (found[0], found[1], found[2] >= 2)
+    return None if row is None else _Candidate(int(row[0]), int(row[1]), bool(row[2]))
 
-    Every judge meets every gold pair (it measures the judge), so the pair's open or
-    closed state does not matter; a pair the judge deferred with "later" is not served
-    again here. Nothing in the entry tells it apart from an ordinary pool pair.
+
+def _gold_candidates(judge: Judge, collection: Collection) -> list[_Candidate]:
+    """Return the gold pairs no longer open that ``judge`` is still to be served (one query).
+
+    Pooled gold pairs with content, not finally judged by the judge, that need no more
+    grades (an open gold pair is an ordinary open pair: the ordinary order serves it).
+    The judge's deferred ones last, each group in the judge's own shuffle.
     """
-    gold = GoldPair.objects.filter(
-        collection_id=collection.pk,
-        query_id=OuterRef("query_id"),
-        document_id=OuterRef("document_id"),
+    final = ", ".join(["%s"] * len(FINAL_STATUSES))
+    mine = (
+        f"SELECT 1 FROM {_table(Judgment)} j WHERE j.judge_id = %s"
+        " AND j.query_id = pe.query_id AND j.document_id = pe.document_id"
     )
-    mine = Judgment.objects.filter(
-        judge=judge, query_id=OuterRef("query_id"), document_id=OuterRef("document_id")
-    )
-    mix = ExpressionWrapper(
-        (F("shuffle_key") + Value(judge.pk * _MIX_MULTIPLIER)) % Value(_MIX_MODULUS),
-        output_field=BigIntegerField(),
-    )
+    offset = (judge.pk * _MIX_MULTIPLIER) % _MIX_MODULUS
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT pe.id, pe.query_id, CASE WHEN EXISTS ({mine} AND j.status = %s)"
+            " THEN 1 ELSE 0 END AS deferred,"
+            " (CAST(pe.shuffle_key AS BIGINT) + %s) %% %s AS mix"
+            f" FROM {_table(GoldPair)} gp JOIN {_table(PoolEntry)} pe"
+            " ON pe.query_id = gp.query_id AND pe.document_id = gp.document_id"
+            f" JOIN {_table(Document)} d ON d.id = pe.document_id"
+            " WHERE gp.collection_id = %s AND NOT pe.is_open AND d.has_content"
+            f" AND NOT EXISTS ({mine} AND j.status IN ({final}))"
+            " ORDER BY deferred, mix, pe.id",
+            [
+                judge.pk,
+                Judgment.Status.LATER,
+                offset,
+                _MIX_MODULUS,
+                collection.pk,
+                judge.pk,
+                *FINAL_STATUSES,
+            ],
+        )
+        return [_Candidate(int(pk), int(q), bool(d)) for pk, q, d, _mix in cursor.fetchall()]
+
+
+def _left(judge: Judge, collection: Collection, query_ids: set[int]) -> tuple[int, dict[int, int]]:
+    """Return the open pairs ``judge`` has not finally judged: all, and per query asked.
+
+    One query: the counters for the first (:func:`judge_progress` without gold), each
+    query's open pairs (a few, index ``pool_entry_unique_pair``) for the second; a query
+    without any is left out of the answer.
+    """
+    final = ", ".join(["%s"] * len(FINAL_STATUSES))
+    queries = sorted(query_ids) or [0]
+    marks = ", ".join(["%s"] * len(queries))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT 0 AS q, (SELECT open_pairs FROM {_table(PoolProgress)}"
+            " WHERE collection_id = %s) - COALESCE((SELECT done_open FROM"
+            f" {_table(JudgeProgress)} WHERE collection_id = %s AND judge_id = %s), 0) AS n"
+            f" UNION ALL SELECT pe.query_id AS q, COUNT(*) AS n FROM {_table(PoolEntry)} pe"
+            f" WHERE pe.query_id IN ({marks}) AND pe.is_open AND NOT EXISTS"
+            f" (SELECT 1 FROM {_table(Judgment)} j WHERE j.judge_id = %s"
+            " AND j.query_id = pe.query_id AND j.document_id = pe.document_id"
+            f" AND j.status IN ({final})) GROUP BY pe.query_id",
+            [collection.pk, collection.pk, judge.pk, *queries, judge.pk, *FINAL_STATUSES],
+        )
+        rows = cursor.fetchall()
+    total = next((n for q, n in rows if q == 0), 0) or 0
+    return max(int(total), 0), {int(q): int(n) for q, n in rows if q != 0}
+
+
+def _mix_gold(
+    judge: Judge, collection: Collection, current_query_id: int | None
+) -> PoolEntry | None:
+    """Return the next pair for ``judge`` when the collection mixes gold pairs in.
+
+    The gold pairs to mix in are those that no longer need grades and that the judge has
+    not finally judged (:func:`_gold_candidates`; an open gold pair is an ordinary pair
+    and comes in the ordinary order). Nothing may mark them, so they come where the
+    ordinary order could have put a pair of their query, at uniformly random places
+    among the query's pairs:
+
+    - **within a query.** The next card is of the query the judge is on while that query
+      has pairs left for them (ordinary or gold), else of the ordinary next pair's query.
+      If that query has ``g`` gold pairs for the judge and ``r`` open pairs they have not
+      judged, a gold one comes with probability ``max(rate, g / (g + r))``: a uniformly
+      random merge of the two (so a query's last gold pairs come before the judge leaves
+      it, and its first card is gold no more often than any other).
+    - **orphans**, gold pairs of a query with no open pair left for the judge (every pair
+      of it closed), can only come at a change of query, the one place the judge leaves a
+      query anyway: with probability ``max(rate, o / (o + R))``, ``R`` all open pairs left.
+    - **when the ordinary pairs run out** (only pairs deferred with "later" are left, or
+      none), the gold pairs not served yet come first, then the judge's deferred ones.
+
+    ``rate`` is the collection's ``gold_rate``: a floor that brings gold pairs earlier in
+    each query (at 5% or less they are spread evenly). ``judge_progress`` counts these gold
+    pairs among the pairs left, so the count falls by one for every pair judged. Whatever
+    is served, the same five queries run (quota, the ordinary pair, the gold pairs, the
+    pairs left, the chosen entry), with the same two random draws: neither the number of
+    queries nor their kind depends on whether a gold pair comes.
+    """
+    ordinary = _ordinary_candidate(judge, collection, current_query_id)
+    gold = _gold_candidates(judge, collection)
+    asked = {g.query_id for g in gold} | {ordinary.query_id if ordinary else 0}
+    if current_query_id is not None:
+        asked.add(current_query_id)
+    left, per_query = _left(judge, collection, asked)
+    draw_query, draw_change = _random.random(), _random.random()
+    fresh = [g for g in gold if not g.deferred]
+    rate = collection.gold_rate
+    chosen = ordinary
+    if ordinary is None:
+        chosen = gold[0] if gold else None
+    elif ordinary.deferred:
+        if fresh:
+            chosen = fresh[0]
+        elif gold and draw_change < max(rate, len(gold) / (len(gold) + left)):
+            chosen = gold[0]
+    else:
+        staying = current_query_id is not None and (
+            per_query.get(current_query_id, 0) > 0
+            or any(g.query_id == current_query_id for g in fresh)
+        )
+        query = current_query_id if staying else ordinary.query_id
+        here = [g for g in fresh if g.query_id == query]
+        pairs_left = per_query.get(query, 0)
+        orphans = [g for g in fresh if g.query_id != query and not per_query.get(g.query_id)]
+        if here and draw_query < max(rate, len(here) / (len(here) + pairs_left)):
+            chosen = here[0]
+        elif (
+            query != current_query_id
+            and orphans
+            and draw_change < max(rate, len(orphans) / (len(orphans) + left))
+        ):
+            chosen = orphans[0]
     return (
-        PoolEntry.objects.filter(collection=collection, document__has_content=True)
-        .filter(Exists(gold))
-        .exclude(Exists(mine))
-        .annotate(mix=mix)
+        PoolEntry.objects.filter(pk=chosen.pk if chosen is not None else None)
         .select_related("query", "document")
-        .order_by("mix", "pk")
         .first()
     )
 
 
-def _next_split_pair(
+def _split_order(
     judge: Judge, collection: Collection, current_query_id: int | None
-) -> PoolEntry | None:
-    """Return the next pair by the ORM ordering over :func:`_open_pairs` (see next_pair)."""
+) -> QuerySet[PoolEntry]:
+    """Return the open pairs of ``judge`` in the order of :func:`next_pair` (ORM form)."""
     deferred = Judgment.objects.filter(
         judge=judge,
         query_id=OuterRef("query_id"),
@@ -334,7 +599,6 @@ def _next_split_pair(
             ),
             mix=mix,
         )
-        .select_related("query", "document")
         .order_by(
             "deferred",
             F("priority").asc(nulls_last=True),
@@ -343,19 +607,33 @@ def _next_split_pair(
             "mix",
             "pk",
         )
+    )
+
+
+def _next_split_pair(
+    judge: Judge, collection: Collection, current_query_id: int | None
+) -> PoolEntry | None:
+    """Return the next pair by the ORM ordering over :func:`_open_pairs` (see next_pair)."""
+    return (
+        _split_order(judge, collection, current_query_id)
+        .select_related("query", "document")
         .first()
     )
 
 
 def _next_pair_sql(
-    judge: Judge, collection: Collection, current_query_id: int | None
+    judge: Judge, collection: Collection, current_query_id: int | None, *, columns: str = "c.id"
 ) -> tuple[str, list[object]]:
-    """Return the SQL (and parameters) selecting the pk of the next pair (see next_pair)."""
+    """Return the SQL (and parameters) selecting the next pair (see next_pair).
+
+    ``columns`` of the chosen row: ``c.id`` (its pk), ``c.q`` (its query), ``c.cls``
+    (2 or 3 for a pair the judge deferred).
+    """
     quote = connection.ops.quote_name
     pe, jd = quote(PoolEntry._meta.db_table), quote(Judgment._meta.db_table)
     start = _MIX_MODULUS - (judge.pk * _MIX_MULTIPLIER) % _MIX_MODULUS
-    columns = (
-        "SELECT pe.id AS id, {p} AS p, {cls} AS cls, pe.graded_count AS g, "
+    columns_arm = (
+        "SELECT pe.id AS id, pe.query_id AS q, {p} AS p, {cls} AS cls, pe.graded_count AS g, "
         f"CASE WHEN pe.shuffle_key >= {int(start)} THEN 0 ELSE 1 END AS rot, "
         "pe.shuffle_key AS k"
     )
@@ -373,7 +651,7 @@ def _next_pair_sql(
     # the pooling plan's pairs (few; index pool_planned), wave by wave, before the rest
     current = "CASE WHEN pe.query_id = %s THEN 0 ELSE 1 END"
     arms.append(
-        columns.format(p="pe.priority", cls=current if current_query_id is not None else "1")
+        columns_arm.format(p="pe.priority", cls=current if current_query_id is not None else "1")
         + base
         + f" AND pe.priority IS NOT NULL AND NOT EXISTS ({mine})"
         + " ORDER BY p, cls, g, rot, k, id LIMIT 1"
@@ -383,7 +661,7 @@ def _next_pair_sql(
     params += [collection.pk, judge.pk]
     if current_query_id is not None:  # class 0: the current query (one query's pairs)
         arms.append(
-            columns.format(p=unplanned, cls=0)
+            columns_arm.format(p=unplanned, cls=0)
             + base
             + f" AND pe.query_id = %s AND NOT EXISTS ({mine})"
             + " ORDER BY g, rot, k, id LIMIT 1"
@@ -392,7 +670,7 @@ def _next_pair_sql(
     for g in range(open_count):  # class 1: the rest, per grade count, in rotated order
         for above in (True, False):
             arms.append(
-                columns.format(p=unplanned, cls=1)
+                columns_arm.format(p=unplanned, cls=1)
                 + base
                 + " AND pe.graded_count = %s AND pe.shuffle_key "
                 + (">=" if above else "<")
@@ -401,7 +679,7 @@ def _next_pair_sql(
             params += [collection.pk, g, judge.pk]
     # class 2/3: pairs this judge deferred with "later" (of the current query first).
     arms.append(
-        columns.format(
+        columns_arm.format(
             p=unplanned,
             cls="CASE WHEN pe.query_id = %s THEN 2 ELSE 3 END"
             if current_query_id is not None
@@ -415,7 +693,7 @@ def _next_pair_sql(
         params.append(current_query_id)
     params += [collection.pk, judge.pk, Judgment.Status.LATER]
     union = " UNION ALL ".join(f"SELECT * FROM ({arm}) a{i}" for i, arm in enumerate(arms))
-    sql = f"SELECT c.id FROM ({union}) c ORDER BY c.p, c.cls, c.g, c.rot, c.k, c.id LIMIT 1"
+    sql = f"SELECT {columns} FROM ({union}) c ORDER BY c.p, c.cls, c.g, c.rot, c.k, c.id LIMIT 1"
     return sql, params
 
 

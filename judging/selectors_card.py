@@ -10,7 +10,7 @@ from django.db import connection
 
 from judging.aggregation import llm_only_lower_median
 from judging.models import Collection, Judge, Judgment, PoolEntry
-from judging.selectors import FINAL_STATUSES
+from judging.selectors import FINAL_STATUSES, gold_to_serve_params, gold_to_serve_sql
 
 
 @dataclass(frozen=True)
@@ -21,17 +21,23 @@ class QueryProgress:
     total: int
 
 
-def query_progress(*, judge: Judge, entry: PoolEntry, is_final: bool) -> QueryProgress:
+def query_progress(
+    *, judge: Judge, entry: PoolEntry, is_final: bool, gold: bool = False
+) -> QueryProgress:
     """Return which pair of its query ``entry`` is for ``judge`` ("3 of 12 for this query").
 
     ``total`` counts the pairs of the query the judge has finally judged plus those still
     open to them (``PoolEntry.is_open``, kept with the progress counters); ``position`` is
     the number already judged plus one for the card shown (unless the shown pair is itself
-    already judged, as when going back). One SQL query (hand-written: see
+    already judged, as when going back). With ``gold`` (the collection mixes gold pairs
+    in), the gold pairs of the query that the judge is still to be served count as open to
+    them too, as in :func:`judging.selectors.judge_progress`: the total stays the same
+    whether the card shows a gold pair or not. One SQL query (hand-written: see
     ``judging.selectors._fetch_one``).
     """
     final = ", ".join(["%s"] * len(FINAL_STATUSES))
     jd, pe = (connection.ops.quote_name(m._meta.db_table) for m in (Judgment, PoolEntry))
+    waiting = gold_to_serve_sql(query=True) if gold else "0"
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT (SELECT COUNT(*) FROM {jd} j WHERE j.judge_id = %s AND j.query_id = %s"
@@ -39,11 +45,27 @@ def query_progress(*, judge: Judge, entry: PoolEntry, is_final: bool) -> QueryPr
             f" (SELECT COUNT(*) FROM {pe} pe WHERE pe.query_id = %s AND pe.is_open"
             f" AND NOT EXISTS (SELECT 1 FROM {jd} j WHERE j.judge_id = %s"
             " AND j.query_id = pe.query_id AND j.document_id = pe.document_id"
-            f" AND j.status IN ({final}))) AS remaining",
-            [judge.pk, entry.query_id, *FINAL_STATUSES, entry.query_id, judge.pk, *FINAL_STATUSES],
+            f" AND j.status IN ({final}))) AS remaining, {waiting} AS waiting",
+            [
+                judge.pk,
+                entry.query_id,
+                *FINAL_STATUSES,
+                entry.query_id,
+                judge.pk,
+                *FINAL_STATUSES,
+                *(
+                    gold_to_serve_params(
+                        collection_id=entry.collection_id,
+                        judge_id=judge.pk,
+                        query_id=entry.query_id,
+                    )
+                    if gold
+                    else []
+                ),
+            ],
         )
-        done, remaining = cursor.fetchone()
-    total = done + remaining
+        done, remaining, waiting_count = cursor.fetchone()
+    total = done + remaining + waiting_count
     position = done if is_final else done + 1
     return QueryProgress(position=max(1, min(position, total)), total=max(total, 1))
 

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import connection, transaction
-from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -30,6 +30,7 @@ from judging.models import (
     GRADE_MIN,
     Collection,
     Document,
+    GoldPair,
     Judge,
     Judgment,
     JudgmentEvent,
@@ -574,6 +575,28 @@ def pool_add(
     return pool_add_ids(collection=collection, pairs=keys, source=source)
 
 
+#: Waiting gold pairs join a batch of pooled pairs only if it brings at least this many
+#: new pairs, and at most one for every this many (a small batch carrying gold pairs
+#: would point at them).
+GOLD_JOIN_EVERY = 10
+
+
+def gold_waiting(*, collection: Collection) -> QuerySet[GoldPair]:
+    """Return the collection's gold pairs not in the pool yet, oldest marked first.
+
+    A gold pair whose pair is not pooled when it is marked waits, and enters the pool with
+    the next pairs pooled (:func:`pool_add_ids`), with their source and time.
+    """
+    pooled = PoolEntry.objects.filter(
+        query_id=OuterRef("query_id"), document_id=OuterRef("document_id")
+    )
+    return (
+        GoldPair.objects.filter(collection=collection)
+        .exclude(Exists(pooled))
+        .order_by("created_at", "pk")
+    )
+
+
 @transaction.atomic
 def pool_add_ids(*, collection: Collection, pairs: Iterable[tuple[int, int]], source: str) -> int:
     """Add (query pk, document pk) pairs of ``collection`` to its pool; return how many were new.
@@ -581,6 +604,13 @@ def pool_add_ids(*, collection: Collection, pairs: Iterable[tuple[int, int]], so
     Pairs already pooled are left alone; the database refuses pairs of another collection.
     Only the new entries are counted (their graded judgments, read for their documents),
     under the collection's write lock so that a concurrent judgment cannot be missed.
+
+    Every pair of one call enters with one ``added_at`` and the call's ``source``. Gold
+    pairs waiting to enter (:func:`gold_waiting`) join a call that brings at least
+    :data:`GOLD_JOIN_EVERY` new pairs, at most one for every :data:`GOLD_JOIN_EVERY`
+    (oldest marked first), with the same source and time: nothing in the pool then tells
+    them from the pairs they came with (docs/judges.md, *Gold pairs are blind*). They are
+    not in the count returned, which is the caller's.
     """
     keys = set(pairs)
     if not keys:
@@ -598,6 +628,16 @@ def pool_add_ids(*, collection: Collection, pairs: Iterable[tuple[int, int]], so
     new = sorted(keys - existing)
     if not new:
         return 0
+    called = len(new)
+    room = called // GOLD_JOIN_EVERY
+    if room:
+        joining = [
+            pair
+            for pair in gold_waiting(collection=collection).values_list("query_id", "document_id")
+            if pair not in keys
+        ][:room]
+        new = sorted({*new, *joining})
+    now = timezone.now()
     graded: dict[tuple[int, int], int] = {}
     new_documents = sorted({d for _, d in new})
     for start in range(0, len(new_documents), _ID_CHUNK):
@@ -621,13 +661,14 @@ def pool_add_ids(*, collection: Collection, pairs: Iterable[tuple[int, int]], so
                 source=source,
                 graded_count=graded.get((q, d), 0),
                 is_open=(q, d) in opened,
+                added_at=now,
             )
             for q, d in new
         ],
         batch_size=1000,
     )
     progress.entries_added(collection_id=collection.pk, opened=opened)
-    return len(new)
+    return called
 
 
 _ID_CHUNK = 10_000  # ids per IN list

@@ -48,6 +48,7 @@ from judging.models import (
     PoolEntry,
     Query,
 )
+from judging.quality import gold as gold_stats
 from judging.quality import selectors as quality_selectors
 from judging.rendering import highlight, render_body, render_guidelines
 from judging.tabs import tab_context
@@ -155,7 +156,9 @@ def _render_card(
         "entry": entry,
         "judgment": judgment,
         "current_label": _label_text(collection, judgment),
-        "previous_id": previous_id,
+        # Opaque ids, never primary keys: those say in which order pairs were pooled.
+        "previous_ref": selectors.pair_ref(previous_id) if previous_id else None,
+        "entry_ref": selectors.pair_ref(entry.pk) if entry is not None else None,
         "progress": selectors.judge_progress(judge=judge, collection=collection),
         "form": form,
         "guidelines_html": render_guidelines(collection.guidelines),
@@ -175,6 +178,7 @@ def _render_card(
             judge=judge,
             entry=entry,
             is_final=judgment is not None and judgment.status in selectors.FINAL_STATUSES,
+            gold=collection.gold_rate > 0,
         )
         context.update(
             in_query=in_query,
@@ -219,10 +223,16 @@ def judge_next(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def judge_pair(request: HttpRequest, slug: str, entry_id: int) -> HttpResponse:
-    """Show one pair's card (to go back or re-grade), or record the judge's label for it."""
+    """Show one pair's card (to go back or re-grade), or record the judge's label for it.
+
+    ``entry_id`` is the pair's opaque id (:func:`judging.selectors.pair_ref`).
+    """
     collection = selectors.collection_for_member(user=request.user, slug=slug, roles=JUDGING_ROLES)
     judge = _judge(request)
-    entry = selectors.pool_entry_for_judge(collection=collection, entry_id=entry_id)
+    pk = selectors.pair_pk(entry_id)
+    if pk is None:
+        raise Http404("No such pair.")
+    entry = selectors.pool_entry_for_judge(collection=collection, entry_id=pk)
     judgment = selectors.judgment_of(judge=judge, entry=entry)
     form = None
     status = 200
@@ -289,7 +299,9 @@ def judge_undo(request: HttpRequest, slug: str) -> HttpResponse:
         f"Undone: {entry.query.external_id} / {entry.document.external_id} "
         "is back as it was before your last change."
     )
-    return see_other(reverse("judging:judge_pair", args=[collection.slug, entry.pk]))
+    return see_other(
+        reverse("judging:judge_pair", args=[collection.slug, selectors.pair_ref(entry.pk)])
+    )
 
 
 @login_required
@@ -304,18 +316,16 @@ def judgment_list(request: HttpRequest, slug: str) -> HttpResponse:
     page = Paginator(judgments, JUDGMENTS_PER_PAGE).get_page(request.GET.get("page"))
     for judgment in page:
         judgment.label_text = _label_text(collection, judgment)
-    counted = (
-        quality_selectors.counted_judges(collection_id=collection.pk)
-        if collection.qualification_pairs
-        else None
-    )
+    told = quality_selectors.standing_told(collection=collection, judge=_judge(request))
     context = {
         "collection": collection,
         "form": form,
         "page": page,
         "filtered": any(value is not None for value in form.filters().values()),
-        # Never which pairs are gold, nor how many gold pairs: only whether labels count.
-        "not_counted": counted is not None and _judge(request).pk not in counted,
+        # Never which pairs are gold, nor how many gold pairs, nor when the standing
+        # moved, nor whether the judge is below the bar or still qualifying: only whether
+        # labels count, as of the judge's last 20 pairs.
+        "not_counted": told in (gold_stats.QUALIFYING, gold_stats.UNQUALIFIED),
     }
     return render(request, "judging/judgment_list.html", context)
 

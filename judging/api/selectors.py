@@ -10,6 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 
+from judging import selectors as judging_selectors
 from judging.models import (
     Collection,
     Document,
@@ -88,11 +89,16 @@ def pool_of(
     query_external_id: str | None = None,
     unjudged_by: int | None = None,
     needs_grades: bool | None = None,
+    open_to: Judge | None = None,
 ) -> QuerySet[PoolEntry]:
-    """Return the pool entries of ``collection`` with their external ids, in id order.
+    """Return the pool entries of ``collection`` with their external ids, by qid and docno.
 
     ``unjudged_by`` keeps the pairs that judge has no judgment of yet; ``needs_grades``
-    keeps the pairs graded by fewer (True) or at least (False) ``judges_per_pair`` judges.
+    keeps the pairs graded by fewer (True) or at least (False) ``judges_per_pair`` judges,
+    or with ``open_to`` (a judge, not a coordinator) the pairs still open to that judge
+    (True) or not (False): those :func:`judging.selectors.next_pair` may serve them and
+    they have not finally judged, gold pairs it mixes in included, so the answer is the
+    same whether a pair is gold or not.
     """
     queryset = (
         PoolEntry.objects.filter(collection=collection)
@@ -121,7 +127,13 @@ def pool_of(
                 )
             )
         )
-    if needs_grades is not None:
+    if needs_grades is not None and open_to is not None:
+        open_ids = judging_selectors.open_pairs(judge_id=open_to.pk).filter(collection=collection)
+        still = Q(pk__in=open_ids.values("pk"))
+        if collection.gold_rate > 0:
+            still |= Q(pk__in=judging_selectors.gold_to_serve_entries(collection, open_to.pk))
+        queryset = queryset.filter(still) if needs_grades else queryset.exclude(still)
+    elif needs_grades is not None:
         short = {"graded_count__lt": collection.judges_per_pair}
         queryset = queryset.filter(**short) if needs_grades else queryset.exclude(**short)
     return queryset

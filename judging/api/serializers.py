@@ -10,6 +10,7 @@ from rest_framework import serializers
 
 from config.api import QuotaErrorSerializer
 from judging import evidence, textpolicy
+from judging import selectors as judging_selectors
 from judging.api import selectors
 from judging.imports.models import STATES as FILE_IMPORT_STATES
 from judging.llm import judges as services_judges
@@ -117,15 +118,51 @@ class DocumentSerializer(serializers.ModelSerializer):
 
 
 class PoolEntrySerializer(serializers.ModelSerializer):
-    """A pooled (query, document) pair and how many judges graded it."""
+    """A pooled (query, document) pair and how many judges graded it.
 
+    Give ``context={"coordinator": False}`` for a viewer who is not a coordinator: the
+    count of other judges' grades is then null (:meth:`get_graded_count`).
+    """
+
+    id = serializers.SerializerMethodField(
+        help_text="The pair's opaque id (the judging card's address carries it): stable and "
+        "the same for everyone, but not in any order: it says nothing about when or with "
+        "which pairs the pair entered the pool."
+    )
     query = serializers.SlugRelatedField(slug_field="external_id", read_only=True)
     document = serializers.SlugRelatedField(slug_field="external_id", read_only=True)
+    graded_count = serializers.SerializerMethodField(
+        help_text="Judges who graded the pair: coordinators only (null for judges, who see "
+        "whether a pair still needs their grade through `needs_grades`)."
+    )
+    source = serializers.ChoiceField(
+        choices=PoolEntry.Source.choices,
+        read_only=True,
+        help_text="How the pair entered the pool: with a run's pairs, an import's, or a "
+        "coordinator's. A gold pair not pooled when marked enters with the next of these "
+        "and takes its source.",
+    )
+    added_at = serializers.DateTimeField(
+        read_only=True,
+        help_text="When the pair entered the pool: one time for all the pairs pooled together.",
+    )
 
     class Meta:
         model = PoolEntry
         fields = ["id", "query", "document", "graded_count", "source", "added_at"]
         read_only_fields = fields
+
+    def get_id(self, entry: PoolEntry) -> int:
+        """Return the entry's opaque id (:func:`judging.selectors.pair_ref`)."""
+        return judging_selectors.pair_ref(entry.pk)
+
+    def get_graded_count(self, entry: PoolEntry) -> int | None:
+        """Return how many judges graded the pair, for coordinators only.
+
+        A gold pair is served to every judge, so its count can pass the collection's
+        judges per pair, which no ordinary pair's does: judges get null.
+        """
+        return entry.graded_count if self.context.get("coordinator", True) else None
 
 
 # --- memberships -------------------------------------------------------------------------
@@ -417,7 +454,8 @@ class JudgmentSerializer(serializers.ModelSerializer):
         help_text="Whether the label's judge counts in the live judgment list. False while "
         "the collection asks for qualification and the judge has not qualified (or fell "
         "below the bar): the label is kept, but not aggregated (not counted yet: "
-        "qualifying)."
+        "qualifying). Judges see their own standing as of the last time the pairs they "
+        "judged reached a new multiple of 20, so that it never points at a gold pair."
     )
 
     class Meta:
@@ -445,13 +483,24 @@ class JudgmentSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_counted(self, judgment: Judgment) -> bool:
-        """Return whether the judge's labels count (one read per response, kept in context)."""
+        """Return whether the judge's labels count (one read per response, kept in context).
+
+        Coordinators read the standing in force; anyone else (a judge reads their own
+        labels) the standing the judge is told (:func:`judging.quality.selectors.
+        counted_as_told`). Without a view in the context the viewer counts as a judge.
+        """
+        view = self.context.get("view")
+        coordinator = bool(getattr(view, "is_coordinator", False))
         known = self.context.setdefault("counted_judges", {})
-        if judgment.collection_id not in known:
-            known[judgment.collection_id] = quality_selectors.counted_judges(
-                collection_id=judgment.collection_id
+        key = (judgment.collection_id, coordinator)
+        if key not in known:
+            read = (
+                quality_selectors.counted_judges
+                if coordinator
+                else quality_selectors.counted_as_told
             )
-        counted = known[judgment.collection_id]
+            known[key] = read(collection_id=judgment.collection_id)
+        counted = known[key]
         return counted is None or judgment.judge_id in counted
 
     @extend_schema_field(

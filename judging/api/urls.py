@@ -78,6 +78,11 @@ urlpatterns = [
         name="gold-qualification",
     ),
     path(
+        "collections/<slug:slug>/gold/qualification/preview/",
+        views_quality.QualificationPreviewView.as_view(),
+        name="gold-qualification-preview",
+    ),
+    path(
         "collections/<slug:slug>/gold/qualification/changes/",
         views_quality.QualificationChangeListView.as_view(),
         name="gold-qualification-changes",

@@ -443,18 +443,31 @@ class DocumentListView(CollectionScopedView, generics.ListAPIView):
             OpenApiParameter(
                 "needs_grades",
                 OpenApiTypes.BOOL,
-                description="1: only pairs graded by fewer than judges_per_pair judges; "
-                "0: only the others.",
+                description="Coordinators: 1 keeps the pairs graded by fewer than "
+                "judges_per_pair judges, 0 the others. Judges: 1 keeps the pairs still open "
+                "to you (those the judging queue may serve you and you have not judged "
+                "finally), 0 the others.",
             ),
         ],
         responses={200: PoolEntrySerializer(many=True), **error_responses(400, 401, 403, 404)},
     )
 )
 class PoolListView(CollectionScopedView, generics.ListAPIView):
-    """The judging pool of a collection."""
+    """The judging pool of a collection.
+
+    What a judge receives tells no gold pair from the others (docs/judges.md, *Gold pairs
+    are blind*): opaque ids, no grade counts, and ``needs_grades`` as the judge's queue
+    sees it.
+    """
 
     serializer_class = PoolEntrySerializer
     role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": JUDGING_ROLES}
+
+    def get_serializer_context(self) -> dict[str, Any]:
+        """Say whether the viewer is a coordinator (judges see no grade counts)."""
+        context = super().get_serializer_context()
+        context["coordinator"] = self.fake() or self.is_coordinator
+        return context
 
     def get_queryset(self) -> Any:
         """Return the pool entries, filtered by the query parameters."""
@@ -471,6 +484,9 @@ class PoolListView(CollectionScopedView, generics.ListAPIView):
             query_external_id=self.request.query_params.get("query") or None,
             unjudged_by=unjudged_by,
             needs_grades=_flag(self.request, "needs_grades"),
+            open_to=None
+            if self.is_coordinator
+            else services.judge_for_user(user=self.request.user),
         )
 
 
@@ -700,7 +716,7 @@ class JudgmentListCreateView(CollectionScopedView, generics.ListCreateAPIView):
             )
         judgment.provenance = API
         return Response(
-            JudgmentSerializer(judgment).data,
+            JudgmentSerializer(judgment, context=self.get_serializer_context()).data,
             status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED,
         )
 
@@ -857,7 +873,7 @@ class JudgmentDetailView(CollectionScopedView, generics.RetrieveUpdateDestroyAPI
             actor=request.user,
         )
         updated.provenance = API
-        return Response(JudgmentSerializer(updated).data)
+        return Response(JudgmentSerializer(updated, context=self.get_serializer_context()).data)
 
     def perform_destroy(self, instance: Judgment) -> None:
         """Delete the judgment through ``judgment_delete``; its history stays."""

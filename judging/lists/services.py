@@ -24,7 +24,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils.text import slugify
 
-from judging import evidence, services, signals, textpolicy
+from judging import evidence, models, services, signals, textpolicy
 from judging.lists.formats import MAX_REPORTED, FormatError, Problem, Problems, iter_lines
 from judging.lists.formats import collections as collection_formats
 from judging.lists.formats import judgments as judgment_formats
@@ -35,7 +35,7 @@ from judging.textpolicy import echo
 
 Source = IO[bytes] | bytes | str
 DOCUMENT_BATCH = 2000
-IMPORTED_USER_PREFIX = "imported-"
+IMPORTED_USER_PREFIX = models.IMPORTED_USER_PREFIX
 
 
 class ImportRefused(Exception):

@@ -116,14 +116,11 @@ def job_pair_ids(job: LLMJob) -> tuple[list[tuple[int, int]], int]:
     if limit:
         pending = pending[:limit]
     skipped = entries.filter(Q(graded=True) | Q(document__has_content=False)).count()
-    gold = GoldPair.objects.filter(
-        collection_id=job.collection_id,
-        query_id=OuterRef("query_id"),
-        document_id=OuterRef("document_id"),
-    )
+    # Gold pairs still waiting to enter the pool are asked too (judging.services.gold_waiting).
     gold_pending = (
-        all_entries.annotate(graded=Exists(graded), gold=Exists(gold))
-        .filter(gold=True, graded=False, document__has_content=True)
+        GoldPair.objects.filter(collection_id=job.collection_id, document__has_content=True)
+        .annotate(graded=Exists(graded))
+        .filter(graded=False)
         .values_list(*order, "query_id", "document_id")
     )
     chosen = {

@@ -11,14 +11,23 @@ from django.db.models import Count, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from judging.models import Collection, Judge, JudgeProgress, Judgment, PoolEntry, PoolProgress
-from judging.selectors import FINAL_STATUSES, Progress, _open_pairs, judge_progress
+from judging.selectors import (
+    FINAL_STATUSES,
+    Progress,
+    _open_pairs,
+    gold_to_serve,
+    gold_to_serve_entries,
+    judge_progress,
+)
 
 
 def _recount_annotations(judge_id: int | None) -> dict:
     """Return ``done``/``remaining`` subqueries by the definition, for a collection queryset.
 
     ``done``: the judge's final judgments in the collection; ``remaining``: the open pool
-    pairs (:func:`judging.selectors._open_pairs`) the judge has not finally judged.
+    pairs (:func:`judging.selectors._open_pairs`) the judge has not finally judged, and
+    while the collection mixes gold pairs in, the gold pairs no longer open that the judge
+    is still to be served (:func:`judging.selectors.gold_to_serve`).
     """
     done = (
         Judgment.objects.filter(
@@ -39,7 +48,8 @@ def _recount_annotations(judge_id: int | None) -> dict:
     )
     return {
         "done": Coalesce(Subquery(done, output_field=IntegerField()), Value(0)),
-        "remaining": Coalesce(Subquery(remaining, output_field=IntegerField()), Value(0)),
+        "remaining": Coalesce(Subquery(remaining, output_field=IntegerField()), Value(0))
+        + gold_to_serve(judge_id),
     }
 
 
@@ -89,7 +99,10 @@ def progress_problems(*, collection: Collection) -> list[str]:
     for judge in [*judges, None]:
         recount = progress_recount(judge=judge, collection=collection)
         if judge is None:
-            kept = Progress(done=0, remaining=counted)
+            waiting = (
+                gold_to_serve_entries(collection, 0).count() if collection.gold_rate > 0 else 0
+            )
+            kept = Progress(done=0, remaining=counted + waiting)
         else:
             kept = judge_progress(judge=judge, collection=collection)
         if kept != recount:

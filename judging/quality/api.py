@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from django.core.exceptions import ValidationError
@@ -33,7 +34,7 @@ from judging.quality.models import (
     VersionCheck,
 )
 
-FLAGS = ["fast", "slow", "runs", "cannot_judge", "later"]
+FLAGS = ["fast", "slow", "runs", "straight", "cannot_judge", "later"]
 
 
 def _number(value: float) -> float | None:
@@ -42,12 +43,17 @@ def _number(value: float) -> float | None:
 
 
 def _figures(figures: Any) -> dict[str, Any]:
-    """Return a dataclass of figures as JSON: NaN as null, tuples of tuples as lists."""
+    """Return a dataclass of figures as JSON: NaN as null, tuples of tuples as lists.
+
+    A nested dataclass of figures (straight-lining's) becomes a nested object.
+    """
     return {
         name: _number(value)
         if isinstance(value, float)
         else [list(item) for item in value]
         if name == "confusion"
+        else _figures(value)
+        if hasattr(value, "__dataclass_fields__")
         else value
         for name, value in figures.__dict__.items()
     }
@@ -65,6 +71,44 @@ def _judge_rows(rows: Any, figures: str, **extra: str) -> list[dict[str, Any]]:
         }
         for row in rows
     ]
+
+
+class StraightLiningSerializer(serializers.Serializer):
+    """One judge's grades against the others' grades of the same queries."""
+
+    compared = serializers.IntegerField(
+        help_text="The judge's graded labels of queries the others gave 3 grades or more."
+    )
+    mode_grade = serializers.IntegerField(
+        allow_null=True, help_text="The judge's commonest grade among them."
+    )
+    mode_share = serializers.FloatField(allow_null=True, help_text="Its share.")
+    expected_mode_share = serializers.FloatField(
+        allow_null=True,
+        help_text="The share the others' grades of the same queries give that grade.",
+    )
+    z = serializers.FloatField(allow_null=True, help_text="One-sided z of the difference.")
+    entropy = serializers.FloatField(
+        allow_null=True, help_text="Entropy of the judge's grades (bits; 0: one grade)."
+    )
+    expected_entropy = serializers.FloatField(
+        allow_null=True, help_text="Entropy of the others' grades of the same queries."
+    )
+    run_grade = serializers.IntegerField(
+        allow_null=True, help_text="Grade of the judge's least probable run of one grade."
+    )
+    run_length = serializers.IntegerField(help_text="Its length in labels.")
+    run_log10_chance = serializers.FloatField(
+        allow_null=True,
+        help_text="log10 of its chance under the others' grades of its labels' queries.",
+    )
+    run_median_seconds = serializers.FloatField(
+        allow_null=True, help_text="Median seconds per label within that run."
+    )
+    median_seconds = serializers.FloatField(
+        allow_null=True, help_text="Median seconds per label over the compared labels."
+    )
+    flagged = serializers.BooleanField()
 
 
 class AttentionSerializer(serializers.Serializer):
@@ -97,6 +141,11 @@ class AttentionSerializer(serializers.Serializer):
     later_share = serializers.FloatField(allow_null=True)
     others_later_share = serializers.FloatField(allow_null=True)
     later_z = serializers.FloatField(allow_null=True)
+    straight = StraightLiningSerializer(
+        allow_null=True,
+        help_text="Straight-lining: the judge's grades against the other judges' grades of "
+        "the same queries (docs/judges.md).",
+    )
     flags = serializers.ListField(child=serializers.ChoiceField(choices=FLAGS))
 
 
@@ -104,9 +153,10 @@ class AttentionSerializer(serializers.Serializer):
     get=extend_schema(
         summary="List judges' attention signals",
         description="Coordinators only. Per judge: seconds per label against the other "
-        "judges' usual range, runs of one grade against chance, shares of can't judge and "
-        "later against the others'. Flagged judges come first; nobody is dropped. The rules "
-        "are in docs/judges.md.",
+        "judges' usual range, runs of one grade against chance, straight-lining (one grade "
+        "where the others' grades of the same queries vary, with the judge's speed), "
+        "shares of can't judge and later against the others'. Flagged judges come first; "
+        "nobody is dropped. The rules are in docs/judges.md.",
         parameters=[SLUG, *page_parameters()],
         responses={200: AttentionSerializer(many=True), **error_responses(401, 403, 404)},
     )
@@ -134,11 +184,38 @@ class GoldPairSerializer(serializers.ModelSerializer):
     docno = serializers.CharField(source="document.external_id", max_length=500)
     grade = serializers.IntegerField(min_value=0, max_value=4)
     reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
+    pool_now = serializers.BooleanField(
+        write_only=True,
+        required=False,
+        default=False,
+        help_text="False (default): a pair not pooled yet waits and enters the pool with the "
+        "next pairs pooled, with their source and time, so judges cannot tell it. True: it "
+        "enters at once, alone (a judge watching the pool could notice it).",
+    )
+    pooled = serializers.SerializerMethodField(
+        help_text="Whether the pair is in the pool yet; false while it waits for the next "
+        "pairs pooled."
+    )
 
     class Meta:
         model = GoldPair
-        fields = ["id", "qid", "docno", "grade", "reason", "created_at", "updated_at"]
-        read_only_fields = ["id", "created_at", "updated_at"]
+        fields = [
+            "id",
+            "qid",
+            "docno",
+            "grade",
+            "reason",
+            "pool_now",
+            "pooled",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = ["id", "pooled", "created_at", "updated_at"]
+
+    def get_pooled(self, gold: GoldPair) -> bool:
+        """Return whether the pair is pooled (annotated by the list, else read)."""
+        pooled = getattr(gold, "pooled", None)
+        return selectors.gold_is_pooled(gold=gold) if pooled is None else bool(pooled)
 
 
 class GoldAccuracySerializer(serializers.Serializer):
@@ -167,11 +244,13 @@ class GoldAccuracySerializer(serializers.Serializer):
         "is `below`), so their labels do not count."
     )
     qualification = serializers.ChoiceField(
-        choices=["qualifying", "qualified", "below"],
+        choices=["qualifying", "qualified", "below", "not_assessed"],
         allow_null=True,
         help_text="The judge's standing when the collection asks for qualification (null "
         "when it does not): `qualifying` (fewer gold pairs than asked), `qualified` "
-        "(labels count), `below` (enough gold pairs, too few of the last ones exact).",
+        "(labels count), `below` (enough gold pairs, too few of the last ones exact), "
+        "`not_assessed` (an imported judge, never served gold pairs, with fewer than "
+        "asked: labels count).",
     )
     counted = serializers.BooleanField(
         help_text="Whether the judge's labels count in the live list (always true without "
@@ -242,6 +321,7 @@ class GoldPairListView(CollectionScopedView):
             grade=data["grade"],
             reason=data["reason"],
             actor=request.user,
+            pool_now=data["pool_now"],
         )
         return Response(GoldPairSerializer(gold).data, status=200 if existed else 201)
 
@@ -341,6 +421,35 @@ class GoldRateView(CollectionSettingView):
         services.gold_rate_set(collection=self.collection, rate=data["gold_rate"])
 
 
+class BarEffectSerializer(serializers.Serializer):
+    """What a qualification bar does (or would do) to the labels and the judgment list."""
+
+    qualification_pairs = serializers.IntegerField()
+    qualification_share = serializers.FloatField()
+    gold_pairs = serializers.IntegerField(help_text="Gold pairs the collection has.")
+    judges = serializers.IntegerField(help_text="Judges with graded labels.")
+    judges_left_out = serializers.IntegerField(
+        help_text="Of those, the judges whose labels would not count."
+    )
+    standings = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="Judges by standing under the bar: qualified, qualifying, below, "
+        "not_assessed (`counted` with the bar off).",
+    )
+    labels = serializers.IntegerField(help_text="Graded labels.")
+    labels_left_out = serializers.IntegerField(help_text="Of those, the labels left out.")
+    lines_now = serializers.IntegerField(help_text="Lines of the judgment list now.")
+    lines_after = serializers.IntegerField(
+        help_text="Lines it would have under the bar (same aggregation, adjudications kept)."
+    )
+    needs_confirm = serializers.BooleanField(
+        help_text="The bar keeps less than half of the lines, or no judge: it is set only "
+        "with `confirm: true`."
+    )
+    reason = serializers.CharField(help_text="Why it needs confirming, with the counts.")
+    warnings = serializers.ListField(child=serializers.CharField())
+
+
 class QualificationSerializer(serializers.Serializer):
     """The qualification bar: labels count only after enough gold pairs graded exactly."""
 
@@ -356,11 +465,33 @@ class QualificationSerializer(serializers.Serializer):
         help_text="Share of the judge's most recent gold pairs (as many as "
         "`qualification_pairs`) graded exactly as gold, to qualify and to stay qualified.",
     )
+    effect = BarEffectSerializer(
+        read_only=True,
+        help_text="What the bar does: judges and labels left out, the judgment list's lines. "
+        "After a change, `lines_now` is the count before it and `lines_after` the count now.",
+    )
+
+
+class QualificationBodySerializer(QualificationSerializer):
+    """A new qualification bar, and the confirmation a bar that drops most labels needs."""
+
+    confirm = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Set a bar that keeps less than half of the judgment list's lines, or no "
+        "judge (see `effect.needs_confirm` in the preview).",
+    )
+
+
+def _effect(effect: Any) -> dict[str, Any]:
+    """Return a :class:`judging.quality.selectors.BarEffect` as JSON."""
+    return {**effect.__dict__, "warnings": list(effect.warnings)}
 
 
 @extend_schema_view(
     get=extend_schema(
         summary="Show the qualification bar",
+        description="Coordinators only. The bar and what it does (`effect`).",
         parameters=[SLUG],
         responses={200: QualificationSerializer, **error_responses(401, 403, 404)},
     ),
@@ -370,9 +501,13 @@ class QualificationSerializer(serializers.Serializer):
         "while their last `qualification_pairs` gold pairs are at least "
         "`qualification_share` exact; the others' labels are kept but not aggregated. A "
         "changed bar rebuilds the live list (a new judgment-list version) and rescores "
-        "every run in the background. The rule is in docs/judges.md.",
+        "every run in the background. A bar that keeps less than half of the judgment "
+        "list's lines, or no judge, is a 400 on `confirm` giving the counts, unless the body "
+        "has `confirm: true`; preview any bar first with `GET .../qualification/preview/`. "
+        "The answer's `effect` has the counts before and after. The rule is in "
+        "docs/judges.md.",
         parameters=[SLUG],
-        request=QualificationSerializer,
+        request=QualificationBodySerializer,
         responses={200: QualificationSerializer, **error_responses(400, 401, 403, 404)},
     ),
 )
@@ -380,24 +515,80 @@ class QualificationView(CollectionSettingView):
     """The collection's qualification bar."""
 
     serializer_class = QualificationSerializer
+    body_serializer_class = QualificationBodySerializer
     write_method = "put"
     role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS, "PUT": COORDINATORS}
+    _before: Any = None
 
     def current(self) -> dict[str, Any]:
-        """Return the bar."""
+        """Return the bar and its effect (after a change: the counts before and after)."""
         collection = self.collection
+        pairs, share = collection.qualification_pairs, collection.qualification_share
+        effect = selectors.bar_effect(collection=collection, pairs=pairs, share=share)
+        if self._before is not None:  # the change just made: lines before, and now
+            effect = replace(self._before, lines_after=effect.lines_now)
         return {
-            "qualification_pairs": collection.qualification_pairs,
-            "qualification_share": collection.qualification_share,
+            "qualification_pairs": pairs,
+            "qualification_share": share,
+            "effect": _effect(effect),
         }
 
     def change(self, data: dict[str, Any]) -> None:
-        """Set the bar (a changed bar rebuilds the live list)."""
-        services.qualification_set(
+        """Set the bar (a changed bar rebuilds the live list; a drastic one needs confirm)."""
+        self._before = selectors.bar_effect(
             collection=self.collection,
             pairs=data["qualification_pairs"],
             share=data["qualification_share"],
         )
+        services.qualification_set(
+            collection=self.collection,
+            pairs=data["qualification_pairs"],
+            share=data["qualification_share"],
+            confirm=data["confirm"],
+        )
+
+
+class QualificationPreviewQuerySerializer(serializers.Serializer):
+    """The bar to preview (query string)."""
+
+    qualification_pairs = serializers.IntegerField(
+        min_value=0, max_value=services.MAX_QUALIFICATION_PAIRS
+    )
+    qualification_share = serializers.FloatField(min_value=0, max_value=1)
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="Preview a qualification bar",
+        description="Coordinators only. What the bar given in the query string would do, "
+        "without setting it: the judges and labels it would leave out, the judgment list's "
+        "lines now and under it, whether setting it needs `confirm: true`, and warnings "
+        "(e.g. fewer gold pairs than the bar asks). Nothing is written.",
+        parameters=[
+            SLUG,
+            OpenApiParameter("qualification_pairs", int, required=True),
+            OpenApiParameter("qualification_share", float, required=True),
+        ],
+        responses={200: BarEffectSerializer, **error_responses(400, 401, 403, 404)},
+    )
+)
+class QualificationPreviewView(CollectionScopedView):
+    """What a qualification bar would do, before it is set."""
+
+    serializer_class = BarEffectSerializer
+    pagination_class = None
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS}
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Return the bar's effect."""
+        params = QualificationPreviewQuerySerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        effect = selectors.bar_effect(
+            collection=self.collection,
+            pairs=params.validated_data["qualification_pairs"],
+            share=params.validated_data["qualification_share"],
+        )
+        return Response(BarEffectSerializer(_effect(effect)).data)
 
 
 class QualificationChangeSerializer(serializers.ModelSerializer):

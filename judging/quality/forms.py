@@ -21,6 +21,13 @@ class GoldPairForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 2}),
         help_text="Why this grade; coordinators see it, judges never do.",
     )
+    pool_now = forms.BooleanField(
+        required=False,
+        label="Add it to the pool now",
+        help_text="Unticked, a pair not pooled yet waits and enters the pool with the next "
+        "pairs pooled (a run's, an import's, yours), looking like them. Ticked, it enters "
+        "at once, alone: a judge watching the pool could notice it.",
+    )
 
     def __init__(self, *args: object, collection: Collection, **kwargs: object) -> None:
         """Bind the form to the collection whose pairs it marks."""
@@ -74,4 +81,10 @@ class QualificationForm(forms.Form):
         label="Exactly right among the judge's last gold pairs (%)",
         help_text="Over as many of the judge's most recent gold pairs as asked above; a "
         "judge who falls below stops counting until back at the bar.",
+    )
+    confirm = forms.BooleanField(
+        required=False,
+        label="Set it even though it leaves out most of the judgment list",
+        help_text="Needed for a bar that keeps less than half of the judgment list's lines, "
+        "or no judge: preview it first.",
     )

@@ -32,6 +32,7 @@ from judging.agreement.coefficients import AgreementUndefinedWarning, cohen_kapp
 GRADES = 5
 
 __all__ = [
+    "NOT_ASSESSED",
     "QUALIFIED",
     "QUALIFYING",
     "UNQUALIFIED",
@@ -106,6 +107,9 @@ QUALIFYING = "qualifying"
 QUALIFIED = "qualified"
 #: Enough gold pairs, but the last of them below the bar: the labels do not count.
 UNQUALIFIED = "below"
+#: Fewer gold pairs than asked, and no way to be served more (a judge whose labels were
+#: imported): nothing to assess the judge by, so the labels count as they are.
+NOT_ASSESSED = "not_assessed"
 
 
 @dataclass(frozen=True)
@@ -127,11 +131,16 @@ class Qualification:
     @property
     def counted(self) -> bool:
         """Return whether the judge's labels count in the live list."""
-        return self.status == QUALIFIED
+        return self.status in (QUALIFIED, NOT_ASSESSED)
 
 
 def qualification(
-    grades: npt.ArrayLike, gold: npt.ArrayLike, *, needed: int, share: float
+    grades: npt.ArrayLike,
+    gold: npt.ArrayLike,
+    *,
+    needed: int,
+    share: float,
+    assessable: bool = True,
 ) -> Qualification:
     """Return whether a judge with these gold labels (aligned, oldest first) is qualified.
 
@@ -142,6 +151,12 @@ def qualification(
     among the most recent, *below* the bar. So qualification is reached and lost on the
     same sliding window: a judge who was qualified loses it as soon as their last
     ``needed`` gold pairs fall below the bar, and regains it when they are back at it.
+
+    A judge who cannot be served gold pairs (``assessable`` false: one whose labels were
+    imported from elsewhere, such as a reference assessor's) and has fewer than ``needed``
+    is *not assessed*: there is nothing to measure them by, so their labels count as they
+    are, rather than waiting for gold answers that can never come. With ``needed`` gold
+    pairs or more they are assessed like anyone else.
 
     The comparison allows for rounding: 8 exact of 10 meets a share of 0.8. ``share`` 0
     qualifies anyone with ``needed`` gold pairs. Raise ValueError for ``needed`` below 1,
@@ -163,7 +178,7 @@ def qualification(
     exact = int((judge[recent] == truth[recent]).sum())
     window_share = exact / window if window else math.nan
     if judge.size < needed:
-        status = QUALIFYING
+        status = QUALIFYING if assessable else NOT_ASSESSED
     elif exact >= share * needed - 1e-9:
         status = QUALIFIED
     else:

@@ -69,6 +69,7 @@ class JudgeQualification(models.Model):
             ("qualifying", "Qualifying: fewer gold pairs than asked"),
             ("qualified", "Qualified: labels count"),
             ("below", "Below the bar: labels do not count"),
+            ("not_assessed", "Not assessed: imported, too few gold pairs; labels count"),
         ],
         help_text="judging.quality.gold.qualification of the judge's current gold labels.",
     )
@@ -77,6 +78,18 @@ class JudgeQualification(models.Model):
     window = models.PositiveIntegerField(help_text="The most recent of them the rule looks at.")
     window_exact = models.PositiveIntegerField(help_text="Of those, graded exactly as gold.")
     changed_at = models.DateTimeField(help_text="When the judge last started or stopped counting.")
+    shown_counted = models.BooleanField(
+        default=False,
+        help_text="What the judge is told of whether they count: the standing as of the last "
+        "time their judged pairs reached a new multiple of SHOWN_EVERY (so a change never "
+        "points at the pair that caused it).",
+    )
+    shown_status = models.CharField(
+        max_length=12, default="qualifying", help_text="The standing the judge is told."
+    )
+    shown_block = models.PositiveIntegerField(
+        default=0, help_text="Highest multiple of SHOWN_EVERY judged pairs the judge reached."
+    )
 
     class Meta:
         constraints = [

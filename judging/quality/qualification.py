@@ -21,17 +21,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import OuterRef, Subquery
+from django.db.models import Exists, OuterRef, Subquery
 from django.utils import timezone
 
-from judging.models import Collection, Judgment
+from judging.models import Collection, Judge, JudgeProgress, Judgment, imported_judges
 from judging.quality import gold as rule
 from judging.quality.models import GoldPair, JudgeQualification, QualificationChange
 
-__all__ = ["Bar", "bar", "flipped_queries", "gold_records", "reset", "standings", "sync"]
+__all__ = [
+    "SHOWN_EVERY",
+    "Bar",
+    "bar",
+    "flipped_queries",
+    "gold_records",
+    "reset",
+    "standings",
+    "sync",
+    "unassessable",
+]
 
 #: The stored fields :func:`sync` derives from the rule.
 DERIVED = ["status", "counted", "graded", "window", "window_exact"]
+#: The stored fields of what the judge is told (see :func:`sync`).
+SHOWN = ["shown_counted", "shown_status", "shown_block"]
 
 
 @dataclass(frozen=True)
@@ -83,12 +95,48 @@ def gold_records(collection_id: int) -> dict[int, tuple[list[int], list[int]]]:
     return records
 
 
-def standings(collection_id: int, the_bar: Bar) -> dict[int, rule.Qualification]:
-    """Return the standing of every judge with a graded gold label (the bar must be on)."""
+def unassessable(collection_id: int) -> set[int]:
+    """Return the judges with labels in the collection that cannot be served gold pairs.
+
+    Judges an import created (:func:`judging.models.imported_judges`): their labels come
+    from files, so they never meet a gold pair they have not already answered. One query,
+    driven from the (few) imported judges.
+    """
+    labelled = Judgment.objects.filter(collection_id=collection_id, judge_id=OuterRef("pk"))
+    return set(
+        Judge.objects.filter(imported_judges())
+        .filter(Exists(labelled))
+        .values_list("pk", flat=True)
+    )
+
+
+def standings(
+    collection_id: int, the_bar: Bar, *, records: dict | None = None, imported: set | None = None
+) -> dict[int, rule.Qualification]:
+    """Return the standing of every judge with a graded gold label or imported labels.
+
+    The bar must be on. ``records`` (:func:`gold_records`) and ``imported``
+    (:func:`unassessable`) are read when not given. An imported judge with fewer gold
+    pairs than the bar asks is *not assessed* and counts (:func:`judging.quality.gold.
+    qualification`).
+    """
+    records = gold_records(collection_id) if records is None else records
+    imported = unassessable(collection_id) if imported is None else imported
     return {
-        judge_id: rule.qualification(grades, golds, needed=the_bar.needed, share=the_bar.share)
-        for judge_id, (grades, golds) in gold_records(collection_id).items()
+        judge_id: rule.qualification(
+            *records.get(judge_id, ([], [])),
+            needed=the_bar.needed,
+            share=the_bar.share,
+            assessable=judge_id not in imported,
+        )
+        for judge_id in records.keys() | imported
     }
+
+
+#: A judge is told whether their labels count as of the last time the pairs they judged
+#: reached a new multiple of this: a change of standing (the answer to a gold pair, often)
+#: then shows among this many pairs, never on the pair that caused it.
+SHOWN_EVERY = 20
 
 
 def sync(collection_id: int, the_bar: Bar | None = None) -> set[int]:
@@ -99,6 +147,13 @@ def sync(collection_id: int, the_bar: Bar | None = None) -> set[int]:
     the stored rows wait unused). A judge
     whose gold labels are all gone keeps a row, *qualifying* with 0 gold pairs. Each start
     or stop is recorded as a :class:`QualificationChange`.
+
+    What the judge is *told* (``shown_counted``, ``shown_status``) moves only when the
+    judge's final judgments (``JudgeProgress.done``) first reach a new multiple of
+    :data:`SHOWN_EVERY`: regrading, deleting and judging again never move it, so a judge
+    cannot isolate one pair's effect on their standing. A new row starts with what a
+    judge without one is told (not counted, qualifying), whatever created it: a judge's
+    first gold answer, or a new bar.
     """
     the_bar = bar(collection_id) if the_bar is None else the_bar
     if not the_bar.on:
@@ -108,6 +163,9 @@ def sync(collection_id: int, the_bar: Bar | None = None) -> set[int]:
     stored = {
         row.judge_id: row for row in JudgeQualification.objects.filter(collection_id=collection_id)
     }
+    done = dict(
+        JudgeProgress.objects.filter(collection_id=collection_id).values_list("judge_id", "done")
+    )
     empty = rule.qualification([], [], needed=the_bar.needed, share=the_bar.share)
     flipped: set[int] = set()
     created, changed, history = [], [], []
@@ -115,6 +173,7 @@ def sync(collection_id: int, the_bar: Bar | None = None) -> set[int]:
         standing = fresh.get(judge_id, empty)
         row = stored.get(judge_id)
         values = {name: getattr(standing, name) for name in DERIVED}
+        block = done.get(judge_id, 0) // SHOWN_EVERY
         was_counted = row.counted if row is not None else False
         if standing.counted != was_counted:
             flipped.add(judge_id)
@@ -135,17 +194,33 @@ def sync(collection_id: int, the_bar: Bar | None = None) -> set[int]:
         if row is None:
             created.append(
                 JudgeQualification(
-                    collection_id=collection_id, judge_id=judge_id, changed_at=now, **values
+                    collection_id=collection_id,
+                    judge_id=judge_id,
+                    changed_at=now,
+                    # what a judge without a row is told, until their next multiple
+                    shown_counted=False,
+                    shown_status=rule.QUALIFYING,
+                    shown_block=block,
+                    **values,
                 )
             )
-        elif any(getattr(row, name) != value for name, value in values.items()):
-            for name, value in values.items():
-                setattr(row, name, value)
-            if judge_id in flipped:
-                row.changed_at = now
+            continue
+        moved = any(getattr(row, name) != value for name, value in values.items())
+        for name, value in values.items():
+            setattr(row, name, value)
+        if judge_id in flipped:
+            row.changed_at = now
+        if block > row.shown_block:  # a new multiple of SHOWN_EVERY: tell the judge now
+            row.shown_counted, row.shown_status, row.shown_block = (
+                standing.counted,
+                standing.status,
+                block,
+            )
+            moved = True
+        if moved:
             changed.append(row)
     JudgeQualification.objects.bulk_create(created)
-    JudgeQualification.objects.bulk_update(changed, [*DERIVED, "changed_at"])
+    JudgeQualification.objects.bulk_update(changed, [*DERIVED, "changed_at", *SHOWN])
     QualificationChange.objects.bulk_create(history)
     return flipped
 

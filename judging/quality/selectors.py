@@ -7,10 +7,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery
 
+from judging import live_grades
 from judging.agreement.coefficients import cohen_kappa
-from judging.models import Collection, Judge, Judgment
+from judging.models import Collection, Judge, Judgment, LiveGrade, PoolEntry
 from judging.quality import attention as pure
 from judging.quality import gold as gold_stats
 from judging.quality import qualification
@@ -24,16 +25,22 @@ from judging.quality.models import (
 )
 
 __all__ = [
+    "BarEffect",
     "CanaryRates",
     "JudgeAttentionRow",
     "JudgeGoldRow",
+    "bar_effect",
     "canary_rates",
+    "counted_as_told",
     "counted_judges",
+    "gold_is_pooled",
     "gold_pairs",
     "gold_report",
+    "gold_waiting_count",
     "judge_attention",
     "open_checks",
     "qualification_changes",
+    "standing_told",
     "version_report",
 ]
 
@@ -69,21 +76,24 @@ def judge_attention(*, collection: Collection) -> list[JudgeAttentionRow]:
 
     Two SQL queries (the labels in each judge's order; the judges' names). Human and LLM
     judges are compared with every other judge of the collection; LLM labels carry no
-    time, so the seconds compare human judges only.
+    time, so the seconds compare human judges only. Straight-lining compares each judge's
+    grades with every other judge's grades of the same queries.
     """
     rows = list(
         Judgment.objects.filter(collection=collection)
         .order_by("judge_id", "created_at", "id")
-        .values_list("judge_id", "status", "grade", "seconds")
+        .values_list("judge_id", "status", "grade", "seconds", "query_id")
     )
     judge_ids = sorted({row[0] for row in rows})
     index = {judge_id: i for i, judge_id in enumerate(judge_ids)}
+    query_index = {q: i for i, q in enumerate(sorted({row[4] for row in rows}))}
     n = len(rows)
     judge = np.fromiter((index[r[0]] for r in rows), dtype=np.int64, count=n)
     status = np.fromiter((_STATUS_CODE[r[1]] for r in rows), dtype=np.int64, count=n)
     grade = np.fromiter((np.nan if r[2] is None else r[2] for r in rows), np.float64, count=n)
     seconds = np.fromiter((np.nan if r[3] is None else r[3] for r in rows), np.float64, count=n)
-    signals = pure.attention(judge, status, grade, seconds)
+    query = np.fromiter((query_index[r[4]] for r in rows), dtype=np.int64, count=n)
+    signals = pure.attention(judge, status, grade, seconds, query)
     judges = Judge.objects.in_bulk(judge_ids)
     result = [
         JudgeAttentionRow(
@@ -135,13 +145,34 @@ class JudgeGoldRow:
         return list(enumerate(self.accuracy.confusion))
 
 
+def _pooled() -> Exists:
+    return Exists(
+        PoolEntry.objects.filter(query_id=OuterRef("query_id"), document_id=OuterRef("document_id"))
+    )
+
+
 def gold_pairs(*, collection: Collection) -> QuerySet[GoldPair]:
-    """Return the collection's gold pairs with their query and document ids."""
+    """Return the collection's gold pairs with their query and document ids.
+
+    Each carries ``pooled``: whether it is in the pool yet (a pair marked while not pooled
+    waits for the next pairs pooled: :func:`judging.services.gold_waiting`).
+    """
     return (
         GoldPair.objects.filter(collection=collection)
         .select_related("query", "document")
+        .annotate(pooled=_pooled())
         .order_by("query__external_id", "document__external_id")
     )
+
+
+def gold_is_pooled(*, gold: GoldPair) -> bool:
+    """Return whether the gold pair is in the pool yet (else it waits for the next pairs)."""
+    return PoolEntry.objects.filter(query_id=gold.query_id, document_id=gold.document_id).exists()
+
+
+def gold_waiting_count(*, collection: Collection) -> int:
+    """Return how many of the collection's gold pairs wait to enter the pool."""
+    return GoldPair.objects.filter(collection=collection).exclude(_pooled()).count()
 
 
 def qualification_changes(
@@ -167,6 +198,155 @@ def counted_judges(*, collection_id: int) -> frozenset[int] | None:
             "judge_id", flat=True
         )
     )
+
+
+#: A qualification bar that would leave fewer than this share of the judgment list's
+#: lines (or leave out every judge) is set only when confirmed.
+KEEP_AT_LEAST = 0.5
+
+
+@dataclass(frozen=True)
+class BarEffect:
+    """What a qualification bar would do to the collection's labels and judgment list.
+
+    ``judges`` are the judges with graded labels, ``judges_left_out`` those whose labels
+    would not count (``standings`` counts them by standing: ``qualified``,
+    ``qualifying``, ``below``, ``not_assessed``); ``labels`` their graded labels and
+    ``labels_left_out`` those of the judges left out; ``lines_now`` the judgment list's
+    lines now and ``lines_after`` under the bar (the same aggregation, adjudications
+    included). ``needs_confirm``: the bar leaves fewer than :data:`KEEP_AT_LEAST` of the
+    lines, or leaves out every judge, and is set only when confirmed; ``reason`` says so
+    with the counts. ``warnings`` say why (e.g. fewer gold pairs than the bar asks).
+    """
+
+    qualification_pairs: int
+    qualification_share: float
+    gold_pairs: int
+    judges: int
+    judges_left_out: int
+    standings: dict[str, int]
+    labels: int
+    labels_left_out: int
+    lines_now: int
+    lines_after: int
+    needs_confirm: bool
+    reason: str
+    warnings: tuple[str, ...]
+
+
+def bar_effect(*, collection: Collection, pairs: int, share: float) -> BarEffect:
+    """Return what the bar of ``pairs`` gold pairs at ``share`` exact would do, writing nothing.
+
+    Every judge's standing under that bar (:func:`judging.quality.qualification.standings`:
+    the rule, imported judges not assessed), the graded labels left out, and the lines the
+    judgment list would keep (:func:`judging.live_grades.lines_if`). ``pairs`` 0 (off)
+    leaves nothing out. A fixed number of SQL queries.
+    """
+    labels = dict(
+        Judgment.objects.filter(collection=collection, status=Judgment.Status.GRADED)
+        .order_by()
+        .values_list("judge_id")
+        .annotate(n=Count("pk"))
+        .values_list("judge_id", "n")
+    )
+    counted: set[int] | None = None
+    by_standing: dict[str, int] = {}
+    gold_count = GoldPair.objects.filter(collection=collection).count()
+    if pairs:
+        the_bar = qualification.Bar(needed=pairs, share=float(share))
+        imported = qualification.unassessable(collection.pk)
+        found = qualification.standings(collection.pk, the_bar, imported=imported)
+        counted = set()
+        for judge_id in labels:
+            standing = found.get(judge_id) or gold_stats.qualification(
+                [], [], needed=pairs, share=float(share), assessable=judge_id not in imported
+            )
+            by_standing[standing.status] = by_standing.get(standing.status, 0) + 1
+            if standing.counted:
+                counted.add(judge_id)
+    else:
+        by_standing = {"counted": len(labels)} if labels else {}
+    left_out = [j for j in labels if counted is not None and j not in counted]
+    labels_left_out = sum(labels[j] for j in left_out)
+    lines_now = LiveGrade.objects.filter(collection=collection).count()
+    lines_after = (
+        lines_now
+        if counted is None
+        else live_grades.lines_if(
+            collection_id=collection.pk,
+            policy_name=collection.aggregation_policy,
+            judge_ids=counted,
+        )
+    )
+    warnings = []
+    if pairs and gold_count < pairs:
+        warnings.append(
+            f"The collection has {gold_count} gold pair{'s' if gold_count != 1 else ''}: "
+            f"no judge can answer {pairs}, so only judges who are not assessed (imported "
+            "labels) can count."
+        )
+    if labels and len(left_out) == len(labels):
+        warnings.append("Every judge's labels would be left out.")
+    keeps_too_little = lines_now > 0 and lines_after < KEEP_AT_LEAST * lines_now
+    needs_confirm = bool(pairs) and (keeps_too_little or bool(labels and not counted))
+    reason = ""
+    if needs_confirm:
+        reason = (
+            f"This bar keeps {lines_after} of the judgment list's {lines_now} lines and "
+            f"leaves out {len(left_out)} of {len(labels)} judges ({labels_left_out} of "
+            f"{sum(labels.values())} labels). A bar that keeps less than half the list, or "
+            "no judge, is set only when confirmed (confirm: true)."
+        )
+    return BarEffect(
+        qualification_pairs=pairs,
+        qualification_share=float(share),
+        gold_pairs=gold_count,
+        judges=len(labels),
+        judges_left_out=len(left_out),
+        standings=by_standing,
+        labels=sum(labels.values()),
+        labels_left_out=labels_left_out,
+        lines_now=lines_now,
+        lines_after=lines_after,
+        needs_confirm=needs_confirm,
+        reason=reason,
+        warnings=tuple(warnings),
+    )
+
+
+def counted_as_told(*, collection_id: int) -> frozenset[int] | None:
+    """Return the judges told that their labels count, or None when everyone's do.
+
+    What a judge is told of their own standing (``JudgeQualification.shown_counted``,
+    kept by :func:`judging.quality.qualification.sync`): their standing as of the last
+    time the pairs they judged reached a new multiple of
+    :data:`judging.quality.qualification.SHOWN_EVERY`. Coordinators read
+    :func:`counted_judges`, the standing in force.
+    """
+    if not qualification.bar(collection_id).on:
+        return None
+    return frozenset(
+        JudgeQualification.objects.filter(
+            collection_id=collection_id, shown_counted=True
+        ).values_list("judge_id", flat=True)
+    )
+
+
+def standing_told(*, collection: Collection, judge: Judge) -> str | None:
+    """Return the standing ``judge`` is told (None when qualification is off).
+
+    ``qualifying``, ``qualified``, ``below`` or ``not_assessed`` as of the judge's last
+    multiple of :data:`judging.quality.qualification.SHOWN_EVERY` judged pairs (see
+    :func:`counted_as_told`); ``qualifying`` for a judge without a standing yet.
+    """
+    if not collection.qualification_pairs:
+        return None
+    told = (
+        JudgeQualification.objects.filter(collection=collection, judge=judge)
+        .values_list("shown_status", flat=True)
+        .first()
+    )
+    return told or gold_stats.QUALIFYING
 
 
 def gold_report(

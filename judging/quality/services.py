@@ -36,6 +36,7 @@ from judging.models import (
     Query,
 )
 from judging.quality import canaries, qualification
+from judging.quality import selectors as quality_selectors
 from judging.quality.models import (
     CanaryCheck,
     CanaryResult,
@@ -69,11 +70,17 @@ def gold_set(
     grade: int,
     reason: str = "",
     actor: AbstractBaseUser | None = None,
+    pool_now: bool = False,
 ) -> GoldPair:
     """Mark (query, document) as gold with ``grade``, or change its grade and reason.
 
-    Raise ``ValidationError`` naming the field for a grade outside 0–4, a refused reason,
-    or a query and document of different collections.
+    A pair already pooled stays as it is. A pair not pooled yet waits and enters the pool
+    with the next pairs pooled, with their source and time
+    (:func:`judging.services.pool_add_ids`), so nothing a judge sees marks it; with
+    ``pool_now`` it enters at once, as a coordinator's pair (a judge watching the pool
+    could then notice a pair that came alone). Raise ``ValidationError`` naming the field
+    for a grade outside 0–4, a refused reason, or a query and document of different
+    collections.
     """
     problems: dict[str, list[str]] = {}
     if type(grade) is not int or not GRADE_MIN <= grade <= GRADE_MAX:
@@ -86,10 +93,12 @@ def gold_set(
     if problems:
         raise ValidationError(problems)
     judging_services.lock_collection(query.collection_id)  # judges' standings read it next
-    # A gold pair is a pool pair, so judges can be served it (judging.selectors.next_pair).
-    judging_services.pool_add_ids(
-        collection=query.collection, pairs=[(query.pk, document.pk)], source=PoolEntry.Source.MANUAL
-    )
+    if pool_now:  # else it waits for the next pairs pooled (judging.services.pool_add_ids)
+        judging_services.pool_add_ids(
+            collection=query.collection,
+            pairs=[(query.pk, document.pk)],
+            source=PoolEntry.Source.MANUAL,
+        )
     gold, _created = GoldPair.objects.update_or_create(
         collection_id=query.collection_id,
         query=query,
@@ -125,7 +134,8 @@ def gold_set_many(
 ) -> int:
     """Mark many pairs of ``collection`` as gold at once (a judgment import's gold column).
 
-    As :func:`gold_set` for each pair, all or nothing: each problem raises
+    As :func:`gold_set` for each pair (pairs not pooled wait for the next pairs pooled),
+    all or nothing: each problem raises
     ``ValidationError`` with messages ``line N: <field>: ...``. A pair marked twice is
     refused (naming the first line). The judges' standings are re-derived once. Return
     how many pairs were marked (new or changed).
@@ -166,9 +176,6 @@ def gold_set_many(
     if not marks:
         return 0
     judging_services.lock_collection(collection.pk)
-    judging_services.pool_add_ids(
-        collection=collection, pairs=list(first), source=PoolEntry.Source.MANUAL
-    )
     existing = {
         (g.query_id, g.document_id): g for g in GoldPair.objects.filter(collection=collection)
     }
@@ -222,14 +229,18 @@ MAX_QUALIFICATION_PAIRS = 1000
 
 
 @transaction.atomic
-def qualification_set(*, collection: Collection, pairs: int, share: float) -> bool:
+def qualification_set(
+    *, collection: Collection, pairs: int, share: float, confirm: bool = False
+) -> bool:
     """Set the qualification bar: ``pairs`` gold pairs (0: off) at ``share`` exact (0–1).
 
     The rule is :func:`judging.quality.gold.qualification`. A changed bar re-derives
     every judge's standing and rebuilds the whole live list under a new judgment-list
     version (every run is rescored in the background), as a change of aggregation policy
-    does. Raise ``ValidationError`` naming the field for a bad value; nothing changes then.
-    Return whether the bar changed.
+    does. A bar that would keep less than half of the judgment list's lines, or no judge
+    (:func:`judging.quality.selectors.bar_effect`), is refused unless ``confirm``: a
+    ``ValidationError`` on ``confirm`` giving the counts. Raise ``ValidationError`` naming
+    the field for a bad value; nothing changes then. Return whether the bar changed.
     """
     problems: dict[str, list[str]] = {}
     if (
@@ -256,6 +267,11 @@ def qualification_set(*, collection: Collection, pairs: int, share: float) -> bo
     collection.qualification_pairs, collection.qualification_share = pairs, float(share)
     if current == (pairs, float(share)):
         return False
+    if pairs and not confirm:
+        effect = quality_selectors.bar_effect(collection=collection, pairs=pairs, share=share)
+        if effect.needs_confirm:
+            collection.qualification_pairs, collection.qualification_share = current
+            raise ValidationError({"confirm": [effect.reason, *effect.warnings]})
     Collection.objects.filter(pk=collection.pk).update(
         qualification_pairs=pairs, qualification_share=float(share)
     )

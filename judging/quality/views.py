@@ -77,13 +77,21 @@ def gold_list(request: HttpRequest, slug: str) -> HttpResponse:
             "qualification_percent": round(collection.qualification_share * 100),
         },
     )
+    preview = None
     if bar_posted and bar_form.is_valid():
         data = bar_form.cleaned_data
+        preview = selectors_quality.bar_effect(
+            collection=collection,
+            pairs=data["qualification_pairs"],
+            share=data["qualification_percent"] / 100,
+        )
+    if preview is not None and "preview" not in request.POST:
         try:
             changed = services.qualification_set(
                 collection=collection,
                 pairs=data["qualification_pairs"],
                 share=data["qualification_percent"] / 100,
+                confirm=data["confirm"],
             )
         except ValidationError as error:
             add_service_errors(bar_form, error)
@@ -93,9 +101,10 @@ def gold_list(request: HttpRequest, slug: str) -> HttpResponse:
             elif data["qualification_pairs"]:
                 messages.success(
                     request,
-                    f"Labels now count after {data['qualification_pairs']} gold pairs at "
-                    f"{data['qualification_percent']}% exact; the judgment list is rebuilt "
-                    "and scores are being recomputed.",
+                    f"Labels count after {data['qualification_pairs']} gold pairs at "
+                    f"{data['qualification_percent']}% exact: {preview.judges_left_out} of "
+                    f"{preview.judges} judges left out for now, {preview.lines_after} of "
+                    f"{preview.lines_now} lines kept; scores are being recomputed.",
                 )
             else:
                 messages.success(request, "Qualification is off: every judge's labels count.")
@@ -113,14 +122,17 @@ def gold_list(request: HttpRequest, slug: str) -> HttpResponse:
                 grade=data["grade"],
                 reason=data["reason"],
                 actor=request.user,
+                pool_now=data["pool_now"],
             )
         except ValidationError as error:
             add_service_errors(form, error)
         else:
+            waits = not selectors_quality.gold_is_pooled(gold=gold)
             messages.success(
                 request,
                 f"{gold.query.external_id} / {gold.document.external_id} is gold with grade "
-                f"{gold.grade}.",
+                f"{gold.grade}."
+                + (" It enters the pool with the next pairs pooled." if waits else ""),
             )
             return see_other(_gold_tab(collection, "pairs"))
     pairs = Paginator(selectors_quality.gold_pairs(collection=collection), 50).get_page(
@@ -140,6 +152,16 @@ def gold_list(request: HttpRequest, slug: str) -> HttpResponse:
     posted_tab = None
     if request.method == "POST":  # a form comes back to its own tab, with its errors
         posted_tab = "mixing" if rate_posted else "qualification" if bar_posted else "pairs"
+    tabs = tab_context(request.GET, GOLD_TABS, chosen=posted_tab)
+    if not bar_posted:  # the confirmation box comes with a preview or a refusal only
+        del bar_form.fields["confirm"]
+    previewing = preview is not None
+    if preview is None and tabs["tab"] == "qualification":  # what the bar in force does
+        preview = selectors_quality.bar_effect(
+            collection=collection,
+            pairs=collection.qualification_pairs,
+            share=collection.qualification_share,
+        )
     return render(
         request,
         "judging/goldpair_list.html",
@@ -156,9 +178,13 @@ def gold_list(request: HttpRequest, slug: str) -> HttpResponse:
             "version_error": version_error,
             "trend": selectors_quality.GOLD_TREND,
             "below": sum(1 for row in report if row.alert),
-            **tab_context(request.GET, GOLD_TABS, chosen=posted_tab),
+            "effect": preview,
+            "previewing": previewing,
+            **tabs,
         },
-        status=400 if request.method == "POST" or version_error else 200,
+        status=400
+        if (request.method == "POST" and "preview" not in request.POST) or version_error
+        else 200,
     )
 
 

@@ -44,6 +44,7 @@ from django.core.cache import cache
 from judging.agreement.checks import Audit
 from judging.models import Collection, Judge, Judgment, LiveGrade, PoolEntry, Query
 from judging.quality import selectors as quality_selectors
+from metrics.engine import ppi as ppi_engine
 from metrics.engine.measures import score_bounds
 from metrics.engine.ppi import audited_mean
 from metrics.live import scoring
@@ -81,6 +82,7 @@ class RunCorrection:
     llm_mean: float
     audited: int
     queries: int
+    degenerate: str = ""  # metrics.engine.ppi.PPIEstimate.degenerate
 
 
 @dataclass(frozen=True)
@@ -295,6 +297,7 @@ def prediction_powered_means(
                 llm_mean=float(f[i, keep].mean()),
                 audited=est.labelled,
                 queries=est.units,
+                degenerate=est.degenerate,
             )
     return result("", out)
 
@@ -316,6 +319,22 @@ NOT_SHOWN = "not shown: the mean itself is not shown to you"
 NO_INTERVAL_SHOWN = "intervals are not shown to you before the judgments are published"
 ONE_AUDITED = "one audited query: the interval needs two or more"
 COVERAGE = "a coverage measure, not a score: nothing to correct"
+#: Why a bias-corrected mean shows no interval (``PPICell.interval_note``), by
+#: ``metrics.engine.ppi.PPIEstimate.degenerate``; docs/measures.md explains each.
+INTERVAL_NOTES = {
+    ppi_engine.EXACT: "exact: every query is audited, so this is the human mean itself",
+    ppi_engine.NO_SPREAD: "no interval: the audited queries do not vary, so the audit "
+    "cannot measure its own error (audit more queries)",
+    ppi_engine.ONE_AUDITED: ONE_AUDITED,
+    ppi_engine.CLIPPED: "no interval: it lay wholly beyond the measure's range",
+}
+#: The same, short enough for a leaderboard cell (the whole note is on hover).
+INTERVAL_SHORT = {
+    INTERVAL_NOTES[ppi_engine.EXACT]: "exact: every query audited",
+    INTERVAL_NOTES[ppi_engine.NO_SPREAD]: "no interval: audit does not vary",
+    ONE_AUDITED: "no interval: one audited query",
+    INTERVAL_NOTES[ppi_engine.CLIPPED]: "no interval: beyond the range",
+}
 
 
 @dataclass(frozen=True)
@@ -326,7 +345,9 @@ class PPICell:
     (it is "" when everything is given). ``low`` and ``high`` bound the interval at the
     board's confidence; ``lam`` is the weight on the LLM scores; ``audited`` the audited
     queries the estimate rests on, of ``queries``; ``llm_mean`` the run's mean on the LLM
-    grades alone (coordinators and published judgments only).
+    grades alone (coordinators and published judgments only). ``interval_note`` says why
+    there is no interval when its width would be zero or infinite (:data:`INTERVAL_NOTES`;
+    ``low`` and ``high`` are then None), "" otherwise.
     """
 
     estimate: float | None = None
@@ -337,6 +358,12 @@ class PPICell:
     audited: int | None = None
     queries: int | None = None
     reason: str = ""
+    interval_note: str = ""
+
+    @property
+    def interval_short(self) -> str:
+        """Return :attr:`interval_note` in a few words, for a leaderboard cell."""
+        return INTERVAL_SHORT.get(self.interval_note, self.interval_note)
 
 
 @dataclass(frozen=True)
@@ -479,7 +506,10 @@ def leaderboard_ppi(
                     reason=NO_INTERVAL_SHOWN,
                 )
             else:
-                low, high = _finite(corr.low), _finite(corr.high)
+                note = INTERVAL_NOTES.get(corr.degenerate, "")
+                if not note and not (np.isfinite(corr.low) and np.isfinite(corr.high)):
+                    note = ONE_AUDITED
+                low, high = (None, None) if note else (_finite(corr.low), _finite(corr.high))
                 row[m] = PPICell(
                     estimate=corr.estimate,
                     low=low,
@@ -488,7 +518,8 @@ def leaderboard_ppi(
                     llm_mean=corr.llm_mean,
                     audited=corr.audited,
                     queries=corr.queries,
-                    reason="" if low is not None else ONE_AUDITED,
+                    reason=note,
+                    interval_note=note,
                 )
         cells[run.pk] = row
     return LeaderboardPPI(available=True, reason="", cells=cells, **summary)

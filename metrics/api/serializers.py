@@ -177,7 +177,8 @@ class PPICellSerializer(serializers.Serializer):
     low = serializers.FloatField(
         allow_null=True,
         help_text="Lower end of the interval at ppi_audit.confidence; it holds the LLM's "
-        "error. Null with one audited query, and for viewers who see no intervals.",
+        "error. Null when the interval would have zero or infinite width (see "
+        "interval_note), and for viewers who see no intervals.",
     )
     high = serializers.FloatField(allow_null=True, help_text="Upper end of the interval.")
     lam = serializers.FloatField(
@@ -198,6 +199,13 @@ class PPICellSerializer(serializers.Serializer):
     )
     reason = serializers.CharField(
         help_text="Why a field is null (empty when every field is given)."
+    )
+    interval_note = serializers.CharField(
+        help_text="Why there is no interval (`low` and `high` null) although the estimate "
+        "is given: every query audited (the mean is exact), the audited queries do not "
+        "vary (a zero width would claim a certainty the audit cannot give), one audited "
+        "query, or an interval wholly beyond the measure's range; empty otherwise "
+        "(docs/measures.md)."
     )
 
 

@@ -65,6 +65,14 @@ three audited units or more; with fewer, ``lam=None`` uses 1, plain PPI); one un
 all, audited, is exact for ``"collection"``. An LLM score that is constant on the
 audited units gives λ* = 0. Non-finite scores and mismatched lengths raise ValueError.
 
+A zero-width or infinite interval says why in ``degenerate``: :data:`EXACT` (everything
+audited: the point is the truth), :data:`NO_SPREAD` (the audited units' ``h − λf`` are
+all equal, e.g. every audited query scores 1 by humans and the LLM alike: the variance
+estimate is 0, which measures nothing — a few audited queries that happen to agree are
+no proof that the LLM never errs — so callers show no interval rather than a point),
+:data:`ONE_AUDITED` (infinite), :data:`CLIPPED` (the interval lay wholly beyond the
+measure's range and was clipped to one end).
+
 A bounded measure (``bounds``, e.g. (0, 1) for nDCG, AP or P@k: see
 :func:`metrics.engine.measures.score_bounds`): the CLT interval is symmetric around the
 estimate and knows nothing of the range, so near 0 or 1 it can reach past it (and the
@@ -92,7 +100,26 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
-__all__ = ["PPIEstimate", "audited_mean", "ppi_mean"]
+__all__ = [
+    "CLIPPED",
+    "EXACT",
+    "NO_SPREAD",
+    "ONE_AUDITED",
+    "PPIEstimate",
+    "audited_mean",
+    "ppi_mean",
+]
+
+#: ``PPIEstimate.degenerate``: every unit audited (target ``collection``): the estimate is
+#: the human mean itself, and the interval is a point because nothing is estimated.
+EXACT = "exact"
+#: The audited units' ``h − λf`` do not vary: the variance estimate is 0, which says the
+#: audit cannot measure its own error, not that there is none.
+NO_SPREAD = "no-spread"
+#: One audited unit of several: no variance can be estimated (an infinite interval).
+ONE_AUDITED = "one-audited"
+#: The whole interval lay beyond the measure's range and was clipped to one end.
+CLIPPED = "clipped"
 
 Target = Literal["collection", "topics"]
 Interval = Literal["t", "z"]
@@ -110,6 +137,9 @@ class PPIEstimate:
     labelled: int  # units with a human score (the audit)
     units: int  # all units (for ppi_mean: labelled + unlabelled)
     clipped: bool = False  # the estimate or an end of the interval was clipped to ``bounds``
+    #: Why the interval has zero or infinite width ("" when it is a real interval):
+    #: :data:`EXACT`, :data:`NO_SPREAD`, :data:`ONE_AUDITED` or :data:`CLIPPED`.
+    degenerate: str = ""
 
     @property
     def half_width(self) -> float:
@@ -255,13 +285,17 @@ def _clip(result: PPIEstimate, bounds: tuple[float, float] | None) -> PPIEstimat
         std_error=result.std_error,
         labelled=result.labelled,
         units=result.units,
+        degenerate=result.degenerate,
     )
     moved = (clipped.estimate, clipped.low, clipped.high) != (
         result.estimate,
         result.low,
         result.high,
     )
-    return replace(clipped, clipped=moved)
+    degenerate = clipped.degenerate
+    if moved and not degenerate and clipped.low == clipped.high:
+        degenerate = CLIPPED
+    return replace(clipped, clipped=moved, degenerate=degenerate)
 
 
 def _audited_mean(
@@ -308,9 +342,13 @@ def _audited_mean(
         # Everything audited: the estimate is the human mean whatever λ is.
         estimate = float(h.mean())
         if target == "collection":
-            return PPIEstimate(estimate, estimate, estimate, float(lam), 0.0, n, big_n)
+            return PPIEstimate(
+                estimate, estimate, estimate, float(lam), 0.0, n, big_n, degenerate=EXACT
+            )
     if n < 2:
-        return PPIEstimate(estimate, -math.inf, math.inf, float(lam), math.inf, n, big_n)
+        return PPIEstimate(
+            estimate, -math.inf, math.inf, float(lam), math.inf, n, big_n, degenerate=ONE_AUDITED
+        )
     variance = (1.0 / n - 1.0 / big_n) * float(np.var(rectifier, ddof=1 + fitted))
     if fitted:
         # λ estimated from the audit varies with it: the delete-one jackknife sees that
@@ -324,6 +362,8 @@ def _audited_mean(
         quantile = float(stats.t.ppf(1.0 - alpha / 2.0, df=n - 1 - fitted))
     else:
         quantile = float(stats.norm.ppf(1.0 - alpha / 2.0))
+    # Equal scores give a variance of rounding noise (1e-33), not 0: the same thing.
+    flat = std_error <= _FLAT * max(1.0, abs(estimate), float(np.abs(h).max()))
     return PPIEstimate(
         estimate=estimate,
         low=estimate - quantile * std_error,
@@ -332,4 +372,9 @@ def _audited_mean(
         std_error=std_error,
         labelled=n,
         units=big_n,
+        degenerate=NO_SPREAD if flat else "",
     )
+
+
+#: A standard error at most this, relative to the scores' size, is no spread at all.
+_FLAT = 1e-12

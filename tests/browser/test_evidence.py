@@ -18,6 +18,7 @@ from playwright.sync_api import expect
 from judging import services
 from judging.evidence import document_text
 from judging.models import Judgment, JudgmentEvent, Membership, PoolEntry
+from judging.selectors import pair_pk, pair_ref
 from tests import factories
 from tests.browser import page_checks
 from tests.browser.test_accessibility import violations
@@ -48,7 +49,7 @@ def world(judging_world):
 
 
 def _current(page) -> tuple[Judgment, PoolEntry]:
-    entry = PoolEntry.objects.get(pk=card(page).get_attribute("data-entry-id"))
+    entry = PoolEntry.objects.get(pk=pair_pk(int(card(page).get_attribute("data-entry-id"))))
     return entry
 
 
@@ -107,7 +108,7 @@ def test_required_evidence_by_mouse_and_keyboard(page, live_server, console, wor
     page.keyboard.press("3")
     expect(page.locator(".form-errors")).to_contain_text("Grade 3 needs evidence")
     assert not Judgment.objects.filter(query=entry.query, document=entry.document).exists()
-    expect(card(page)).to_have_attribute("data-entry-id", str(entry.pk))
+    expect(card(page)).to_have_attribute("data-entry-id", str(pair_ref(entry.pk)))
 
     # Mouse: drag from "Flights" to the end of "Helsinki", then add.
     start, end = _word_box(page, "Flights"), _word_box(page, "Helsinki")
@@ -145,7 +146,7 @@ def test_required_evidence_by_mouse_and_keyboard(page, live_server, console, wor
 
     shot(page, "evidence-desktop")
     page.keyboard.press("3")
-    wait_for_new_card(page, str(entry.pk))
+    wait_for_new_card(page, str(pair_ref(entry.pk)))
     saved = _saved(entry)
     flights = text.index("Flights to Helsinki")
     train = text.index("The 𝔣𝔞𝔰𝔱")
@@ -160,13 +161,13 @@ def test_required_evidence_by_mouse_and_keyboard(page, live_server, console, wor
     assert _problems(console) == []
 
     # Back to the pair: the spans are shown again, and the label keeps them.
-    page.goto(live_server.url + reverse("judging:judge_pair", args=["flights", entry.pk]))
+    page.goto(live_server.url + reverse("judging:judge_pair", args=["flights", pair_ref(entry.pk)]))
     expect(page.locator("[data-evidence-list] li")).to_have_count(2)
     assert json.loads(page.locator("[data-evidence-field]").input_value()) == saved.evidence
     page.click("[data-evidence-remove='0']")
     expect(page.locator("[data-evidence-list] li")).to_have_count(1)
     page.keyboard.press("1")  # below the required grade: no evidence needed, one span kept
-    wait_for_new_card(page, str(entry.pk))
+    wait_for_new_card(page, str(pair_ref(entry.pk)))
     saved.refresh_from_db()
     assert saved.grade == 1 and len(saved.evidence) == 1
     assert _problems(console) == []
@@ -194,7 +195,7 @@ def test_touch_selection_on_a_phone(phone, live_server, console, world):
     add.tap()
     expect(phone.locator("[data-evidence-list] li")).to_have_count(1)
     phone.locator("button.grade-button[value='4']").tap()
-    wait_for_new_card(phone, str(entry.pk))
+    wait_for_new_card(phone, str(pair_ref(entry.pk)))
     text = document_text(HTML_BODY)
     wave = text.index("Wave")
     assert _saved(entry).evidence == [{"start": wave, "end": wave + 9, "text": "Wave 👋 at"}]

@@ -230,7 +230,11 @@ def test_a_judge_below_the_bar_sees_their_labels_wait(
         expect(page.locator("table .badge-muted")).to_have_count(3)
         assert not re.search("gold", page.content(), re.IGNORECASE)  # never which pairs
         checked(page, console)
-        # ann is qualified: no marker
+        # ann is qualified, and told so once the pairs she judged reach a multiple of 20
+        ann, q2 = world["judges"]["ann"], coll.queries.get(external_id="q2")
+        for i in range(17):
+            doc = factories.document(coll, f"x{i}", title=f"Extra {i}", body="text")
+            services.judgment_record(judge=ann, query=q2, document=doc, grade=0)
         context.clear_cookies()
         log_in(page, "ann")
         page.goto(reverse("judging:judgment_list", args=[coll.slug]))

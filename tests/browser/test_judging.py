@@ -7,6 +7,7 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from judging.models import Judgment, JudgmentEvent, PoolEntry
+from judging.selectors import pair_pk, pair_ref
 from tests import factories
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -108,10 +109,11 @@ def test_keyboard_judging_round_trip(page, live_server, console, judging_world):
             "query", "document"
         )
     }
-    entries = PoolEntry.objects.in_bulk([int(first), int(second), int(third)])
+    # the card carries each pair's opaque id (judging.selectors.pair_ref)
+    entries = PoolEntry.objects.in_bulk([pair_pk(int(ref)) for ref in (first, second, third)])
 
     def judgment_of(entry_id: str) -> Judgment:
-        entry = entries[int(entry_id)]
+        entry = entries[pair_pk(int(entry_id))]
         return next(
             j
             for j in judgments.values()
@@ -138,7 +140,9 @@ def test_keyboard_judging_round_trip(page, live_server, console, judging_world):
 def test_hostile_document_runs_nothing(page, live_server, console, judging_world):
     log_in(page, live_server, judging_world)
     hostile = judging_world["hostile"]
-    page.goto(live_server.url + reverse("judging:judge_pair", args=["flights", hostile.pk]))
+    page.goto(
+        live_server.url + reverse("judging:judge_pair", args=["flights", pair_ref(hostile.pk)])
+    )
     body = page.locator("#doc-body")
     expect(body).to_contain_text("Cheap flights to Helsinki.")
     expect(body).to_contain_text("Book now.")

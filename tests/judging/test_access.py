@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from judging import services
 from judging.models import Judgment, Membership, PoolEntry
+from judging.selectors import pair_ref
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -50,7 +51,7 @@ def pages(slug: str, entry_id: int, judgment_id: int) -> list[str]:
     return [
         reverse("judging:collection_detail", args=[slug]),
         reverse("judging:judge_next", args=[slug]),
-        reverse("judging:judge_pair", args=[slug, entry_id]),
+        reverse("judging:judge_pair", args=[slug, pair_ref(entry_id)]),
         reverse("judging:judgment_list", args=[slug]),
         reverse("judging:judgment_update", args=[slug, judgment_id]),
         reverse("judging:poolentry_create", args=[slug]),
@@ -64,7 +65,7 @@ def test_judge_cannot_open_another_collections_pages(client, judge_user, world):
         assert client.get(url).status_code == 404, url
     assert (
         client.post(
-            reverse("judging:judge_pair", args=[other.slug, world["other_entry"].pk]),
+            reverse("judging:judge_pair", args=[other.slug, pair_ref(world["other_entry"].pk)]),
             {"grade": "1"},
         ).status_code
         == 404
@@ -82,7 +83,9 @@ def test_judge_cannot_open_a_pair_of_another_collection_through_their_own(
     client, judge_user, world
 ):
     client.force_login(judge_user)
-    url = reverse("judging:judge_pair", args=[world["coll"].slug, world["other_entry"].pk])
+    url = reverse(
+        "judging:judge_pair", args=[world["coll"].slug, pair_ref(world["other_entry"].pk)]
+    )
     assert client.get(url).status_code == 404
     assert client.post(url, {"grade": "1"}).status_code == 404
 
@@ -129,12 +132,12 @@ def test_team_member_gets_no_judging_cards(client, world):
     entry = world["coll_entry"]
     for url in [
         reverse("judging:judge_next", args=[coll.slug]),
-        reverse("judging:judge_pair", args=[coll.slug, entry.pk]),
+        reverse("judging:judge_pair", args=[coll.slug, pair_ref(entry.pk)]),
         reverse("judging:judgment_list", args=[coll.slug]),
         reverse("judging:poolentry_create", args=[coll.slug]),
     ]:
         assert client.get(url).status_code in {403, 404}, url
-    url = reverse("judging:judge_pair", args=[coll.slug, entry.pk])
+    url = reverse("judging:judge_pair", args=[coll.slug, pair_ref(entry.pk)])
     assert client.post(url, {"grade": "4"}).status_code in {403, 404}
     assert not Judgment.objects.filter(judge__user=member).exists()
     # The collection page itself is open to members, without judging links.
@@ -166,7 +169,7 @@ def test_anonymous_users_are_sent_to_login(client, world):
         assert response.status_code == 302, url
         assert response["Location"].startswith(f"{login}?next="), url
     response = client.post(
-        reverse("judging:judge_pair", args=[slug, world["coll_entry"].pk]), {"grade": "1"}
+        reverse("judging:judge_pair", args=[slug, pair_ref(world["coll_entry"].pk)]), {"grade": "1"}
     )
     assert response.status_code == 302 and response["Location"].startswith(login)
     assert Judgment.objects.count() == 3
@@ -175,7 +178,7 @@ def test_anonymous_users_are_sent_to_login(client, world):
 def test_forms_need_csrf(judge_user, world):
     client = Client(enforce_csrf_checks=True)
     client.force_login(judge_user)
-    url = reverse("judging:judge_pair", args=[world["coll"].slug, world["coll_entry"].pk])
+    url = reverse("judging:judge_pair", args=[world["coll"].slug, pair_ref(world["coll_entry"].pk)])
     assert client.post(url, {"grade": "4"}).status_code == 403
     assert Judgment.objects.get(pk=world["own_judgment"].pk).grade == 2
 

@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError
 from judging import evidence, services, services_undo
 from judging.evidence import Span, checked_spans, document_text, spans_from_value
 from judging.models import Judgment, JudgmentEvent
+from judging.selectors import pair_ref
 from judging.services import JudgmentRow, RowsRefused
 from tests import factories
 
@@ -269,7 +270,7 @@ def card(pair, client):
 def _post_card(client, coll, entry, **data):
     from django.urls import reverse
 
-    return client.post(reverse("judging:judge_pair", args=[coll.slug, entry.pk]), data)
+    return client.post(reverse("judging:judge_pair", args=[coll.slug, pair_ref(entry.pk)]), data)
 
 
 def test_card_records_spans_and_shows_them_again(card):
@@ -278,14 +279,18 @@ def test_card_records_spans_and_shows_them_again(card):
     from django.urls import reverse
 
     coll, entry, client = card
-    page = client.get(reverse("judging:judge_pair", args=[coll.slug, entry.pk])).content.decode()
+    page = client.get(
+        reverse("judging:judge_pair", args=[coll.slug, pair_ref(entry.pk)])
+    ).content.decode()
     assert "data-evidence-panel" in page and 'name="evidence" value="[]"' in page
     given = json.dumps([span(10, 14, "café")])
     response = _post_card(client, coll, entry, grade="2", evidence=given, seconds="3")
     assert response.status_code == 303
     judgment = Judgment.objects.get()
     assert judgment.evidence == [span(10, 14, "café")]
-    page = client.get(reverse("judging:judge_pair", args=[coll.slug, entry.pk])).content.decode()
+    page = client.get(
+        reverse("judging:judge_pair", args=[coll.slug, pair_ref(entry.pk)])
+    ).content.decode()
     assert "&quot;text&quot;: &quot;café&quot;" in page  # the field holds the spans again
     # a card without the field (no JavaScript) keeps the spans
     assert _post_card(client, coll, entry, grade="3").status_code == 303
@@ -316,7 +321,9 @@ def test_card_without_evidence_when_off(card):
     coll, entry, client = card
     coll.evidence = "off"
     coll.save()
-    page = client.get(reverse("judging:judge_pair", args=[coll.slug, entry.pk])).content.decode()
+    page = client.get(
+        reverse("judging:judge_pair", args=[coll.slug, pair_ref(entry.pk)])
+    ).content.decode()
     assert "data-evidence" not in page and 'name="evidence"' not in page
 
 

@@ -11,6 +11,7 @@ import pytest
 from django.urls import reverse
 
 from judging.models import Judgment, Membership, PoolEntry
+from judging.selectors import pair_ref
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -91,7 +92,7 @@ def test_card_next_query_count_is_constant(client, sized, django_assert_num_quer
 
 def test_card_of_a_judged_pair_query_count_is_constant(client, sized, django_assert_num_queries):
     coll, _entries, mine = sized
-    url = reverse("judging:judge_pair", args=[coll.slug, mine[-1].pk])
+    url = reverse("judging:judge_pair", args=[coll.slug, pair_ref(mine[-1].pk)])
     with django_assert_num_queries(CARD_PAIR_QUERIES):
         response = client.get(url)
     assert response.status_code == 200 and b"Your label now" in response.content

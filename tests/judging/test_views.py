@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from judging import services
 from judging.models import Judgment, JudgmentEvent, Membership, PoolEntry
+from judging.selectors import pair_pk, pair_ref
 from tests import factories
 from tests.html import page_text
 
@@ -52,9 +53,12 @@ def setup(coll, judge_user, client):
 
 
 def entry_id(response) -> int:
+    """Return the pool entry pk of the card shown (the page carries its opaque id)."""
     match = re.search(rb'data-entry-id="(\d+)"', response.content)
     assert match, response.content[:2000]
-    return int(match.group(1))
+    pk = pair_pk(int(match.group(1)))
+    assert pk is not None
+    return pk
 
 
 def next_url(coll) -> str:
@@ -62,7 +66,7 @@ def next_url(coll) -> str:
 
 
 def pair_url(coll, pk: int) -> str:
-    return reverse("judging:judge_pair", args=[coll.slug, pk])
+    return reverse("judging:judge_pair", args=[coll.slug, pair_ref(pk)])
 
 
 def test_card_shows_query_guidelines_and_document(client, setup):
@@ -205,7 +209,7 @@ def test_bad_post_rerenders_card_with_field_error(client, setup, data, field):
     html = response.content.decode()
     assert 'role="alert"' in html
     assert re.search(rf"<strong>{field}:</strong>", html)
-    assert f'data-entry-id="{first}"' in html
+    assert f'data-entry-id="{pair_ref(first)}"' in html
     assert not Judgment.objects.exists()
 
 

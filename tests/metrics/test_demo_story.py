@@ -11,6 +11,7 @@ from rest_framework.authtoken.models import Token
 
 from judging.demo.loader import DEMO_SLUG, demo_load
 from judging.models import Judgment, PoolEntry
+from judging.selectors import pair_ref
 from metrics.models import Run, Team
 from tests.metrics import factories as metrics_factories
 
@@ -63,7 +64,8 @@ def test_submit_pool_judge_and_watch_the_leaderboard_move(
         entry_id = card.context["entry"].pk
         with django_capture_on_commit_callbacks(execute=True):
             posted = client.post(
-                reverse("judging:judge_pair", args=[DEMO_SLUG, entry_id]), {"grade": grade}
+                reverse("judging:judge_pair", args=[DEMO_SLUG, pair_ref(entry_id)]),
+                {"grade": grade},
             )
         assert posted.status_code in (302, 303)
     assert Judgment.objects.filter(judge__user__username="judge1").count() == 3

@@ -270,10 +270,12 @@ def test_hidden_scores_hide_the_correction_too(world):
     assert not body["ppi_audit"]["available"]
     assert body["ppi_audit"]["audited"] is None and body["ppi_audit"]["sampled"] is None
     for cell in body["rows"][0]["ppi"].values():
-        assert {k: v for k, v in cell.items() if k != "reason"} == dict.fromkeys(
+        assert {
+            k: v for k, v in cell.items() if k not in ("reason", "interval_note")
+        } == dict.fromkeys(
             ("estimate", "low", "high", "lam", "llm_mean", "audited_queries", "queries")
         )
-        assert cell["reason"] == ppi_module.HIDDEN
+        assert cell["reason"] == ppi_module.HIDDEN and cell["interval_note"] == ""
 
 
 def test_the_aggregate_mode_rounds_the_estimate_and_shows_no_interval(world):

@@ -108,6 +108,7 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("GET", S + "gold/qualification/"):           (401, 404, 403, 403, 403, 403, 404, 200),
     ("PUT", S + "gold/qualification/"):           (401, 404, 403, 403, 403, 403, 404, 200),
     ("GET", S + "gold/qualification/changes/"):   (401, 404, 403, 403, 403, 403, 404, 200),
+    ("GET", S + "gold/qualification/preview/"):   (401, 404, 403, 403, 403, 403, 404, 200),
     ("GET", S + "judges/attention/"):             (401, 404, 403, 403, 403, 403, 404, 200),
     ("GET", S + "judges/gold/"):                  (401, 404, 403, 403, 403, 403, 404, 200),
     ("GET", S + "judges/canaries/"):              (401, 404, 403, 403, 403, 403, 404, 200),
@@ -178,7 +179,7 @@ BODIES: dict[tuple[str, str], Callable[[Arena], tuple[Any, str]]] = {
     ("POST", S + "gold/"): lambda a: ({"qid": "q1", "docno": "d1", "grade": 2}, "json"),
     ("PUT", S + "gold/rate/"): lambda a: ({"gold_rate": 0.1}, "json"),
     ("PUT", S + "gold/qualification/"): lambda a: (
-        {"qualification_pairs": 3, "qualification_share": 0.8},
+        {"qualification_pairs": 3, "qualification_share": 0.8, "confirm": True},
         "json",
     ),
     ("POST", S + "judges/<int:judge_id>/canary-checks/"): lambda a: (None, "json"),
@@ -250,6 +251,8 @@ def url_for(route: str, arena: Arena, method: str = "GET") -> str:
         path += f"?baseline={arena.run.pk}&runs={arena.second_run().pk}"
     elif route.endswith("compare/pairs/"):
         path += f"?runs={arena.run.pk},{arena.second_run().pk}"
+    elif route.endswith("qualification/preview/"):
+        path += "?qualification_pairs=3&qualification_share=0.8"
     assert "<" not in path, f"no value for a parameter of {route}: extend url_for"
     return "/" + PREFIX + path
 

@@ -13,6 +13,7 @@ from judging.agreement import checks
 from judging.agreement.coefficients import cohen_kappa
 from judging.agreement.selectors import llm_checks
 from judging.models import Judgment, Membership
+from judging.selectors import pair_ref
 from judging.selectors_card import llm_hint_due
 from tests import factories
 from tests.api_client import client_for, errors_of
@@ -52,11 +53,13 @@ def setup(db):
 
 
 def _card(client, coll, entry) -> str:
-    return client.get(reverse("judging:judge_pair", args=[coll.slug, entry.pk])).content.decode()
+    return client.get(
+        reverse("judging:judge_pair", args=[coll.slug, pair_ref(entry.pk)])
+    ).content.decode()
 
 
 def _grade(client, coll, entry, grade, shown):
-    url = reverse("judging:judge_pair", args=[coll.slug, entry.pk])
+    url = reverse("judging:judge_pair", args=[coll.slug, pair_ref(entry.pk)])
     response = client.post(url, {"grade": grade, "llm_shown": shown})
     assert response.status_code == 303, response.content[:300]
 

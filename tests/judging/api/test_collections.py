@@ -69,9 +69,10 @@ def test_pool_list_and_filters(api, world):
         assert response.status_code == 200, response.json()
         return [(e["query"], e["document"], e["graded_count"]) for e in response.json()["results"]]
 
-    assert pairs("judy") == [("q1", "d1", 0), ("q1", "d2", 0), ("q2", "d3", 0)]
+    # judges get no grade counts (a gold pair's would give it away: docs/judges.md)
+    assert pairs("judy") == [("q1", "d1", None), ("q1", "d2", None), ("q2", "d3", None)]
     assert pairs("cora", include_missing=1)[2] == ("q1", "dx", 0)
-    assert pairs("judy", query="q2") == [("q2", "d3", 0)]
+    assert pairs("judy", query="q2") == [("q2", "d3", None)]
 
     llm = Judge.objects.create(kind="llm", name="gpt", model="gpt-x")
     services.judgment_record(
@@ -84,6 +85,13 @@ def test_pool_list_and_filters(api, world):
     assert api("judy").get(C + "pool/", {"unjudged_by": llm.pk}).status_code == 403
     own = services.judge_for_user(user=world.users["judy"])
     assert len(pairs("judy", unjudged_by=own.pk)) == 3
+    # for a judge, needs_grades is "still open to you": q1/d1 has its one grade
+    assert [p[:2] for p in pairs("judy", needs_grades=1)] == [("q1", "d2"), ("q2", "d3")]
+    assert [p[:2] for p in pairs("judy", needs_grades=0)] == [("q1", "d1")]
+    services.judgment_record(
+        judge=own, query=world.queries["q2"], document=world.docs["d3"], grade=1
+    )
+    assert [p[:2] for p in pairs("judy", needs_grades=1)] == [("q1", "d2")]
     assert api("cora").get(C + "pool/", {"unjudged_by": "x"}).status_code == 400
     # An id no row can have is a 400 naming the parameter (it was a database error).
     for value in ("18164368268884509590552576", "0", "-3", "٣", str(2**63)):

@@ -51,6 +51,7 @@ PATHS = [
     "/api/v1/collections/{slug}/gold/rate/",
     "/api/v1/collections/{slug}/gold/qualification/",
     "/api/v1/collections/{slug}/gold/qualification/changes/",
+    "/api/v1/collections/{slug}/gold/qualification/preview/",
     "/api/v1/collections/{slug}/judges/gold/",
     "/api/v1/collections/{slug}/judges/canaries/",
     "/api/v1/collections/{slug}/judges/{judge_id}/canary-checks/",

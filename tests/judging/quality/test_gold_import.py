@@ -13,6 +13,7 @@ import json
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from judging import services
 from judging import services as judging_services
 from judging.lists import services as lists
 from judging.models import Judgment, LiveGrade, Membership, PoolEntry
@@ -90,11 +91,16 @@ def test_each_format_marks_gold_pairs_and_labels_the_rest(coll, fmt, text):
     summary = _import(coll, text, fmt)
     assert (summary.created, summary.gold) == (2, 2)
     assert _gold(coll) == {("q1", "d1"): (3, "clear answer"), ("q2", "d3"): (0, "off topic")}
-    # the gold-only line labels nothing; gold pairs join the pool (so judges are served them)
+    # the gold-only line labels nothing; gold pairs not pooled wait for the next pairs
+    # pooled (judging.services.pool_add_ids), so none enters the pool on its own
     labels = set(Judgment.objects.values_list("query__external_id", "document__external_id"))
     assert labels == {("q1", "d1"), ("q1", "d2")}
-    pooled = set(PoolEntry.objects.values_list("query__external_id", "document__external_id"))
-    assert {("q1", "d1"), ("q2", "d3")} <= pooled
+    assert not PoolEntry.objects.exists()
+    assert set(
+        services.gold_waiting(collection=coll).values_list(
+            "query__external_id", "document__external_id"
+        )
+    ) == {("q1", "d1"), ("q2", "d3")}
     again = _import(coll, text, fmt)  # the same file again: nothing new
     assert (again.created, again.unchanged, again.gold) == (0, 2, 0)
 

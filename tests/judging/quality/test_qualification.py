@@ -288,10 +288,17 @@ def test_rest_sets_the_bar_and_reports_standings(staffed):
     coll, (q1, q2), golds, docs, ann, ben, boss = staffed
     api = client_for(boss)
     url = f"/api/v1/collections/{coll.slug}/gold/qualification/"
-    assert api.get(url).json() == {"qualification_pairs": 0, "qualification_share": 0.8}
+    bar = ("qualification_pairs", "qualification_share")
+    assert {k: api.get(url).json()[k] for k in bar} == {
+        "qualification_pairs": 0,
+        "qualification_share": 0.8,
+    }
     done = api.put(url, {"qualification_pairs": 2, "qualification_share": 0.5}, format="json")
     assert done.status_code == 200
-    assert done.json() == {"qualification_pairs": 2, "qualification_share": 0.5}
+    assert {k: done.json()[k] for k in bar} == {
+        "qualification_pairs": 2,
+        "qualification_share": 0.5,
+    }
     for doc, grade in zip(golds[:2], (2, 2), strict=True):
         judging_services.judgment_record(judge=ann, query=q1, document=doc, grade=grade)
     for doc, grade in zip(golds, (0, 0, 2), strict=True):
@@ -417,6 +424,16 @@ def test_pages_set_the_bar_alert_and_mark_labels_not_counted(client, staffed):
     client.force_login(ben.user)
     mine = client.get(reverse("judging:judgment_list", args=[coll.slug])).content.decode()
     assert 'data-field="not-counted"' in mine and "gold" not in mine.lower()
+    # ann qualified on her second label, but she is told so only once the pairs she has
+    # judged reach a multiple of SHOWN_EVERY (20): the change never points at a gold pair
     client.force_login(ann.user)
     mine = client.get(reverse("judging:judgment_list", args=[coll.slug])).content.decode()
-    assert "not counted yet" not in mine
+    assert "not counted yet" in mine
+    more = [factories.document(coll, f"m{i}") for i in range(qualification.SHOWN_EVERY - 2)]
+    for doc in more[:-1]:
+        judging_services.judgment_record(judge=ann, query=q1, document=doc, grade=0)
+    mine = client.get(reverse("judging:judgment_list", args=[coll.slug])).content.decode()
+    assert "not counted yet" in mine  # 19 pairs judged
+    judging_services.judgment_record(judge=ann, query=q1, document=more[-1], grade=0)
+    mine = client.get(reverse("judging:judgment_list", args=[coll.slug])).content.decode()
+    assert "not counted yet" not in mine  # 20: told

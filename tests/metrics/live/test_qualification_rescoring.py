@@ -113,7 +113,7 @@ def test_a_judge_who_qualifies_moves_the_scores_of_every_query_they_graded(
     with django_capture_on_commit_callbacks(execute=True):
         quality_services.gold_set(query=queries["q1"], document=docs["d1"], grade=3)
         quality_services.gold_set(query=queries["q1"], document=docs["d2"], grade=0)
-        quality_services.qualification_set(collection=coll, pairs=2, share=1.0)
+        quality_services.qualification_set(collection=coll, pairs=2, share=1.0, confirm=True)
     # ann grades q2 and q3 (not gold) and one gold pair: nothing counts yet
     for qid, docno, grade in (("q2", "d1", 4), ("q3", "d4", 3), ("q1", "d1", 3)):
         services.judgment_record(judge=ann, query=queries[qid], document=docs[docno], grade=grade)
@@ -147,7 +147,7 @@ def test_any_order_of_changes_keeps_live_grades_and_scores_current(
     rng = np.random.default_rng(seed)
     qs, ds = list(queries.values()), list(docs.values())
     with django_capture_on_commit_callbacks(execute=True):
-        quality_services.qualification_set(collection=coll, pairs=2, share=0.5)
+        quality_services.qualification_set(collection=coll, pairs=2, share=0.5, confirm=True)
         for q, d in ((0, 0), (0, 1), (1, 2)):
             quality_services.gold_set(query=qs[q], document=ds[d], grade=int(rng.integers(5)))
     for _ in range(18):
@@ -199,6 +199,7 @@ def test_any_order_of_changes_keeps_live_grades_and_scores_current(
                     collection=coll,
                     pairs=int(rng.integers(0, 4)),
                     share=float(rng.choice([0.0, 0.5, 1.0])),
+                    confirm=True,  # consistency, whatever the bar leaves
                 )
             else:
                 adjudication_services.aggregation_settings_update(
@@ -228,7 +229,7 @@ def test_bias_corrected_means_read_only_counted_llm_judges(world):
     coll, queries, docs, _ = world
     robot = factories.llm_judge("robot")
     quality_services.gold_set(query=queries["q1"], document=docs["d1"], grade=2)
-    quality_services.qualification_set(collection=coll, pairs=1, share=1.0)
+    quality_services.qualification_set(collection=coll, pairs=1, share=1.0, confirm=True)
     rows = [services.JudgmentRow(1, "q2", "d2", 3), services.JudgmentRow(2, "q1", "d1", 0)]
     services.judgments_import(collection=coll, judge=robot, rows=rows)
     coll.refresh_from_db()
