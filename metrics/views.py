@@ -56,7 +56,7 @@ from metrics.forms import (
 from metrics.live.scoring import MeasureLabel, measure_labels
 from metrics.models import Run, Team
 from metrics.pool.forms import PoolingPolicyForm, strategy_fields
-from metrics.pool.models import STRATEGY_CHOICES, strategy_name
+from metrics.pool.models import RECOMMENDATION, STRATEGY_CHOICES, strategy_name
 from metrics.pool.selectors import pooling_history, pooling_policy, pooling_values
 from metrics.pool.services import pooling_policy_set
 from metrics.selectors import (
@@ -800,6 +800,7 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
         "pooling_form": pooling_form,
         "pooling_fields": strategy_fields(pooling_form),
         "strategies": [(value, label) for value, label in STRATEGY_CHOICES],
+        "pooling_recommendation": RECOMMENDATION,
         "pooling": pooling,
         "aggregation_form": aggregation_form,
         "card_form": card_form,
