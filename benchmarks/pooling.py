@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from metrics.pool import simulation
-from metrics.pool.strategies import STRATEGIES, Campaign, make_strategy
+from metrics.pool.strategies import STRATEGIES, Campaign, DepthK, make_strategy
 
 ROOT = Path(__file__).resolve().parent.parent
 MEASURE = "ndcg_cut.10"
@@ -162,6 +162,8 @@ def family_campaign(
 
 #: The fidelity bars: Kendall's τ-b and τ_AP of the ranking so far against the final one.
 BARS = {"tau": 0.95, "tau_ap": 0.9}
+#: Losses are counted up to this many swaps ("3" reads "3 or more").
+LOSS_CAP = 3
 
 
 @dataclass(frozen=True)
@@ -194,6 +196,33 @@ def _within_one(rows, means, reference, bar: float, name: str) -> int | None:
     return reached
 
 
+class ShuffledDepth(DepthK):
+    """Depth-k with its ties broken otherwise: how much of a campaign's result is luck.
+
+    The same order as ``depth`` (each query's documents by best rank, queries in turn),
+    but documents of one best rank come in a seeded random order instead of by code, and
+    the turn starts at a seeded query. Benchmark only (``depth~1``, ``depth~2``, ...).
+    """
+
+    def __init__(self, campaign: Campaign, seed: int) -> None:
+        """Draw the ties' order and the first query from ``seed``."""
+        super().__init__(campaign)
+        rng = np.random.default_rng(seed)
+        for q in range(len(campaign.queries)):
+            best = campaign.best_rank(q)
+            pooled = np.flatnonzero(best < 100)
+            self._order[q] = pooled[np.lexsort((rng.permutation(len(pooled)), best[pooled]))]
+        self._turn = int(rng.integers(len(campaign.queries))) if campaign.queries else 0
+
+
+def _strategy(name: str, campaign: Campaign):
+    """Return strategy ``name`` of :data:`STRATEGIES`, or ``depth~<seed>``."""
+    if name.startswith("depth~"):
+        return ShuffledDepth(campaign, int(name.removeprefix("depth~")))
+    scorer = simulation.make_scorer(campaign, MEASURE) if name == "swap" else None
+    return make_strategy(name, campaign, scores=scorer)
+
+
 def run_family_campaign(
     campaign: Campaign,
     qrels: dict[str, dict[str, float]],
@@ -217,8 +246,7 @@ def run_family_campaign(
     out = {}
     for name in names:
         started = time.perf_counter()
-        scorer = simulation.make_scorer(campaign, MEASURE) if name == "swap" else None
-        strategy = make_strategy(name, campaign, scores=scorer)
+        strategy = _strategy(name, campaign)
         means: list[np.ndarray] = []
         rows = simulation.simulate(
             campaign,
@@ -233,7 +261,9 @@ def run_family_campaign(
         seconds = time.perf_counter() - started
         losses = {
             hold: {
-                f: simulation.worst_loss(rows, means, reference, bar, field=f, hold=hold)[1]
+                f: simulation.worst_loss(
+                    rows, means, reference, bar, field=f, hold=hold, cap=LOSS_CAP
+                )[1]
                 for f, bar in BARS.items()
             }
             for hold in (0, n_q)
@@ -255,6 +285,13 @@ def _share(count: int | None, base: int | None) -> float:
     if base is None:
         return float("nan")
     return float("inf") if count is None else count / base
+
+
+def _cell(count: int | None, base: int | None) -> str:
+    """Return a report cell: the share of depth-k's, or the count where depth-k has none."""
+    if base is None:
+        return f"{count:,} (depth-k: none)" if count is not None else "not reached"
+    return _pct(_share(count, base))
 
 
 def _pct(value: float) -> str:
@@ -348,8 +385,7 @@ def family_report(
         base = out["depth"]
         shape = member.shape
         cells = [
-            f"{_pct(_share(out[n].to_tau, base.to_tau))}, "
-            f"{_pct(_share(out[n].to_tau_ap, base.to_tau_ap))}"
+            f"{_cell(out[n].to_tau, base.to_tau)}, {_cell(out[n].to_tau_ap, base.to_tau_ap)}"
             for n in others
         ]
         lines.append(
@@ -538,6 +574,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--jobs", type=int, default=1, help="With --family: campaigns simulated at once."
     )
+    parser.add_argument(
+        "--depth-draws",
+        type=int,
+        default=0,
+        help="With --family: also depth-k with its ties broken by this many seeded draws.",
+    )
     parser.add_argument("--speed", action="store_true", help="Time swap and hybrid (42k pairs).")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if args.speed:
@@ -548,7 +590,7 @@ def main(argv: list[str] | None = None) -> None:
         print(
             family_report(
                 args.seeds or [1, 2, 3, 4, 5],
-                tuple(args.strategies),
+                (*args.strategies, *(f"depth~{i}" for i in range(1, args.depth_draws + 1))),
                 shapes,
                 with_demo=not args.no_demo,
                 per_topic=args.per_topic,
