@@ -38,8 +38,15 @@ A *campaign* is the runs' rankings of each query, integer-coded (:class:`Campaig
     what decides the comparisons between systems, not what is likely relevant. Weighed
     again every ``refresh`` picks. One pick in ten (``explore``) is depth order's, and so
     is every pick when nothing above the cut-off weighs anything.
+``steady``
+    The order to pick when unsure (:data:`RECOMMENDED`; docs/pooling.md, *The family of
+    campaigns*): ``hybrid``'s weighing, with the doubt of a pair counted in both
+    directions (the chance that its unjudged part exceeds the gap shown), each run's
+    documents within the cut-off judged from its top down (only its shallowest unjudged
+    one of a query is a candidate), and every document also weighed by what its grade may
+    add to its query's ideal DCG (:class:`Steady`).
 ``hybrid``
-    The order to pick when unsure (docs/pooling.md, *The family of campaigns*). The same
+    ``steady``'s predecessor, recommended until issue 45 (docs/pooling.md). The same
     pairs of runs and the same chance that each is shown the wrong way round as ``swap``,
     but a document weighs how much judging it lowers the doubt-weighted expected squared
     error of the pairs' differences: a bias part (judge the documents of the run the
@@ -53,7 +60,7 @@ A *campaign* is the runs' rankings of each query, integer-coded (:class:`Campaig
 The per-query strategies (``depth``, ``mtf``, bandits) share the budget between queries
 round-robin: each pick goes to the next query that still has an unjudged pooled
 document, so every query gets the same number of judgments while it has documents.
-``swap`` and ``hybrid`` pick over all queries at once.
+``swap``, ``hybrid`` and ``steady`` pick over all queries at once.
 
 Relevant means a grade of at least ``rel_level`` (1: any grade above "not relevant").
 """
@@ -1019,6 +1026,7 @@ class Steady(Hybrid):
         self._group = self._query_of[self._top][self._rows] * n_runs + self._cols
         self._n_groups = len(campaign.queries) * n_runs
         self._histogram = np.zeros((self._n_cells, 5))  # judged grades 0-4 per cell
+        self._weighed_pairs: tuple[I64, I64, F64, F64] | None = None
         self._discount = 1.0 / np.log2(np.arange(cutoff) + 2.0)
 
     def observe(self, q: int, d: int, grade: float) -> None:
@@ -1074,6 +1082,7 @@ class Steady(Hybrid):
 
     def weights(self) -> F64:
         """Return :class:`Hybrid`'s weights, 0 off each run's frontier (aligned with ``_top``)."""
+        self._weighed_pairs = None  # set by the weighing, unless there is nothing to weigh
         weight = super().weights()
         if len(weight) == 0:
             return weight
@@ -1101,11 +1110,11 @@ class Steady(Hybrid):
         + (E[h^2] - 2 E[h]^2) sum_p w_p a_pq^2``, the same form as the within-cut-off
         weight (grades drawn from :meth:`grade_chances` of its cell).
         """
+        n_q = len(self.campaign.queries)
+        if self._weighed_pairs is None or n_q == 0 or len(self._weighed_pairs[0]) == 0:
+            return np.zeros(int(self._offset[-1]))  # fewer than two runs: no pair
         upper, lower, wrong, bias = self._weighed_pairs
         tracker, k = self.tracker, self.cutoff
-        n_q = len(self.campaign.queries)
-        if n_q == 0 or len(upper) == 0:
-            return np.zeros(int(self._offset[-1]))
         top = np.zeros((n_q, k))  # each query's best judged grades, best first
         for q, grades in enumerate(tracker._top):
             top[q, : len(grades)] = grades

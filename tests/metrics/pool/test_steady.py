@@ -206,3 +206,11 @@ def test_steady_judges_every_pair_once_and_ends_at_tau_one():
         seen.append(pick)
         strategy.observe(*pick, float(grades[pick[0]][pick[1]]))
     assert len(seen) == len(set(seen)) == pool
+
+
+def test_one_run_has_no_pair_to_weigh_so_steady_takes_depth_order():
+    campaign = Campaign.from_rankings({"A": {"q1": ["a", "b"], "q2": ["c"]}})
+    strategy = Steady(campaign)
+    assert (strategy.weights() == 0).all() and (strategy.ideal_weights() == 0).all()
+    picks = plan(strategy, [np.full(2, np.nan), np.full(1, np.nan)], 5)
+    assert [campaign.docnos[q][d] for q, d in picks] == ["a", "c", "b"]

@@ -29,10 +29,7 @@ from metrics.pool.strategies import Hybrid, Steady, Swap, make_strategy, tie_key
 
 ROOT = Path(__file__).resolve().parents[3]
 CASES = [
-    f"{n}/{label}/{seed}"
-    for n in ("steady", "hybrid", "swap")
-    for label in "BC"
-    for seed in (1, 2)
+    f"{n}/{label}/{seed}" for n in ("steady", "hybrid", "swap") for label in "BC" for seed in (1, 2)
 ]
 
 
