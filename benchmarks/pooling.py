@@ -6,7 +6,7 @@
 ``python -m benchmarks.pooling --family [--seeds 1 2 3 4 5] [--strategies ...]``: the
 family of campaigns instead (:data:`SHAPES`, each drawn with each seed; see
 :func:`family_report`). ``python -m benchmarks.pooling --speed``: the simulation time of
-``swap`` and ``hybrid`` over every pair of a 42k-pair campaign.
+``steady``, ``hybrid`` and ``swap`` over every pair of a 42k-pair campaign.
 
 Two campaigns, each judged in every strategy's order (:mod:`metrics.pool.strategies`)
 with its full qrels as the oracle (:mod:`metrics.pool.simulation`):
@@ -469,8 +469,8 @@ def family_report(
     return "\n".join(lines)
 
 
-def speed_report() -> str:
-    """Time ``swap`` and ``hybrid`` judging every pair of a 42k-pair campaign (step 50)."""
+def speed_report(names: tuple[str, ...] = ("steady", "hybrid", "swap")) -> str:
+    """Time ``names`` judging every pair of a 42k-pair campaign (step 50)."""
     campaign, qrels = synthetic(50, 30, 1)
     grades = simulation.oracle(campaign, qrels)
     reference = simulation.reference_scores(campaign, qrels, MEASURE)
@@ -481,7 +481,7 @@ def speed_report() -> str:
         "| Strategy | Simulation time (wall clock) | CPU time of the process |",
         "| --- | ---: | ---: |",
     ]
-    for name in ("hybrid", "swap"):
+    for name in names:
         scorer = simulation.make_scorer(campaign, MEASURE)
         started, cpu = time.perf_counter(), time.process_time()
         strategy = make_strategy(name, campaign, scores=scorer)
@@ -580,7 +580,9 @@ def main(argv: list[str] | None = None) -> None:
         default=0,
         help="With --family: also depth-k with its ties broken by this many seeded draws.",
     )
-    parser.add_argument("--speed", action="store_true", help="Time swap and hybrid (42k pairs).")
+    parser.add_argument(
+        "--speed", action="store_true", help="Time steady, hybrid and swap (42k pairs)."
+    )
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if args.speed:
         print(speed_report())
