@@ -59,6 +59,7 @@ from metrics.pool.forms import PoolingPolicyForm, strategy_fields
 from metrics.pool.models import RECOMMENDATION, STRATEGY_CHOICES, strategy_name
 from metrics.pool.selectors import pooling_history, pooling_policy, pooling_values
 from metrics.pool.services import pooling_policy_set
+from metrics.pool.strategies import RECOMMENDED
 from metrics.selectors import (
     BOOTSTRAP_CONFIDENCE,
     PROVENANCES,
@@ -801,6 +802,7 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
         "pooling_fields": strategy_fields(pooling_form),
         "strategies": [(value, label) for value, label in STRATEGY_CHOICES],
         "pooling_recommendation": RECOMMENDATION,
+        "recommended_strategy": RECOMMENDED,
         "pooling": pooling,
         "aggregation_form": aggregation_form,
         "card_form": card_form,

@@ -68,7 +68,8 @@ class PoolingPolicyForm(forms.Form):
     strategy = forms.ChoiceField(
         choices=STRATEGY_CHOICES,
         label="Pooling strategy",
-        help_text="When unsure, pick steady (why: below). Every change is kept as a new version.",
+        help_text="When unsure, pick steady (its description says why). Every change is "
+        "kept as a new version.",
     )
     wave_size = forms.IntegerField(
         min_value=LIMITS["wave_size"][0],
