@@ -42,9 +42,9 @@ A *campaign* is the runs' rankings of each query, integer-coded (:class:`Campaig
     The order to pick when unsure (:data:`RECOMMENDED`; docs/pooling.md, *The family of
     campaigns*): ``hybrid``'s weighing, with the doubt of a pair counted in both
     directions (the chance that its unjudged part exceeds the gap shown), each run's
-    documents within the cut-off judged from its top down (only its shallowest unjudged
-    one of a query is a candidate), and every document also weighed by what its grade may
-    add to its query's ideal DCG (:class:`Steady`).
+    documents within the cut-off judged from its top down (the pairs' weight counts only
+    its shallowest unjudged one of a query), and every document also weighed by what its
+    grade may add to its query's ideal DCG (:class:`Steady`).
 ``hybrid``
     ``steady``'s predecessor, recommended until issue 45 (docs/pooling.md). The same
     pairs of runs and the same chance that each is shown the wrong way round as ``swap``,
@@ -980,11 +980,12 @@ class Steady(Hybrid):
       shown the right way round still counts while its unjudged part is large, and
       judging its neighbours' documents unevenly, which would make the leaderboard show
       it the wrong way round on the way, is weighed against.
-    - **Each run from the top down.** Within the cut-off only each run's shallowest
-      unjudged document of a query is a candidate (its *frontier*), so every run's
-      judged documents of a query are its top ranks, as under depth-k, and the scores
-      the leaderboard shows are each run's measure truncated at some rank, never a run
-      judged here and there.
+    - **Each run from the top down.** Within the cut-off the pairs' weight counts only
+      each run's shallowest unjudged document of a query (its *frontier*), so a run's
+      judged documents of a query are mostly its top ranks, as under depth-k, and the
+      scores the leaderboard shows are close to each run's measure truncated at some
+      rank, not a run judged here and there. (The depth-order picks and the ideal's
+      weight below can still take a document off a run's frontier.)
     - **The ideal is in doubt too.** A query's ideal DCG comes from the grades found so
       far; a document deeper than the cut-off can still raise it, which rescales every
       run's score on that query. Every unjudged document (within the cut-off or not)
