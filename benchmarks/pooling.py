@@ -6,7 +6,7 @@
 ``python -m benchmarks.pooling --family [--seeds 1 2 3 4 5] [--strategies ...]``: the
 family of campaigns instead (:data:`SHAPES`, each drawn with each seed; see
 :func:`family_report`). ``python -m benchmarks.pooling --speed``: the simulation time of
-``swap`` and ``hybrid`` over every pair of a 42k-pair campaign.
+``steady``, ``hybrid`` and ``swap`` over every pair of a 42k-pair campaign.
 
 Two campaigns, each judged in every strategy's order (:mod:`metrics.pool.strategies`)
 with its full qrels as the oracle (:mod:`metrics.pool.simulation`):
@@ -30,13 +30,13 @@ import argparse
 import statistics
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from metrics.pool import simulation
-from metrics.pool.strategies import STRATEGIES, Campaign, make_strategy
+from metrics.pool.strategies import STRATEGIES, Campaign, DepthK, make_strategy
 
 ROOT = Path(__file__).resolve().parent.parent
 MEASURE = "ndcg_cut.10"
@@ -73,10 +73,29 @@ class Shape:
     runs: int
     dense: bool  # about 12% of a topic's documents relevant, else about 3%
     close: bool  # systems of close quality, else far apart
+    #: The runs' qualities, best to worst, when not the default of ``close`` (1.5 -> 1.0
+    #: close, 2.5 -> 0.3 far apart): e.g. (1.25, 1.15), runs within noise of each other.
+    spread: tuple[float, float] | None = None
+
+    @property
+    def quality(self) -> tuple[float, float]:
+        """Return the best and the worst run's quality."""
+        if self.spread is not None:
+            return self.spread
+        return (1.5, 1.0) if self.close else (2.5, 0.3)
+
+    @property
+    def systems(self) -> str:
+        """Return how far apart the runs are, in words."""
+        hi, lo = self.quality
+        words = "within noise" if hi - lo < 0.3 else "close" if self.close else "far"
+        return f"{words} ({hi:g} → {lo:g})"
 
 
-#: The family: runs 10, 30 and 80; topics 25, 50 and 150; dense and sparse relevance;
-#: systems close together and far apart.
+#: The family: runs 10 to 80, topics 25 to 150, dense and sparse relevance, systems far
+#: apart, close, and within noise of each other. A-F are the family of issue 33; G-M were
+#: added for issue 45 (few runs whose qualities differ little, as on the campaigns that
+#: the old recommendation lost; many runs close together; few runs far apart).
 SHAPES = (
     Shape("A", 50, 30, dense=False, close=False),
     Shape("B", 25, 10, dense=True, close=True),
@@ -84,6 +103,13 @@ SHAPES = (
     Shape("D", 150, 30, dense=True, close=False),
     Shape("E", 150, 10, dense=False, close=True),
     Shape("F", 25, 80, dense=True, close=False),
+    Shape("G", 120, 10, dense=False, close=True, spread=(1.25, 1.15)),
+    Shape("H", 30, 12, dense=True, close=True, spread=(1.25, 1.15)),
+    Shape("I", 60, 11, dense=False, close=True, spread=(1.22, 1.18)),
+    Shape("J", 100, 40, dense=True, close=True, spread=(1.3, 1.1)),
+    Shape("K", 50, 10, dense=False, close=False),
+    Shape("L", 40, 12, dense=True, close=True, spread=(1.8, 0.8)),
+    Shape("M", 75, 12, dense=False, close=True, spread=(1.21, 1.19)),
 )
 
 
@@ -99,12 +125,16 @@ def family_campaign(
     on the topic, both lognormal) plus noise shared by its family of runs (six families,
     as the runs of one group share errors) plus its own noise, and returns its top
     ``depth``; so runs share most of their top documents, and quality varies by topic.
-    Qualities are spread from 2.5 to 0.3 (far apart) or from 1.5 to 1.0 (close). The
-    qrels grade every pooled document (the depth-``depth`` pool, as at TREC).
+    Qualities are spread from 2.5 to 0.3 (far apart), from 1.5 to 1.0 (close), or as
+    ``shape.spread`` says. The qrels grade every pooled document (the depth-``depth``
+    pool, as at TREC). Shapes without a ``spread`` draw what they drew before it existed.
     """
-    rng = np.random.default_rng([seed, shape.queries, shape.runs, shape.dense, shape.close])
+    key = [seed, shape.queries, shape.runs, shape.dense, shape.close]
+    if shape.spread is not None:
+        key += [round(q * 100) for q in shape.spread]
+    rng = np.random.default_rng(key)
     runs = shape.runs
-    quality = np.linspace(1.5, 1.0, runs) if shape.close else np.linspace(2.5, 0.3, runs)
+    quality = np.linspace(*shape.quality, runs)
     families = min(6, runs)
     family = np.arange(runs) % families
     rel_mean = 0.12 if shape.dense else 0.03
@@ -130,6 +160,12 @@ def family_campaign(
     return Campaign(tuple(qids), names, tuple(matrices), tuple(docnos)), qrels
 
 
+#: The fidelity bars: Kendall's τ-b and τ_AP of the ranking so far against the final one.
+BARS = {"tau": 0.95, "tau_ap": 0.9}
+#: Losses are counted up to this many swaps ("3" reads "3 or more").
+LOSS_CAP = 3
+
+
 @dataclass(frozen=True)
 class Outcome:
     """One strategy on one campaign."""
@@ -138,6 +174,53 @@ class Outcome:
     to_tau_ap: int | None  # judgments until τ_AP ≥ 0.9 and staying
     area: float  # mean τ over the horizon (the area under the τ curve over its width)
     seconds: float
+    #: per fidelity ("tau", "tau_ap"): the worst later loss, in swaps of neighbouring runs,
+    #: after the bar was first touched (``touched``) and after it was first held for one
+    #: judgment per topic (``held``); see :func:`metrics.pool.simulation.worst_loss`
+    touched: dict[str, int] = field(default_factory=dict)
+    held: dict[str, int] = field(default_factory=dict)
+    #: per fidelity: judgments until it reached the bar and never fell more than one swap
+    #: below it again (None: not within the horizon)
+    within_one: dict[str, int | None] = field(default_factory=dict)
+
+
+def _within_one(rows, means, reference, bar: float, name: str) -> int | None:
+    """Return the judgments from which the fidelity is at the bar or one swap below, to the end."""
+    reached = None
+    for row, now in zip(rows, means, strict=True):
+        value = getattr(row, name)
+        if value >= bar:
+            reached = row.judged if reached is None else reached
+        elif simulation.swaps_below(now, reference, bar, field=name, cap=2) > 1:
+            reached = None
+    return reached
+
+
+class ShuffledDepth(DepthK):
+    """Depth-k with its ties broken otherwise: how much of a campaign's result is luck.
+
+    The same order as ``depth`` (each query's documents by best rank, queries in turn),
+    but documents of one best rank come in a seeded random order instead of by code, and
+    the turn starts at a seeded query. Benchmark only (``depth~1``, ``depth~2``, ...).
+    """
+
+    def __init__(self, campaign: Campaign, seed: int) -> None:
+        """Draw the ties' order and the first query from ``seed``."""
+        super().__init__(campaign)
+        rng = np.random.default_rng(seed)
+        for q in range(len(campaign.queries)):
+            best = campaign.best_rank(q)
+            pooled = np.flatnonzero(best < 100)
+            self._order[q] = pooled[np.lexsort((rng.permutation(len(pooled)), best[pooled]))]
+        self._turn = int(rng.integers(len(campaign.queries))) if campaign.queries else 0
+
+
+def _strategy(name: str, campaign: Campaign):
+    """Return strategy ``name`` of :data:`STRATEGIES`, or ``depth~<seed>``."""
+    if name.startswith("depth~"):
+        return ShuffledDepth(campaign, int(name.removeprefix("depth~")))
+    scorer = simulation.make_scorer(campaign, MEASURE) if name == "swap" else None
+    return make_strategy(name, campaign, scores=scorer)
 
 
 def run_family_campaign(
@@ -146,23 +229,25 @@ def run_family_campaign(
     names: tuple[str, ...],
     *,
     per_topic: int = 120,
+    step: int | None = None,
 ) -> tuple[int, int, int, dict[str, Outcome]]:
     """Simulate ``names`` on one campaign up to ``per_topic`` judgments per topic.
 
     Return the pool size, the horizon, the step and each strategy's outcome. τ is taken
-    every 10 judgments per 25 topics (10 for 25 topics, 20 for 50, 60 for 150).
+    every ``step`` judgments, by default 10 per 25 topics (10 for 25 topics, 20 for 50,
+    60 for 150).
     """
     grades = simulation.oracle(campaign, qrels)
     reference = simulation.reference_scores(campaign, qrels, MEASURE)
     pool = sum(campaign.n_docs)
     n_q = len(campaign.queries)
     horizon = min(pool, per_topic * n_q)
-    step = 10 * -(-n_q // 25)
+    step = step or 10 * -(-n_q // 25)
     out = {}
     for name in names:
         started = time.perf_counter()
-        scorer = simulation.make_scorer(campaign, MEASURE) if name == "swap" else None
-        strategy = make_strategy(name, campaign, scores=scorer)
+        strategy = _strategy(name, campaign)
+        means: list[np.ndarray] = []
         rows = simulation.simulate(
             campaign,
             grades,
@@ -171,12 +256,26 @@ def run_family_campaign(
             step=step,
             reference=reference,
             tracker=simulation.NdcgCut(campaign, 10),
+            means=means,
         )
+        seconds = time.perf_counter() - started
+        losses = {
+            hold: {
+                f: simulation.worst_loss(
+                    rows, means, reference, bar, field=f, hold=hold, cap=LOSS_CAP
+                )[1]
+                for f, bar in BARS.items()
+            }
+            for hold in (0, n_q)
+        }
         out[name] = Outcome(
-            simulation.judgments_to_reach(rows, 0.95),
-            simulation.judgments_to_reach(rows, 0.9, field="tau_ap"),
+            simulation.judgments_to_reach(rows, BARS["tau"]),
+            simulation.judgments_to_reach(rows, BARS["tau_ap"], field="tau_ap"),
             float(np.mean([0.0 if np.isnan(r.tau) else r.tau for r in rows])),
-            time.perf_counter() - started,
+            seconds,
+            touched=losses[0],
+            held=losses[n_q],
+            within_one={f: _within_one(rows, means, reference, bar, f) for f, bar in BARS.items()},
         )
     return pool, horizon, step, out
 
@@ -188,89 +287,190 @@ def _share(count: int | None, base: int | None) -> float:
     return float("inf") if count is None else count / base
 
 
+def _cell(count: int | None, base: int | None) -> str:
+    """Return a report cell: the share of depth-k's, or the count where depth-k has none."""
+    if base is None:
+        return f"{count:,} (depth-k: none)" if count is not None else "not reached"
+    return _pct(_share(count, base))
+
+
 def _pct(value: float) -> str:
     if np.isnan(value):
         return "—"
     return "not reached" if np.isinf(value) else f"{value:.0%}"
 
 
+@dataclass(frozen=True)
+class FamilyCampaign:
+    """One campaign of the family: a shape drawn with a seed, or the demo collection."""
+
+    shape: Shape | None  # None: the demo collection
+    seed: int | None
+
+    @property
+    def label(self) -> str:
+        """Return e.g. ``"B3"`` (shape B, seed 3), or ``"demo"``."""
+        return "demo" if self.shape is None else f"{self.shape.label}{self.seed}"
+
+    def draw(self) -> tuple[Campaign, dict[str, dict[str, float]]]:
+        """Return the campaign and its qrels."""
+        return demo() if self.shape is None else family_campaign(self.shape, self.seed)
+
+
+def family(
+    seeds: list[int], shapes: tuple[Shape, ...] = SHAPES, *, with_demo: bool = True
+) -> list[FamilyCampaign]:
+    """Return every shape drawn with every seed, then the demo collection."""
+    out = [FamilyCampaign(shape, seed) for shape in shapes for seed in seeds]
+    return [*out, FamilyCampaign(None, None)] if with_demo else out
+
+
+def _simulate_one(args: tuple[FamilyCampaign, tuple[str, ...], int]):
+    """Draw one campaign and simulate every strategy on it (one task of ``--jobs``)."""
+    member, names, per_topic = args
+    campaign, qrels = member.draw()
+    pool, horizon, _, out = run_family_campaign(campaign, qrels, names, per_topic=per_topic)
+    return member, len(campaign.queries), len(campaign.runs), pool, horizon, out
+
+
+def _quantiles(values: list[float]) -> str:
+    """Return "median (quartiles q1–q3)" of shares, for the report."""
+    finite = [v for v in values if not np.isnan(v)]
+    if not finite:
+        return "—"
+    q1, q2, q3 = np.quantile(np.asarray(finite), [0.25, 0.5, 0.75], method="lower")
+    return f"{_pct(float(q2))} ({_pct(float(q1))}–{_pct(float(q3))})"
+
+
 def family_report(
-    seeds: list[int], names: tuple[str, ...], shapes: tuple[Shape, ...] = SHAPES
+    seeds: list[int],
+    names: tuple[str, ...],
+    shapes: tuple[Shape, ...] = SHAPES,
+    *,
+    with_demo: bool = True,
+    per_topic: int = 120,
+    jobs: int = 1,
 ) -> str:
-    """Simulate every strategy on every shape and seed; return the Markdown report."""
+    """Simulate every strategy on every campaign of the family; return the Markdown report.
+
+    Per campaign: depth-k's judgments until τ ≥ 0.95 and until τ_AP ≥ 0.9 (reached and
+    kept to the horizon), every other strategy's as a share of depth-k's, and the area
+    under each one's τ curve. Then per strategy: the median share and its quartiles, the
+    worst campaign, the campaigns where it needed more than depth-k, the median area, and
+    how far a fidelity fell again once it was reached (:class:`Outcome`).
+    """
     if "depth" not in names:
         names = ("depth", *names)
+    others = [n for n in names if n != "depth"]
+    members = family(seeds, shapes, with_demo=with_demo)
+    tasks = [(m, names, per_topic) for m in members]
+    if jobs > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context("spawn").Pool(jobs) as workers:
+            done = workers.map(_simulate_one, tasks, chunksize=1)
+    else:
+        done = [_simulate_one(task) for task in tasks]
     lines = [
-        "| Shape | Topics | Runs | Relevance | Systems | Seed | Pool | Horizon | "
-        "depth to τ ≥ 0.95 | depth to τ_AP ≥ 0.9 | "
-        + " | ".join(f"{n} (τ, τ_AP)" for n in names if n != "depth")
+        "| Campaign | Topics | Runs | Relevance | Systems | Pool | Horizon | depth: τ, τ_AP | "
+        + " | ".join(f"{n}: τ, τ_AP" for n in others)
+        + " | Area under τ: "
+        + ", ".join(names)
         + " |",
-        "| --- | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | "
-        + " | ".join("---:" for n in names if n != "depth")
-        + " |",
+        "| --- | ---: | ---: | --- | --- | ---: | ---: | ---: | "
+        + " | ".join("---:" for _ in others)
+        + " | ---: |",
     ]
-    results: list[tuple[Shape, dict[str, Outcome]]] = []
-    for shape in shapes:
-        for seed in seeds:
-            campaign, qrels = family_campaign(shape, seed)
-            pool, horizon, _, out = run_family_campaign(campaign, qrels, names)
-            results.append((shape, out))
-            base = out["depth"]
-            cells = [
-                f"{_pct(_share(o.to_tau, base.to_tau))}, "
-                f"{_pct(_share(o.to_tau_ap, base.to_tau_ap))}"
-                for n, o in out.items()
-                if n != "depth"
-            ]
-            lines.append(
-                f"| {shape.label} | {shape.queries} | {shape.runs} | "
-                f"{'dense' if shape.dense else 'sparse'} | {'close' if shape.close else 'far'} | "
-                f"{seed} | {pool:,} | {horizon:,} | {base.to_tau or 'not reached'} | "
-                f"{base.to_tau_ap or 'not reached'} | " + " | ".join(cells) + " |"
+    for member, n_q, n_runs, pool, horizon, out in done:
+        base = out["depth"]
+        shape = member.shape
+        cells = [
+            f"{_cell(out[n].to_tau, base.to_tau)}, {_cell(out[n].to_tau_ap, base.to_tau_ap)}"
+            for n in others
+        ]
+        lines.append(
+            f"| {member.label} | {n_q} | {n_runs} | "
+            + (
+                f"{'dense' if shape.dense else 'sparse'} | {shape.systems} | "
+                if shape
+                else "demo qrels | 3 real runs | "
             )
-            print(lines[-1], file=sys.stderr, flush=True)
-    summary = [
+            + f"{pool:,} | {horizon:,} | {base.to_tau or 'not reached'}, "
+            f"{base.to_tau_ap or 'not reached'} | "
+            + " | ".join(cells)
+            + " | "
+            + ", ".join(f"{out[n].area:.3f}" for n in names)
+            + " |"
+        )
+    lines += [
         "",
-        "| Strategy | τ ≥ 0.95: median share | worst campaign | worst shape (median) | "
-        "τ_AP ≥ 0.9: median share | worst campaign | worst shape (median) | "
-        "Area under τ (median) | Time per campaign (median, max) |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| Strategy | τ ≥ 0.95: median (quartiles) | worst | above depth-k | "
+        "τ_AP ≥ 0.9: median (quartiles) | worst | above depth-k | area under τ: median "
+        "(lowest) | lost more than one swap once held (τ, τ_AP) | within one swap: median "
+        "share (τ, τ_AP) |",
+        "| --- | ---: | ---: | --- | ---: | ---: | --- | ---: | --- | ---: |",
     ]
     for name in names:
-        row = [name]
-        for field in ("to_tau", "to_tau_ap"):
+        row = [f"`{name}`"]
+        for attr in ("to_tau", "to_tau_ap"):
             shares = [
-                _share(getattr(out[name], field), getattr(out["depth"], field))
-                for _, out in results
+                (m.label, _share(getattr(o[name], attr), getattr(o["depth"], attr)))
+                for m, *_, o in done
             ]
-            valid = [s for s in shares if not np.isnan(s)]
-            per_shape = []
-            for shape in shapes:
-                mine = [
-                    s
-                    for (sh, _), s in zip(results, shares, strict=True)
-                    if sh == shape and not np.isnan(s)
-                ]
-                if mine:
-                    per_shape.append((statistics.median(mine), shape.label))
-            worst_shape = max(per_shape) if per_shape else (float("nan"), "—")
+            valid = [(label, v) for label, v in shares if not np.isnan(v)]
+            worse = [f"{label} {_pct(v)}" for label, v in valid if v > 1]
+            worst = max(valid, key=lambda lv: lv[1]) if valid else ("—", float("nan"))
             row += [
-                _pct(statistics.median(valid)) if valid else "—",
-                _pct(max(valid)) if valid else "—",
-                f"{_pct(worst_shape[0])} ({worst_shape[1]})",
+                _quantiles([v for _, v in valid]),
+                f"{_pct(worst[1])} ({worst[0]})",
+                f"{len(worse)} of {len(valid)}" + (f": {', '.join(worse)}" if worse else ""),
             ]
-        areas = [out[name].area for _, out in results]
-        times = [out[name].seconds for _, out in results]
-        row += [
-            f"{statistics.median(areas):.3f}",
-            f"{statistics.median(times):.1f} s, {max(times):.1f} s",
+        areas = [(m.label, o[name].area) for m, *_, o in done]
+        low = min(areas, key=lambda la: la[1])
+        row.append(f"{statistics.median(a for _, a in areas):.3f} ({low[1]:.3f}, {low[0]})")
+        lost = [
+            f"{m.label} ({o[name].held['tau']}, {o[name].held['tau_ap']})"
+            for m, *_, o in done
+            if max(o[name].held.values()) > 1
         ]
-        summary.append("| " + " | ".join(row) + " |")
-    return "\n".join(lines + summary)
+        row.append(f"{len(lost)} of {len(done)}" + (f": {', '.join(lost)}" if lost else ""))
+        within = []
+        for fid in BARS:
+            shares = [
+                _share(o[name].within_one[fid], o["depth"].within_one[fid]) for _, *_, o in done
+            ]
+            valid = [v for v in shares if not np.isnan(v)]
+            within.append(_pct(statistics.median(valid)) if valid else "—")
+        row.append(", ".join(within))
+        lines.append("| " + " | ".join(row) + " |")
+    touched = [
+        f"`{name}` {sum(max(o[name].touched.values()) > 1 for *_, o in done)}" for name in names
+    ]
+    lines += [
+        "",
+        "Campaigns where a fidelity, once it first touched its bar, later fell more than one "
+        "swap below it: " + ", ".join(touched) + f" (of {len(done)}).",
+        "",
+        "| Shape | " + " | ".join(others) + " |",
+        "| --- | " + " | ".join("---:" for _ in others) + " |",
+    ]
+    for shape in [*shapes, None] if with_demo else shapes:
+        mine = [o for m, *_, o in done if m.shape == shape]
+        cells = []
+        for n in others:
+            parts = []
+            for attr in ("to_tau", "to_tau_ap"):
+                shares = [_share(getattr(o[n], attr), getattr(o["depth"], attr)) for o in mine]
+                valid = [v for v in shares if not np.isnan(v)]
+                parts.append(_pct(statistics.median(valid)) if valid else "—")
+            cells.append(" / ".join(parts))
+        label = shape.label if shape else "demo"
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
-def speed_report() -> str:
-    """Time ``swap`` and ``hybrid`` judging every pair of a 42k-pair campaign (step 50)."""
+def speed_report(names: tuple[str, ...] = ("steady", "hybrid", "swap")) -> str:
+    """Time ``names`` judging every pair of a 42k-pair campaign (step 50)."""
     campaign, qrels = synthetic(50, 30, 1)
     grades = simulation.oracle(campaign, qrels)
     reference = simulation.reference_scores(campaign, qrels, MEASURE)
@@ -281,7 +481,7 @@ def speed_report() -> str:
         "| Strategy | Simulation time (wall clock) | CPU time of the process |",
         "| --- | ---: | ---: |",
     ]
-    for name in ("hybrid", "swap"):
+    for name in names:
         scorer = simulation.make_scorer(campaign, MEASURE)
         started, cpu = time.perf_counter(), time.process_time()
         strategy = make_strategy(name, campaign, scores=scorer)
@@ -362,14 +562,43 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--shapes", default="".join(s.label for s in SHAPES), help="With --family: e.g. ABC."
     )
-    parser.add_argument("--speed", action="store_true", help="Time swap and hybrid (42k pairs).")
+    parser.add_argument(
+        "--no-demo", action="store_true", help="With --family: leave the demo collection out."
+    )
+    parser.add_argument(
+        "--per-topic",
+        type=int,
+        default=120,
+        help="With --family: the horizon, in judgments per topic.",
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="With --family: campaigns simulated at once."
+    )
+    parser.add_argument(
+        "--depth-draws",
+        type=int,
+        default=0,
+        help="With --family: also depth-k with its ties broken by this many seeded draws.",
+    )
+    parser.add_argument(
+        "--speed", action="store_true", help="Time steady, hybrid and swap (42k pairs)."
+    )
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if args.speed:
         print(speed_report())
         return
     if args.family:
         shapes = tuple(s for s in SHAPES if s.label in args.shapes)
-        print(family_report(args.seeds or [1, 2, 3, 4, 5], tuple(args.strategies), shapes))
+        print(
+            family_report(
+                args.seeds or [1, 2, 3, 4, 5],
+                (*args.strategies, *(f"depth~{i}" for i in range(1, args.depth_draws + 1))),
+                shapes,
+                with_demo=not args.no_demo,
+                per_topic=args.per_topic,
+                jobs=args.jobs,
+            )
+        )
         return
     header = [
         "| Strategy | Judgments to τ ≥ 0.9 | Share of depth-k | Relevant found by then | "

@@ -64,9 +64,10 @@ from metrics.forms import (
 from metrics.live.scoring import MeasureLabel, canonical_names, expand_measure_sets, measure_labels
 from metrics.models import Run, Team
 from metrics.pool.forms import PoolingPolicyForm, strategy_fields
-from metrics.pool.models import STRATEGY_CHOICES, strategy_name
+from metrics.pool.models import RECOMMENDATION, STRATEGY_CHOICES, strategy_name
 from metrics.pool.selectors import pooling_history, pooling_policy, pooling_values
 from metrics.pool.services import pooling_policy_set
+from metrics.pool.strategies import RECOMMENDED
 from metrics.selectors import (
     BOOTSTRAP_CONFIDENCE,
     PROVENANCES,
@@ -853,6 +854,8 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
         "pooling_form": pooling_form,
         "pooling_fields": strategy_fields(pooling_form),
         "strategies": [(value, label) for value, label in STRATEGY_CHOICES],
+        "pooling_recommendation": RECOMMENDATION,
+        "recommended_strategy": RECOMMENDED,
         "pooling": pooling,
         "aggregation_form": aggregation_form,
         "card_form": card_form,

@@ -14,7 +14,8 @@ from config.pagination import page_parameters
 from judging.api.permissions import COORDINATORS
 from judging.api.views import SLUG, CollectionScopedView, CollectionSettingView
 from metrics.pool import selectors, services, stopping
-from metrics.pool.models import LIMITS, STRATEGY_CHOICES, PoolingPolicy
+from metrics.pool.models import LIMITS, RECOMMENDATION, STRATEGY_CHOICES, PoolingPolicy
+from metrics.pool.strategies import RECOMMENDED
 
 
 class StrategySerializer(serializers.Serializer):
@@ -22,6 +23,9 @@ class StrategySerializer(serializers.Serializer):
 
     name = serializers.CharField()
     description = serializers.CharField()
+    recommended = serializers.BooleanField(
+        help_text="The strategy the settings page recommends when unsure."
+    )
 
 
 class PoolingVersionSerializer(serializers.ModelSerializer):
@@ -67,7 +71,7 @@ class PoolingSettingsSerializer(serializers.Serializer):
     cutoff = serializers.IntegerField(
         min_value=LIMITS["cutoff"][0],
         max_value=LIMITS["cutoff"][1],
-        help_text="Swap: rank cut-off it weighs.",
+        help_text="Steady, hybrid and swap: rank cut-off they weigh.",
     )
     seed = serializers.IntegerField(
         min_value=LIMITS["seed"][0],
@@ -87,6 +91,9 @@ class PoolingSettingsSerializer(serializers.Serializer):
     )
     planned_at = serializers.DateTimeField(read_only=True, allow_null=True)
     strategies = StrategySerializer(many=True, read_only=True)
+    recommendation = serializers.CharField(
+        read_only=True, help_text="Why the recommended strategy is recommended (figures)."
+    )
     history = PoolingVersionSerializer(many=True, read_only=True)
 
 
@@ -109,7 +116,11 @@ def _settings(collection: Any) -> dict[str, Any]:
         "planned_pairs": policy.planned_pairs if policy else 0,
         "planned_version": policy.planned_version if policy else None,
         "planned_at": policy.planned_at if policy else None,
-        "strategies": [{"name": n, "description": d} for n, d in STRATEGY_CHOICES],
+        "strategies": [
+            {"name": n, "description": d, "recommended": n == RECOMMENDED}
+            for n, d in STRATEGY_CHOICES
+        ],
+        "recommendation": RECOMMENDATION,
         "history": selectors.pooling_history(collection=collection),
     }
 

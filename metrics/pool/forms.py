@@ -52,6 +52,7 @@ class PoolFilterForm(forms.Form):
 #: the chosen strategy's (issue 34, item 6).
 PARAMETERS: dict[str, tuple[str, ...]] = {
     "depth": (),
+    "steady": ("wave_size", "horizon", "rel_level", "cutoff"),
     "hybrid": ("wave_size", "horizon", "rel_level", "cutoff"),
     "mtf": ("wave_size", "horizon", "rel_level"),
     "mm-ns": ("wave_size", "horizon", "rel_level"),
@@ -67,9 +68,8 @@ class PoolingPolicyForm(forms.Form):
     strategy = forms.ChoiceField(
         choices=STRATEGY_CHOICES,
         label="Pooling strategy",
-        help_text="When unsure, pick hybrid: on the typical simulated campaign of every "
-        "shape it ranked the runs right with fewer judgments than depth-k (docs/pooling.md). "
-        "Every change is kept as a new version.",
+        help_text="When unsure, pick steady (its description says why). Every change is "
+        "kept as a new version.",
     )
     wave_size = forms.IntegerField(
         min_value=LIMITS["wave_size"][0],
@@ -93,7 +93,7 @@ class PoolingPolicyForm(forms.Form):
         min_value=LIMITS["cutoff"][0],
         max_value=LIMITS["cutoff"][1],
         label="Cut-off",
-        help_text="Ranks swap and hybrid weigh.",
+        help_text="Ranks steady, hybrid and swap weigh.",
     )
     seed = forms.IntegerField(
         min_value=LIMITS["seed"][0],

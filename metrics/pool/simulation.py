@@ -139,6 +139,7 @@ def simulate(
     reference: F64,
     rel_level: float = 1.0,
     tracker: NdcgCut | None = None,
+    means: list[F64] | None = None,
 ) -> list[Step]:
     """Judge up to ``budget`` pairs in ``strategy``'s order; report every ``step`` of them.
 
@@ -146,7 +147,8 @@ def simulate(
     under the full qrels. The runs are scored with ``scores`` (a full rescoring at each
     step) or, for ``ndcg_cut.k``, with a fresh :class:`NdcgCut` ``tracker`` updated at
     each grade (the same numbers, much faster). The last row is the state when the budget
-    or the pool ran out.
+    or the pool ran out. ``means``, when given, receives each row's mean score per run
+    (what :func:`worst_loss` needs).
     """
     if budget < 1 or step < 1:
         raise ValueError("budget and step must be positive")
@@ -157,9 +159,11 @@ def simulate(
     judged = relevant = 0
 
     def report() -> None:
-        means = tracker.means() if tracker is not None else scores(labels).mean(axis=1)
-        tau, tap = _correlations(means, reference)
+        now = tracker.means() if tracker is not None else scores(labels).mean(axis=1)
+        tau, tap = _correlations(now, reference)
         rows.append(Step(judged, relevant, tau, tap))
+        if means is not None:
+            means.append(np.array(now, dtype=float))
 
     report()
     while judged < budget:
@@ -191,6 +195,95 @@ def judgments_to_reach(rows: list[Step], tau: float = 0.9, *, field: str = "tau"
         below = not getattr(row, field) >= tau  # NaN counts as below
         reached = None if below else (row.judged if reached is None else reached)
     return reached
+
+
+def _fidelity(order: NDArray[np.int64], reference: F64, field: str) -> float:
+    """Return τ-b or τ_AP of the ranking ``order`` (best first, strict) against ``reference``."""
+    placed = np.empty(len(order))
+    placed[order] = -np.arange(len(order), dtype=float)  # a strict score: no ties
+    return _correlations(placed, reference)[0 if field == "tau" else 1]
+
+
+def swaps_below(
+    estimated: F64, reference: F64, bar: float, *, field: str = "tau", cap: int = 5
+) -> int:
+    """Return how many swaps of neighbours the ranking by ``estimated`` is from the bar.
+
+    0 when its τ-b (``field="tau"``) or τ_AP (``"tau_ap"``) against ``reference`` is at
+    least ``bar``. Otherwise swaps of two neighbouring runs are made one at a time, each
+    time the one that raises the fidelity most, until the bar is met: the count, at most
+    ``cap`` (``cap`` means "``cap`` or more"). For τ-b and a reference without ties this
+    is exact: swapping two neighbours changes the discordant pairs by exactly one, so the
+    count is the discordant pairs beyond the most the bar allows. For τ_AP it is an upper
+    bound of the fewest swaps (a greedy search). Ties in ``estimated`` are broken by run
+    order (a stable sort), as the leaderboard lists tied runs.
+    """
+    estimated = np.asarray(estimated, dtype=float)
+    reference = np.asarray(reference, dtype=float)
+    if not _correlations(estimated, reference)[0 if field == "tau" else 1] < bar:
+        return 0
+    order = np.argsort(-estimated, kind="stable")
+    n = len(order)
+    if field == "tau" and len(np.unique(reference)) == n:
+        # exact and fast: one swap of neighbours changes the discordant pairs by one
+        ranked = reference[order]
+        discordant = int(np.triu(ranked[:, None] < ranked[None, :], 1).sum())
+        pairs = n * (n - 1) // 2
+        allowed = next(d for d in range(discordant, -1, -1) if 1.0 - 2.0 * d / pairs >= bar)
+        return min(cap, max(discordant - allowed, 1))
+    for count in range(1, cap + 1):
+        best, best_value = None, -np.inf
+        for i in range(len(order) - 1):
+            trial = order.copy()
+            trial[i], trial[i + 1] = trial[i + 1], trial[i]
+            value = _fidelity(trial, reference, field)
+            if value > best_value:
+                best, best_value = trial, value
+        if best is None:
+            return cap
+        if best_value >= bar:
+            return count
+        order = best
+    return cap
+
+
+def worst_loss(
+    rows: list[Step],
+    means: list[F64],
+    reference: F64,
+    bar: float,
+    *,
+    field: str = "tau",
+    hold: int = 0,
+    cap: int = 5,
+) -> tuple[int | None, int]:
+    """Return when a fidelity was first held at ``bar`` and how far it fell below it later.
+
+    The fidelity (``field``: ``"tau"`` or ``"tau_ap"``) is *held* from the first row from
+    which it stays at or above ``bar`` for at least ``hold`` judgments (``hold=0``: the
+    first row that touches the bar), or to the last row. The loss is the largest
+    :func:`swaps_below` over the rows after that one (0 when it never falls below the bar
+    again). ``means[i]`` holds row ``i``'s mean per run (:func:`simulate`'s ``means``).
+    Returns ``(None, 0)`` when the bar is never held.
+    """
+    values = [getattr(row, field) for row in rows]
+    start = None
+    for i, value in enumerate(values):
+        if not value >= bar:
+            continue
+        j = i
+        while j + 1 < len(rows) and values[j + 1] >= bar and rows[j].judged - rows[i].judged < hold:
+            j += 1
+        if rows[j].judged - rows[i].judged >= hold or j == len(rows) - 1:
+            start = i
+            break
+    if start is None:
+        return None, 0
+    worst = 0
+    for i in range(start + 1, len(rows)):
+        if not values[i] >= bar:
+            worst = max(worst, swaps_below(means[i], reference, bar, field=field, cap=cap))
+    return rows[start].judged, worst
 
 
 def load_files(

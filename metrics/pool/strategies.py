@@ -38,8 +38,15 @@ A *campaign* is the runs' rankings of each query, integer-coded (:class:`Campaig
     what decides the comparisons between systems, not what is likely relevant. Weighed
     again every ``refresh`` picks. One pick in ten (``explore``) is depth order's, and so
     is every pick when nothing above the cut-off weighs anything.
+``steady``
+    The order to pick when unsure (:data:`RECOMMENDED`; docs/pooling.md, *The family of
+    campaigns*): ``hybrid``'s weighing, with the doubt of a pair counted in both
+    directions (the chance that its unjudged part exceeds the gap shown), each run's
+    documents within the cut-off judged from its top down (the pairs' weight counts only
+    its shallowest unjudged one of a query), and every document also weighed by what its
+    grade may add to its query's ideal DCG (:class:`Steady`).
 ``hybrid``
-    The order to pick when unsure (docs/pooling.md, *The family of campaigns*). The same
+    ``steady``'s predecessor, recommended until issue 45 (docs/pooling.md). The same
     pairs of runs and the same chance that each is shown the wrong way round as ``swap``,
     but a document weighs how much judging it lowers the doubt-weighted expected squared
     error of the pairs' differences: a bias part (judge the documents of the run the
@@ -53,7 +60,7 @@ A *campaign* is the runs' rankings of each query, integer-coded (:class:`Campaig
 The per-query strategies (``depth``, ``mtf``, bandits) share the budget between queries
 round-robin: each pick goes to the next query that still has an unjudged pooled
 document, so every query gets the same number of judgments while it has documents.
-``swap`` and ``hybrid`` pick over all queries at once.
+``swap``, ``hybrid`` and ``steady`` pick over all queries at once.
 
 Relevant means a grade of at least ``rel_level`` (1: any grade above "not relevant").
 """
@@ -71,6 +78,7 @@ from scipy.special import ndtr
 from metrics.pool.stopping import RANK_BANDS
 
 __all__ = [
+    "RECOMMENDED",
     "STRATEGIES",
     "Bandit",
     "Campaign",
@@ -78,6 +86,7 @@ __all__ = [
     "Hybrid",
     "MoveToFront",
     "NdcgCut",
+    "Steady",
     "Strategy",
     "Swap",
     "make_strategy",
@@ -878,16 +887,13 @@ class Hybrid(_Weighed):
         measured = known[upper] - known[lower]
         bias = missing[upper] - missing[lower]
         pvar = np.maximum(gram[upper, upper] + gram[lower, lower] - 2.0 * gram[upper, lower], 0)
-        sign = np.where(np.abs(measured) > 1e-12, np.sign(measured), 0.0)  # ties: no sign
-        sd = np.sqrt(pvar)
-        z = np.divide(-sign * (measured + bias), sd, out=np.full(len(upper), -np.inf), where=sd > 0)
-        z = np.where((sd == 0) & (sign * (measured + bias) < 0), np.inf, z)
-        wrong = np.where(sign != 0, ndtr(z), 0.5)
+        wrong = self._doubt(measured, bias, np.sqrt(pvar))
         if self.top_weight:
             # τ_AP weighs a pair by 1 / (the lower run's place - 1): the top's pairs count more
             place = np.empty(n_runs)
             place[order] = np.arange(n_runs)
             wrong = wrong * (self.top_weight / np.maximum(place[lower], 1.0) + 2.0 / n_runs)
+        self._weighed_pairs = (upper, lower, wrong, bias)
         pull = np.bincount(upper, weights=wrong * bias, minlength=n_runs) - np.bincount(
             lower, weights=wrong * bias, minlength=n_runs
         )
@@ -908,6 +914,18 @@ class Hybrid(_Weighed):
         shift = np.bincount(self._rows, weights=self._vals * pull[self._cols], minlength=n_top)
         weight = 2.0 * mean * scale * shift + (var - mean**2) * scale**2 * split
         return np.where(judged, 0.0, np.maximum(weight, 0.0))
+
+    @staticmethod
+    def _doubt(measured: F64, bias: F64, sd: F64) -> F64:
+        """Return each pair's chance that the leaderboard shows it the wrong way round.
+
+        The true difference is normal around ``measured + bias`` with deviation ``sd``;
+        the leaderboard shows the sign of ``measured`` (a tie, no sign: one half).
+        """
+        sign = np.where(np.abs(measured) > 1e-12, np.sign(measured), 0.0)  # ties: no sign
+        z = np.divide(-sign * (measured + bias), sd, out=np.full(len(sd), -np.inf), where=sd > 0)
+        z = np.where((sd == 0) & (sign * (measured + bias) < 0), np.inf, z)
+        return np.where(sign != 0, ndtr(z), 0.5)
 
     def next_pair(self) -> Pair | None:
         """Return the next pair: shallow depth first, then by weight, now and then depth."""
@@ -948,6 +966,203 @@ class Hybrid(_Weighed):
     def _pended(self, g: int) -> bool:
         q, d = self._pair(g)
         return bool(self.judged[q][d])
+
+
+class Steady(Hybrid):
+    """``hybrid``'s weighing, made to keep the ranking it reaches (see module and docs).
+
+    Three changes to :class:`Hybrid`, each against a way its order lost to depth-k on
+    campaigns of few close runs (docs/pooling.md, *The family of campaigns*):
+
+    - **Doubt in both directions.** A pair counts with the chance that the unjudged part
+      of its difference is larger than the gap the leaderboard shows, either way
+      (:meth:`_doubt`), not only with the chance that it would flip the pair. So a pair
+      shown the right way round still counts while its unjudged part is large, and
+      judging its neighbours' documents unevenly, which would make the leaderboard show
+      it the wrong way round on the way, is weighed against.
+    - **Each run from the top down.** Within the cut-off the pairs' weight counts only
+      each run's shallowest unjudged document of a query (its *frontier*), so a run's
+      judged documents of a query are mostly its top ranks, as under depth-k, and the
+      scores the leaderboard shows are close to each run's measure truncated at some
+      rank, not a run judged here and there. (The depth-order picks and the ideal's
+      weight below can still take a document off a run's frontier.)
+    - **The ideal is in doubt too.** A query's ideal DCG comes from the grades found so
+      far; a document deeper than the cut-off can still raise it, which rescales every
+      run's score on that query. Every unjudged document (within the cut-off or not)
+      also weighs how much its grade is expected to lower the pairs' squared error
+      through the ideal (:meth:`ideal_weights`), from the chance of each grade among the
+      judged documents alike to it. So the deep documents likely to complete the ideals
+      of the queries that the pairs in doubt rest on come before the rest of the depth
+      order. The doubt itself comes from the unjudged documents within the cut-off:
+      once none is left in doubt, the order is depth order, as ``hybrid``'s.
+    """
+
+    name = "steady"
+
+    def __init__(
+        self,
+        campaign: Campaign,
+        *,
+        cutoff: int = 10,
+        refresh: int = 20,
+        window: int = 6,
+        explore: float = 0.1,
+        top_weight: float = 1.0,
+        growth: float = 0.02,
+        rel_level: float = 1.0,
+    ) -> None:
+        """Set up :class:`Hybrid`'s index, each run's frontier groups and grade counts."""
+        super().__init__(
+            campaign,
+            cutoff=cutoff,
+            refresh=refresh,
+            window=window,
+            explore=explore,
+            top_weight=top_weight,
+            growth=growth,
+            rel_level=rel_level,
+        )
+        n_runs = len(campaign.runs)
+        # the (query, run) of each entry within the cut-off: a run's frontier in a query
+        self._group = self._query_of[self._top][self._rows] * n_runs + self._cols
+        self._n_groups = len(campaign.queries) * n_runs
+        self._histogram = np.zeros((self._n_cells, 5))  # judged grades 0-4 per cell
+        self._weighed_pairs: tuple[I64, I64, F64, F64] | None = None
+        self._discount = 1.0 / np.log2(np.arange(cutoff) + 2.0)
+
+    def observe(self, q: int, d: int, grade: float) -> None:
+        """Record the grade, in the grade counts of its cell too."""
+        g = self._offset_list[q] + d
+        cell = self._cell_list[g]
+        if self._judged[g]:
+            self._count(cell, float(self._grade[g]), -1.0)
+        super().observe(q, d, grade)
+        self._count(cell, float(grade), 1.0)
+
+    def _count(self, cell: int, grade: float, sign: float) -> None:
+        """Add ``sign`` times a grade to the cell's counts (a fraction splits linearly)."""
+        x = min(max(grade, 0.0), 4.0)
+        low = int(np.floor(x))
+        self._histogram[cell, low] += sign * (1.0 - (x - low))
+        if x > low:
+            self._histogram[cell, low + 1] += sign * (x - low)
+
+    def grade_chances(self) -> F64:
+        """Return each cell's chance of each grade 0-4 (``(cells, 5)``).
+
+        The counts of the judged grades plus a prior of five counts: one of each grade in
+        the top rank band, and in each deeper band five spread as the band above it
+        ends up (per share of runs retrieving the document). So a deep band nobody has
+        judged yet is expected to be no more relevant than the band above it, instead of
+        being as likely to hold a grade 4 as a grade 0.
+        """
+        bands = len(RANK_BANDS) + 1
+        counts = self._histogram.reshape(bands, 4, 5)
+        out = np.empty_like(counts)
+        prior = np.ones((4, 5))
+        for band in range(bands):
+            posterior = counts[band] + prior
+            out[band] = posterior / posterior.sum(axis=1, keepdims=True)
+            prior = 5.0 * out[band]
+        return out.reshape(self._n_cells, 5)
+
+    @staticmethod
+    def _doubt(measured: F64, bias: F64, sd: F64) -> F64:
+        """Return each pair's chance that its unjudged part exceeds the gap shown, either way.
+
+        The unjudged part is normal around ``bias`` with deviation ``sd``; the gap shown
+        is ``|measured|``. A pair shown as a tie counts 1. Without deviation the chance is
+        0 or 1: whether ``bias`` alone exceeds the gap.
+        """
+        gap = np.abs(measured)
+        spread = sd > 0
+        safe = np.where(spread, sd, 1.0)
+        above = np.where(spread, ndtr((bias - gap) / safe), (bias > gap).astype(float))
+        below = np.where(spread, ndtr((-gap - bias) / safe), (bias < -gap).astype(float))
+        return np.where(gap > 1e-12, np.minimum(above + below, 1.0), 1.0)
+
+    def weights(self) -> F64:
+        """Return :class:`Hybrid`'s weights, 0 off each run's frontier (aligned with ``_top``)."""
+        self._weighed_pairs = None  # set by the weighing, unless there is nothing to weigh
+        weight = super().weights()
+        if len(weight) == 0:
+            return weight
+        # picked: graded, or planned and waiting for its grade (the frontier moves on)
+        open_entry = ~np.concatenate(self.judged)[self._top][self._rows]
+        deepest = np.full(self._n_groups, -1.0)  # the largest discount = the shallowest rank
+        np.maximum.at(deepest, self._group[open_entry], self._vals[open_entry])
+        front = open_entry & (self._vals == deepest[self._group])
+        on_front = np.zeros(len(self._top), dtype=bool)
+        on_front[self._rows[front]] = True
+        return np.where(on_front, weight, 0.0)
+
+    def ideal_weights(self) -> F64:
+        """Return each document's weight through the ideal DCG (flat codes; 0 if judged).
+
+        Call after :meth:`weights` (it uses the pairs weighed there: ``upper``,
+        ``lower``, their doubt-and-top weight ``w_p`` and expected unjudged part
+        ``B_p``). A query's share of pair ``p``'s difference as the leaderboard shows it
+        is ``a_pq`` (the two runs' judged DCG difference over the ideal so far, at least
+        1, and the number of queries). If the ideal grows by ``h`` of itself, that share
+        shrinks by about ``h a_pq``. A document whose grade ``g`` would raise its query's
+        ideal by ``dI(g)`` (the ideal with ``g`` among the top grades, minus the ideal)
+        therefore moves the pair's error by ``-h a_pq`` with ``h = dI(g) / ideal``, and
+        judging it lowers the doubt-weighted squared error by ``-2 E[h] sum_p w_p B_p a_pq
+        + (E[h^2] - 2 E[h]^2) sum_p w_p a_pq^2``, the same form as the within-cut-off
+        weight (grades drawn from :meth:`grade_chances` of its cell).
+        """
+        n_q = len(self.campaign.queries)
+        if self._weighed_pairs is None or n_q == 0 or len(self._weighed_pairs[0]) == 0:
+            return np.zeros(int(self._offset[-1]))  # fewer than two runs: no pair
+        upper, lower, wrong, bias = self._weighed_pairs
+        tracker, k = self.tracker, self.cutoff
+        top = np.zeros((n_q, k))  # each query's best judged grades, best first
+        for q, grades in enumerate(tracker._top):
+            top[q, : len(grades)] = grades
+        above = np.concatenate([np.zeros((n_q, 1)), top[:, :-1]], axis=1)  # shifted down
+        rank = np.arange(k)
+        raise_by = np.zeros((n_q, 5))
+        for g in range(1, 5):
+            at = (top >= g).sum(axis=1)[:, None]  # where grade g would enter the top
+            new = np.where(rank < at, top, np.where(rank == at, float(g), above))
+            raise_by[:, g] = (new - top) @ self._discount
+        ideal = np.maximum(tracker.ideal, 1.0)
+        share = (tracker.dcg[upper] - tracker.dcg[lower]) / (ideal * n_q)  # pairs x queries
+        linear = (wrong * bias) @ share
+        square = wrong @ share**2
+        h = (raise_by / ideal[:, None])[self._query_of]  # documents x grades
+        chances = self.grade_chances()[self._cell]
+        mean = (chances * h).sum(axis=1)
+        second = (chances * h**2).sum(axis=1)
+        q = self._query_of
+        weight = -2.0 * mean * linear[q] + (second - 2.0 * mean**2) * square[q]
+        return np.where(self._judged, 0.0, np.maximum(weight, 0.0))
+
+    def next_pair(self) -> Pair | None:
+        """Return the next pair: by weight (within the cut-off and through the ideal)."""
+        pick = self._explore_pick()
+        if pick is not None:
+            return pick
+        while self._queue:
+            g = self._queue.pop()
+            if not self._judged[g] and not self._pended(g):
+                return self._pair(g)
+        cooling, pick = self._cooling_pick()
+        if cooling:
+            return pick
+        within = self.weights()
+        weight = self.ideal_weights()
+        weight[self._top] += within
+        weight[np.concatenate(self.judged)] = 0.0  # picks still without a grade too
+        weight = tie_key(weight)  # the same order on every CPU; ties by document code
+        count = min(max(self.refresh, int(self.growth * int(self._judged.sum()))), len(weight))
+        top = np.argsort(-weight, kind="stable")[:count]
+        self._queue = top[weight[top] > 0][::-1].tolist()
+        if self._queue:
+            return self._pair(self._queue.pop())
+        # Nothing weighs anything: depth order until the next weighing
+        self._cooldown = count - 1
+        return self._fallback.next_pair()
 
 
 def plan(
@@ -994,7 +1209,10 @@ def plan(
     return out
 
 
-STRATEGIES = ("depth", "hybrid", "mtf", "mm-ns", "thompson", "swap")
+STRATEGIES = ("depth", "steady", "hybrid", "mtf", "mm-ns", "thompson", "swap")
+
+#: The strategy the settings page and the docs recommend (docs/pooling.md says why).
+RECOMMENDED = "steady"
 
 
 def make_strategy(
@@ -1023,6 +1241,15 @@ def make_strategy(
         return Swap(
             campaign,
             scores=scores,
+            cutoff=cutoff,
+            refresh=refresh,
+            window=window,
+            explore=explore,
+            rel_level=rel_level,
+        )
+    if name == "steady":
+        return Steady(
+            campaign,
             cutoff=cutoff,
             refresh=refresh,
             window=window,

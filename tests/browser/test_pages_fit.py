@@ -188,6 +188,8 @@ def test_phone_pages_put_actions_first(browser, live_server, judged):
     [
         ("depth", []),
         ("thompson", ["wave_size", "horizon", "rel_level", "seed"]),
+        ("steady", ["wave_size", "horizon", "rel_level", "cutoff"]),
+        ("hybrid", ["wave_size", "horizon", "rel_level", "cutoff"]),
         ("llm-check", ["wave_size", "horizon", "rel_level", "cutoff", "seed", "audit_percent"]),
     ],
 )

@@ -89,7 +89,7 @@ def test_settings_page_marks_each_parameter_with_its_strategies(client, coordina
     assert "<h1>Collection settings</h1>" in html and "Leaderboard settings" not in html
     assert 'data-for="llm-check" data-param="audit_percent"' in html
     assert 'data-for="thompson llm-check" data-param="seed"' in html
-    assert 'data-for="hybrid swap llm-check" data-param="cutoff"' in html
+    assert 'data-for="steady hybrid swap llm-check" data-param="cutoff"' in html
 
 
 @pytest.mark.django_db

@@ -11,7 +11,8 @@ judgments the command prints the judgments spent, the relevant documents found, 
 Kendall's τ-b and τ_AP of the runs' ranking by the measure so far against their ranking
 under the full qrels. Then, per strategy, the judgments it needed for τ to reach 0.9 and
 stay there. ``--plot`` writes τ against judgments as an SVG. RUN_DIR holds one run file
-per system (TREC or JSON). No database is used.
+per system (TREC or JSON). No database is used. ``--help`` names the recommended
+strategy (:data:`metrics.pool.strategies.RECOMMENDED`) and explains every option.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from metrics.charts import line_chart
 from metrics.engine import EngineInputError, MeasureError, parse_measure
 from metrics.pool import simulation
-from metrics.pool.strategies import STRATEGIES, make_strategy
+from metrics.pool.strategies import RECOMMENDED, STRATEGIES, make_strategy
 
 
 def _positive(text: str) -> int:
@@ -38,28 +39,72 @@ def _positive(text: str) -> int:
 class Command(BaseCommand):
     """Simulate pooling strategies against known qrels and print how fast each converges."""
 
-    help = "Replay judging in each pooling strategy's order with the qrels as the oracle."
+    help = (
+        "Replay judging in each pooling strategy's order with the qrels as the oracle, and "
+        "print how fast the runs' ranking converges to the one under the full qrels. "
+        f"Recommended when unsure: {RECOMMENDED} (docs/pooling.md, 'The family of "
+        "campaigns'); depth is depth-k, the order of a collection without a policy."
+    )
     requires_system_checks: list[str] = []
     requires_migrations_checks = False
 
     def add_arguments(self, parser: CommandParser) -> None:
-        """Declare the command-line interface."""
-        parser.add_argument("qrels", help="The full qrels (the oracle).")
-        parser.add_argument("run_dir", type=Path, help="A folder of run files, one per system.")
+        """Declare the command-line interface (every option has its help)."""
+        parser.add_argument("qrels", help="The full qrels (TREC or JSON): the oracle.")
+        parser.add_argument(
+            "run_dir", type=Path, help="A folder of run files (TREC or JSON), one per system."
+        )
         parser.add_argument(
             "--strategy",
             action="append",
             choices=(*STRATEGIES, "all"),
-            help="Strategy to simulate (repeat for several; default all).",
+            metavar="STRATEGY",
+            help=f"Strategy to simulate, one of {', '.join(STRATEGIES)} or all (repeat for "
+            f"several; default all). {RECOMMENDED} is the recommended one.",
         )
-        parser.add_argument("--budget", type=_positive, default=1000)
-        parser.add_argument("--step", type=_positive, default=100)
-        parser.add_argument("--measure", default="ndcg_cut.10")
-        parser.add_argument("--depth", type=_positive, default=100, help="Pool depth per run.")
-        parser.add_argument("--cutoff", type=_positive, default=10, help="swap: the measure's k.")
-        parser.add_argument("--seed", type=int, default=0, help="thompson: the random seed.")
-        parser.add_argument("--rel-level", dest="rel_level", type=float, default=1.0)
-        parser.add_argument("--plot", type=Path, help="Write τ against judgments as SVG here.")
+        parser.add_argument(
+            "--budget",
+            type=_positive,
+            default=1000,
+            help="Judgments per strategy at most (default 1000; the pool may end first).",
+        )
+        parser.add_argument(
+            "--step",
+            type=_positive,
+            default=100,
+            help="Print a row every this many judgments (default 100).",
+        )
+        parser.add_argument(
+            "--measure",
+            default="ndcg_cut.10",
+            help="The measure the runs are ranked by (default ndcg_cut.10; any trec_eval "
+            "measure name; ndcg_cut.k is scored incrementally, the others rescored).",
+        )
+        parser.add_argument(
+            "--depth",
+            type=_positive,
+            default=100,
+            help="Pool depth: each run's top this many documents per query (default 100).",
+        )
+        parser.add_argument(
+            "--cutoff",
+            type=_positive,
+            default=10,
+            help="steady, hybrid and swap: the rank cut-off they weigh (default 10).",
+        )
+        parser.add_argument(
+            "--seed", type=int, default=0, help="thompson: the random seed (default 0)."
+        )
+        parser.add_argument(
+            "--rel-level",
+            dest="rel_level",
+            type=float,
+            default=1.0,
+            help="Lowest grade that counts as relevant (default 1).",
+        )
+        parser.add_argument(
+            "--plot", type=Path, help="Write τ against judgments as an SVG to this file."
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         """Load the files, run each strategy, print the table (and write the plot)."""

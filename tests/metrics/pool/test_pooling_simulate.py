@@ -115,3 +115,35 @@ def test_manage_py_runs_it_without_settings_or_a_database(files):
         timeout=300,
     )
     assert bad.returncode == 1 and "CommandError: /no/such/qrels" in bad.stderr
+
+
+def test_help_names_the_recommended_strategy_and_explains_every_option():
+    from metrics.management.commands.pooling_simulate import Command
+    from metrics.pool.strategies import RECOMMENDED
+
+    parser = Command().create_parser("manage.py", "pooling_simulate")
+    text = parser.format_help()
+    assert f"Recommended when unsure: {RECOMMENDED}" in text
+    own = [a for a in parser._actions if a.dest not in _DJANGO_OPTIONS]
+    assert {a.dest for a in own} >= {"qrels", "run_dir", "strategy", "budget", "step"}
+    for action in own:
+        assert action.help and len(action.help) > 15, action.dest
+        assert action.help in text or action.help.split()[0] in text
+    # the defaults the help states are the defaults the command uses
+    for dest, default in {"budget": 1000, "step": 100, "depth": 100, "cutoff": 10}.items():
+        action = next(a for a in own if a.dest == dest)
+        assert action.default == default and f"default {default}" in action.help
+
+
+#: Options every Django command has (their help is Django's).
+_DJANGO_OPTIONS = {
+    "help",
+    "version",
+    "verbosity",
+    "settings",
+    "pythonpath",
+    "traceback",
+    "no_color",
+    "force_color",
+    "skip_checks",
+}

@@ -1,4 +1,4 @@
-"""Swap and hybrid pick the same pairs on every CPU.
+"""Steady, hybrid and swap pick the same pairs on every CPU.
 
 A fresh machine without AVX-512 once failed CI here: the picks of ``hybrid`` diverged
 from a recording made on an AVX-512 machine at pick 35. numpy takes other SIMD paths on
@@ -25,10 +25,12 @@ import pytest
 
 from benchmarks.pooling import SHAPES, family_campaign
 from metrics.pool.simulation import make_scorer, oracle
-from metrics.pool.strategies import Hybrid, Swap, make_strategy, tie_key
+from metrics.pool.strategies import Hybrid, Steady, Swap, make_strategy, tie_key
 
 ROOT = Path(__file__).resolve().parents[3]
-CASES = [f"{n}/{label}/{seed}" for n in ("hybrid", "swap") for label in "BC" for seed in (1, 2)]
+CASES = [
+    f"{n}/{label}/{seed}" for n in ("steady", "hybrid", "swap") for label in "BC" for seed in (1, 2)
+]
 
 
 def _setup(label: str, seed: int):
@@ -125,12 +127,21 @@ class _NudgedSwap(_Nudged, Swap):
     pass
 
 
+class _NudgedSteady(_Nudged, Steady):
+    """Nudge both weighings: within the cut-off and through the ideal."""
+
+    def ideal_weights(self):
+        return self._nudge(super().ideal_weights())
+
+
 @pytest.mark.parametrize("key", CASES)
 def test_a_few_units_in_the_last_place_change_no_pick(key):
     name, label, seed = key.split("/")
     campaign, truth = _setup(label, int(seed))
     if name == "hybrid":
         nudged = _NudgedHybrid(campaign)
+    elif name == "steady":
+        nudged = _NudgedSteady(campaign)
     else:
         nudged = _NudgedSwap(campaign, scores=make_scorer(campaign))
     assert _replay(nudged, campaign, truth, 150) == _picks(key)
