@@ -104,7 +104,7 @@ def test_the_schema_documents_the_query_string_400_of_every_operation():
         assert QUERY_400 in op["responses"]["400"]["description"], (method, path)
         # Every operation documents the answers any view may give (issue 32 item 6).
         codes = set(op["responses"])
-        assert {"400", "401", "403", "404", "429"} <= codes, (method, path, codes)
+        assert {"400", "401", "403", "404", "429", "503"} <= codes, (method, path, codes)
         assert "Retry-After" in op["responses"]["429"]["headers"], (method, path)
         if "requestBody" in op:
             assert {"413", "415"} <= codes, (method, path, codes)

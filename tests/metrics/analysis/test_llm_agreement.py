@@ -448,7 +448,7 @@ def test_api_is_documented_and_validates():
 
     schema = clean_schema("metrics.api.urls")
     operation = schema["paths"]["/api/v1/collections/{slug}/agreement/llm/"]["get"]
-    assert set(operation["responses"]) == {"200", "400", "401", "403", "404", "429"}
+    assert set(operation["responses"]) == {"200", "400", "401", "403", "404", "429", "503"}
     assert "LlmAgreement" in schema["components"]["schemas"]
 
 
