@@ -12,6 +12,7 @@ from django.test import Client
 from judging import services
 from judging.adjudication import services as services_adjudication
 from judging.models import Judgment, PoolEntry
+from judging.selectors import pair_ref
 from tests.api_client import errors_of
 
 C = "/api/v1/collections/demo/"
@@ -109,7 +110,7 @@ def test_the_card_says_the_quota_is_reached_instead_of_all_done(world):
     judy = _quota(world, "judy", 1)
     page = _page(world, "judy")
     entry = PoolEntry.objects.get(query__external_id="q1", document__external_id="d1")
-    saved = page.post(f"/c/demo/judge/{entry.pk}/", {"grade": "2"})
+    saved = page.post(f"/c/demo/judge/{pair_ref(entry.pk)}/", {"grade": "2"})
     assert saved.status_code == 303
     done = page.get("/c/demo/judge/").content.decode()
     assert "Quota reached" in done and "All done" not in done
@@ -129,7 +130,7 @@ def test_a_card_posted_past_the_quota_is_a_403_that_says_so(world):
         judge=judy, query=world.queries["q1"], document=world.docs["d1"], grade=2
     )
     entry = PoolEntry.objects.get(query__external_id="q1", document__external_id="d2")
-    response = _page(world, "judy").post(f"/c/demo/judge/{entry.pk}/", {"grade": "3"})
+    response = _page(world, "judy").post(f"/c/demo/judge/{pair_ref(entry.pk)}/", {"grade": "3"})
     assert response.status_code == 403
     html = response.content.decode()
     assert "Quota reached: judy&#x27;s judging quota in Demo is 1 pair" in html
@@ -157,7 +158,7 @@ def test_the_edit_page_and_undo_say_so_too(world):
     # would make it final again, past the quota.
     _quota(world, "judy", None)
     entry = PoolEntry.objects.get(query__external_id="q2", document__external_id="d3")
-    page.post(f"/c/demo/judge/{entry.pk}/", {"status": "later"})
+    page.post(f"/c/demo/judge/{pair_ref(entry.pk)}/", {"status": "later"})
     _quota(world, "judy", 0)
     undone = page.post("/c/demo/judge/undo/", follow=True)
     assert "Not undone. Quota reached" in undone.content.decode()
