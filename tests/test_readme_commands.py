@@ -124,7 +124,7 @@ def test_make_run_installs_the_runtime_only():
         check=False,
     )
     assert dry.returncode == 0, dry.stderr
-    installs = [line for line in dry.stdout.splitlines() if "pip install" in line]
+    installs = [line for line in dry.stdout.splitlines() if "uv pip install" in line]
     assert installs and all("[test]" not in line for line in installs), dry.stdout
     assert any(line.rstrip().endswith("-e .") for line in installs), installs
 
