@@ -153,11 +153,18 @@ def test_utf16_without_a_mark_is_refused_saying_what_it_looks_like():
 
 IDS = st.text(
     alphabet=st.characters(
-        min_codepoint=33, max_codepoint=0x2FFF, exclude_categories=("Cs", "Zs", "Cc")
+        # Zl and Zp (U+2028, U+2029) are whitespace too: ids refuse them by design
+        min_codepoint=33,
+        max_codepoint=0x2FFF,
+        exclude_categories=("Cs", "Zs", "Zl", "Zp", "Cc"),
     ),
     min_size=1,
     max_size=8,
-).filter(lambda s: not s.startswith(("#", "\ufeff")) and "\ufeff" not in s)
+).filter(
+    lambda s: (
+        not s.startswith(("#", "\ufeff")) and "\ufeff" not in s and not any(c.isspace() for c in s)
+    )
+)
 SCORES = st.floats(allow_nan=False, allow_infinity=False, width=64)
 
 
