@@ -21,7 +21,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from config import body_fields
-from judging import textpolicy
+from graded import textpolicy
 
 
 def _flatten(detail: Any, field: str | None = None) -> list[dict[str, Any]]:

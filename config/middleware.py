@@ -7,7 +7,7 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from judging import textpolicy
+from graded import textpolicy
 
 
 class ContentSecurityPolicyMiddleware:
@@ -35,7 +35,7 @@ class QueryStringPolicyMiddleware:
     """Refuse requests whose query parameters break the text policy (400, never a 500).
 
     One place for every list filter and page: a NUL character (``?query=%00``) or a value
-    longer than :data:`judging.textpolicy.MAX_TEXT_LENGTH` never reaches a view or the
+    longer than :data:`graded.textpolicy.MAX_TEXT_LENGTH` never reaches a view or the
     database. API paths answer in the API's error shape, naming the parameter.
     """
 

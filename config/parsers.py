@@ -1,11 +1,11 @@
 """The API's parsers: every request body is read under the project's text policy.
 
-JSON, form-encoded and multipart bodies get the same rules (:mod:`judging.textpolicy`): they
+JSON, form-encoded and multipart bodies get the same rules (:mod:`graded.textpolicy`): they
 are decoded at its one decoding point (a byte-order mark at the start of a JSON or form
 body is dropped; UTF-16 and UTF-32 with a mark are decoded; a multipart body's mark falls
 in its preamble, which is ignored, and uploaded files are decoded where they are read); a
 NUL character or a lone surrogate in any value or field name, or a value longer than
-:data:`judging.textpolicy.MAX_TEXT_LENGTH`, is a 400 naming the field, before any
+:data:`graded.textpolicy.MAX_TEXT_LENGTH`, is a 400 naming the field, before any
 serializer, form field or database sees it. A form field once took a NUL to PostgreSQL
 and came back as a 500 (``collections``, ``llm_provider`` of ``POST /api/v1/judges/``).
 Every API view uses these classes (``DEFAULT_PARSER_CLASSES``, or the same classes named
@@ -21,7 +21,7 @@ from typing import IO, Any
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import DataAndFiles, FormParser, JSONParser, MultiPartParser
 
-from judging import textpolicy
+from graded import textpolicy
 
 
 def _refused(kind: str, message: str, field: str | None) -> ParseError:
@@ -55,7 +55,7 @@ def check_fields(kind: str, items: Iterable[tuple[str, list[Any]]]) -> None:
 
 
 class PolicyJSONParser(JSONParser):
-    """Parse JSON with :func:`judging.textpolicy.loads_json`; refusals are 400s.
+    """Parse JSON with :func:`graded.textpolicy.loads_json`; refusals are 400s.
 
     Deep nesting, numbers of hundreds of digits or beyond a double's range, ``NaN``, NUL
     characters and lone surrogates anywhere in the body are refused before any serializer
@@ -87,7 +87,7 @@ class PolicyFormParser(FormParser):
     ) -> Any:
         """Return the form's QueryDict or raise ``ParseError`` naming the field.
 
-        The body goes through :func:`judging.textpolicy.utf8_bytes` first, as every text
+        The body goes through :func:`graded.textpolicy.utf8_bytes` first, as every text
         input does: a byte-order mark at its start is not part of the first field's name.
         """
         body = stream.read() if stream is not None else b""

@@ -18,7 +18,7 @@ from typing import Any
 from django.conf import settings
 
 from config.api import ERROR_DESCRIPTIONS
-from judging import textpolicy
+from graded import textpolicy
 
 #: Why any operation may answer 400 before its view runs (config.middleware).
 QUERY_400 = (

@@ -26,7 +26,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest, HttpResponse
 
-from judging import textpolicy
+from graded import textpolicy
 from judging.models import Collection, Membership
 
 READ_ONLY_NOTE = (
@@ -61,7 +61,7 @@ COLLECTION_PATHS: dict[str, str] = {
 
 #: Text columns the admin edits by what they hold: names and titles refuse every control
 #: character but tab and line feed, prose also accepts carriage returns
-#: (:func:`judging.textpolicy.name_problem`, :func:`~judging.textpolicy.prose_problem`). The
+#: (:func:`graded.textpolicy.name_problem`, :func:`~graded.textpolicy.prose_problem`). The
 #: pages and the API check the same columns in their services.
 TEXT_KINDS: dict[str, str] = {
     "judging.collection.name": "name",

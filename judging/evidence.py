@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 
 from django.core.exceptions import ValidationError
 
-from judging import textpolicy
+from graded import textpolicy
 from judging.rendering import render_body
 
 FIELD = "evidence"

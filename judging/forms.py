@@ -7,7 +7,8 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
-from judging import evidence, textpolicy
+from graded import textpolicy
+from judging import evidence
 from judging.lists import importers
 from judging.models import GRADE_MAX, GRADE_MIN, Collection, Judgment
 from judging.services import KEEP

@@ -67,7 +67,30 @@ def random_shuffle_key() -> int:
 class Collection(models.Model):
     """A judging campaign: queries, documents, the grade scale and who takes part."""
 
+    class Purpose(models.TextChoices):
+        """What a collection is for: it picks the defaults of what teams see of scores."""
+
+        INTERNAL = (
+            "internal",
+            "Internal evaluation: teams see their live scores as judgments arrive; "
+            "no daily run budget",
+        )
+        SHARED_TASK = (
+            "shared_task",
+            "Shared task: scores hidden from teams until publication; a daily run budget",
+        )
+
     name = models.CharField(max_length=200, help_text="Human-readable name.")
+    purpose = models.CharField(
+        max_length=20,
+        choices=Purpose.choices,
+        default=Purpose.SHARED_TASK,
+        db_default=Purpose.SHARED_TASK,
+        help_text="What the collection is for, chosen at creation. It sets the defaults of "
+        "what teams see of scores and of their runs per day (metrics.visibility) until a "
+        "coordinator changes those settings; live scores let a team infer unpublished "
+        "grades, which matters in a shared task and not in an internal evaluation.",
+    )
     slug = models.SlugField(
         max_length=100, unique=True, help_text="Identifier used in URLs and by scripts."
     )
@@ -189,6 +212,9 @@ class Collection(models.Model):
     class Meta:
         ordering = ["name"]
         constraints = [
+            models.CheckConstraint(
+                condition=Q(purpose__in=["internal", "shared_task"]), name="collection_purpose"
+            ),
             models.CheckConstraint(
                 condition=Q(judges_per_pair__gte=1), name="collection_judges_per_pair_positive"
             ),

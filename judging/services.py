@@ -20,7 +20,8 @@ from django.db.models import Count, Exists, F, IntegerField, OuterRef, QuerySet,
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from judging import aggregation, live_grades, selectors, staging, textpolicy
+from graded import textpolicy
+from judging import aggregation, live_grades, selectors, staging
 from judging import evidence as evidence_spans
 from judging.db import Pairs, update_rows, update_values
 from judging.guidelines import services as guidelines_services

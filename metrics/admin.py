@@ -57,3 +57,6 @@ class RunAdmin(TenantScopedAdmin):
         """Delete each selected run through the service."""
         for run in queryset:
             services.run_delete(run=run)
+
+
+from metrics.search import admin as search_admin  # noqa: E402, F401

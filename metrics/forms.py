@@ -207,7 +207,7 @@ class AllPairsForm(forms.Form):
 
 
 class LeaderboardSettingsForm(forms.Form):
-    """A collection's measure set, coverage threshold and publication."""
+    """A collection's measure set and coverage threshold (publication: Settings › Visibility)."""
 
     measures = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false"}),
@@ -221,16 +221,6 @@ class LeaderboardSettingsForm(forms.Form):
         min_value=0.0,
         max_value=1.0,
         help_text="Runs whose Judged@10 is below this share are flagged on the leaderboard.",
-    )
-    leaderboard_published = forms.BooleanField(
-        required=False,
-        label="Published",
-        help_text="Teams see every run on the leaderboard (otherwise only their own).",
-    )
-    judgments_published = forms.BooleanField(
-        required=False,
-        label="Publish the judgment list",
-        help_text="Team members may download the live judgment list (judges never can).",
     )
 
 

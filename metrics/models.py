@@ -270,5 +270,13 @@ class DocnoIndexToken(models.Model):
         return f"{self.collection_id}: {self.token:x}"
 
 
+from metrics.answers.models import Answer, AnswerRun  # noqa: E402, F401  (RAG answers)
 from metrics.pool.models import PoolingPolicy  # noqa: E402, F401  (pooling policy versions)
+from metrics.search.models import (  # noqa: E402, F401  (live search engines)
+    SearchConfiguration,
+    SearchConfigVersion,
+    SearchEndpoint,
+    SearchSnapshot,
+    SnapshotQuery,
+)
 from metrics.visibility.models import ScoreVisibility, Submission  # noqa: E402, F401

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
-from django.db.models import Count, Max, Q, QuerySet, Sum
+from django.db.models import Count, F, Max, Q, QuerySet, Sum
 from django.http import Http404
 
 from judging.lists.exports import may_export
@@ -68,7 +68,12 @@ def viewer(*, user: AbstractBaseUser, collection: Collection) -> Viewer:
 
 def visible_runs(*, collection: Collection, who: Viewer) -> QuerySet[Run]:
     """Return the runs ``who`` may see: all for coordinators, else own team's (+ published)."""
-    runs = Run.objects.filter(collection=collection).select_related("team")
+    # A run made by a search snapshot carries how many of its queries failed (a badge).
+    runs = (
+        Run.objects.filter(collection=collection)
+        .select_related("team")
+        .annotate(snapshot_failed=F("search_snapshot__failed"))
+    )
     if who.sees_all_runs:
         return runs
     if not who.team_ids:

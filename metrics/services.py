@@ -21,17 +21,17 @@ from django.core.files.base import ContentFile
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from graded import textpolicy
+from graded.textpolicy import MAX_ERRORS, cap_errors, echo, loads_json
 from judging import services as judging_services
-from judging import textpolicy
 from judging.db import fetch
 from judging.models import Collection, Document, LiveGrade, Membership, PoolEntry, Query
-from judging.textpolicy import MAX_ERRORS, cap_errors, echo, loads_json
 from metrics.live import docno_index, scoring, store
 from metrics.live import rescore as live_rescore
 from metrics.live.sqlrows import live_grade_columns
 from metrics.models import RANKING_DTYPE, RANKING_MAX_PK, Run, RunQuery, Team, ranking_bytes
 from metrics.pool.tasks import pool_replan_soon
-from metrics.visibility.services import budget_take, submission_record
+from metrics.visibility.services import budget_take, score_visibility_update, submission_record
 
 
 @dataclass
@@ -701,6 +701,28 @@ def collection_settings_update(
     if "measures" in fields:
         runs_score(collection=collection)
     return collection
+
+
+@transaction.atomic
+def visibility_and_publication_update(
+    *,
+    collection: Collection,
+    leaderboard_published: bool,
+    judgments_published: bool,
+    **visibility: Any,
+) -> None:
+    """Save *Settings › Visibility*: publication, what teams see before it, runs per day.
+
+    Both or neither: publication first (it takes the score store's lock, which comes
+    first), then :func:`metrics.visibility.services.score_visibility_update` with the
+    other fields.
+    """
+    collection_settings_update(
+        collection=collection,
+        leaderboard_published=leaderboard_published,
+        judgments_published=judgments_published,
+    )
+    score_visibility_update(collection=collection, **visibility)
 
 
 @transaction.atomic

@@ -5,6 +5,7 @@ from django.urls import path
 from metrics import views
 from metrics.analysis import views as analysis_views
 from metrics.pool import views as views_pool
+from metrics.search import views as views_search
 
 app_name = "metrics"
 urlpatterns = [
@@ -26,5 +27,16 @@ urlpatterns = [
         "c/<slug:slug>/agreement/llm/",
         analysis_views.judge_compare,
         name="llm_agreement",
+    ),
+    path("c/<slug:slug>/search/", views_search.configuration_list, name="search"),
+    path(
+        "c/<slug:slug>/search/<int:pk>/",
+        views_search.configuration_detail,
+        name="search_configuration",
+    ),
+    path(
+        "c/<slug:slug>/search/snapshots/<int:pk>/",
+        views_search.snapshot_detail,
+        name="search_snapshot",
     ),
 ]

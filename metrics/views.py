@@ -83,12 +83,18 @@ from metrics.selectors import (
     viewer,
     visible_runs,
 )
-from metrics.services import RunRejected, collection_settings_update, run_submit, runs_repool
+from metrics.services import (
+    RunRejected,
+    collection_settings_update,
+    run_submit,
+    runs_repool,
+    visibility_and_publication_update,
+)
 from metrics.visibility.forms import ScoreVisibilityForm
 from metrics.visibility.selectors import budgets
 from metrics.visibility.selectors import rules as visibility_rules
 from metrics.visibility.services import FIELDS as VISIBILITY_FIELDS
-from metrics.visibility.services import BudgetExhausted, score_visibility_update
+from metrics.visibility.services import BudgetExhausted
 
 Role = Membership.Role
 RUN_ROLES = (Role.COORDINATOR, Role.TEAM)
@@ -329,6 +335,17 @@ def run_create(request: HttpRequest, slug: str) -> HttpResponse:
     collection, who = _collection_and_viewer(request, slug)
     teams = Team.objects.filter(collection=collection, members=request.user).order_by("name")
     if not who.may_submit:
+        if who.is_coordinator:
+            # Not a debug 404: say who submits runs and how to become one of them.
+            return render(
+                request,
+                "metrics/run_create_no_team.html",
+                {
+                    "collection": collection,
+                    "who": who,
+                    "team_count": Team.objects.filter(collection=collection).count(),
+                },
+            )
         raise Http404("You are not in a team of this collection.")
     posted = request.method == "POST"
     status = 400 if posted else 200
@@ -737,8 +754,6 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
         initial={
             "measures": "\n".join(collection.measures),
             "coverage_threshold": collection.coverage_threshold,
-            "leaderboard_published": collection.leaderboard_published,
-            "judgments_published": collection.judgments_published,
         },
     )
     repool_form = RepoolForm(
@@ -761,7 +776,10 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
     rules = visibility_rules(collection=collection)
     visibility_form = ScoreVisibilityForm(
         request.POST if action == "visibility" else None,
-        initial={name: getattr(rules, name) for name in VISIBILITY_FIELDS},
+        initial={
+            **{name: getattr(rules, name) for name in VISIBILITY_FIELDS},
+            **{name: getattr(collection, name) for name in ScoreVisibilityForm.PUBLICATION_FIELDS},
+        },
     )
     judge_memberships = list(
         Membership.objects.filter(collection=collection, role=Role.JUDGE)
@@ -797,15 +815,13 @@ def collection_update(request: HttpRequest, slug: str) -> HttpResponse:
                 collection=collection,
                 measures=data["measures"].splitlines(),
                 coverage_threshold=data["coverage_threshold"],
-                leaderboard_published=data["leaderboard_published"],
-                judgments_published=data["judgments_published"],
             )
             sets = _measure_sets_note(data["measures"].splitlines())
             messages.success(request, f"Settings saved; every run was rescored.{sets}")
             return see_other(settings_url(collection, "measures"))
         if action == "visibility" and visibility_form.is_valid():
-            score_visibility_update(collection=collection, **visibility_form.cleaned_data)
-            messages.success(request, "Score visibility and submission budget saved.")
+            visibility_and_publication_update(collection=collection, **visibility_form.cleaned_data)
+            messages.success(request, "Score visibility, budget and publication saved.")
             return see_other(settings_url(collection, "visibility"))
         if action == "pooling" and pooling_form.is_valid():
             policy = pooling_policy_set(

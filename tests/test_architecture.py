@@ -8,7 +8,9 @@ dependencies. The rules:
 1. no import circle between modules, function-level imports included;
 2. ``judging`` never imports ``metrics`` (anywhere, functions included);
 3. no lower layer imports an upper one: ``models``, ``services``, ``selectors`` and the
-   pure modules never import a ``views``, ``api``, ``forms`` or ``admin`` module.
+   pure modules never import a ``views``, ``api``, ``forms`` or ``admin`` module;
+4. ``config`` imports neither app, and ``graded`` (the code shared below both, e.g. the
+   text policy) imports none of ``config``, ``judging`` and ``metrics``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 APPS = ("judging", "metrics")
+#: Every top-level package of the project: the apps, the configuration and the shared code.
+PACKAGES = ("config", "graded", *APPS)
 #: Module names (the last part, or the package under an app's capability) of upper layers.
 UPPER = {"views", "api", "forms", "admin", "urls"}
 
@@ -246,3 +250,48 @@ def test_lower_layers_never_import_upper_ones(project_edges: list[Edge]) -> None
         if layer(e.source) == "lower" and layer(e.target) == "upper"
     ]
     assert wrong == []
+
+
+@pytest.fixture(scope="module")
+def all_edges() -> list[Edge]:
+    """Return the import edges between every package of the project, config included."""
+    return edges(ROOT, PACKAGES)
+
+
+def test_config_imports_neither_app(all_edges: list[Edge]) -> None:
+    """Configuration sits below the apps: it names their modules only as strings."""
+    wrong = [
+        f"{e.source}:{e.line} -> {e.target}"
+        for e in all_edges
+        if e.source.split(".")[0] == "config" and e.target.split(".")[0] in APPS
+    ]
+    assert wrong == []
+
+
+def test_shared_code_imports_no_project_package(all_edges: list[Edge]) -> None:
+    """``graded`` is below everything: it imports neither app nor the configuration."""
+    wrong = [
+        f"{e.source}:{e.line} -> {e.target}"
+        for e in all_edges
+        if e.source.split(".")[0] == "graded" and e.target.split(".")[0] != "graded"
+    ]
+    assert wrong == []
+    assert any(e.target.startswith("graded.") for e in all_edges)  # and it is used
+
+
+def test_the_text_policy_is_shared_from_below(all_edges: list[Edge]) -> None:
+    """``config``, ``judging`` and ``metrics`` all read the one policy in graded."""
+    users = {e.source.split(".")[0] for e in all_edges if e.target == "graded.textpolicy"}
+    assert users == {"config", "judging", "metrics"}
+    assert not (ROOT / "judging" / "textpolicy.py").exists()
+
+
+def test_the_config_rule_can_fail(tmp_path: Path) -> None:
+    """A config module importing an app is an edge the rule sees."""
+    for package in ("config", "judging"):
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("")
+    (tmp_path / "judging" / "models.py").write_text("X = 1\n")
+    (tmp_path / "config" / "parsers.py").write_text("from judging.models import X\n")
+    found = [(e.source, e.target) for e in edges(tmp_path, ("config", "judging"))]
+    assert found == [("config.parsers", "judging.models")]

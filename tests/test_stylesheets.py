@@ -41,3 +41,29 @@ def test_every_block_is_closed(path):
 def test_an_open_block_is_found():
     assert _depths(".a {\n  color: red;\n\n.b { color: blue; }\n")[-1] == 1
     assert _depths('.a::after { content: "{"; }\n/* } */\n')[-1] == 0
+
+
+def _rule(text: str, selector: str) -> str:
+    """Return the declarations of the first rule whose selector list includes ``selector``."""
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    for selectors, body in re.findall(r"([^{}]+)\{([^{}]*)\}", text):
+        if selector in [s.strip() for s in selectors.split(",")]:
+            return body
+    raise AssertionError(f"no rule for {selector}")
+
+
+@pytest.mark.parametrize(
+    "selector",
+    [".compare-bar .field select", ".baseline-fold .field select:not([multiple])"],
+)
+def test_compare_selects_size_to_their_runs_tags(selector):
+    """Issue 41 item 6: the baseline select cut its run's tag off (width 100%, min-width 0)."""
+    ui = next(path for path in CSS if path.name == "ui.css")
+    body = _rule(ui.read_text(encoding="utf-8"), selector)
+    declarations = {
+        name.strip(): value.strip()
+        for name, _, value in (d.partition(":") for d in body.split(";") if d.strip())
+    }
+    assert declarations["width"] == "auto"
+    assert declarations["max-width"] == "100%"
+    assert declarations["flex"] == "1 0 auto"  # grows, never shrinks below its content

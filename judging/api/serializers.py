@@ -9,7 +9,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from config.api import QuotaErrorSerializer
-from judging import evidence, textpolicy
+from graded import textpolicy
+from judging import evidence
 from judging import selectors as judging_selectors
 from judging.api import selectors
 from judging.imports.models import STATES as FILE_IMPORT_STATES
@@ -48,6 +49,7 @@ class CollectionSerializer(serializers.ModelSerializer):
         fields = [
             "slug",
             "name",
+            "purpose",
             "guidelines",
             "grade_names",
             "judges_per_pair",

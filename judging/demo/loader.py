@@ -125,6 +125,8 @@ def demo_load(*, reset: bool = False, reset_passwords: bool = True) -> DemoSumma
             "name": DEMO_NAME,
             "guidelines": GUIDELINES_PATH.read_text(encoding="utf-8"),
             "judges_per_pair": DEMO_JUDGES_PER_PAIR,
+            # An internal evaluation: the demo team sees its scores move as judges grade.
+            "purpose": Collection.Purpose.INTERNAL,
         },
     )
 

@@ -15,7 +15,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import F
 
-from judging import textpolicy
+from graded import textpolicy
 from judging.guidelines.models import GuidelineVersion
 from judging.models import Collection, Query
 

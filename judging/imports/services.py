@@ -33,7 +33,8 @@ from django.db import DatabaseError, connections, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from judging import background, services, textpolicy
+from graded import textpolicy
+from judging import background, services
 from judging.lists import importers, judgment_rows
 from judging.lists import services as services_lists
 from judging.lists.formats import Problems

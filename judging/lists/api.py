@@ -51,7 +51,7 @@ from judging.lists import services as services_lists
 from judging.lists.formats import FormatError
 from judging.lists.formats import collections as collection_formats
 from judging.lists.formats import judgments as judgment_formats
-from judging.models import FileImport, Judge, JudgmentEvent
+from judging.models import Collection, FileImport, Judge, JudgmentEvent
 
 _TRUE = {"1", "true", "yes", "on"}
 
@@ -332,8 +332,25 @@ class JudgmentListView(CollectionScopedView):
 class CollectionCreateSerializer(serializers.Serializer):
     """A new collection."""
 
-    slug = serializers.SlugField(max_length=100)
+    slug = serializers.SlugField(
+        max_length=100,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="Identifier used in addresses and by scripts; left out, it is made from "
+        "the name. A short name another collection has is a 400 naming a free one.",
+    )
     name = serializers.CharField(max_length=200)
+    purpose = serializers.ChoiceField(
+        choices=Collection.Purpose.choices,
+        required=False,
+        default=Collection.Purpose.SHARED_TASK,
+        help_text="What the collection is for. internal: an internal evaluation, teams see "
+        "their live scores as judgments arrive and have no daily run budget; shared_task "
+        "(the default, as before this field existed): scores hidden from teams until "
+        "publication, five runs per team per day. Live scores let a team infer unpublished "
+        "grades. Either way the settings stay changeable (.../score-visibility/).",
+    )
     guidelines = serializers.CharField(required=False, allow_blank=True, default="")
     judges_per_pair = serializers.IntegerField(required=False, min_value=1, default=1)
 

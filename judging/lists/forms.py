@@ -9,9 +9,17 @@ from django import forms
 from judging.imports.services import PAGE_ROLES
 from judging.lists.formats import collections as collection_formats
 from judging.lists.formats import judgments as judgment_formats
-from judging.models import Judge
+from judging.models import Collection, Judge
 
 AUTO = ""
+
+
+#: What the create page says of the purposes' trade-off (one sentence).
+PURPOSE_TRADE_OFF = (
+    "Live scores let a team infer grades that are not published yet (a run's score moves "
+    "with each grade), which is fine when the teams are your colleagues and unfair in a "
+    "competition; either way every setting can be changed later under Settings › Visibility."
+)
 
 
 class CollectionCreateForm(forms.Form):
@@ -19,7 +27,19 @@ class CollectionCreateForm(forms.Form):
 
     name = forms.CharField(max_length=200, label="Name")
     slug = forms.SlugField(
-        max_length=100, label="Short name", help_text="Used in addresses and by scripts."
+        required=False,
+        max_length=100,
+        label="Short name",
+        help_text="Used in addresses and by scripts; made from the name unless you change "
+        "it (letters, digits, hyphens and underscores).",
+        widget=forms.TextInput(attrs={"data-slug-from": "name", "autocomplete": "off"}),
+    )
+    purpose = forms.ChoiceField(
+        choices=Collection.Purpose.choices,
+        widget=forms.RadioSelect,
+        label="What is it for?",
+        help_text=PURPOSE_TRADE_OFF,
+        error_messages={"required": "Choose what the collection is for."},
     )
     guidelines = forms.CharField(
         required=False,

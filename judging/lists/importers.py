@@ -17,7 +17,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
-from judging import textpolicy
+from graded import textpolicy
 from judging.services import DocumentRow, PairRow, QueryRow
 
 QUERY_ID_KEYS = ("qid", "query_id", "id")
@@ -29,7 +29,7 @@ DOCUMENT_BODY_KEYS = ("body", "text", "contents")
 def _lines(data: bytes | str, name: str) -> Iterator[tuple[int, str]]:
     """Yield (line number, text) of the non-blank, non-comment lines of a text file.
 
-    Bytes are decoded by :func:`judging.textpolicy.decode_utf8` (a byte-order mark at the
+    Bytes are decoded by :func:`graded.textpolicy.decode_utf8` (a byte-order mark at the
     start is dropped, UTF-16 and UTF-32 with a mark decoded); text loses a leading U+FEFF.
     """
     try:

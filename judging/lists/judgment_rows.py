@@ -21,7 +21,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from rest_framework import exceptions, status
 
-from judging import evidence, services, textpolicy
+from graded import textpolicy
+from judging import evidence, services
 from judging.lists.formats import FormatError, iter_lines
 from judging.models import Collection, Judge, JudgmentEvent
 from judging.services import ImportSummary, JudgmentRow
@@ -191,7 +192,7 @@ def rows_from_qrels(data: Source) -> tuple[Iterator[JudgmentRow], list[LineError
     """Read TREC qrels lines ``qid iter docno grade``; blank and ``#`` lines are skipped.
 
     Lazy: the rows are read as they are consumed (a file of any size streams through),
-    and ``errors`` fills meanwhile. Reading stops once :data:`~judging.textpolicy.MAX_ERRORS`
+    and ``errors`` fills meanwhile. Reading stops once :data:`~graded.textpolicy.MAX_ERRORS`
     problems were found.
     """
     errors: list[LineError] = []

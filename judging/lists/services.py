@@ -24,14 +24,15 @@ from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils.text import slugify
 
-from judging import evidence, models, services, signals, textpolicy
+from graded import textpolicy
+from graded.textpolicy import echo
+from judging import evidence, models, services, signals
 from judging.lists.formats import MAX_REPORTED, FormatError, Problem, Problems, iter_lines
 from judging.lists.formats import collections as collection_formats
 from judging.lists.formats import judgments as judgment_formats
 from judging.models import Collection, Document, Judge, Judgment, JudgmentEvent, Membership
 from judging.quality import services as quality_services
 from judging.services import DocumentRow, ImportSummary, JudgmentRow, QueryRow, UpsertSummary
-from judging.textpolicy import echo
 
 Source = IO[bytes] | bytes | str
 DOCUMENT_BATCH = 2000
@@ -865,23 +866,69 @@ def documents_import(
     return ContentSummary(created, updated, dry_run)
 
 
+SLUG_MAX = Collection._meta.get_field("slug").max_length
+
+
+def slug_from_name(name: str) -> str:
+    """Return the short name made from ``name`` (lower case, hyphens; may be empty)."""
+    return slugify(name)[:SLUG_MAX].strip("-_")
+
+
+def slug_free(base: str) -> str:
+    """Return ``base``, or ``base-2``, ``base-3``… : the first no collection has."""
+    taken = set(Collection.objects.filter(slug__startswith=base).values_list("slug", flat=True))
+    candidate, number = base, 1
+    while candidate in taken:
+        number += 1
+        suffix = f"-{number}"
+        candidate = base[: SLUG_MAX - len(suffix)] + suffix
+    return candidate
+
+
 @transaction.atomic
 def collection_create(
     *,
-    slug: str,
     name: str,
     creator: AbstractBaseUser,
+    slug: str = "",
+    purpose: str = Collection.Purpose.SHARED_TASK,
     guidelines: str = "",
     judges_per_pair: int = 1,
 ) -> Collection:
-    """Create a collection and make ``creator`` its coordinator."""
+    """Create a collection and make ``creator`` its coordinator.
+
+    An empty ``slug`` is made from the name (:func:`slug_from_name`). A slug another
+    collection has raises ``ValidationError`` on ``slug`` naming a free one. ``purpose``
+    (``Collection.Purpose``) picks the defaults of what teams see of scores and of their
+    runs per day (``metrics.visibility.selectors.rules``); those stay changeable.
+    """
     problems = textpolicy.field_problems(names={"name": name}, prose={"guidelines": guidelines})
     if problems:
         raise ValidationError(problems)
+    if purpose not in Collection.Purpose.values:
+        raise ValidationError(
+            {"purpose": f"Choose one of: {', '.join(Collection.Purpose.values)}."}
+        )
+    derived = not slug
+    slug = slug or slug_from_name(name)
+    if not slug:
+        raise ValidationError(
+            {"slug": "Give a short name: the name has no letters or digits to make one from."}
+        )
     if Collection.objects.filter(slug=slug).exists():
-        raise ValidationError({"slug": f"A collection {slug!r} exists already."})
+        made = " (made from the name)" if derived else ""
+        raise ValidationError(
+            {
+                "slug": f"The short name {slug!r}{made} is taken by another collection; "
+                f"choose another, such as {slug_free(slug)!r}."
+            }
+        )
     collection = Collection(
-        slug=slug, name=name, guidelines=guidelines, judges_per_pair=judges_per_pair
+        slug=slug,
+        name=name,
+        purpose=purpose,
+        guidelines=guidelines,
+        judges_per_pair=judges_per_pair,
     )
     collection.full_clean()
     collection.save()

@@ -120,6 +120,13 @@ class LLMJudgeForm(LLMConfigChecks, forms.ModelForm):
         super().__init__(*args, **kwargs)
         if providers is not None:
             self.fields["llm_provider"].queryset = providers
+        # A judge without a provider cannot run: refuse to save one (the model allows it
+        # for judges kept after their provider is removed).
+        provider = self.fields["llm_provider"]
+        provider.required = True
+        provider.error_messages["required"] = (
+            "Choose a provider: an LLM judge cannot run without one."
+        )
 
     def save(self, commit: bool = True) -> Judge:
         """Refuse: the configuration is written by ``services_judges.llm_judge_update``."""

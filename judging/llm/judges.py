@@ -22,7 +22,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import transaction
 
-from judging import textpolicy
+from graded import textpolicy
 from judging.llm import prompt
 from judging.llm import selectors as selectors_llm
 from judging.llm.parse import compile_pattern
@@ -49,7 +49,7 @@ TEXT_LIMITS: dict[str, int | None] = {
     "answer_pattern": None,
 }
 #: Of :data:`TEXT_LIMITS`, the texts of several lines (carriage returns allowed); the others
-#: are names (:func:`judging.textpolicy.name_problem`: no control character but tab and LF).
+#: are names (:func:`graded.textpolicy.name_problem`: no control character but tab and LF).
 PROSE_FIELDS = frozenset({"system_prompt", "prompt_template", "answer_pattern"})
 #: What a new LLM judge starts with on the page that registers one (and in the admin).
 DEFAULT_CONFIG: dict[str, Any] = {

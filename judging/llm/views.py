@@ -12,6 +12,7 @@ from django.forms.models import model_to_dict
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
+from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_http_methods
 
 from config.http import see_other
@@ -60,6 +61,8 @@ def llm_job_create(request: HttpRequest, slug: str) -> HttpResponse:
     form = LLMJobForm(
         request.POST or None, judges=judges, initial={"judge": request.GET.get("judge")}
     )
+    if request.method == "GET":
+        _say_why_a_judge_cannot_run(request, collection, request.GET.get("judge"), judges)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -97,6 +100,31 @@ def llm_job_create(request: HttpRequest, slug: str) -> HttpResponse:
             **tabs,
         },
         status=400 if request.method == "POST" else 200,
+    )
+
+
+def _say_why_a_judge_cannot_run(
+    request: HttpRequest, collection: Collection, judge_pk: str | None, runnable: Any
+) -> None:
+    """Add a message when ``?judge=`` names an LLM judge of the collection that cannot run.
+
+    (*Run it on the pool* on the try page links here; without the message the page would
+    show the form with another judge, or none, and no word on why.)
+    """
+    if not judge_pk or not judge_pk.isdigit() or runnable.filter(pk=judge_pk).exists():
+        return
+    judge = selectors_llm.llm_judges(collection=collection).filter(pk=judge_pk).first()
+    if judge is None:
+        return
+    edit = reverse("judging:judge_update", args=[collection.slug, judge.pk])
+    messages.warning(
+        request,
+        format_html(
+            "No job started: the LLM judge {} has no provider. "
+            '<a href="{}">Choose its provider</a>, then run it.',
+            judge.name,
+            edit,
+        ),
     )
 
 

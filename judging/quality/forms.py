@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from judging import textpolicy
+from graded import textpolicy
 from judging.forms import GRADE_CHOICES
 from judging.models import Collection, Document, Query
 

@@ -20,7 +20,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from judging import background, textpolicy
+from graded import textpolicy
+from judging import background
 from judging import services as judging_services
 from judging.llm import runner
 from judging.llm import services as services_llm

@@ -6,7 +6,7 @@ from typing import Any
 
 from django import template
 
-from judging.textpolicy import safe_link
+from graded.textpolicy import safe_link
 
 register = template.Library()
 

@@ -3,14 +3,26 @@
 from django.urls import path
 
 from metrics.analysis import api as analysis_api
+from metrics.answers import api as answers_api
 from metrics.api import settings as settings_api
 from metrics.api import teams as teams_api
 from metrics.api import views
 from metrics.pool import api as pool_api
+from metrics.search import api as search_api
 from metrics.visibility import api as visibility_api
 
 app_name = "metrics-api"
 urlpatterns = [
+    path(
+        "collections/<slug:slug>/answer-runs/",
+        answers_api.AnswerRunListCreateView.as_view(),
+        name="answer-run-list",
+    ),
+    path(
+        "collections/<slug:slug>/answer-runs/<int:pk>/",
+        answers_api.AnswerRunDetailView.as_view(),
+        name="answer-run-detail",
+    ),
     path("collections/<slug:slug>/runs/", views.RunListCreateView.as_view(), name="run-list"),
     path(
         "collections/<slug:slug>/runs/<int:pk>/",
@@ -82,5 +94,40 @@ urlpatterns = [
         "collections/<slug:slug>/agreement/llm/",
         analysis_api.LlmAgreementView.as_view(),
         name="llm-agreement",
+    ),
+    path(
+        "collections/<slug:slug>/search-endpoints/",
+        search_api.EndpointListView.as_view(),
+        name="search-endpoint-list",
+    ),
+    path(
+        "collections/<slug:slug>/search-configurations/",
+        search_api.ConfigurationListView.as_view(),
+        name="search-configuration-list",
+    ),
+    path(
+        "collections/<slug:slug>/search-configurations/<int:pk>/",
+        search_api.ConfigurationDetailView.as_view(),
+        name="search-configuration-detail",
+    ),
+    path(
+        "collections/<slug:slug>/search-configurations/<int:pk>/versions/",
+        search_api.VersionCreateView.as_view(),
+        name="search-configuration-versions",
+    ),
+    path(
+        "collections/<slug:slug>/search-configurations/<int:pk>/tries/",
+        search_api.TryView.as_view(),
+        name="search-configuration-tries",
+    ),
+    path(
+        "collections/<slug:slug>/search-snapshots/",
+        search_api.SnapshotListView.as_view(),
+        name="search-snapshot-list",
+    ),
+    path(
+        "collections/<slug:slug>/search-snapshots/<int:pk>/",
+        search_api.SnapshotDetailView.as_view(),
+        name="search-snapshot-detail",
     ),
 ]

@@ -14,7 +14,7 @@ Formats
     Blank lines and lines starting with ``#`` are skipped in TREC files.
 
 Encoding
-    UTF-8, read under :mod:`judging.textpolicy`'s one decoding rule (pure Python, shared
+    UTF-8, read under :mod:`graded.textpolicy`'s one decoding rule (pure Python, shared
     with every other text input of Graded): a byte-order mark at the very start is
     skipped by every reader (the C, numpy and Arrow fast paths, the line-by-line reader,
     JSON, and format detection), and a UTF-16 or UTF-32 byte-order mark means the input is
@@ -75,7 +75,7 @@ from typing import IO, Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from judging import textpolicy
+from graded import textpolicy
 from metrics.engine import _creader
 from metrics.engine import _strings as S
 from metrics.engine._lazy import LazyModule

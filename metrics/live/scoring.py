@@ -14,7 +14,7 @@ from functools import cached_property
 import numpy as np
 import pyarrow as pa
 
-from judging import textpolicy
+from graded import textpolicy
 from metrics import engine
 from metrics.engine import _strings
 from metrics.engine import io as engine_io
@@ -321,8 +321,8 @@ def id_problems(parsed: ParsedRun, content: bytes) -> list[dict]:
     """Return the run's qids and docnos that the text policy refuses, with their lines.
 
     Ids must be UTF-8, without NUL or surrogates, and at most
-    :data:`judging.textpolicy.MAX_ID_LENGTH` characters (the database columns' size). Only
-    the first :data:`~judging.textpolicy.MAX_ERRORS` are listed, then a count.
+    :data:`graded.textpolicy.MAX_ID_LENGTH` characters (the database columns' size). Only
+    the first :data:`~graded.textpolicy.MAX_ERRORS` are listed, then a count.
     """
     errors: list[dict] = []
     for qid in parsed.qids:

@@ -20,8 +20,9 @@ class ScoreVisibilitySerializer(serializers.Serializer):
 
     mode = serializers.ChoiceField(
         choices=ScoreVisibility.Mode.choices,
-        help_text="What teams see before the judgments are published: hidden (no score; "
-        "the default), aggregate (means rounded to "
+        help_text="What teams see before the judgments are published: live (every score as "
+        "judgments arrive; the default of an internal evaluation), hidden (no score; the "
+        "default of a shared task), aggregate (means rounded to "
         f"{selectors.ROUND_DECIMALS} decimals, only for runs ranking at least "
         "min_queries judged queries; nothing per query) or split (means on a public "
         "share of the queries; the final board, after publication, uses the rest). "
@@ -41,7 +42,9 @@ class ScoreVisibilitySerializer(serializers.Serializer):
     runs_per_day = serializers.IntegerField(
         min_value=0,
         max_value=services.MAX_RUNS_PER_DAY,
-        help_text="Runs a team may submit in any 24 hours, deleted runs included (0: none).",
+        allow_null=True,
+        help_text="Runs a team may submit in any 24 hours, deleted runs included (0: none; "
+        "null: no daily limit).",
     )
     round_decimals = serializers.IntegerField(
         read_only=True, help_text="Decimals of the aggregate mode's means (fixed)."

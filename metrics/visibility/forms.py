@@ -10,14 +10,16 @@ from metrics.visibility.services import MAX_MIN_QUERIES, MAX_RUNS_PER_DAY
 
 
 class ScoreVisibilityForm(forms.Form):
-    """What teams see of scores before the judgments are published, and runs per day."""
+    """What teams see of scores before publication, runs per day, and publication itself."""
 
     mode = forms.ChoiceField(
         choices=ScoreVisibility.Mode.choices,
         label="What teams see before the judgments are published",
         help_text="Scores are made of grades: a team that sees per-query scores can read "
         "unpublished grades off them (five one-document runs for one query score in the "
-        "ratio of the documents' grades). Hidden shows no score; aggregate shows means "
+        "ratio of the documents' grades). Live shows every score as judgments arrive (an "
+        "internal evaluation, where teams may know the grades); hidden shows no score; "
+        "aggregate shows means "
         f"rounded to {ROUND_DECIMALS} decimals, only for runs over enough queries; split "
         "shows means on a public share of the queries and keeps the rest for the final "
         "leaderboard. Coordinators always see every score; once the judgments are "
@@ -39,9 +41,25 @@ class ScoreVisibilityForm(forms.Form):
         "shown to teams; changing the share moves queries between the two sides.",
     )
     runs_per_day = forms.IntegerField(
+        required=False,
         min_value=0,
         max_value=MAX_RUNS_PER_DAY,
         label="Runs per team per day",
-        help_text="In any 24 hours, deleted runs included (0: teams cannot submit). "
+        help_text="In any 24 hours, deleted runs included (empty: no daily limit; 0: teams "
+        "cannot submit). "
         "Every run is one more probe of the grades; coordinators' submissions do not count.",
     )
+    leaderboard_published = forms.BooleanField(
+        required=False,
+        label="Publish the leaderboard",
+        help_text="Teams see every team's runs on the leaderboard (otherwise only their own).",
+    )
+    judgments_published = forms.BooleanField(
+        required=False,
+        label="Publish the judgment list",
+        help_text="Team members may download the live judgment list (judges never can), and "
+        "teams see every score whatever the mode above (in split mode, the final board).",
+    )
+
+    #: The fields saved on the collection (metrics.services.collection_settings_update).
+    PUBLICATION_FIELDS = ("leaderboard_published", "judgments_published")

@@ -28,10 +28,13 @@ def new_split_seed() -> int:
 class ScoreVisibility(models.Model):
     """A collection's rules for the scores teams see before its grades are published.
 
-    No row means the defaults: hidden scores and five runs per team per day.
+    No row means the defaults of the collection's purpose: live scores and no daily limit
+    for an internal evaluation, hidden scores and five runs per team per day for a shared
+    task (:func:`metrics.visibility.selectors.rules`).
     """
 
     class Mode(models.TextChoices):
+        LIVE = "live", "Live: teams see every score as judgments arrive (internal evaluation)"
         HIDDEN = "hidden", "Hidden: teams see no score until the grades are published"
         AGGREGATE = "aggregate", "Aggregate: rounded means over enough queries, nothing per query"
         SPLIT = "split", "Public/private split: means on a public share of the queries"
@@ -61,9 +64,11 @@ class ScoreVisibility(models.Model):
         help_text="Split mode: seed of the public/private split (random, never shown to teams).",
     )
     runs_per_day = models.PositiveIntegerField(
+        null=True,
+        blank=True,
         default=5,
         help_text="Runs a team may submit in any 24 hours; deleted runs still count. "
-        "0 stops team submissions.",
+        "0 stops team submissions; null: no daily limit.",
     )
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -8,7 +8,9 @@ Every page, endpoint, chart and analysis that shows a score asks the viewer's po
   (:attr:`Exposure.FULL`) — except that in split mode the teams' means then come from
   the private share of the queries (:attr:`Exposure.PRIVATE`: the final board);
 * before publication teams see what the collection's :class:`ScoreVisibility` mode says:
-  nothing (hidden, the default), means rounded to :data:`ROUND_DECIMALS` decimals of
+  every score as judgments arrive (live, the default of an internal evaluation: per-query
+  scores let a team infer the grades, which an internal evaluation accepts), nothing
+  (hidden, the default of a shared task), means rounded to :data:`ROUND_DECIMALS` decimals of
   runs that rank documents for at least ``min_queries`` live queries (aggregate), or
   means over the public share of the queries (split). Never a value per query, never a
   grade, gain, DCG, Judged@k, interval, comparison or difficulty: each of those is a
@@ -54,7 +56,7 @@ class Rules:
     min_queries: int = 25
     public_share: float = 0.5
     split_seed: int = 0
-    runs_per_day: int = 5
+    runs_per_day: int | None = 5  # None: no daily limit
     stored: bool = False
 
 
@@ -62,19 +64,37 @@ def _field_default(name: str) -> Any:
     return ScoreVisibility._meta.get_field(name).default
 
 
+#: The settings each purpose of a collection starts with (``Collection.purpose``): an
+#: internal evaluation shows teams their live scores and has no daily run budget; a shared
+#: task hides scores until publication and allows five runs per team per day.
+PURPOSE_DEFAULTS: dict[str, dict[str, Any]] = {
+    Collection.Purpose.INTERNAL: {"mode": Mode.LIVE, "runs_per_day": None},
+    Collection.Purpose.SHARED_TASK: {"mode": Mode.HIDDEN, "runs_per_day": 5},
+}
+
+
+def purpose_defaults(purpose: str) -> dict[str, Any]:
+    """Return the visibility settings a collection of ``purpose`` has until changed."""
+    return {
+        "mode": _field_default("mode"),
+        "min_queries": _field_default("min_queries"),
+        "public_share": _field_default("public_share"),
+        "runs_per_day": _field_default("runs_per_day"),
+        **PURPOSE_DEFAULTS.get(purpose, {}),
+    }
+
+
 def rules(*, collection: Collection) -> Rules:
-    """Return ``collection``'s visibility settings (one SQL query, then cached on it)."""
+    """Return ``collection``'s visibility settings (one SQL query, then cached on it).
+
+    With no stored settings, the defaults of the collection's purpose.
+    """
     try:
         row = collection.score_visibility
     except ScoreVisibility.DoesNotExist:
         row = None
     if row is None:
-        return Rules(
-            mode=_field_default("mode"),
-            min_queries=_field_default("min_queries"),
-            public_share=_field_default("public_share"),
-            runs_per_day=_field_default("runs_per_day"),
-        )
+        return Rules(**purpose_defaults(collection.purpose))
     return Rules(
         mode=row.mode,
         min_queries=row.min_queries,
@@ -271,6 +291,7 @@ def score_policy(*, collection: Collection, is_coordinator: bool) -> ScorePolicy
         exposure = Exposure.PRIVATE if mode == Mode.SPLIT else Exposure.FULL
     else:
         exposure = {
+            Mode.LIVE: Exposure.FULL,
             Mode.HIDDEN: Exposure.NONE,
             Mode.AGGREGATE: Exposure.AGGREGATE,
             Mode.SPLIT: Exposure.PUBLIC,
@@ -283,15 +304,17 @@ class Budget:
     """A team's submissions left in the rolling day, of how many, and when one frees up."""
 
     team: Any
-    left: int
-    limit: int
+    left: int | None  # None: no daily limit
+    limit: int | None
     next_allowed: Any = None  # datetime when ``left`` is 0 and the limit above 0
 
 
 def budgets(*, collection: Collection, teams: Iterable[Any], now: Any = None) -> list[Budget]:
-    """Return each team's budget of runs (one SQL query for all the teams)."""
+    """Return each team's budget of runs (one SQL query for all the teams; none unlimited)."""
     teams = list(teams)
     limit = rules(collection=collection).runs_per_day
+    if limit is None:
+        return [Budget(team=team, left=None, limit=None) for team in teams]
     now = now or timezone.now()
     recent: dict[int, list[Any]] = {team.pk: [] for team in teams}
     for team_id, at in (

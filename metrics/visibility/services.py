@@ -26,7 +26,7 @@ from django.utils import timezone
 from judging.models import Collection, Membership
 from judging.selectors import user_roles
 from metrics.visibility.models import ScoreVisibility, Submission
-from metrics.visibility.selectors import BUDGET_WINDOW, rules
+from metrics.visibility.selectors import BUDGET_WINDOW, purpose_defaults, rules
 
 #: Bounds of the settings (the form, the REST serializer and this service share them).
 MAX_MIN_QUERIES = 100_000
@@ -95,6 +95,8 @@ def budget_take(
     if user is None or Membership.Role.COORDINATOR in user_roles(user=user, collection=collection):
         return False  # a coordinator's, or the server's own (commands, scripts)
     limit = rules(collection=collection).runs_per_day
+    if limit is None:
+        return True  # no daily limit: counted, never refused
     if limit == 0:
         raise BudgetExhausted(limit=0, next_allowed=None)
     now = now or timezone.now()
@@ -132,6 +134,17 @@ def submission_record(
 FIELDS = ("mode", "min_queries", "public_share", "runs_per_day")
 
 
+class _Keep:
+    """The marker of a setting left as it is (``runs_per_day=None`` means no limit)."""
+
+    def __repr__(self) -> str:
+        return "KEEP"
+
+
+#: Pass as ``runs_per_day`` to keep it (the default).
+KEEP: Any = _Keep()
+
+
 @transaction.atomic
 def score_visibility_update(
     *,
@@ -139,12 +152,14 @@ def score_visibility_update(
     mode: str | None = None,
     min_queries: int | None = None,
     public_share: float | None = None,
-    runs_per_day: int | None = None,
+    runs_per_day: int | None = KEEP,
 ) -> ScoreVisibility:
     """Change what teams see of scores before publication, and their runs per day.
 
-    Fields left None keep their value. Bad values raise ``ValidationError`` naming the
-    field, and nothing changes.
+    Fields left None keep their value, except ``runs_per_day``: None removes the daily
+    limit and :data:`KEEP` (the default) keeps it. Settings stored for the first time start
+    from the defaults of the collection's purpose. Bad values raise ``ValidationError``
+    naming the field, and nothing changes.
     """
     errors: dict[str, str] = {}
     if mode is not None and mode not in ScoreVisibility.Mode.values:
@@ -155,20 +170,23 @@ def score_visibility_update(
         math.isfinite(public_share) and 0.0 <= public_share <= 1.0
     ):
         errors["public_share"] = "Must be between 0 and 1."
-    if runs_per_day is not None and not 0 <= runs_per_day <= MAX_RUNS_PER_DAY:
+    if (
+        runs_per_day is not KEEP
+        and runs_per_day is not None
+        and not 0 <= runs_per_day <= MAX_RUNS_PER_DAY
+    ):
         errors["runs_per_day"] = f"Must be between 0 and {MAX_RUNS_PER_DAY:,}."
     if errors:
         raise ValidationError(errors)
-    row, _created = ScoreVisibility.objects.select_for_update().get_or_create(collection=collection)
-    given = {
-        "mode": mode,
-        "min_queries": min_queries,
-        "public_share": public_share,
-        "runs_per_day": runs_per_day,
-    }
+    row, _created = ScoreVisibility.objects.select_for_update().get_or_create(
+        collection=collection, defaults=purpose_defaults(collection.purpose)
+    )
+    given = {"mode": mode, "min_queries": min_queries, "public_share": public_share}
     for name, value in given.items():
         if value is not None:
             setattr(row, name, value)
+    if runs_per_day is not KEEP:
+        row.runs_per_day = runs_per_day
     row.save()
     collection.score_visibility = row  # the caller's collection reads the new settings
     return row

@@ -36,12 +36,18 @@
     var scrolls = box.scrollWidth > box.clientWidth + 1;
     var hint = box.previousElementSibling;
     var hinted = hint && hint.classList.contains(HINT);
+    // A box the template made reachable itself (a list box that scrolls up and down:
+    // tabindex, role and name in the HTML) keeps them; only what is added here is removed.
+    var own = box.hasAttribute("tabindex") && !box.hasAttribute("data-scroll-marked");
     if (scrolls && !box.classList.contains("is-scrollable")) {
       box.classList.add("is-scrollable");
-      box.setAttribute("tabindex", "0");
-      if (box.tagName !== "TABLE") {
-        box.setAttribute("role", "region");
-        box.setAttribute("aria-label", label(box) + " (scrolls sideways)");
+      if (!own) {
+        box.setAttribute("data-scroll-marked", "");
+        box.setAttribute("tabindex", "0");
+        if (box.tagName !== "TABLE") {
+          box.setAttribute("role", "region");
+          box.setAttribute("aria-label", label(box) + " (scrolls sideways)");
+        }
       }
       if (!hinted) {
         var p = document.createElement("p");
@@ -52,10 +58,13 @@
       }
     } else if (!scrolls && box.classList.contains("is-scrollable")) {
       box.classList.remove("is-scrollable");
-      box.removeAttribute("tabindex");
-      if (box.tagName !== "TABLE") {
-        box.removeAttribute("role");
-        box.removeAttribute("aria-label");
+      if (!own) {
+        box.removeAttribute("data-scroll-marked");
+        box.removeAttribute("tabindex");
+        if (box.tagName !== "TABLE") {
+          box.removeAttribute("role");
+          box.removeAttribute("aria-label");
+        }
       }
       if (hinted) {
         hint.remove();

@@ -69,7 +69,7 @@ def submit_with_marked_styles(page, path: str, fill: dict[str, str], button: str
             lambda w: reverse("judging:collection_create"),
             {"input[name=name]": "Again", "input[name=slug]": "flights"},
             "Create",
-            "A collection 'flights' exists already.",
+            "Choose what the collection is for.",
             id="new-collection",
         ),
         pytest.param(

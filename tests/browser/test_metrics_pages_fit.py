@@ -56,7 +56,7 @@ SCROLLING = {"run queries", "difficulty table", "pool", "run query"}
 
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
-def test_every_tab_fits_its_first_screen(browser, live_server, big, viewport):
+def test_every_tab_opens_with_its_numbers_and_scrolls(browser, live_server, big, viewport):
     Collection.objects.filter(pk=big.pk).update(judgments_published=True)
     context = browser.new_context(base_url=live_server.url, viewport=viewport)
     errors: list[str] = []
@@ -75,20 +75,30 @@ def test_every_tab_fits_its_first_screen(browser, live_server, big, viewport):
                 box = page.locator("dl.key-numbers").first.bounding_box()
                 assert box["y"] + box["height"] <= viewport["height"], name
             if name in SCROLLING:
-                # The list scrolls by itself, its header row staying at the top.
+                # The page scrolls (not a box of its own), its table header row sticking
+                # to the top of the screen (issue 41).
                 listbox = page.locator(".list-box").first
-                assert listbox.evaluate("e => e.scrollHeight > e.clientHeight + 1"), name
-                listbox.evaluate("e => { e.scrollTop = 200; }")
+                assert listbox.evaluate("e => e.scrollHeight <= e.clientHeight + 1"), name
+                assert page.evaluate("document.documentElement.scrollHeight > innerHeight"), name
+                page.evaluate("scrollTo(0, document.documentElement.scrollHeight)")
                 # (On a phone, cards have no header row to keep.)
                 header = page.locator(".list-box thead th").last
-                if header.evaluate("e => getComputedStyle(e).position") == "sticky":
-                    top = listbox.bounding_box()["y"]
-                    assert abs(header.bounding_box()["y"] - top) < 3, name
+                # (A query's ranking is short beside the ideal one: no page to scroll past it.)
+                if (
+                    name != "run query"
+                    and header.evaluate("e => getComputedStyle(e).position") == "sticky"
+                    and (
+                        header.evaluate("e => getComputedStyle(e.closest('.list-box')).overflowX")
+                        == "visible"
+                    )
+                ):
+                    assert abs(header.bounding_box()["y"]) < 3, name
+                page.evaluate("scrollTo(0, 0)")
             for chart in page.locator(".chart-fill svg.chart").all():
                 # A chart in a tab: inside the screen, as wide as its box or keeping its
                 # proportions when the height left is what limits it.
                 box = chart.bounding_box()
-                assert box["y"] + box["height"] <= viewport["height"] + 1, name
+                assert box["height"] <= viewport["height"] + 1, name  # a screen holds it
                 view = chart.evaluate("e => [e.viewBox.baseVal.width, e.viewBox.baseVal.height]")
                 assert box["width"] / box["height"] >= view[0] / view[1] - 0.02, name
         assert problems == {}, problems
@@ -119,7 +129,6 @@ def test_key_numbers_lead_and_tabs_switch(browser, live_server, big, viewport):
             expect(page.locator(selector)).to_be_visible()
             expect(page.locator("svg.chart-bars")).to_have_count(0)
             expect(page.locator("dl.key-numbers")).to_be_visible()
-            assert page.evaluate("document.documentElement.scrollHeight <= innerHeight"), label
         # Compare: the result's key numbers come before its tabs.
         page.goto(_pages(big)["compare table"])
         numbers = page.locator("[data-result-numbers]").bounding_box()

@@ -4,7 +4,7 @@ A run that started with a UTF-8 BOM was read as TREC when it was JSON ("expected
 columns ... found 1") and its first qid was ``'\\ufeff101'`` with the C and numpy readers
 (Arrow skipped it: the readers disagreed). Every reader (C, numpy, Arrow; a path, bytes,
 a file object), every format and format detection now go through
-:mod:`judging.textpolicy`'s one rule: a UTF-8 mark is skipped, a UTF-16 or UTF-32 mark
+:mod:`graded.textpolicy`'s one rule: a UTF-8 mark is skipped, a UTF-16 or UTF-32 mark
 means the text is decoded from that encoding. A U+FEFF further on stays (it is a
 character).
 """

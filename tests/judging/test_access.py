@@ -191,6 +191,38 @@ def test_login_page_renders_and_logs_in(client, judge_user):
     assert response["Location"] == reverse("judging:home")
 
 
+def test_login_form_is_a_real_post_redirect_get(client):
+    """The form opts out of htmx boosting, so the browser follows the 302 itself."""
+    response = client.get(reverse("login") + "?next=/collections/")
+    body = response.content.decode()
+    assert 'hx-boost="false"' in body.split('class="stacked-form"')[1].split(">")[0]
+    assert 'name="next" value="/collections/"' in body
+
+
+def test_login_redirects_to_a_same_site_next(client, judge_user):
+    target = reverse("judging:home") + "?tab=mine"
+    response = client.post(reverse("login"), {"username": "judy", "password": "pw", "next": target})
+    assert response.status_code == 302
+    assert response["Location"] == target
+
+
+@pytest.mark.parametrize(
+    "next_url", ["https://evil.example/", "//evil.example/x", "javascript:alert(1)"]
+)
+def test_login_ignores_an_off_site_next(client, judge_user, next_url):
+    response = client.post(
+        reverse("login"), {"username": "judy", "password": "pw", "next": next_url}
+    )
+    assert response.status_code == 302
+    assert response["Location"] == reverse("judging:home")
+
+
+def test_failed_login_stays_on_the_form(client, judge_user):
+    response = client.post(reverse("login"), {"username": "judy", "password": "wrong"})
+    assert response.status_code == 200
+    assert b"form-errors" in response.content
+
+
 def test_admin_lists_models_and_keeps_judgments_read_only(client, world):
     admin_user = factories.user("root", is_staff=True, is_superuser=True)
     client.force_login(admin_user)

@@ -154,3 +154,15 @@ def test_the_history_is_read_in_one_query(pair, django_assert_num_queries):
         events = selectors.pair_history(collection=q.collection, query_id=q.pk, document_id=d.pk)
     assert [e.judge for e in events] == ["judy", "judy", "jim", "gpt-x", ""]
     assert [e.actor for e in events] == ["judy", "judy", "jim", "", "cora"]
+
+
+def test_the_history_box_is_reachable_by_keyboard_and_named(client, pair):
+    """Issue 41 item 6: on a phone the box scrolls up and down; Tab must reach it."""
+    users, q, d = pair
+    client.force_login(users["cora"])
+    body = client.get(reverse("judging:judgment_history", args=["demo", q.pk, d.pk])).content
+    box = re.search(r'<div class="table-scroll list-box"([^>]*)>', body.decode())
+    assert box, "no list box around the history"
+    assert 'tabindex="0"' in box.group(1)
+    assert 'role="region"' in box.group(1)
+    assert 'aria-label="Label history"' in box.group(1)

@@ -14,7 +14,8 @@ from collections.abc import Iterator
 import pytest
 from django.db import connection, transaction
 
-from judging import services, textpolicy
+from graded import textpolicy
+from judging import services
 from judging.models import Judgment, JudgmentEvent, LiveGrade, Membership
 from judging.services import JudgmentRow, RowsRefused
 from tests import factories

@@ -97,12 +97,25 @@ def test_settings_page_is_for_coordinators_and_saves(client, coll, scored):
             "action": "settings",
             "measures": "P@2\nJudged@10",
             "coverage_threshold": "0.8",
-            "leaderboard_published": "on",
         },
     )
     assert saved.status_code == 303 and saved["Location"] == url + "?tab=measures"
     coll.refresh_from_db()
-    assert coll.measures == ["P@2", "Judged@10"] and coll.leaderboard_published
+    assert coll.measures == ["P@2", "Judged@10"] and not coll.leaderboard_published
+    published = client.post(
+        url,
+        {
+            "action": "visibility",
+            "mode": "hidden",
+            "min_queries": "25",
+            "public_share": "0.5",
+            "runs_per_day": "5",
+            "leaderboard_published": "on",
+        },
+    )
+    assert published.status_code == 303 and published["Location"] == url + "?tab=visibility"
+    coll.refresh_from_db()
+    assert coll.leaderboard_published and not coll.judgments_published
     assert client.post(url, {"action": "repool", "depth": "5"}).status_code == 303
     assert PoolEntry.objects.count() == 2
 

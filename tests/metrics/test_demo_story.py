@@ -10,7 +10,7 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
 from judging.demo.loader import DEMO_SLUG, demo_load
-from judging.models import Judgment, PoolEntry
+from judging.models import Collection, Judgment, PoolEntry
 from judging.selectors import pair_ref
 from metrics.models import Run, Team
 from tests.metrics import factories as metrics_factories
@@ -42,8 +42,9 @@ def test_submit_pool_judge_and_watch_the_leaderboard_move(
     assert pooled.count() > 0
     assert PoolEntry.objects.filter(collection__slug=DEMO_SLUG).count() > pool_before
 
-    # The team sees no score while the judgments are unpublished (the default score
-    # visibility, docs/security.md); the coordinator watches the leaderboard move.
+    # The demo is an internal evaluation: the team sees its live scores before anything
+    # is published, and watches them move as judges grade, as the coordinator does.
+    assert Collection.objects.get(slug=DEMO_SLUG).purpose == "internal"
     coordinator = Token.objects.create(user=django_user_model.objects.get(username="coordinator"))
 
     def board(key: str = coordinator.key):
@@ -53,9 +54,9 @@ def test_submit_pool_judge_and_watch_the_leaderboard_move(
 
     version, row = board()
     assert not row["stale"]
-    _, team_row = board(token.key)
-    assert team_row["run"] == "bm25-baseline"
-    assert set(team_row["scores"].values()) | set(team_row["judged"].values()) == {None}
+    _, team_row_before = board(token.key)
+    assert team_row_before["run"] == "bm25-baseline"
+    assert team_row_before["scores"] == row["scores"]
 
     # judge1 grades the first few pairs of the queue in the browser.
     client.force_login(django_user_model.objects.get(username="judge1"))
@@ -75,5 +76,6 @@ def test_submit_pool_judge_and_watch_the_leaderboard_move(
     assert new_version > version and not new_row["stale"]
     assert new_row["scores"] != row["scores"]
     _, team_row = board(token.key)
-    assert set(team_row["scores"].values()) | set(team_row["judged"].values()) == {None}
+    assert team_row["scores"] == new_row["scores"] != team_row_before["scores"]
+    assert any(value is not None for value in team_row["scores"].values())
     assert metrics_factories.current(Run.objects.get()).scored_version == new_version

@@ -248,3 +248,18 @@ def _share(world: World) -> int:
     seed = ScoreVisibility.objects.get(collection=world.coll).split_seed
     qids = world.coll.queries.values_list("external_id", flat=True)
     return sum(is_public(seed=seed, qid=q, share=0.5) for q in qids)
+
+
+def test_live_mode_shows_the_team_every_score_the_trade_off_of_an_internal_evaluation(world):
+    score_visibility_update(collection=world.coll, mode="live", runs_per_day=None)
+    ids = world.submit_recipe(world.public)  # five runs in a row: no daily limit
+    cora = world.api(world.cora)
+    coordinator = {
+        docno: cora.get(f"/api/v1/collections/{world.coll.slug}/runs/{pk}/").json()["scores"][NDCG]
+        for docno, pk in ids.items()
+    }
+    team = world.team_means(ids)
+    assert team == coordinator  # the team sees what the coordinator sees ...
+    assert team["da"] == pytest.approx(2 * team["dc"])  # ... so it can read the grades off
+    html = world.page(world.alice).get(reverse("metrics:leaderboard", args=[world.coll.slug]))
+    assert any(re.search(r"\d", cell) for cell in _score_cells(html.content.decode()))

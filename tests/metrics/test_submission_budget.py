@@ -163,3 +163,39 @@ def test_the_page_refuses_with_429_and_says_when(world):
     assert "used its 1 run for the last 24 hours" in html
     assert "next submission is allowed at" in html
     assert "0 of 1</strong> run left" in html
+
+
+def test_a_coordinator_without_a_team_is_told_who_submits_runs(world):
+    """Not Django's 404: a page saying runs come from teams and how to submit one."""
+    coll, users, _, _ = world
+    client = Client()
+    client.force_login(users["cora"])
+    response = client.get(reverse("metrics:run_create", args=[coll.slug]))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "data-no-team" in html
+    assert "Runs are submitted by teams" in html
+    assert "This collection has 2 teams." in html
+    assert 'name="file"' not in html
+    # A POST changes nothing either.
+    posted = client.post(
+        reverse("metrics:run_create", args=[coll.slug]),
+        {"tag": "x", "file": SimpleUploadedFile("r.txt", b"q1 Q0 d1 1 1.0 x\n")},
+    )
+    assert posted.status_code == 200 and Run.objects.count() == 0
+
+
+def test_a_coordinator_in_a_team_gets_the_upload_form(world):
+    coll, users, alpha, _ = world
+    alpha.members.add(users["cora"])
+    client = Client()
+    client.force_login(users["cora"])
+    response = client.get(reverse("metrics:run_create", args=[coll.slug]))
+    assert response.status_code == 200 and 'name="file"' in response.content.decode()
+
+
+def test_a_stranger_still_gets_404(world):
+    coll, _, _, _ = world
+    client = Client()
+    client.force_login(factories.user("stranger"))
+    assert client.get(reverse("metrics:run_create", args=[coll.slug])).status_code == 404

@@ -35,6 +35,7 @@ from judging.llm.models import (
 )
 from judging.models import Collection, Judge, Membership, Query
 from metrics import services as metrics_services
+from metrics.search.models import SearchEndpoint
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -145,6 +146,11 @@ def world(db) -> World:
     objects[Group] = {"op": group}
     objects[TokenProxy] = {"op": TokenProxy.objects.get(pk=token.pk)}
     objects[LLMProvider] = {"op": provider}
+    objects[SearchEndpoint] = {
+        "op": SearchEndpoint.objects.create(
+            name="engine", kind="solr", base_url="http://127.0.0.1:9"
+        )
+    }
     return World(a, b, users, objects)
 
 

@@ -3,7 +3,7 @@
 The audit: a run starting with a UTF-8 mark was refused with misleading errors (JSON read
 as TREC: "expected 6 columns ... found 1"; TREC: "query '\\ufeff101' is not in the
 collection") while judgment imports took it. Each path below goes through the one
-decoding point (:mod:`judging.textpolicy`), and each is tried with a UTF-8 mark and with
+decoding point (:mod:`graded.textpolicy`), and each is tried with a UTF-8 mark and with
 UTF-16 (which a mark makes unambiguous, so it is decoded, not refused).
 """
 

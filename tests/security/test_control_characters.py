@@ -1,7 +1,7 @@
 """Issue 45 item 6: the text policy refuses control characters in names, titles and prose.
 
 The audit stored ESC, ``\\x01`` and ``\\x7f`` in collection, team and judge names and in
-guidelines. The class is fixed in :mod:`judging.textpolicy` (``name_problem``,
+guidelines. The class is fixed in :mod:`graded.textpolicy` (``name_problem``,
 ``prose_problem``, ``field_problems``, ``kind_problem``) and checked where every write
 of such a text passes: the services (collections, teams, runs, imported and LLM judges,
 guidelines and query instructions), the readers' one gate (query texts, document titles,
@@ -21,7 +21,7 @@ from django.urls import reverse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from judging import textpolicy
+from graded import textpolicy
 from judging.models import Collection, Document, FileImport, Judge, Query
 from metrics.models import Run, Team
 from tests.api_client import errors_of
@@ -250,7 +250,7 @@ def test_descriptions_in_topic_files_are_prose(arena):
 PAGES = {
     "new collection": (
         lambda a: reverse("judging:collection_create"),
-        lambda v: {"slug": "fresh", "name": v, "judges_per_pair": 1},
+        lambda v: {"slug": "fresh", "name": v, "purpose": "internal", "judges_per_pair": 1},
         "cora",
     ),
     "run upload": (

@@ -36,6 +36,7 @@ from judging.models import Judge, LLMProvider, Membership
 from tests import factories
 from tests.api_client import client_for
 from tests.judging.llm.fake_server import FakeLLM, Reply
+from tests.security.hostile_urls import BAD_BASE_URLS, LOOPBACK_FORMS, REFUSED
 
 SECRET = "s3cr3t-VALUE-that-must-never-leave-0123456789"
 MESSAGES = [{"role": "user", "content": "grade this"}]
@@ -72,30 +73,6 @@ def _port(fake: FakeLLM) -> int:
 
 # --- address forms ---------------------------------------------------------------------------
 
-REFUSED = [
-    ("127.0.0.1", "loopback"),
-    ("127.8.9.10", "loopback"),
-    ("::1", "loopback"),
-    ("169.254.169.254", "link-local"),
-    ("fe80::1", "link-local"),
-    ("10.1.2.3", "private"),
-    ("172.16.0.1", "private"),
-    ("192.168.1.1", "private"),
-    ("fc00::1", "private"),
-    ("0.0.0.0", "unspecified"),
-    ("::", "unspecified"),
-    ("224.0.0.1", "multicast"),
-    ("239.255.255.250", "multicast"),
-    ("ff02::1", "multicast"),
-    ("240.0.0.1", "reserved"),
-    ("100.64.0.1", "non-public"),  # carrier-grade NAT
-    ("192.0.2.10", "private"),  # documentation
-    ("::ffff:127.0.0.1", "loopback"),  # IPv4-mapped
-    ("::ffff:169.254.169.254", "link-local"),
-    ("64:ff9b::a9fe:a9fe", "link-local"),  # NAT64 of 169.254.169.254
-    ("2002:7f00:1::", "loopback"),  # 6to4 of 127.0.0.1
-]
-
 
 @pytest.mark.parametrize(("address", "kind"), REFUSED)
 def test_every_non_public_address_is_refused(address, kind):
@@ -124,21 +101,7 @@ def test_the_operator_can_allow_a_private_host_a_network_or_an_address():
         EgressPolicy.from_entries(["http://x/"])
 
 
-@pytest.mark.parametrize(
-    ("url", "message"),
-    [
-        ("http://user:pw@llm.example/v1", "user info"),
-        ("http://user@llm.example/v1", "user info"),
-        ("http://@llm.example/v1", "user info"),
-        ("ftp://llm.example/v1", "http"),
-        ("file:///etc/passwd", "http"),
-        ("gopher://127.0.0.1:6379/_INFO", "http"),
-        ("http:///v1", "no host"),
-        ("http://llm.example/v1?x=1", "query"),
-        ("http://llm.example/v1#f", "fragment"),
-        ("http://llm.example:99999/v1", "valid URL"),
-    ],
-)
+@pytest.mark.parametrize(("url", "message"), BAD_BASE_URLS)
 def test_base_urls_with_user_info_or_another_scheme_are_refused(url, message):
     with pytest.raises(EgressRefused, match=message):
         check_base_url(url)
@@ -147,20 +110,7 @@ def test_base_urls_with_user_info_or_another_scheme_are_refused(url, message):
 # --- real connections through the guard ------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "host",
-    [
-        "127.0.0.1",
-        "localhost",
-        "[::1]",
-        "2130706433",  # 127.0.0.1 as one decimal number
-        "0x7f000001",  # and in hexadecimal
-        "0x7f.1",
-        "0177.0.0.1",  # octal
-        "127.1",
-        "[::ffff:127.0.0.1]",
-    ],
-)
+@pytest.mark.parametrize("host", LOOPBACK_FORMS)
 def test_no_loopback_form_reaches_the_server(fake, host):
     outcome = _call(f"http://{host}:{_port(fake)}/v1", EgressPolicy(), key=SECRET)
     assert isinstance(outcome, CallFailed)

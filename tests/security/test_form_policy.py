@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from rest_framework.parsers import BaseParser
 
 from config.parsers import PolicyFormParser, PolicyJSONParser, PolicyMultiPartParser
-from judging import textpolicy
+from graded import textpolicy
 from judging.models import Judge
 from metrics.models import Run
 from tests.api_client import errors_of

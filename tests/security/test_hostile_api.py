@@ -12,7 +12,7 @@ from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client, override_settings
 
-from judging import textpolicy
+from graded import textpolicy
 from judging.lists import importers
 from judging.models import Collection, Document, Judgment, JudgmentEvent
 from judging.templatetags.safe_links import safe_link_filter

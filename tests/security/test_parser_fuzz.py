@@ -15,13 +15,13 @@ from django.core.exceptions import ValidationError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from judging import textpolicy
+from graded import textpolicy
+from graded.textpolicy import MAX_NOTE_LENGTH
 from judging.lists import importers
 from judging.lists import judgment_rows as imports
 from judging.lists.formats import FormatError, Problem, iter_lines
 from judging.lists.formats import collections as collection_formats
 from judging.lists.formats import judgments as judgment_formats
-from judging.textpolicy import MAX_NOTE_LENGTH
 from metrics.engine import EngineInputError, read_qrels, read_run
 from metrics.live import scoring
 

@@ -59,6 +59,10 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("PATCH", S + "runs/<int:pk>/"):              (401, 404, 403, 403, 200, 404, 404, 200),
     ("DELETE", S + "runs/<int:pk>/"):             (401, 404, 403, 403, 204, 404, 404, 204),
     ("GET", S + "runs/<int:pk>/scores/"):         (401, 404, 403, 403, 200, 404, 404, 200),
+    # RAG answer runs: the runs' rules (a coordinator must name the team: 400).
+    ("GET", S + "answer-runs/"):                  (401, 404, 403, 403, 200, 200, 404, 200),
+    ("POST", S + "answer-runs/"):                 (401, 404, 403, 403, 201, 201, 404, 400),
+    ("GET", S + "answer-runs/<int:pk>/"):         (401, 404, 403, 403, 200, 404, 404, 200),
     ("GET", S + "leaderboard/"):                  (401, 404, 403, 403, 200, 200, 404, 200),
     # Per-query scores: refused to teams until the judgments are published (score
     # visibility, docs/security.md); the PUBLISHED table below has them after.
@@ -137,11 +141,41 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("DELETE", S + "teams/<int:pk>/"):            (401, 404, 403, 403, 403, 403, 404, 204),
     ("GET", S + "settings/"):                     (401, 404, 403, 403, 403, 403, 404, 200),
     ("PATCH", S + "settings/"):                   (401, 404, 403, 403, 403, 403, 404, 200),
+    # Live search (issue 42): coordinators only. The arena has no endpoint (a new
+    # configuration is refused, naming it) and no configuration or snapshot (404).
+    ("GET", S + "search-endpoints/"):             (401, 404, 403, 403, 403, 403, 404, 200),
+    ("GET", S + "search-configurations/"):        (401, 404, 403, 403, 403, 403, 404, 200),
+    ("POST", S + "search-configurations/"):       (401, 404, 403, 403, 403, 403, 404, 400),
+    ("GET", S + "search-configurations/<int:pk>/"): (401, 404, 403, 403, 403, 403, 404, 404),
+    ("POST", S + "search-configurations/<int:pk>/versions/"):
+                                                  (401, 404, 403, 403, 403, 403, 404, 404),
+    ("POST", S + "search-configurations/<int:pk>/tries/"):
+                                                  (401, 404, 403, 403, 403, 403, 404, 404),
+    ("GET", S + "search-snapshots/"):             (401, 404, 403, 403, 403, 403, 404, 200),
+    ("POST", S + "search-snapshots/"):            (401, 404, 403, 403, 403, 403, 404, 404),
+    ("GET", S + "search-snapshots/<int:pk>/"):    (401, 404, 403, 403, 403, 403, 404, 404),
 }  # fmt: skip
 
 
 def _run_file() -> SimpleUploadedFile:
     return SimpleUploadedFile("r.txt", b"q1 Q0 d2 1 3.0 x\nq2 Q0 d3 1 1.0 x\n")
+
+
+def _answer_file() -> SimpleUploadedFile:
+    record = b'{"run_id": "x", "topic_id": "q1", "references": ["d2"], '
+    return SimpleUploadedFile(
+        "a.jsonl", record + b'"answer": [{"text": "A.", "citations": [0]}]}\n'
+    )
+
+
+def _answer_run(arena: Arena) -> int:
+    """Return the id of an answer run of team t1 (tess's), made once."""
+    from metrics.answers.models import AnswerRun
+
+    run, _ = AnswerRun.objects.get_or_create(
+        collection=arena.coll, tag="arena-answers", defaults={"team_id": arena.run.team_id}
+    )
+    return run.pk
 
 
 def _qrels_file() -> SimpleUploadedFile:
@@ -156,6 +190,7 @@ BODIES: dict[tuple[str, str], Callable[[Arena], tuple[Any, str]]] = {
     ("PATCH", "judges/<int:pk>/"): lambda a: ({"prompt_version": "v2"}, "json"),
     ("POST", S + "runs/"): lambda a: ({"tag": "new-run", "file": _run_file()}, "multipart"),
     ("PATCH", S + "runs/<int:pk>/"): lambda a: ({"description": "changed"}, "json"),
+    ("POST", S + "answer-runs/"): lambda a: ({"tag": "rag", "file": _answer_file()}, "multipart"),
     ("POST", S + "teams/"): lambda a: ({"name": "t3"}, "json"),
     ("POST", "collections/"): lambda a: ({"slug": "fresh", "name": "Fresh"}, "json"),
     ("POST", S + "queries/"): lambda a: ([{"qid": "q9", "text": "new need"}], "json"),
@@ -188,6 +223,22 @@ BODIES: dict[tuple[str, str], Callable[[Arena], tuple[Any, str]]] = {
     ("PATCH", S + "memberships/<int:pk>/"): lambda a: ({"quota": 5}, "json"),
     ("PATCH", S + "teams/<int:pk>/"): lambda a: ({"name": "t1 renamed"}, "json"),
     ("PATCH", S + "settings/"): lambda a: ({"coverage_threshold": 0.5}, "json"),
+    ("POST", S + "search-configurations/"): lambda a: (
+        {
+            "name": "bm25",
+            "team": a.run.team_id,
+            "endpoint": "none-registered",
+            "path": "/docs/_search",
+            "template": {"query": {"match": {"body": "{{query_text}}"}}},
+        },
+        "json",
+    ),
+    ("POST", S + "search-configurations/<int:pk>/versions/"): lambda a: (
+        {"endpoint": "none-registered", "path": "/x", "template": {}},
+        "json",
+    ),
+    ("POST", S + "search-configurations/<int:pk>/tries/"): lambda a: ({}, "json"),
+    ("POST", S + "search-snapshots/"): lambda a: ({"configuration": 424242}, "json"),
 }
 SECRETS = ("judy", "jim", "q1 need", "bm25.txt")
 
@@ -220,6 +271,8 @@ def url_for(route: str, arena: Arena, method: str = "GET") -> str:
     pk = ""
     if "judgments/<int:pk>" in route:
         pk = str(arena.judgment.pk)
+    elif "answer-runs/<int:pk>" in route:
+        pk = str(_answer_run(arena))
     elif "runs/<int:pk>" in route:
         pk = str(arena.run.pk)
     elif "judges/<int:pk>" in route:
@@ -240,6 +293,8 @@ def url_for(route: str, arena: Arena, method: str = "GET") -> str:
         pk = str(arena.run.team_id)
     elif "imports/<int:pk>" in route:
         pk = str(FileImport.objects.get_or_create(collection=arena.coll)[0].pk)
+    elif "search-configurations/<int:pk>" in route or "search-snapshots/<int:pk>" in route:
+        pk = "424242"  # the arena has none: 404 even for the coordinator
     elif "canary-checks/<int:pk>" in route or "versions/<int:pk>" in route:
         pk = "1"  # under the arena's human judge: 404 even for the coordinator
     path = route.replace("<slug:slug>", arena.coll.slug).replace("<int:pk>", pk)
@@ -407,6 +462,9 @@ PAGES = {
     "canary-checks/<int:pk>/": "canary_check_detail",  # coordinators only
     "llm-judges/<int:pk>/versions/": "version_list",  # coordinators only
     "version-checks/<int:pk>/": "version_check_detail",  # coordinators only
+    "search/": "search",  # coordinators only: configurations and snapshots
+    "search/<int:pk>/": "search_configuration",  # coordinators only
+    "search/snapshots/<int:pk>/": "search_snapshot",  # coordinators only
 }
 
 

@@ -4,7 +4,7 @@ Every reader takes lines (or a binary stream) and yields records or :class:`Prob
 every writer takes rows and yields text lines, so that views can stream them and
 importers can work through files too big for memory. Every text value a reader accepts
 goes through :func:`text`, :func:`ident` or :func:`url`, JSON through :func:`json_value`
-and bytes through :func:`iter_lines`: thin wrappers of :mod:`judging.textpolicy` (the one
+and bytes through :func:`iter_lines`: thin wrappers of :mod:`graded.textpolicy` (the one
 text policy of the project) that name the line of every refusal.
 """
 

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from judging import textpolicy
+from graded import textpolicy
 from judging.lists.formats.common import (
     FormatError,
     Problem,

@@ -1,6 +1,6 @@
 """What every reader shares: the text policy, line decoding and a capped problem list.
 
-The policy itself lives in :mod:`judging.textpolicy` (one policy for every importer,
+The policy itself lives in :mod:`graded.textpolicy` (one policy for every importer,
 parser and serializer); this module only turns its refusals into line-numbered
 :class:`Problem` s: :func:`text` (NUL, lone surrogates, a length limit), :func:`ident`
 (query ids and docnos), :func:`url` (http(s) links only), :func:`json_value` (JSON under
@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from judging import textpolicy
+from graded import textpolicy
 
 #: Problems listed one by one; the rest are only counted (the policy's cap).
 MAX_REPORTED = textpolicy.MAX_ERRORS
@@ -131,7 +131,7 @@ class Problems:
     def as_dicts(self) -> list[dict[str, Any]]:
         """Return the API error items, by file then line, with a last item counting the rest.
 
-        The tail is :func:`judging.textpolicy.cap_errors`' (also saying when reading
+        The tail is :func:`graded.textpolicy.cap_errors`' (also saying when reading
         stopped at the cap).
         """
         parts: dict[str | None, int] = {}
@@ -149,12 +149,12 @@ class Problems:
 def text(
     value: Any, line: int | None, field: str, max_length: int | None = textpolicy.MAX_TEXT_LENGTH
 ) -> str:
-    """Return ``value`` as text under :func:`judging.textpolicy.text_problem`.
+    """Return ``value`` as text under :func:`graded.textpolicy.text_problem`.
 
     The one gate every text value of every reader passes through: NUL characters, lone
     surrogates and values longer than ``max_length`` raise :class:`FormatError` naming
     the line and the field, and so do control characters in the fields
-    :data:`judging.textpolicy.FIELD_KINDS` names (a query's text, a document's title,
+    :data:`graded.textpolicy.FIELD_KINDS` names (a query's text, a document's title,
     descriptions and narratives).
     """
     if not isinstance(value, str):
@@ -168,7 +168,7 @@ def text(
 
 
 def ident(value: str, line: int | None, field: str) -> str:
-    """Return a query id or docno (stripped) under :func:`judging.textpolicy.id_problem`."""
+    """Return a query id or docno (stripped) under :func:`graded.textpolicy.id_problem`."""
     value = text(value, line, field, None).strip()
     problem = textpolicy.id_problem(value, what=field)
     if problem:
@@ -177,7 +177,7 @@ def ident(value: str, line: int | None, field: str) -> str:
 
 
 def url(value: str, line: int | None, field: str = "url") -> str:
-    """Return a document URL: empty or http(s) (:func:`judging.textpolicy.url_problem`)."""
+    """Return a document URL: empty or http(s) (:func:`graded.textpolicy.url_problem`)."""
     value = text(value, line, field, None).strip()
     problem = textpolicy.url_problem(value)
     if problem:
@@ -186,7 +186,7 @@ def url(value: str, line: int | None, field: str = "url") -> str:
 
 
 def json_value(line: int | None, data: str) -> Any:
-    """Parse JSON with :func:`judging.textpolicy.loads_json`.
+    """Parse JSON with :func:`graded.textpolicy.loads_json`.
 
     Deep nesting, huge numbers, NUL and surrogates are refused: :class:`FormatError`
     naming the line (and the JSON path).
@@ -199,7 +199,7 @@ def json_value(line: int | None, data: str) -> Any:
 
 
 def _decode(data: bytes, before: int) -> str:
-    """Decode complete lines with :func:`judging.textpolicy.decode_utf8`.
+    """Decode complete lines with :func:`graded.textpolicy.decode_utf8`.
 
     ``before`` lines came earlier, so a refusal names the line of the whole input (and the
     block is not the input's start: its byte-order mark was handled already).
@@ -215,7 +215,7 @@ def iter_lines(stream: IO[bytes] | bytes | str) -> Iterator[tuple[int, str]]:
 
     Reads a binary stream in chunks, so a file of any size costs about one chunk of
     memory (plus its longest line). The bytes go through
-    :func:`judging.textpolicy.utf8_chunks`, the one decoding point of text inputs: a
+    :func:`graded.textpolicy.utf8_chunks`, the one decoding point of text inputs: a
     byte-order mark at the start is dropped (UTF-16 and UTF-32 with a mark are decoded);
     a U+FEFF further on is kept. Text that is not UTF-8, or holds a NUL character, raises
     :class:`FormatError` naming the line. ``str`` input loses one leading U+FEFF.

@@ -40,7 +40,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from judging import textpolicy
+from graded import textpolicy
+from graded.textpolicy import MAX_NAME_LENGTH, MAX_NOTE_LENGTH, echo
 from judging.lists.formats.common import (
     FormatError,
     Problem,
@@ -51,7 +52,6 @@ from judging.lists.formats.common import (
     needs_formula_guard,
     text,
 )
-from judging.textpolicy import MAX_NAME_LENGTH, MAX_NOTE_LENGTH, echo
 
 FORMATS = ("qrels", "csv", "jsonl", "json", "ranklib")
 RAW_FORMATS = ("csv", "jsonl", "quepid", "quepid_csv")
@@ -458,8 +458,8 @@ def _grade(value: Any, line: int, field: str = "grade") -> int:
 def _id(value: Any, line: int, field: str) -> str:
     """Return a non-empty id or query text given as a string or a whole number.
 
-    Under :func:`judging.textpolicy.id_problem`: no NUL or surrogate, at most
-    :data:`judging.textpolicy.MAX_ID_LENGTH` characters.
+    Under :func:`graded.textpolicy.id_problem`: no NUL or surrogate, at most
+    :data:`graded.textpolicy.MAX_ID_LENGTH` characters.
     """
     if isinstance(value, bool) or not isinstance(value, str | int):
         raise FormatError(line, "a string is required", field)

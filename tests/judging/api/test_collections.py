@@ -19,6 +19,7 @@ def test_collection_fields_and_roles(api, world):
     assert item == {
         "slug": "demo",
         "name": "Demo",
+        "purpose": "shared_task",
         "guidelines": "",
         "grade_names": world.coll.grade_names,
         "judges_per_pair": 1,

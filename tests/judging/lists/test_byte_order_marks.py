@@ -1,7 +1,7 @@
 """Issue 45 item 6: every judgment, topic and document reader looks past a byte-order mark.
 
 All of them read through :func:`judging.lists.formats.iter_lines`, which decodes with
-:func:`judging.textpolicy.utf8_chunks` (the one decoding point): a mark at the start is
+:func:`graded.textpolicy.utf8_chunks` (the one decoding point): a mark at the start is
 dropped, UTF-16 and UTF-32 with a mark are decoded, a U+FEFF further on is kept. Before,
 each block of a streamed file was decoded with ``utf-8-sig``, so a U+FEFF that happened
 to start a block (a 64 KiB boundary) was silently dropped and one elsewhere was kept.
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from judging import textpolicy
+from graded import textpolicy
 from judging.lists import importers
 from judging.lists.formats import FormatError, common, iter_lines
 from judging.lists.formats import collections as cf

@@ -71,17 +71,20 @@ def test_download_menu_and_download_follow_the_roles(client, coll, people):
 def test_coordinators_publish_the_judgment_list_in_the_settings(client, coll, people):
     url = reverse("metrics:collection_update", args=[coll.slug])
     client.force_login(people["boss"])
-    assert "Publish the judgment list" in client.get(url).content.decode()
+    assert "Publish the judgment list" not in client.get(url).content.decode()  # › Measures
+    assert "Publish the judgment list" in client.get(url + "?tab=visibility").content.decode()
     saved = client.post(
         url,
         {
-            "action": "settings",
-            "measures": "nDCG@10",
-            "coverage_threshold": "0.9",
+            "action": "visibility",
+            "mode": "hidden",
+            "min_queries": "25",
+            "public_share": "0.5",
+            "runs_per_day": "5",
             "judgments_published": "on",
         },
     )
-    assert saved.status_code == 303
+    assert saved.status_code == 303 and saved["Location"].endswith("?tab=visibility")
     coll.refresh_from_db()
     assert coll.judgments_published and not coll.leaderboard_published
 
@@ -92,7 +95,8 @@ def test_create_a_collection_and_import_files_in_the_browser(client, coll, peopl
     client.force_login(people["boss"])
     assert "New collection" in client.get(reverse("judging:home")).content.decode()
     created = client.post(
-        reverse("judging:collection_create"), {"name": "Soil", "slug": "soil", "judges_per_pair": 2}
+        reverse("judging:collection_create"),
+        {"name": "Soil", "slug": "soil", "purpose": "shared_task", "judges_per_pair": 2},
     )
     soil = Collection.objects.get(slug="soil")
     assert created.status_code == 303 and created["Location"].endswith("/c/soil/import/")

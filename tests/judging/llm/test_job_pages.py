@@ -250,7 +250,10 @@ def test_the_recent_jobs_are_a_tab_of_their_own(coll, cora, llm):
     assert '<nav aria-label="LLM jobs">' in start and "Recent jobs" in start
     assert f'data-job="{job.pk}"' not in start
     jobs = client.get(url, {"tab": "jobs"}).content.decode()
-    assert '<div class="table-scroll list-box">' in jobs
+    assert (
+        '<div class="table-scroll list-box" tabindex="0" role="region" aria-label="Recent jobs">'
+        in jobs
+    )
     assert f'data-job="{job.pk}"' in jobs and f"/llm-jobs/{job.pk}/" in jobs
     assert 'id="llm-job-form"' not in jobs
     assert 'data-primary href="?"' in jobs  # back to the form

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from judging import textpolicy
+from graded import textpolicy
 from judging.llm import parse, prompt, runner
 from judging.llm import services as services_llm
 from judging.llm.judges import llm_config_errors

@@ -99,3 +99,31 @@ def test_the_admin_form_names_collections_and_starts_from_the_defaults():
     assert "collections" in form.fields
     assert form.initial["prompt_template"] == DEFAULT_TEMPLATE
     assert form.initial["scale_mapping"] == {"0": 0, "1": 1, "2": 3, "3": 4}
+
+
+def test_registering_without_a_provider_is_refused_naming_the_field(coll, cora, provider):
+    response = cora.post(
+        f"/c/{coll.slug}/llm-judges/new/",
+        {"name": "no-provider", "model": "m", "prompt_template": DEFAULT_TEMPLATE},
+    )
+    assert response.status_code == 400
+    errors = response.context["form"].errors
+    assert errors["llm_provider"] == ["Choose a provider: an LLM judge cannot run without one."]
+    assert "Choose a provider" in response.content.decode()
+    assert not Judge.objects.filter(name="no-provider").exists()
+
+
+def test_run_it_on_the_pool_says_why_a_judge_without_a_provider_cannot_start(coll, cora, llm):
+    llm.llm_provider = None
+    llm.save()
+    response = cora.get(f"/c/{coll.slug}/llm-jobs/?judge={llm.pk}")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert f"No job started: the LLM judge {llm.name} has no provider." in html
+    assert f'href="/c/{coll.slug}/llm-judges/{llm.pk}/edit/"' in html
+
+
+def test_run_it_on_the_pool_adds_no_message_for_a_runnable_judge(coll, cora, llm):
+    html = cora.get(f"/c/{coll.slug}/llm-jobs/?judge={llm.pk}").content.decode()
+    assert "No job started" not in html
+    assert f'<option value="{llm.pk}" selected>' in html

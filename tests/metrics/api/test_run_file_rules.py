@@ -16,8 +16,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
+from graded.textpolicy import MAX_ERRORS
 from judging.models import Document, PoolEntry
-from judging.textpolicy import MAX_ERRORS
 from metrics.models import Run, RunQuery
 from tests.api_client import errors_of
 

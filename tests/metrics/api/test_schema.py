@@ -9,6 +9,8 @@ from tests.api_client import clean_schema
 pytestmark = pytest.mark.django_db
 
 PATHS = [
+    "/api/v1/collections/{slug}/answer-runs/",
+    "/api/v1/collections/{slug}/answer-runs/{id}/",
     "/api/v1/collections/{slug}/runs/",
     "/api/v1/collections/{slug}/runs/{id}/",
     "/api/v1/collections/{slug}/runs/{id}/scores/",

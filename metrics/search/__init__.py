@@ -1,0 +1,1 @@
+"""Live search engines: operator-registered endpoints, versioned configurations, snapshots."""

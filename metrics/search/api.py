@@ -1,0 +1,386 @@
+"""REST of live search: endpoints open to a collection, configurations, tries, snapshots.
+
+Coordinators only. Endpoints are read-only here (the operator registers them in the
+admin); a configuration's changes are new versions (``POST …/versions/``); *Try it* sends
+up to three queries and stores nothing; a snapshot is created queued and runs in the
+background, its progress read from ``GET …/search-snapshots/<id>/``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from rest_framework import exceptions, serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from config.api import error_responses
+from judging.api.permissions import COORDINATORS
+from judging.api.views import SLUG, CollectionScopedView
+from metrics.models import Team
+from metrics.search import presets, selectors, services
+from metrics.search.models import SearchConfiguration, SearchEndpoint
+
+ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Id.")
+
+
+class EndpointSerializer(serializers.Serializer):
+    """A search endpoint open to the collection (where it is and its secret are not shown)."""
+
+    name = serializers.CharField(read_only=True, help_text="Name to configure with.")
+    kind = serializers.CharField(read_only=True, help_text=f"One of {', '.join(presets.KINDS)}.")
+
+
+class VersionBodySerializer(serializers.Serializer):
+    """What a version holds: endpoint, request template, depth and mapping."""
+
+    endpoint = serializers.CharField(max_length=100, help_text="Endpoint name.")
+    path = serializers.CharField(
+        max_length=500, help_text="Path after the endpoint's base URL, e.g. /my-index/_search."
+    )
+    method = serializers.ChoiceField(
+        choices=["GET", "POST"], default="POST", help_text="HTTP method (Solr: always GET)."
+    )
+    template = serializers.JSONField(
+        help_text="JSON object: the query DSL body, Solr parameters or a generic body, with "
+        "placeholders {{query_text}}, {{query_id}}, {{description}}, {{narrative}}, {{k}}."
+    )
+    depth = serializers.IntegerField(min_value=1, max_value=1000, default=100, help_text="k.")
+    mapping = serializers.DictField(
+        child=serializers.CharField(allow_blank=True, max_length=500),
+        required=False,
+        help_text="JMESPath expressions over the preset: hits, id, score, title, body, url, "
+        "image_url (required for the generic kind: hits and id).",
+    )
+
+
+class ConfigurationBodySerializer(VersionBodySerializer):
+    """A new configuration: its name, team and first version."""
+
+    name = serializers.CharField(max_length=100, help_text="Name within the collection.")
+    team = serializers.IntegerField(help_text="Id of the team whose runs the snapshots are.")
+
+
+class VersionSerializer(serializers.Serializer):
+    """One version of a configuration."""
+
+    number = serializers.IntegerField(read_only=True)
+    endpoint = serializers.CharField(source="endpoint.name", read_only=True)
+    method = serializers.CharField(read_only=True)
+    path = serializers.CharField(read_only=True)
+    template = serializers.JSONField(read_only=True)
+    depth = serializers.IntegerField(read_only=True)
+    mapping = serializers.JSONField(read_only=True)
+    created_at = serializers.DateTimeField(read_only=True)
+
+
+class ConfigurationSerializer(serializers.Serializer):
+    """A configuration and its versions, newest last."""
+
+    id = serializers.IntegerField(read_only=True)
+    name = serializers.CharField(read_only=True)
+    team = serializers.IntegerField(source="team_id", read_only=True)
+    versions = VersionSerializer(many=True, read_only=True)
+
+
+class TryBodySerializer(serializers.Serializer):
+    """Which queries to try (external ids; default the first three)."""
+
+    query_ids = serializers.ListField(
+        child=serializers.CharField(max_length=500),
+        required=False,
+        max_length=services.TRY_QUERIES,
+        help_text="At most three query ids.",
+    )
+
+
+class TrySerializer(serializers.Serializer):
+    """One tried query: the request sent (credential masked), raw answer, mapped ranking."""
+
+    query_id = serializers.CharField()
+    request = serializers.JSONField(required=False)
+    status = serializers.IntegerField(required=False, allow_null=True)
+    raw = serializers.CharField(required=False)
+    hits = serializers.ListField(child=serializers.JSONField(), required=False)
+    errors = serializers.ListField(child=serializers.CharField(), required=False)
+    error = serializers.CharField(required=False)
+
+
+class SnapshotBodySerializer(serializers.Serializer):
+    """A snapshot to run."""
+
+    configuration = serializers.IntegerField(help_text="Configuration id (its current version).")
+    tag = serializers.CharField(
+        max_length=100, required=False, allow_blank=True, help_text="Run tag (default: made)."
+    )
+    query_ids = serializers.ListField(
+        child=serializers.CharField(max_length=500),
+        required=False,
+        max_length=100_000,
+        help_text="A query set (external ids); default every query of the collection.",
+    )
+
+
+class FailedQuerySerializer(serializers.Serializer):
+    """A query that failed, with its error."""
+
+    query_id = serializers.CharField(source="query.external_id")
+    error = serializers.CharField()
+    retryable = serializers.BooleanField()
+    attempts = serializers.IntegerField()
+
+
+class SnapshotSerializer(serializers.Serializer):
+    """A snapshot's progress and outcome."""
+
+    id = serializers.IntegerField(read_only=True)
+    tag = serializers.CharField(read_only=True)
+    configuration = serializers.IntegerField(source="version.configuration_id", read_only=True)
+    version = serializers.IntegerField(source="version.number", read_only=True)
+    status = serializers.CharField(read_only=True)
+    error = serializers.CharField(read_only=True)
+    total = serializers.IntegerField(read_only=True)
+    done = serializers.IntegerField(read_only=True)
+    failed = serializers.IntegerField(read_only=True)
+    run = serializers.IntegerField(source="run_id", read_only=True, allow_null=True)
+
+
+class SnapshotDetailSerializer(SnapshotSerializer):
+    """A snapshot with its failed queries."""
+
+    failed_queries = FailedQuerySerializer(many=True, read_only=True)
+
+
+class _SearchView(CollectionScopedView):
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS, "POST": COORDINATORS}
+    pagination_class = None
+
+    def configuration(self, pk: Any) -> SearchConfiguration:
+        found = selectors.configurations_of(collection=self.collection).filter(pk=pk).first()
+        if found is None:
+            raise exceptions.NotFound("No such configuration in this collection.")
+        return found
+
+    def fields(self, data: dict[str, Any]) -> services.VersionFields:
+        endpoint = SearchEndpoint.objects.filter(name=data["endpoint"]).first()
+        if endpoint is None or not selectors.endpoint_open_to(
+            endpoint=endpoint, collection=self.collection, user=self.request.user
+        ):
+            raise exceptions.ValidationError(
+                {"endpoint": "No such endpoint open to this collection."}
+            )
+        return services.VersionFields(
+            endpoint=endpoint,
+            path=data["path"],
+            method=data["method"],
+            template=data["template"],
+            depth=data["depth"],
+            mapping=data.get("mapping"),
+        )
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="List the search endpoints open to this collection",
+        description="Coordinators. The operator registers endpoints in the admin.",
+        parameters=[SLUG],
+        responses={200: EndpointSerializer(many=True), **error_responses(401, 403, 404)},
+    )
+)
+class EndpointListView(_SearchView):
+    """The endpoints a coordinator may configure with."""
+
+    serializer_class = EndpointSerializer
+    http_method_names: ClassVar[list[str]] = ["get", "head", "options"]
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """List them."""
+        found = selectors.endpoints_in(collection=self.collection, user=request.user)
+        return Response(EndpointSerializer(found, many=True).data)
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="List the collection's search configurations",
+        parameters=[SLUG],
+        responses={200: ConfigurationSerializer(many=True), **error_responses(401, 403, 404)},
+    ),
+    post=extend_schema(
+        summary="Create a search configuration (its version 1)",
+        parameters=[SLUG],
+        request=ConfigurationBodySerializer,
+        responses={201: ConfigurationSerializer, **error_responses(400, 401, 403, 404)},
+    ),
+)
+class ConfigurationListView(_SearchView):
+    """Configurations of the collection."""
+
+    serializer_class = ConfigurationSerializer
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """List them with their versions."""
+        found = selectors.configurations_of(collection=self.collection).prefetch_related(
+            "versions__endpoint"
+        )
+        return Response(ConfigurationSerializer(found, many=True).data)
+
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Create one."""
+        body = ConfigurationBodySerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        team = Team.objects.filter(collection=self.collection, pk=data["team"]).first()
+        if team is None:
+            raise exceptions.ValidationError({"team": "No such team in this collection."})
+        configuration = services.configuration_create(
+            collection=self.collection,
+            name=data["name"],
+            team=team,
+            fields=self.fields(data),
+            user=request.user,
+        )
+        return Response(ConfigurationSerializer(configuration).data, status=201)
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="Show a search configuration and its versions",
+        parameters=[SLUG, ID],
+        responses={200: ConfigurationSerializer, **error_responses(401, 403, 404)},
+    )
+)
+class ConfigurationDetailView(_SearchView):
+    """One configuration."""
+
+    serializer_class = ConfigurationSerializer
+    http_method_names: ClassVar[list[str]] = ["get", "head", "options"]
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Show it."""
+        return Response(ConfigurationSerializer(self.configuration(kwargs["pk"])).data)
+
+
+@extend_schema_view(
+    post=extend_schema(
+        summary="Change a search configuration: add a version",
+        description="Every change is a new version; earlier versions and their snapshots stay.",
+        parameters=[SLUG, ID],
+        request=VersionBodySerializer,
+        responses={201: VersionSerializer, **error_responses(400, 401, 403, 404)},
+    )
+)
+class VersionCreateView(_SearchView):
+    """New versions of a configuration."""
+
+    serializer_class = VersionSerializer
+    http_method_names: ClassVar[list[str]] = ["post", "options"]
+
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Add a version."""
+        configuration = self.configuration(kwargs["pk"])
+        body = VersionBodySerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        version = services.configuration_change(
+            configuration=configuration, fields=self.fields(body.validated_data), user=request.user
+        )
+        return Response(VersionSerializer(version).data, status=201)
+
+
+@extend_schema_view(
+    post=extend_schema(
+        summary="Try a search configuration on up to three queries",
+        description="Sends the queries now and stores nothing: the request sent (credential "
+        "masked), the raw answer, the mapped ranking and every mapping error by its path.",
+        parameters=[SLUG, ID],
+        request=TryBodySerializer,
+        responses={200: TrySerializer(many=True), **error_responses(400, 401, 403, 404)},
+    )
+)
+class TryView(_SearchView):
+    """*Try it*."""
+
+    serializer_class = TrySerializer
+    http_method_names: ClassVar[list[str]] = ["post", "options"]
+
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Try the configuration's current version."""
+        configuration = self.configuration(kwargs["pk"])
+        body = TryBodySerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        queries = self.collection.queries.order_by("external_id")
+        wanted = body.validated_data.get("query_ids")
+        if wanted:
+            queries = queries.filter(external_id__in=wanted)
+            if queries.count() != len(set(wanted)):
+                raise exceptions.ValidationError({"query_ids": "Not every id is a query here."})
+        results = services.try_configuration(
+            version=configuration.current,
+            queries=list(queries[: services.TRY_QUERIES]),
+            user=request.user,
+        )
+        return Response(results)
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="List the collection's search snapshots",
+        parameters=[SLUG],
+        responses={200: SnapshotSerializer(many=True), **error_responses(401, 403, 404)},
+    ),
+    post=extend_schema(
+        summary="Run a search configuration: start a snapshot",
+        description="Sends every query (or the query set given) in the background; the "
+        "snapshot becomes a run of the configuration's team.",
+        parameters=[SLUG],
+        request=SnapshotBodySerializer,
+        responses={202: SnapshotSerializer, **error_responses(400, 401, 403, 404)},
+    ),
+)
+class SnapshotListView(_SearchView):
+    """Snapshots of the collection."""
+
+    serializer_class = SnapshotSerializer
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """List them, newest first."""
+        found = selectors.snapshots_of(collection=self.collection)[:200]
+        return Response(SnapshotSerializer(found, many=True).data)
+
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Start one."""
+        body = SnapshotBodySerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        snapshot = services.snapshot_start(
+            configuration=self.configuration(data["configuration"]),
+            user=request.user,
+            tag=data.get("tag", ""),
+            query_ids=data.get("query_ids"),
+        )
+        return Response(SnapshotSerializer(snapshot).data, status=202)
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="Show a snapshot's progress and its failed queries",
+        parameters=[SLUG, ID],
+        responses={200: SnapshotDetailSerializer, **error_responses(401, 403, 404)},
+    )
+)
+class SnapshotDetailView(_SearchView):
+    """One snapshot."""
+
+    serializer_class = SnapshotDetailSerializer
+    http_method_names: ClassVar[list[str]] = ["get", "head", "options"]
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Show it."""
+        snapshot = (
+            selectors.snapshots_of(collection=self.collection).filter(pk=kwargs["pk"]).first()
+        )
+        if snapshot is None:
+            raise exceptions.NotFound("No such snapshot in this collection.")
+        snapshot.failed_queries = list(selectors.failed_queries(snapshot=snapshot)[:1000])
+        return Response(SnapshotDetailSerializer(snapshot).data)

@@ -1,0 +1,176 @@
+"""Pages of live search (coordinators): configurations, *Try it*, *Run it*, snapshots."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+
+from judging.models import Collection, Membership
+from judging.selectors import collection_for_member
+from metrics.models import Team
+from metrics.search import selectors, services
+from metrics.search.forms import ConfigurationForm, SnapshotForm
+from metrics.selectors import viewer
+
+
+def _collection(request: HttpRequest, slug: str) -> Collection:
+    return collection_for_member(user=request.user, slug=slug, roles=(Membership.Role.COORDINATOR,))
+
+
+def _form(request: HttpRequest, collection: Collection, **kwargs: Any) -> ConfigurationForm:
+    return ConfigurationForm(
+        request.POST if request.method == "POST" else None,
+        teams=Team.objects.filter(collection=collection).order_by("name"),
+        endpoints=selectors.endpoints_in(collection=collection, user=request.user),
+        **kwargs,
+    )
+
+
+def _fields(form: ConfigurationForm) -> services.VersionFields:
+    data = form.cleaned_data
+    return services.VersionFields(
+        endpoint=data["endpoint"],
+        path=data["path"],
+        method=data["method"],
+        template=data["template"],
+        depth=data["depth"],
+        mapping=data["mapping"],
+    )
+
+
+def _add_errors(form: ConfigurationForm, exc: ValidationError) -> None:
+    for field, messages in exc.message_dict.items():
+        form.add_error(field if field in form.fields else None, " ".join(messages))
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def configuration_list(request: HttpRequest, slug: str) -> HttpResponse:
+    """List configurations and snapshots; create a configuration."""
+    collection = _collection(request, slug)
+    form = _form(request, collection)
+    if request.method == "POST" and form.is_valid():
+        try:
+            configuration = services.configuration_create(
+                collection=collection,
+                name=form.cleaned_data["name"],
+                team=form.cleaned_data["team"],
+                fields=_fields(form),
+                user=request.user,
+            )
+        except ValidationError as exc:
+            _add_errors(form, exc)
+        else:
+            return redirect("metrics:search_configuration", collection.slug, configuration.pk)
+    context = {
+        "collection": collection,
+        "who": viewer(user=request.user, collection=collection),
+        "active": "search",
+        "form": form,
+        "configurations": selectors.configurations_of(collection=collection),
+        "snapshots": selectors.snapshots_of(collection=collection)[:50],
+    }
+    return render(
+        request,
+        "metrics/searchconfiguration_list.html",
+        context,
+        status=400 if form.errors else 200,
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def configuration_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Show a configuration; save a new version, *Try it* or *Run it*."""
+    collection = _collection(request, slug)
+    configuration = selectors.configurations_of(collection=collection).filter(pk=pk).first()
+    if configuration is None:
+        raise Http404("No such configuration.")
+    current = configuration.current
+    initial = {
+        "name": configuration.name,
+        "team": configuration.team_id,
+        "endpoint": current.endpoint.name,
+        "path": current.path,
+        "method": current.method,
+        "template": json.dumps(current.template, indent=1),
+        "depth": current.depth,
+        "mapping": json.dumps(current.mapping),
+    }
+    action = request.POST.get("action", "") if request.method == "POST" else ""
+    form = _form(request, collection, initial=initial) if action in ("", "save") else None
+    if form is None:
+        form = ConfigurationForm(
+            None,
+            teams=Team.objects.filter(collection=collection),
+            endpoints=selectors.endpoints_in(collection=collection, user=request.user),
+            initial=initial,
+        )
+    form.fields["name"].disabled = form.fields["team"].disabled = True
+    run_form = SnapshotForm(request.POST if action == "run" else None)
+    tried: list[dict[str, Any]] | None = None
+    problem = ""
+    status = 200
+    try:
+        if action == "save" and form.is_valid():
+            services.configuration_change(
+                configuration=configuration, fields=_fields(form), user=request.user
+            )
+            return redirect("metrics:search_configuration", collection.slug, configuration.pk)
+        if action == "try":
+            queries = list(collection.queries.order_by("external_id")[: services.TRY_QUERIES])
+            tried = services.try_configuration(version=current, queries=queries, user=request.user)
+        if action == "run" and run_form.is_valid():
+            snapshot = services.snapshot_start(
+                configuration=configuration, user=request.user, tag=run_form.cleaned_data["tag"]
+            )
+            return redirect("metrics:search_snapshot", collection.slug, snapshot.pk)
+    except ValidationError as exc:
+        if action == "save":
+            _add_errors(form, exc)
+        else:
+            problem = " ".join(exc.messages)
+        status = 400
+    if form.errors or run_form.errors:
+        status = 400
+    for item in tried or []:
+        if item.get("request"):
+            item["request_text"] = json.dumps(item["request"], indent=1, ensure_ascii=False)
+    context = {
+        "collection": collection,
+        "who": viewer(user=request.user, collection=collection),
+        "active": "search",
+        "configuration": configuration,
+        "current": current,
+        "versions": configuration.versions.select_related("endpoint").order_by("-number"),
+        "form": form,
+        "run_form": run_form,
+        "tried": tried,
+        "problem": problem,
+    }
+    return render(request, "metrics/searchconfiguration_detail.html", context, status=status)
+
+
+@login_required
+@require_GET
+def snapshot_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Show a snapshot's progress, outcome and failed queries."""
+    collection = _collection(request, slug)
+    snapshot = selectors.snapshots_of(collection=collection).filter(pk=pk).first()
+    if snapshot is None:
+        raise Http404("No such snapshot.")
+    context = {
+        "collection": collection,
+        "who": viewer(user=request.user, collection=collection),
+        "active": "search",
+        "snapshot": snapshot,
+        "failed": selectors.failed_queries(snapshot=snapshot)[:500],
+        "running": snapshot.status in ("queued", "running"),
+    }
+    return render(request, "metrics/searchsnapshot_detail.html", context)

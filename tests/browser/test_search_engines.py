@@ -1,0 +1,73 @@
+"""Live search pages in real Chromium at desktop and phone size: configure → try → run.
+
+A coordinator creates a configuration against a local fake Elasticsearch (registered by
+the operator, loopback explicitly allowed), tries it on three queries, runs it and reads
+the snapshot that became a run. The credential never reaches the page.
+"""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from judging.models import Membership
+from metrics.models import Run, Team
+from metrics.search.models import SearchEndpoint
+from tests import factories
+from tests.browser.test_llm_jobs import VIEWPORTS, log_in
+from tests.metrics.search.fake_engine import FakeEngine
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+SECRET = "es-browser-SECRET-1234"
+
+
+@pytest.fixture
+def engine():
+    server = FakeEngine()
+    yield server
+    server.close()
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+def test_configure_try_and_run_a_search_engine(page, console, engine, viewport, monkeypatch):
+    monkeypatch.setenv("GRADED_SEARCH_KEY_BROWSER", SECRET)
+    coll = factories.collection("energy", name="Energy")
+    for qid, text in (("q1", "solar power"), ("q2", "wind"), ("q3", "coal smoke")):
+        factories.query(coll, qid, text=text)
+    Team.objects.create(collection=coll, name="search-team")
+    factories.member(coll, factories.user("cora"), Membership.Role.COORDINATOR)
+    endpoint = SearchEndpoint.objects.create(
+        name="local-es",
+        kind="elasticsearch",
+        base_url=engine.url,
+        auth="bearer",
+        credential_env="GRADED_SEARCH_KEY_BROWSER",
+        allowed_private_hosts=["127.0.0.1"],
+    )
+    endpoint.allowed_collections.add(coll)
+    page.set_viewport_size(viewport)
+    log_in(page, f"/c/{coll.slug}/search/", "cora")
+    expect(page.locator("h1")).to_have_text("Search engines")
+    page.fill("input[name=name]", "bm25")
+    page.select_option("select[name=team]", label="search-team")
+    page.select_option("select[name=endpoint]", label="local-es")
+    page.fill("input[name=path]", "/docs/_search")
+    page.fill("input[name=depth]", "10")
+    page.click("button:has-text('Create configuration')")
+    expect(page.locator("h1")).to_contain_text("bm25")
+    page.click("button:has-text('Try it on three queries')")
+    expect(page.locator(".try-result")).to_have_count(3)
+    expect(page.locator(".try-result[data-query=q2] .mapped-ranking li").first).to_contain_text(
+        "d2"
+    )
+    assert SECRET not in page.content()
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= viewport["width"], f"the try page scrolls sideways: {width}px"
+    page.fill("input[name=tag]", f"bm25-{viewport['width']}")
+    page.click("button:has-text('Run it on every query')")
+    expect(page.locator("[data-field=status]")).to_have_text("Done", timeout=20_000)
+    expect(page.locator("main")).to_contain_text("3 of 3")
+    run = Run.objects.get(collection=coll, tag=f"bm25-{viewport['width']}")
+    page.click(f"a:has-text('{run.tag}')")
+    expect(page.locator("h1")).to_contain_text(run.tag)
+    assert console.page_errors == []
