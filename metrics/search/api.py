@@ -33,7 +33,7 @@ class EndpointSerializer(serializers.Serializer):
     kind = serializers.CharField(read_only=True, help_text=f"One of {', '.join(presets.KINDS)}.")
 
 
-class VersionBodySerializer(serializers.Serializer):
+class ConfigurationVersionBodySerializer(serializers.Serializer):
     """What a version holds: endpoint, request template, depth and mapping."""
 
     endpoint = serializers.CharField(max_length=100, help_text="Endpoint name.")
@@ -56,14 +56,14 @@ class VersionBodySerializer(serializers.Serializer):
     )
 
 
-class ConfigurationBodySerializer(VersionBodySerializer):
+class ConfigurationBodySerializer(ConfigurationVersionBodySerializer):
     """A new configuration: its name, team and first version."""
 
     name = serializers.CharField(max_length=100, help_text="Name within the collection.")
     team = serializers.IntegerField(help_text="Id of the team whose runs the snapshots are.")
 
 
-class VersionSerializer(serializers.Serializer):
+class ConfigurationVersionSerializer(serializers.Serializer):
     """One version of a configuration."""
 
     number = serializers.IntegerField(read_only=True)
@@ -82,7 +82,7 @@ class ConfigurationSerializer(serializers.Serializer):
     id = serializers.IntegerField(read_only=True)
     name = serializers.CharField(read_only=True)
     team = serializers.IntegerField(source="team_id", read_only=True)
-    versions = VersionSerializer(many=True, read_only=True)
+    versions = ConfigurationVersionSerializer(many=True, read_only=True)
 
 
 class TryBodySerializer(serializers.Serializer):
@@ -184,6 +184,7 @@ class _SearchView(CollectionScopedView):
 @extend_schema_view(
     get=extend_schema(
         summary="List the search endpoints open to this collection",
+        operation_id="search_endpoints_list",
         description="Coordinators. The operator registers endpoints in the admin.",
         parameters=[SLUG],
         responses={200: EndpointSerializer(many=True), **error_responses(401, 403, 404)},
@@ -204,6 +205,7 @@ class EndpointListView(_SearchView):
 @extend_schema_view(
     get=extend_schema(
         summary="List the collection's search configurations",
+        operation_id="search_configurations_list",
         parameters=[SLUG],
         responses={200: ConfigurationSerializer(many=True), **error_responses(401, 403, 404)},
     ),
@@ -267,25 +269,25 @@ class ConfigurationDetailView(_SearchView):
         summary="Change a search configuration: add a version",
         description="Every change is a new version; earlier versions and their snapshots stay.",
         parameters=[SLUG, ID],
-        request=VersionBodySerializer,
-        responses={201: VersionSerializer, **error_responses(400, 401, 403, 404)},
+        request=ConfigurationVersionBodySerializer,
+        responses={201: ConfigurationVersionSerializer, **error_responses(400, 401, 403, 404)},
     )
 )
 class VersionCreateView(_SearchView):
     """New versions of a configuration."""
 
-    serializer_class = VersionSerializer
+    serializer_class = ConfigurationVersionSerializer
     http_method_names: ClassVar[list[str]] = ["post", "options"]
 
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Add a version."""
         configuration = self.configuration(kwargs["pk"])
-        body = VersionBodySerializer(data=request.data)
+        body = ConfigurationVersionBodySerializer(data=request.data)
         body.is_valid(raise_exception=True)
         version = services.configuration_change(
             configuration=configuration, fields=self.fields(body.validated_data), user=request.user
         )
-        return Response(VersionSerializer(version).data, status=201)
+        return Response(ConfigurationVersionSerializer(version).data, status=201)
 
 
 @extend_schema_view(
@@ -326,6 +328,7 @@ class TryView(_SearchView):
 @extend_schema_view(
     get=extend_schema(
         summary="List the collection's search snapshots",
+        operation_id="search_snapshots_list",
         parameters=[SLUG],
         responses={200: SnapshotSerializer(many=True), **error_responses(401, 403, 404)},
     ),

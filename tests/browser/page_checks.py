@@ -148,6 +148,22 @@ TOO_LONG = """() => {
 }"""
 
 
+FRAMED_BOXES = """() => [...document.querySelectorAll('main *')]
+  .filter(e => e.offsetParent !== null && /(auto|scroll)/.test(getComputedStyle(e).overflowY)
+    && e.scrollHeight > e.clientHeight + 1)
+  .map(e => `${e.tagName.toLowerCase()}.${[...e.classList].join('.')} scrolls up and down ` +
+    `by itself (${e.clientHeight} of ${e.scrollHeight} px shown)`)"""
+
+
+def framed_boxes(page) -> list[str]:
+    """Return the boxes in <main> that scroll up and down on their own (a frame in the page).
+
+    Pages scroll like pages (issue 41): a list is as tall as its content and the page
+    scrolls; a box of its own is a second scrollbar, and on a phone a list in a frame.
+    """
+    return page.evaluate(FRAMED_BOXES)
+
+
 def too_long(page) -> list[str]:
     """Return a problem when the document runs past the first screen."""
     return page.evaluate(TOO_LONG)

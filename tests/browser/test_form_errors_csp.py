@@ -37,16 +37,25 @@ def world():
     factories.query(coll, "q1", text="flights to helsinki")
     factories.document(coll, "d1", title="Fares", body="Fares to Helsinki.")
     factories.member(coll, factories.user("cora"), Membership.Role.COORDINATOR)
+    factories.llm_provider("http://127.0.0.1:9", name="provider", open_to=[coll])
     llm = Judge.objects.create(kind=Judge.Kind.LLM, name="umbrela", model="fake-model")
     llm.collections.add(coll)
     return {"coll": coll, "llm": llm}
 
 
-def submit_with_marked_styles(page, path: str, fill: dict[str, str], button: str) -> None:
-    """Open ``path``, fill the fields, mark every control's style and submit (boosted)."""
+def submit_with_marked_styles(page, path: str, fill: dict[str, str | bool], button: str) -> None:
+    """Open ``path``, fill the fields (``True``: check it), mark every style and submit.
+
+    The fields the browser itself requires are filled, so the server is the one refusing.
+    """
     page.goto(path)
     for selector, value in fill.items():
-        page.fill(selector, value)
+        if value is True:
+            page.check(selector)
+        elif selector.startswith("select"):
+            page.select_option(selector, label=value)
+        else:
+            page.fill(selector, value)
     page.evaluate(MARK_STYLES)
     assert page.locator("main [style]").count() > 0  # the condition that used to break
     page.evaluate("window.__notReloaded = true")
@@ -59,7 +68,7 @@ def submit_with_marked_styles(page, path: str, fill: dict[str, str], button: str
         pytest.param(
             "llm judge",
             lambda w: reverse("judging:judge_update", args=[w["coll"].slug, w["llm"].pk]),
-            {"textarea[name=prompt_template]": "{body}"},
+            {"textarea[name=prompt_template]": "{body}", "select[name=llm_provider]": "provider"},
             "Save",
             "{body}",
             id="llm-judge",
@@ -67,9 +76,13 @@ def submit_with_marked_styles(page, path: str, fill: dict[str, str], button: str
         pytest.param(
             "new collection",
             lambda w: reverse("judging:collection_create"),
-            {"input[name=name]": "Again", "input[name=slug]": "flights"},
+            {
+                "input[name=name]": "Again",
+                "input[name=slug]": "flights",
+                "input[name=purpose][value=internal]": True,
+            },
             "Create",
-            "Choose what the collection is for.",
+            "is taken by another collection",
             id="new-collection",
         ),
         pytest.param(

@@ -351,7 +351,7 @@ def test_settings_number_fields_and_checkbox_are_styled(browser, live_server, wo
         assert numbers.count() >= 2
         for i in range(numbers.count()):
             assert numbers.nth(i).evaluate(style) == text_like.evaluate(style)
-        page.goto(url)  # the measures tab: its checkboxes
+        page.goto(url + "?tab=visibility")  # publication's checkboxes
         box = page.locator("input[type=checkbox]").first
         size = box.bounding_box()
         assert size["width"] >= 19 and size["height"] >= 19
@@ -404,7 +404,9 @@ def test_settings_tabs_save_and_refuse_on_their_own_tab(
         expect(help_text).to_contain_text("five one-document runs")
         page.fill("input[name=runs_per_day]", "3")
         page.click("[data-primary]")  # the page top's button submits the tab's form
-        expect(page.locator(".messages")).to_contain_text("Score visibility and submission")
+        expect(page.locator(".messages")).to_contain_text(
+            "Score visibility, budget and publication saved."
+        )
         expect(settings_tabs.locator("[aria-current=page]")).to_have_text("Visibility")
         assert page.url.endswith("?tab=visibility")
         assert page.input_value("input[name=runs_per_day]") == "3"

@@ -6,6 +6,8 @@ import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
 
+from tests.browser import page_checks
+
 from tests.judging.test_pictures import world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -42,13 +44,13 @@ def test_agreement_and_progress_pictures(browser, live_server, console, world, v
             "Quadratic-weighted Cohen's κ, judge × judge"
         )
         expect(heatmap.locator("g.heat-cell")).to_have_count(9)
-        # One picture at a time, chosen under the tabs, each within the first screen.
-        assert page.evaluate("document.documentElement.scrollHeight <= innerHeight")
+        # One picture at a time, chosen under the tabs; no box scrolls on its own.
+        assert page_checks.framed_boxes(page) == []
         pictures = page.locator("nav[aria-label=Pictures]")
         pictures.get_by_role("link", name="Grade mix").click()
         expect(page.locator("svg.chart-grade-mix rect.mix-part")).not_to_have_count(0)
         expect(heatmap).to_have_count(0)
-        assert page.evaluate("document.documentElement.scrollHeight <= innerHeight")
+        assert page_checks.framed_boxes(page) == []
         pictures.get_by_role("link", name="Two judges").click()
         confusion = page.locator("svg.chart-confusion")
         expect(confusion.locator("desc")).to_contain_text("6 pairs graded by both")
@@ -61,17 +63,17 @@ def test_agreement_and_progress_pictures(browser, live_server, console, world, v
         expect(
             page.locator("svg.chart-confusion g.confusion-cell[data-a='0'][data-b='3'] text")
         ).to_have_text("1")
-        assert page.evaluate("document.documentElement.scrollHeight <= innerHeight")
+        assert page_checks.framed_boxes(page) == []
         assert page.evaluate(
             "document.documentElement.scrollWidth <= document.documentElement.clientWidth"
         )
-        # The Agreement tab: one table at a time (overall, judge pairs, per query), boxed.
+        # The Agreement tab: one table at a time (overall, judge pairs, per query).
         page.click("nav .tabs a:has-text('Agreement')")
         expect(page.locator("#overall-agreement tbody tr")).to_have_count(3)
         page.locator("nav[aria-label=Agreement]").get_by_role("link", name="Judge pairs").click()
         expect(page.locator(".list-box #pairwise-agreement tbody tr")).to_have_count(3)
         expect(page.locator("#overall-agreement")).to_have_count(0)
-        assert page.evaluate("document.documentElement.scrollHeight <= innerHeight")
+        assert page_checks.framed_boxes(page) == []
         page.goto(reverse("judging:collection_detail", args=[slug]))
         page.click("nav .tabs a:has-text('Progress')")  # the collection page's Progress tab
         chart = page.locator("[data-progress-chart] svg.chart-progress")

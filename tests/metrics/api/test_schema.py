@@ -27,6 +27,13 @@ PATHS = [
     "/api/v1/collections/{slug}/pooling/plan/",
     "/api/v1/collections/{slug}/pooling/stability/",
     "/api/v1/collections/{slug}/score-visibility/",
+    "/api/v1/collections/{slug}/search-configurations/",
+    "/api/v1/collections/{slug}/search-configurations/{id}/",
+    "/api/v1/collections/{slug}/search-configurations/{id}/tries/",
+    "/api/v1/collections/{slug}/search-configurations/{id}/versions/",
+    "/api/v1/collections/{slug}/search-endpoints/",
+    "/api/v1/collections/{slug}/search-snapshots/",
+    "/api/v1/collections/{slug}/search-snapshots/{id}/",
 ]
 
 
