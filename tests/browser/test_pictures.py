@@ -7,7 +7,6 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from tests.browser import page_checks
-
 from tests.judging.test_pictures import world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
