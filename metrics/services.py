@@ -8,9 +8,9 @@ constant time; a full rescore recomputes the sums from scratch.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -106,6 +106,62 @@ def _tag_taken(tag: str) -> dict[str, str]:
     return {"field": "tag", "message": f"Tag {echo(tag)} is already used in this collection."}
 
 
+#: The longest tag a run or answer run takes (``Run.tag``, ``AnswerRun.tag``).
+TAG_MAX = Run._meta.get_field("tag").max_length
+
+
+class SubmissionChecks(NamedTuple):
+    """What :func:`submission_checks` found of an upload before its file is read."""
+
+    tag: str
+    counted: bool
+    errors: list[dict[str, Any]]
+    oversized: bool
+
+
+def submission_checks(
+    *,
+    collection: Collection,
+    team: Team,
+    user: AbstractBaseUser | None,
+    tag: str,
+    description: str,
+    size: int,
+    noun: str,
+    tag_used: Callable[[str], bool],
+    tag_taken: Callable[[str], dict[str, str]],
+) -> SubmissionChecks:
+    """Check what every upload (a run, answers) shares; call inside the writer's transaction.
+
+    Takes one of the team's runs of the day first (its row lock, see
+    :mod:`metrics.visibility.services`; ``counted`` says whether it did), then lists the
+    problems of the tag (stripped; empty, refused text, too long, ``tag_used``), of the
+    description, of a team from another collection, and of a file over
+    ``GRADED_RUN_MAX_BYTES`` (``oversized``: refuse it unread). ``noun`` names the upload
+    in the empty-tag message ("A run").
+    """
+    errors: list[dict[str, Any]] = []
+    counted = False
+    if team.collection_id == collection.pk:  # the team's row lock first (see visibility)
+        counted = budget_take(collection=collection, team_id=team.pk, user=user)
+    tag = tag.strip()
+    controls = textpolicy.field_problems(names={"tag": tag}, prose={"description": description})
+    errors += [{"field": f, "message": m} for f, messages in controls.items() for m in messages]
+    if not tag:
+        errors.append({"field": "tag", "message": f"{noun} needs a tag."})
+    elif len(tag) > TAG_MAX:
+        errors.append({"field": "tag", "message": f"A tag has at most {TAG_MAX} characters."})
+    elif "tag" not in controls and tag_used(tag):
+        errors.append(tag_taken(tag))
+    if team.collection_id != collection.pk:
+        errors.append({"field": "team", "message": "The team does not take part here."})
+    limit = settings.GRADED_RUN_MAX_BYTES
+    oversized = size > limit
+    if oversized:
+        errors.append({"field": "file", "message": f"File is {size} bytes; the limit is {limit}."})
+    return SubmissionChecks(tag, counted, errors, oversized)
+
+
 @transaction.atomic
 def run_submit(
     *,
@@ -127,27 +183,19 @@ def run_submit(
     they are recorded as id-only documents (unjudged) and counted. The returned run's
     ``pairs_pooled`` says how many new pairs its top ``pool_depth`` added to the pool.
     """
-    errors: list[dict[str, Any]] = []
-    counted = False
-    if team.collection_id == collection.pk:  # the team's row lock first (see visibility)
-        counted = budget_take(collection=collection, team_id=team.pk, user=user)
-    tag = tag.strip()
-    controls = textpolicy.field_problems(names={"tag": tag}, prose={"description": description})
-    errors += [{"field": f, "message": m} for f, messages in controls.items() for m in messages]
-    if not tag:
-        errors.append({"field": "tag", "message": "A run needs a tag."})
-    elif "tag" not in controls and Run.objects.filter(collection=collection, tag=tag).exists():
-        errors.append(_tag_taken(tag))
-    if team.collection_id != collection.pk:
-        errors.append({"field": "team", "message": "The team does not take part here."})
-    if len(content) > settings.GRADED_RUN_MAX_BYTES:
-        errors.append(
-            {
-                "field": "file",
-                "message": f"File is {len(content)} bytes; the limit is "
-                f"{settings.GRADED_RUN_MAX_BYTES}.",
-            }
-        )
+    checked = submission_checks(
+        collection=collection,
+        team=team,
+        user=user,
+        tag=tag,
+        description=description,
+        size=len(content),
+        noun="A run",
+        tag_used=lambda t: Run.objects.filter(collection=collection, tag=t).exists(),
+        tag_taken=_tag_taken,
+    )
+    tag, counted, errors = checked.tag, checked.counted, checked.errors
+    if checked.oversized:
         raise RunRejected(errors)  # not read at all
     # Every problem in one round: the tag, the format, and the queries the collection lacks
     # (looked for leniently on the readable lines when the format has errors).

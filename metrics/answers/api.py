@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import generics, serializers, status
@@ -23,7 +22,7 @@ from judging.api.views import SLUG
 from judging.lists.judgment_rows import LineErrors
 from metrics.answers import selectors, services
 from metrics.answers.models import AnswerRun
-from metrics.api.permissions import RUN_ROLES, team_to_submit_for
+from metrics.api.permissions import RUN_ROLES
 from metrics.api.serializers import UploadField
 from metrics.api.views import BUDGET_429, JUDGES_SEE_NO_RUNS, BudgetRefused, MetricsScopedView
 from metrics.visibility.services import BudgetExhausted
@@ -164,21 +163,7 @@ class AnswerRunListCreateView(MetricsScopedView, generics.ListCreateAPIView):
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Submit the uploaded answers through ``answers_submit``."""
-        form = AnswerSubmitSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
-        data = form.validated_data
-        team = team_to_submit_for(collection=self.collection, who=self.who, team_id=data["team"])
-        upload = data["file"]
-        limit = settings.GRADED_RUN_MAX_BYTES
-        if upload.size > limit:
-            raise LineErrors(
-                [
-                    {
-                        "field": "file",
-                        "message": f"File is {upload.size} bytes; the limit is {limit}.",
-                    }
-                ]
-            )
+        data, team, upload = self.submission(AnswerSubmitSerializer)
         try:
             run = services.answers_submit(
                 collection=self.collection,

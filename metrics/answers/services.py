@@ -6,20 +6,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from graded import textpolicy
 from graded.textpolicy import cap_errors, echo
 from judging import services as judging_services
 from judging.models import Collection, Document, LiveGrade, PoolEntry
 from metrics.answers import parse
 from metrics.answers.models import Answer, AnswerRun
 from metrics.models import Team
+from metrics.services import submission_checks
 from metrics.visibility.models import Submission
-from metrics.visibility.services import budget_take
 
 _IN_CHUNK = 5_000  # document ids per IN list
 
@@ -78,31 +76,19 @@ def answers_submit(
     references to documents it lacks. The returned run's ``pairs_pooled`` says how many
     (topic, cited document) pairs entered the judging pool (unjudged, not yet pooled).
     """
-    errors: list[dict[str, Any]] = []
-    counted = False
-    if team.collection_id == collection.pk:  # the team's row lock first (see visibility)
-        counted = budget_take(collection=collection, team_id=team.pk, user=user)
-    tag = tag.strip()
-    controls = textpolicy.field_problems(names={"tag": tag}, prose={"description": description})
-    errors += [{"field": f, "message": m} for f, messages in controls.items() for m in messages]
-    if not tag:
-        errors.append({"field": "tag", "message": "An answer run needs a tag."})
-    elif len(tag) > 100:
-        errors.append({"field": "tag", "message": "A tag has at most 100 characters."})
-    elif (
-        "tag" not in controls and AnswerRun.objects.filter(collection=collection, tag=tag).exists()
-    ):
-        errors.append(_tag_taken(tag))
-    if team.collection_id != collection.pk:
-        errors.append({"field": "team", "message": "The team does not take part here."})
-    if len(content) > settings.GRADED_RUN_MAX_BYTES:
-        errors.append(
-            {
-                "field": "file",
-                "message": f"File is {len(content)} bytes; the limit is "
-                f"{settings.GRADED_RUN_MAX_BYTES}.",
-            }
-        )
+    checked = submission_checks(
+        collection=collection,
+        team=team,
+        user=user,
+        tag=tag,
+        description=description,
+        size=len(content),
+        noun="An answer run",
+        tag_used=lambda t: AnswerRun.objects.filter(collection=collection, tag=t).exists(),
+        tag_taken=_tag_taken,
+    )
+    tag, counted, errors = checked.tag, checked.counted, checked.errors
+    if checked.oversized:
         raise AnswersRejected(errors)
     parsed = parse.read_answers(content)
     queries = dict(collection.queries.values_list("external_id", "pk"))

@@ -94,6 +94,29 @@ class MetricsScopedView(CollectionScopedView):
             context["score_policy"] = self.who.policy
         return context
 
+    def submission(self, serializer_class: type[Any]) -> tuple[dict[str, Any], Team, Any]:
+        """Validate an upload form (a run's or answers'): its data, its team and its file.
+
+        Refuses (400) a form ``serializer_class`` refuses, a team the user may not submit
+        for (403) and a file over ``GRADED_RUN_MAX_BYTES``, naming the ``file`` field.
+        """
+        form = serializer_class(data=self.request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        team = team_to_submit_for(collection=self.collection, who=self.who, team_id=data["team"])
+        upload = data["file"]
+        limit = settings.GRADED_RUN_MAX_BYTES
+        if upload.size > limit:
+            raise LineErrors(
+                [
+                    {
+                        "field": "file",
+                        "message": f"File is {upload.size} bytes; the limit is {limit}.",
+                    }
+                ]
+            )
+        return data, team, upload
+
     def per_query_or_403(self) -> None:
         """Refuse (403) an analysis built on per-query scores the viewer may not see."""
         if not self.who.policy.shows_per_query:
@@ -164,21 +187,7 @@ class RunListCreateView(MetricsScopedView, generics.ListCreateAPIView):
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Submit the uploaded run through ``run_submit``."""
-        form = RunSubmitSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
-        data = form.validated_data
-        team = team_to_submit_for(collection=self.collection, who=self.who, team_id=data["team"])
-        upload = data["file"]
-        limit = settings.GRADED_RUN_MAX_BYTES
-        if upload.size > limit:
-            raise LineErrors(
-                [
-                    {
-                        "field": "file",
-                        "message": f"File is {upload.size} bytes; the limit is {limit}.",
-                    }
-                ]
-            )
+        data, team, upload = self.submission(RunSubmitSerializer)
         try:
             run = services.run_submit(
                 collection=self.collection,

@@ -116,3 +116,36 @@ def test_a_team_of_another_collection_and_a_hostile_tag(world):
     fields = {e.get("field") for e in caught.value.errors}
     assert {"team", "tag"} <= fields
     assert AnswerRun.objects.count() == 0
+
+
+@pytest.mark.parametrize("kind", ["run", "answers"])
+def test_runs_and_answers_share_the_upload_checks(world, kind):
+    """One check of tags, team and size for both uploads (metrics.services.submission_checks)."""
+    from metrics import services as run_services
+    from metrics.models import Run
+
+    coll, team, alice, _, _, _ = world
+    other = metrics_factories.team(factories.collection("elsewhere"), "Beta", [alice])
+    if kind == "run":
+        submit, rejected, content = (
+            run_services.run_submit,
+            run_services.RunRejected,
+            b"t1 Q0 d1 1 2 r\n",
+        )
+        extra = {"filename": "run.txt"}
+    else:
+        submit, rejected, content = (
+            services.answers_submit,
+            services.AnswersRejected,
+            record("t1").encode(),
+        )
+        extra = {}
+    with pytest.raises(rejected) as caught:
+        submit(collection=coll, team=other, tag="x" * 101, content=content, user=alice, **extra)
+    assert [e["field"] for e in caught.value.errors] == ["tag", "team"]
+    assert "at most 100 characters" in caught.value.errors[0]["message"]
+    with pytest.raises(rejected) as caught:
+        submit(collection=coll, team=team, tag="  ", content=content, user=alice, **extra)
+    noun = "A run" if kind == "run" else "An answer run"
+    assert caught.value.errors == [{"field": "tag", "message": f"{noun} needs a tag."}]
+    assert not Run.objects.exists() and not AnswerRun.objects.exists()
