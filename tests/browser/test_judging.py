@@ -77,6 +77,9 @@ def test_keyboard_judging_round_trip(page, live_server, console, judging_world):
     page.keyboard.press("3")
     second = wait_for_new_card(page, first)
     expect(page.locator("[data-progress-text]")).to_have_text("1 of 12")
+    # At a desk the buttons name their keys (a phone hides them: test_judging_phone).
+    expect(page.locator("[data-undo]")).to_have_text("Undo Ctrl+Z", use_inner_text=True)
+    expect(page.locator("[data-cannot-judge]")).to_have_text("C Can't judge", use_inner_text=True)
 
     page.keyboard.press("0")
     third = wait_for_new_card(page, second)

@@ -123,6 +123,14 @@ def test_phone_card_shows_query_and_document_above_a_fixed_grade_bar(
     assert 0 < card_top < title["y"] < grade_bar_y - 60, (card_top, title)
     shot(phone, "phone-next-card")
     no_sideways_scroll(phone)
+    # No desk key hints on a phone (issue 41): only the grade buttons' numbers, the grades.
+    shown_keys = phone.evaluate(
+        "[...document.querySelectorAll('main kbd')].filter(k => k.offsetParent !== null"
+        " && !k.closest('.grade-button')).map(k => k.textContent)"
+    )
+    assert shown_keys == []
+    expect(phone.locator("[data-undo]")).to_have_text("Undo", use_inner_text=True)
+    expect(phone.locator("[data-key-back]")).to_have_text("Back", use_inner_text=True)
     judgment = Judgment.objects.get()
     assert judgment.grade == 2
     assert console.problems() == []
