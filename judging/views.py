@@ -636,5 +636,6 @@ def judgment_history(
         "rows": rows,
         "everyone": everyone,
         "can_adjudicate": everyone,
+        "is_coordinator": Role.COORDINATOR in roles,
     }
     return render(request, "judging/judgment_history.html", context)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from graded import textpolicy
 from judging.forms import GRADE_CHOICES
+from judging.grades import GRADE_MAX, GRADE_MIN
 from judging.models import Collection, Document, Query
 
 
@@ -36,6 +39,24 @@ class GoldPairForm(forms.Form):
         self.fields["grade"].choices = [
             (g, f"{g} – {name}") for g, name in enumerate(collection.grade_names)
         ]
+
+    @staticmethod
+    def initial_from(params: Any) -> dict[str, Any]:
+        """Return the pair a *Mark as gold* link names (``?qid=…&docno=…&grade=…``).
+
+        Where a coordinator looks at a pair (adjudication, disagreements, the pool, a
+        label's history) the link opens this form filled in; only what reads as a field's
+        value is taken (ids as text, the grade as a whole 0–4), the rest is left empty.
+        """
+        initial: dict[str, Any] = {}
+        for name in ("qid", "docno"):
+            value = str(params.get(name, "")).strip()
+            if value and len(value) <= textpolicy.MAX_ID_LENGTH:
+                initial[name] = value
+        grade = str(params.get("grade", "")).strip()
+        if len(grade) == 1 and grade in "0123456789" and GRADE_MIN <= int(grade) <= GRADE_MAX:
+            initial["grade"] = int(grade)
+        return initial
 
     def clean_qid(self) -> Query:
         """Return the collection's query of this id, or say it is unknown."""

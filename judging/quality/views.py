@@ -112,6 +112,7 @@ def gold_list(request: HttpRequest, slug: str) -> HttpResponse:
     form = GoldPairForm(
         request.POST if request.method == "POST" and not rate_posted and not bar_posted else None,
         collection=collection,
+        initial=GoldPairForm.initial_from(request.GET),
     )
     if form.is_bound and form.is_valid():
         data = form.cleaned_data

@@ -164,6 +164,16 @@ def framed_boxes(page) -> list[str]:
     return page.evaluate(FRAMED_BOXES)
 
 
+BROKEN_TOKENS = """() => [...document.querySelectorAll('main time')]
+  .filter(e => e.offsetParent !== null && e.getClientRects().length > 1)
+  .map(e => `moment “${e.textContent.trim()}” breaks over ${e.getClientRects().length} lines`)"""
+
+
+def broken_tokens(page) -> list[str]:
+    """Return the moments (``<time>``, from ``|when``) that wrap onto a second line."""
+    return page.evaluate(BROKEN_TOKENS)
+
+
 def too_long(page) -> list[str]:
     """Return a problem when the document runs past the first screen."""
     return page.evaluate(TOO_LONG)
@@ -200,5 +210,6 @@ def all_problems(page, *, primary: bool = True, one_screen: bool = False) -> dic
         "length": too_long(page) if one_screen else [],
         "tables": overflowing_tables(page),
         "contrast": low_contrast(page),
+        "tokens": broken_tokens(page),
     }
     return {name: problems for name, problems in found.items() if problems}

@@ -218,10 +218,9 @@ def test_no_page_scrolls_sideways(browser, live_server, console, world, viewport
     """Every page: no sideways page scroll, and the page grammar's checks (page_checks).
 
     One logged-in context per role and size; on each page and each of its tabs, as loaded:
-    no taller than the
-    screen, its primary action on the first screen, no table wider than its box without a
-    sticky first column, and every text (SVG included) at 4.5:1 or more against what is
-    behind it.
+    its primary action on the first screen, no table wider than its box without a sticky
+    first column, every text (SVG included) at 4.5:1 or more against what is behind it,
+    and no date broken over two lines.
     """
     context = browser.new_context(base_url=live_server.url, viewport=viewport)
     grammar: dict[str, dict[str, list[str]]] = {}
