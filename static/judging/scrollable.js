@@ -7,6 +7,10 @@
  * hint above it. Boxes that fit lose all three again (on a wider screen or after a
  * swap). Loaded once with <script defer>; no inline code or styles (the CSP forbids
  * them); re-run after htmx swaps and on resize.
+ *
+ * A tab bar that scrolls sideways on a phone (.tabs-line) says so: data-more="start",
+ * "end" or "start end" names the sides with tabs out of view, and the CSS fades those
+ * edges; the current tab is scrolled into view.
  */
 (function () {
   "use strict";
@@ -72,8 +76,42 @@
     }
   }
 
+  function edges(bar) {
+    var more = [];
+    if (bar.scrollLeft > 1) {
+      more.push("start");
+    }
+    if (bar.scrollLeft + bar.clientWidth < bar.scrollWidth - 1) {
+      more.push("end");
+    }
+    if (more.length) {
+      bar.setAttribute("data-more", more.join(" "));
+    } else {
+      bar.removeAttribute("data-more");
+    }
+  }
+
+  function markBar(bar) {
+    if (!bar.hasAttribute("data-edges")) {
+      bar.setAttribute("data-edges", "");
+      bar.addEventListener("scroll", function () {
+        edges(bar);
+      }, {passive: true});
+      var current = bar.querySelector("[aria-current=page]");
+      if (current && bar.scrollWidth > bar.clientWidth + 1) {
+        var right = current.getBoundingClientRect().right - bar.getBoundingClientRect().left +
+          bar.scrollLeft;
+        if (right > bar.clientWidth) {
+          bar.scrollLeft = right - bar.clientWidth + 24;
+        }
+      }
+    }
+    edges(bar);
+  }
+
   function markAll() {
     document.querySelectorAll(BOXES).forEach(mark);
+    document.querySelectorAll(".tabs-line").forEach(markBar);
   }
 
   var pending = null;

@@ -426,3 +426,39 @@ def test_settings_tabs_save_and_refuse_on_their_own_tab(
         assert console.problems() == []
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_a_tab_bar_that_scrolls_says_so_and_shows_the_current_tab(
+    browser, live_server, console, world, viewport
+):
+    """The metrics tab bar on a phone fades where tabs are out of view (issue 41)."""
+    context = browser.new_context(base_url=live_server.url, viewport=viewport)
+    try:
+        page = context.new_page()
+        page.on("pageerror", lambda error: console.page_errors.append(str(error)))
+        log_in(page, "cora")
+        bar = page.locator("nav.tabs-line[aria-label='Runs and scores']")
+        page.goto(reverse("metrics:leaderboard", args=[world["coll"].slug]))
+        scrolls = bar.evaluate("b => b.scrollWidth > b.clientWidth + 1")
+        assert scrolls == (viewport is PHONE)
+        if not scrolls:
+            assert bar.get_attribute("data-more") is None
+            assert bar.evaluate("b => getComputedStyle(b).maskImage") == "none"
+            return
+        expect(bar).to_have_attribute("data-more", "end")
+        assert "gradient" in bar.evaluate("b => getComputedStyle(b).maskImage")
+        bar.evaluate("b => b.scrollTo(b.scrollWidth, 0)")
+        expect(bar).to_have_attribute("data-more", "start")
+        # The current tab, last in the bar, is scrolled into view when the page opens.
+        page.goto(reverse("metrics:collection_update", args=[world["coll"].slug]))
+        current = bar.locator("[aria-current=page]").bounding_box()
+        shown = bar.bounding_box()
+        assert (
+            shown["x"] <= current["x"]
+            and current["x"] + current["width"] <= shown["x"] + (shown["width"])
+        )
+        expect(bar).to_have_attribute("data-more", re.compile(r"^start"))
+        assert console.problems() == []
+    finally:
+        context.close()
