@@ -153,8 +153,27 @@ def test_a_phone_shows_cards_with_the_sorted_measure(browser, live_server, board
             page.locator(".lb-scroll.is-scrollable, table.leaderboard.is-scrollable").count() == 0
         )
         assert second.locator(".lb-team").inner_text().startswith("Search Quality")
-        # Only the sorted measure is on the card; the others wait for a wider screen.
-        assert second.locator("td.lb-measure:visible").count() == 1
+        # Every chosen column is on the card (issue 41), each named, inside the screen;
+        # the sorted measure comes first, beside the run.
+        chosen = page.locator("thead th.lb-measure").count()
+        assert chosen >= 5
+        assert second.locator("td.lb-measure:visible").count() == chosen
+        for i in range(chosen):
+            cell = second.locator("td.lb-measure").nth(i)
+            _in_view(cell, PHONE["width"])
+            if "lb-primary" not in (cell.get_attribute("class") or ""):
+                label = cell.evaluate("e => getComputedStyle(e, '::before').content")
+                assert label.strip('"').strip() == cell.get_attribute("data-label")
+        run = second.locator(".lb-run").bounding_box()
+        primary = second.locator("td.lb-primary").bounding_box()
+        others = [
+            second.locator("td.lb-measure:not(.lb-primary)").nth(i).bounding_box()
+            for i in range(chosen - 1)
+        ]
+        assert run["y"] < primary["y"] < min(b["y"] for b in others)
+        assert len({round(b["x"]) for b in others}) == 2  # two to a line
+        # The chooser tells the truth: it counts what the card shows.
+        expect(page.locator("[data-columns-count]")).to_have_text(f"({chosen} of {chosen})")
         if SHOTS:
             page.screenshot(path=f"{SHOTS}/leaderboard-phone.png")
     finally:
