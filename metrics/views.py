@@ -345,6 +345,7 @@ def run_create(request: HttpRequest, slug: str) -> HttpResponse:
                     "who": who,
                     "team_count": Team.objects.filter(collection=collection).count(),
                 },
+                status=403 if request.method == "POST" else 200,  # a POST writes nothing
             )
         raise Http404("You are not in a team of this collection.")
     posted = request.method == "POST"

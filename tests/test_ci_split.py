@@ -57,12 +57,14 @@ def test_the_split_classifies_db_tests_and_db_free_tests(request):
     kinds = {"db": 0, "mark": 0, "live_server": 0, "free": 0}
     for item in items.values():
         names = set(getattr(item, "fixturenames", ()))
+        if "live_server" in names:  # counted whether or not it also has the mark
+            kinds["live_server"] += 1
+            assert not dbfree.runs_once(item), item.nodeid
         if item.get_closest_marker("django_db"):
             kinds["mark"] += 1
             assert not dbfree.runs_once(item), item.nodeid
         elif "live_server" in names:
-            kinds["live_server"] += 1
-            assert not dbfree.runs_once(item), item.nodeid
+            pass
         elif "db" in names or "transactional_db" in names:
             kinds["db"] += 1
             assert not dbfree.runs_once(item), item.nodeid

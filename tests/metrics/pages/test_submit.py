@@ -53,9 +53,22 @@ def test_form_offers_a_choice_of_teams(world):
     assert "Team A" in html and "Team B" in html
 
 
-@pytest.mark.parametrize(("who", "status"), [("coord", 404), ("judy", 403), ("stranger", 404)])
+@pytest.mark.parametrize(("who", "status"), [("judy", 403), ("stranger", 404)])
 def test_only_team_members_may_submit(world, who, status):
     assert world.client(who).get(url(world)).status_code == status
+
+
+def test_a_coordinator_without_a_team_is_told_how_to_submit_and_cannot(world):
+    """No debug 404 (issue 41): the page says who submits runs; a POST writes nothing."""
+    client = world.client("coord")
+    response = client.get(url(world))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "data-no-team" in html and "you are not in a team of this collection" in html
+    assert 'type="file"' not in html
+    response = client.post(url(world), {"tag": "sneaky", "file": upload(GOOD)})
+    assert response.status_code == 403
+    assert not Run.objects.filter(tag="sneaky").exists()
 
 
 def test_successful_upload_redirects_to_the_scored_run(world, graded):
