@@ -103,16 +103,21 @@ def agreement_heatmap(
 
 
 def grade_mix(
-    rows: Sequence[tuple[str, Sequence[int]]], grade_names: Sequence[str], *, title: str
+    rows: Sequence[tuple[str, Sequence[int]]],
+    grade_names: Sequence[str],
+    *,
+    title: str,
+    width: int = 476,
 ) -> str:
     """Return one horizontal bar per judge, split by the share of each grade 0–4.
 
     The grades' legend is HTML beside it (:func:`grade_legend`), so that it wraps on a
-    narrow screen instead of being cut.
+    narrow screen instead of being cut. Narrower than 476 units (a phone's drawing), the
+    names' column is narrower and the names shorter.
     """
-    left, bar, gap, right = 120, 22, 8, 16
-    inner = 340
-    width = left + inner + right
+    narrow = width < 476
+    left, bar, gap, right = (80 if narrow else 120), 22, 8, 16
+    inner = width - left - right
     top = 4
     height = top + len(rows) * (bar + gap) + 4
     descs = []
@@ -128,7 +133,7 @@ def grade_mix(
         total = sum(counts)
         parts.append(
             f'<text x="{left - 8}" y="{y + bar / 2 + 4}" text-anchor="end" fill="#1c2230">'
-            f"{_e(_short(name, 16))}<title>{_e(name)}</title></text>"
+            f"{_e(_short(name, 10 if narrow else 16))}<title>{_e(name)}</title></text>"
         )
         start = 0.0
         for g, count in enumerate(counts):
@@ -213,19 +218,23 @@ def _day(d: date) -> str:
     return d.isoformat()
 
 
-def progress_lines(series: Sequence[tuple[str, Sequence[tuple[date, int]]]], *, title: str) -> str:
+def progress_lines(
+    series: Sequence[tuple[str, Sequence[tuple[date, int]]]], *, title: str, width: int = 440
+) -> str:
     """Return cumulative judgments over days, one line (with dots) per judge.
 
-    The picture is drawn in a 440 × 240 ``viewBox`` and scales to its container. Each
+    The picture is drawn in a ``width`` × 240 ``viewBox`` (440 for a desk, 340 for a
+    phone) and scales to its container. Each
     line ends in its judge's name; names are moved apart (:func:`spread`) so that they
     never overlap, and shortened to fit the right margin. The x axis names each distinct
     day once: the first and last day (one label when all judgments fall on one day) and
     a middle day when there is room. Both axes have a title.
     """
     longest = max((len(name) for name, _points in series), default=4)
-    right = min(150, max(60, int(text_width("m" * min(longest, 18), FONT)) + 14))
+    most = 150 if width >= 440 else 100  # a phone's drawing keeps more room for the lines
+    right = min(most, max(60, int(text_width("m" * min(longest, 18), FONT)) + 14))
     left, top, bottom = 48, 28, 44
-    width, height = 440, 240
+    height = 240
     inner_w, inner_h = width - left - right, height - top - bottom
     days = sorted({d for _name, points in series for d, _n in points})
     peak = max((n for _name, points in series for _d, n in points), default=0) or 1

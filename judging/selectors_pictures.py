@@ -12,6 +12,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from judging import charts
 from judging.agreement.selectors import AgreementReport, JudgeRef
+from judging.chart_text import for_screens
 from judging.models import Collection, Judge, Judgment
 from judging.selectors import FINAL_STATUSES
 
@@ -86,10 +87,15 @@ def agreement_pictures(
     if judges:
         legend = mark_safe(charts.grade_legend(collection.grade_names))
         mix = mark_safe(
-            charts.grade_mix(
-                [(s.judge.name, s.distribution) for s in report.judges],
-                collection.grade_names,
-                title="Grade distribution per judge",
+            for_screens(
+                lambda width: charts.grade_mix(
+                    [(s.judge.name, s.distribution) for s in report.judges],
+                    collection.grade_names,
+                    title="Grade distribution per judge",
+                    width=width,
+                ),
+                wide=476,
+                narrow=340,
             )
         )
     first = report.pairwise[0] if report.pairwise else None
@@ -140,5 +146,11 @@ def progress_chart(*, collection: Collection) -> tuple[SafeString | None, list]:
     if not series:
         return None, series
     return mark_safe(
-        charts.progress_lines(series, title="Pairs judged over time, per judge")
+        for_screens(
+            lambda width: charts.progress_lines(
+                series, title="Pairs judged over time, per judge", width=width
+            ),
+            wide=440,
+            narrow=340,
+        )
     ), series

@@ -17,6 +17,7 @@ from html import escape
 
 import numpy as np
 
+from judging import chart_text
 from judging.chart_text import fit, text_width
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "box_plot",
     "box_stats",
     "delta_chart",
+    "for_screens",
     "line_chart",
     "nice_ticks",
 ]
@@ -71,6 +73,22 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
 def _tick_label(value: float) -> str:
     """Format a tick value without needless digits."""
     return f"{value:.3f}".rstrip("0").rstrip(".") if value else "0"
+
+
+#: The width of a chart drawn for a desk and for a phone (``for_screens``): at 360 units in
+#: a phone's ~340-366 px column, 12-unit text renders at 11 px or more.
+WIDE, NARROW = 880, 360
+
+#: Below this width a chart is drawn for a narrow screen: fewer ticks, shorter labels.
+_NARROW_BELOW = 600
+
+
+def for_screens(draw: Callable[[int], str]) -> str:
+    """Return a chart drawn for a desk (``WIDE``) and a phone (``NARROW``).
+
+    See :func:`judging.chart_text.for_screens`.
+    """
+    return chart_text.for_screens(draw, wide=WIDE, narrow=NARROW)
 
 
 def _svg_open(width: int, height: int, title: str, css_class: str, desc: str = "") -> list[str]:
@@ -134,7 +152,7 @@ def bar_chart(
     notes: Sequence[str] | None = None,
     flagged: Sequence[bool] | None = None,
     flag_text: str = "flagged",
-    width: int = 880,
+    width: int = WIDE,
     height: int = 260,
 ) -> str:
     """Return a bar chart of one value per label (e.g. per-query scores), in the given order.
@@ -217,7 +235,7 @@ def delta_chart(
     title: str,
     a_name: str,
     b_name: str,
-    width: int = 880,
+    width: int = WIDE,
     height: int = 240,
 ) -> str:
     """Return the per-query differences ``a - b`` as bars sorted from largest to smallest.
@@ -330,9 +348,9 @@ def box_plot(
     title: str,
     value_label: str = "",
     zero_line: bool = True,
-    width: int = 880,
+    width: int = WIDE,
     row_height: int = 26,
-    label_width: int = 120,
+    label_width: int | None = None,
     annotation_label: str = "",
 ) -> str:
     """Return horizontal box plots, one row per group, on a shared value axis.
@@ -341,18 +359,22 @@ def box_plot(
     within 1.5 IQR; points beyond are drawn as circles. A dashed zero line (the random
     reranker for sNDCG) is drawn when ``zero_line`` is true. Groups without values show
     "no defined scores". Each group's ``annotation`` is written at the right, in a column
-    headed ``annotation_label``.
+    headed ``annotation_label``. Narrower than 600 units (a phone's drawing), the labels
+    column, the labels and the ticks are fewer and shorter; ``label_width`` overrides.
     """
+    narrow = width < _NARROW_BELOW
+    if label_width is None:
+        label_width = 64 if narrow else 120
     summaries = [box_stats(g.values) for g in groups]
     finite = [x for g in groups for x in np.asarray(g.values, dtype=float) if math.isfinite(x)]
     low = min([0.0, *finite]) if finite else -1.0
     high = max([0.0, *finite]) if finite else 1.0
     if high - low < 0.5:
         low, high = min(low, -0.25), max(high, 0.25)
-    ticks = nice_ticks(low, high, 6)
+    ticks = nice_ticks(low, high, 4 if narrow else 6)
     low, high = ticks[0], ticks[-1]
     annotated = any(g.annotation for g in groups)
-    left, right = label_width, width - _PAD_RIGHT - (64 if annotated else 0)
+    left, right = label_width, width - _PAD_RIGHT - ((44 if narrow else 64) if annotated else 0)
     top = _PAD_TOP + (8 if annotated else 0)
     height = top + row_height * max(1, len(groups)) + _PAD_BOTTOM
 
@@ -375,7 +397,8 @@ def box_plot(
     if value_label:
         parts.append(
             f'<text x="{_n((left + right) / 2)}" y="{bottom + 29}" text-anchor="middle" '
-            f'class="chart-axis-label" fill="#4a5366">{_e(value_label)}</text>'
+            f'class="chart-axis-label" fill="#4a5366">'
+            f"{_e(fit(value_label, width - 8, _FONT))}</text>"
         )
     if annotated and annotation_label:
         parts.append(
@@ -394,7 +417,8 @@ def box_plot(
         note = f" — {group.note}" if group.note else ""
         parts.append(
             f'<text x="{left - 8}" y="{_n(cy + 4)}" text-anchor="end" class="chart-label" '
-            f'fill="{"#5f6778" if group.muted else "#1c2230"}">{_e(_short(group.label, 16))}'
+            f'fill="{"#5f6778" if group.muted else "#1c2230"}">'
+            f"{_e(_short(group.label, 8 if narrow else 16))}"
             f"<title>{_e(group.label)}{_e(note)}</title></text>"
         )
         if group.annotation:

@@ -474,14 +474,17 @@ def run_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     chart = None
     if chosen is not None and lines and tabs["tab"] == "chart":
         chart = mark_safe(  # charts.bar_chart escapes all text
-            charts.bar_chart(
-                [line.query.external_id for line in lines],
-                per_query.values[chosen.canonical].tolist(),
-                title=f"{chosen.requested} per query — {run.tag}",
-                value_label=chosen.requested,
-                notes=[line.query.text for line in lines],
-                flagged=[line.low_coverage for line in lines],
-                flag_text=f"Judged@10 below {round(threshold * 100)}%",
+            charts.for_screens(
+                lambda width: charts.bar_chart(
+                    [line.query.external_id for line in lines],
+                    per_query.values[chosen.canonical].tolist(),
+                    title=f"{chosen.requested} per query — {run.tag}",
+                    value_label=chosen.requested,
+                    notes=[line.query.text for line in lines],
+                    flagged=[line.low_coverage for line in lines],
+                    flag_text=f"Judged@10 below {round(threshold * 100)}%",
+                    width=width,
+                )
             )
         )
     context = (
@@ -582,12 +585,15 @@ def run_compare(request: HttpRequest, slug: str) -> HttpResponse:
             names = [q.external_id for q in comparison.queries]
             delta_charts = [
                 mark_safe(  # charts.delta_chart escapes all text
-                    charts.delta_chart(
-                        names,
-                        row.deltas,
-                        title=f"{chosen.requested}: {row.run.tag} − {comparison.baseline.tag}",
-                        a_name=row.run.tag,
-                        b_name=comparison.baseline.tag,
+                    charts.for_screens(
+                        lambda width, row=row: charts.delta_chart(
+                            names,
+                            row.deltas,
+                            title=f"{chosen.requested}: {row.run.tag} − {comparison.baseline.tag}",
+                            a_name=row.run.tag,
+                            b_name=comparison.baseline.tag,
+                            width=width,
+                        )
                     )
                 )
                 if tabs["tab"] == "chart"
@@ -663,21 +669,25 @@ def query_difficulty(request: HttpRequest, slug: str) -> HttpResponse:
     tabs = tab_context(request.GET, DIFFICULTY_TABS)
     chart = None
     if topics and runs and tabs["tab"] == "chart":
+        groups = [
+            charts.BoxGroup(
+                t.query.external_id,
+                t.sndcg.tolist(),
+                note=t.query.text,
+                annotation="–" if math.isnan(t.difficulty) else f"{t.difficulty:.2f}",
+                muted=t.thin_reason is not None,
+            )
+            for t in topics
+        ]
         chart = mark_safe(  # charts.box_plot escapes all text
-            charts.box_plot(
-                [
-                    charts.BoxGroup(
-                        t.query.external_id,
-                        t.sndcg.tolist(),
-                        note=t.query.text,
-                        annotation="–" if math.isnan(t.difficulty) else f"{t.difficulty:.2f}",
-                        muted=t.thin_reason is not None,
-                    )
-                    for t in topics
-                ],
-                annotation_label="difficulty",
-                title=f"sNDCG@{report.k} of {len(runs)} runs per query",
-                value_label=f"sNDCG@{report.k} (0 = random reranking of the pool)",
+            charts.for_screens(
+                lambda width: charts.box_plot(
+                    groups,
+                    annotation_label="difficulty",
+                    title=f"sNDCG@{report.k} of {len(runs)} runs per query",
+                    value_label=f"sNDCG@{report.k} (0 = random reranking of the pool)",
+                    width=width,
+                )
             )
         )
     context = (

@@ -33,7 +33,7 @@ def confusion_heatmap(
     row_name: str = "Human",
     column_name: str = "LLM",
     labels: Sequence[str] = ("0", "1", "2", "3", "4"),
-    cell: int = 54,
+    cell: int = 50,
 ) -> str:
     """Return a k × k heatmap of counts: rows ``row_name``'s grade, columns ``column_name``'s.
 

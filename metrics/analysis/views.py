@@ -15,6 +15,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET
 
 from judging.agreement.selectors import llm_checks
+from judging.chart_text import for_screens
 from judging.models import Collection, Membership, Query
 from judging.selectors import collection_for_member
 from judging.tabs import tab_context
@@ -121,13 +122,18 @@ def _charts(judge: LlmJudgeReport, comparison: Comparison) -> ComparisonCharts:
     systems = comparison.ranking.systems
     if systems:
         scatter = mark_safe(  # score_scatter escapes all text
-            score_scatter(
-                [f"{s.tag} ({s.team})" for s in systems],
-                [float("nan") if s.human is None else s.human for s in systems],
-                [float("nan") if s.llm is None else s.llm for s in systems],
-                title=f"Runs' nDCG@10 under human and LLM grades, {versus}",
-                x_label="nDCG@10, human grades",
-                y_label="nDCG@10, LLM grades",
+            for_screens(
+                lambda size: score_scatter(
+                    [f"{s.tag} ({s.team})" for s in systems],
+                    [float("nan") if s.human is None else s.human for s in systems],
+                    [float("nan") if s.llm is None else s.llm for s in systems],
+                    title=f"Runs' nDCG@10 under human and LLM grades, {versus}",
+                    x_label="nDCG@10, human grades",
+                    y_label="nDCG@10, LLM grades",
+                    size=size,
+                ),
+                wide=420,
+                narrow=320,
             )
         )
     return ComparisonCharts(comparison, heatmap, scatter)

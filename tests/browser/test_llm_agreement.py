@@ -47,7 +47,7 @@ def test_heatmap_and_scatter_with_text_alternatives(page, console, viewport):
     expect(table.locator("caption")).to_contain_text("Confusion matrix as a table")
     expect(table.locator("tbody tr").nth(2).locator("td").nth(2)).to_have_text("12")
 
-    scatter = consensus.locator("svg.chart-scatter")
+    scatter = consensus.locator("svg.chart-scatter:visible")
     expect(scatter).to_be_visible()
     expect(scatter).to_have_attribute("role", "img")
     expect(scatter.locator("> desc")).to_contain_text("5 points, one per run")

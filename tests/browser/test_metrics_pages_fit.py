@@ -94,7 +94,7 @@ def test_every_tab_opens_with_its_numbers_and_scrolls(browser, live_server, big,
                 ):
                     assert abs(header.bounding_box()["y"]) < 3, name
                 page.evaluate("scrollTo(0, 0)")
-            for chart in page.locator(".chart-fill svg.chart").all():
+            for chart in page.locator(".chart-fill svg.chart:visible").all():
                 # A chart in a tab: inside the screen, as wide as its box or keeping its
                 # proportions when the height left is what limits it.
                 box = chart.bounding_box()
@@ -119,7 +119,7 @@ def test_key_numbers_lead_and_tabs_switch(browser, live_server, big, viewport):
         tabs = page.locator("nav[aria-label='Parts of the run'] a")
         expect(tabs).to_have_text(["Chart", "Queries", "Measures", "About"])
         expect(tabs.first).to_have_attribute("aria-current", "page")
-        expect(page.locator("svg.chart-bars")).to_be_visible()
+        expect(page.locator("svg.chart-bars:visible")).to_be_visible()
         for label, selector in (
             ("Queries", "#per-query"),
             ("Measures", "#run-scores"),
@@ -135,7 +135,7 @@ def test_key_numbers_lead_and_tabs_switch(browser, live_server, big, viewport):
         tabs_box = page.locator("nav[aria-label='Table or per-query chart']").bounding_box()
         assert numbers["y"] < tabs_box["y"]
         page.click("a:text-is('Per-query chart')")
-        expect(page.locator("svg.chart-deltas")).to_be_visible()
+        expect(page.locator("svg.chart-deltas:visible")).to_be_visible()
         expect(page.locator("#compare")).to_have_count(0)
         # The metrics tabs (one line on a phone, scrolling sideways) reach the stability
         # page whole, not the panel the collection page loads.

@@ -47,7 +47,7 @@ def test_agreement_and_progress_pictures(browser, live_server, console, world, v
         assert page_checks.framed_boxes(page) == []
         pictures = page.locator("nav[aria-label=Pictures]")
         pictures.get_by_role("link", name="Grade mix").click()
-        expect(page.locator("svg.chart-grade-mix rect.mix-part")).not_to_have_count(0)
+        expect(page.locator("svg.chart-grade-mix:visible rect.mix-part")).not_to_have_count(0)
         expect(heatmap).to_have_count(0)
         assert page_checks.framed_boxes(page) == []
         pictures.get_by_role("link", name="Two judges").click()
@@ -75,7 +75,7 @@ def test_agreement_and_progress_pictures(browser, live_server, console, world, v
         assert page_checks.framed_boxes(page) == []
         page.goto(reverse("judging:collection_detail", args=[slug]))
         page.click("nav .tabs a:has-text('Progress')")  # the collection page's Progress tab
-        chart = page.locator("[data-progress-chart] svg.chart-progress")
+        chart = page.locator("[data-progress-chart] svg.chart-progress:visible")
         expect(chart).to_be_visible()
         expect(chart.locator("g.progress-line")).to_have_count(3)
         expect(chart.locator("desc")).to_contain_text("j1: 6 judged by")

@@ -217,10 +217,10 @@ def test_pages_render_without_csp_violations(page, console, runs_world):
     log_in(page, reverse("metrics:leaderboard", args=[slug]), username="cora")
     expect(page.locator("tr[data-run='one']")).to_be_visible()
     page.goto(reverse("metrics:run_detail", args=[slug, one.pk]))
-    expect(page.locator("svg.chart-bars rect")).to_have_count(2)
+    expect(page.locator("svg.chart-bars:visible rect")).to_have_count(2)
     page.goto(reverse("metrics:compare", args=[slug]) + f"?a={one.pk}&b={two.pk}")
     expect(page.locator("[data-seed]")).to_have_text("20201019")
     page.goto(reverse("metrics:difficulty", args=[slug]) + "?tab=chart")
-    expect(page.locator("svg.chart-boxes")).to_be_visible()
+    expect(page.locator("svg.chart-boxes:visible")).to_be_visible()
     assert page.evaluate("window.__cspViolations") == []
     assert console.problems() == []

@@ -188,3 +188,38 @@ def test_compare_y_axis_title_fits_the_axis():
     height = float(root.get("viewBox").split()[3])
     assert chart_text.text_width(shown, 12) <= height - 30, shown
     assert (axis.find(f"{SVG}title").text or "").startswith("a-rather-long")
+
+
+def test_for_screens_draws_one_chart_at_both_widths():
+    """``for_screens`` asks for each width once and wraps the two drawings for the CSS."""
+    asked: list[int] = []
+
+    def draw(width: int) -> str:
+        asked.append(width)
+        return f"<svg data-w='{width}'></svg>"
+
+    html = chart_text.for_screens(draw, wide=880, narrow=360)
+    assert asked == [880, 360]
+    assert html == (
+        '<div class="chart-screens"><div class="chart-wide"><svg data-w=\'880\'></svg></div>'
+        "<div class=\"chart-narrow\"><svg data-w='360'></svg></div></div>"
+    )
+
+
+def test_a_phones_drawing_keeps_every_label_inside_it():
+    """The narrow drawings (360 units) shorten labels so that none leaves the picture."""
+    long_ids = [f"query-with-a-long-id-{i}" for i in range(12)]
+    svg = metrics_charts.box_plot(
+        [metrics_charts.BoxGroup(q, [0.1 * i, 0.2, 0.3]) for i, q in enumerate(long_ids)],
+        title="t",
+        value_label="sNDCG@10 (0 = random reranking of the pool)",
+        width=metrics_charts.NARROW,
+    )
+    assert 'viewBox="0 0 360 ' in svg
+    assert ">query-w…<title>" in svg  # 8 characters in a 64-unit column
+    assert "sNDCG@10 (0 = random reranking of the pool)" in svg  # fits in 352 units
+    names = ["0", "1", "2", "3", "4"]
+    mix = charts.grade_mix(
+        [("a-judge-with-a-long-name", [1, 2, 3, 4, 5])], names, title="m", width=340
+    )
+    assert 'viewBox="0 0 340 ' in mix and ">a-judge-w…<title>" in mix

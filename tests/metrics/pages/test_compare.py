@@ -135,7 +135,9 @@ def test_baseline_against_several_runs_applies_holm(world):
     assert "adjusted with Holm's method across the 3 comparisons" in html
     assert html.count('class="chart chart-deltas"') == 0  # the charts are a tab of their own
     html = world.client("coord").get(url(world, *params, ("tab", "chart"))).content.decode()
-    assert html.count('class="chart chart-deltas"') == 3
+    # Three charts, each drawn for a desk and for a phone (metrics.charts.for_screens).
+    assert html.count('class="chart-wide"') == 3
+    assert html.count('class="chart chart-deltas"') == 6
 
 
 def test_form_errors_and_invisible_runs(world):
