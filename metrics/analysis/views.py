@@ -57,22 +57,17 @@ def run_query(request: HttpRequest, slug: str, pk: int, query_pk: int) -> HttpRe
     form = MeasureForm(request.GET or None, labels=labels)
     chosen = form.label()
     ranking = run_query_ranking(run=run, query=query, label=chosen, who=who)
-    # The ideal ranking is a tab only while grades may be shown (docs/security.md).
-    sections = [("run", f"This run's top {ranking.cutoff}"), ("ideal", "Ideal ranking")]
-    tabs = tab_context(request.GET, sections) if ranking.grades_shown else {}
-    context = (
-        _base_context(collection, who, "leaderboard")
-        | tabs
-        | {
-            "run": run,
-            "query": query,
-            "labels": labels,
-            "chosen": chosen,
-            "form": form,
-            "r": ranking,
-            "stale": run.scored_version < collection.judgments_version,
-        }
-    )
+    # The run's ranking and the ideal one side by side (they are read together, issue 41);
+    # the ideal only while grades may be shown (docs/security.md).
+    context = _base_context(collection, who, "leaderboard") | {
+        "run": run,
+        "query": query,
+        "labels": labels,
+        "chosen": chosen,
+        "form": form,
+        "r": ranking,
+        "stale": run.scored_version < collection.judgments_version,
+    }
     return render(request, "metrics/run_query.html", context)
 
 

@@ -1,10 +1,10 @@
-"""The metrics pages fit one screen on every tab (issue 34), at 1366×768 and 390×844.
+"""The metrics pages on every tab (issues 34 and 41), at 1366×768 and 390×844.
 
-The leaderboard, a run (chart, queries, measures, about), one query of a run (its list and
-the ideal one), compare (table, chart, every pair), topic difficulty (table, box plot), the pool and
-the stability page: each passes the page grammar's checks with no page scroll; a long
-list scrolls in its own list box under its sticky header, and a chart in a tab is no
-taller than the room left and keeps its proportions.
+The leaderboard, a run (chart, queries, measures, about), one query of a run (its list
+beside the ideal one), compare (table, chart, every pair), topic difficulty (table, box
+plot), the pool and the stability page: each passes the page grammar's checks; a long
+list is as tall as its content and the page scrolls, its table header sticking, and a
+chart in a tab is no taller than the room left and keeps its proportions.
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ def _pages(coll) -> dict[str, str]:
         "run measures": detail + "?tab=measures",
         "run about": detail + "?tab=about",
         "run query": ranked,
-        "run query ideal": ranked + "?tab=ideal",
         "compare table": compare,
         "compare chart": compare + "&tab=chart",
         "compare several": reverse("metrics:compare", args=[slug])
@@ -79,7 +78,11 @@ def test_every_tab_opens_with_its_numbers_and_scrolls(browser, live_server, big,
                 # to the top of the screen (issue 41).
                 listbox = page.locator(".list-box").first
                 assert listbox.evaluate("e => e.scrollHeight <= e.clientHeight + 1"), name
-                assert page.evaluate("document.documentElement.scrollHeight > innerHeight"), name
+                # (A query's six documents beside the ideal ones fit a desk's screen.)
+                if not (name == "run query" and viewport is DESKTOP):
+                    assert page.evaluate("document.documentElement.scrollHeight > innerHeight"), (
+                        name
+                    )
                 page.evaluate("scrollTo(0, document.documentElement.scrollHeight)")
                 # (On a phone, cards have no header row to keep.)
                 header = page.locator(".list-box thead th").last

@@ -48,12 +48,18 @@ def test_ranked_list_of_one_query(browser, live_server, console, runs_world, vie
         expect(rows.nth(1).locator("[data-grade]")).to_have_text("unjudged")
         expect(rows.nth(1).locator("[data-pooled]")).to_have_text("pooled")
         expect(rows.nth(2).locator("[data-contribution]")).to_have_text(f"{3 / 2:.4f}")
-        # The ideal ranking is the other tab; the key numbers stay on top.
-        page.click("a:text-is('Ideal ranking')")
+        # The ideal ranking sits beside the run's (issue 41: read together, no tab), rank i
+        # of each on one line at a desk; under it on a phone.
         ideal = page.locator("#ideal-ranking tbody tr")
         expect(ideal).to_have_count(2)
-        assert page.locator("#run-ranking").count() == 0
         expect(ideal.nth(0)).to_have_attribute("data-docno", "d1")
+        run_box, ideal_box = rows.nth(0).bounding_box(), ideal.nth(0).bounding_box()
+        if width >= 1000:
+            assert ideal_box["x"] > run_box["x"] + run_box["width"] - 1
+            assert abs(ideal_box["y"] - run_box["y"]) < 2
+        else:
+            assert ideal_box["y"] > rows.nth(2).bounding_box()["y"]
+        assert page.locator('nav[aria-label="The run\'s list or the ideal one"]').count() == 0
         dcg, best = 1 + 3 / 2, 3 + 1 / math.log2(3)
         expect(page.locator("[data-field=ndcg]")).to_have_text(f"{dcg / best:.4f}")
         assert page.evaluate(
@@ -62,9 +68,8 @@ def test_ranked_list_of_one_query(browser, live_server, console, runs_world, vie
         # Unpublished: the team sees the run's order, but no grade, ideal or score (a
         # per-query score gives the grades away; docs/security.md).
         Collection.objects.filter(pk=coll.pk).update(judgments_published=False)
-        page.reload()  # on ?tab=ideal, which now shows the run's list only
-        assert "tab=ideal" in page.url
-        expect(page.locator("a:text-is('Ideal ranking')")).to_have_count(0)
+        page.goto(page.url + "?tab=ideal")  # an old link to the ideal's tab shows no ideal
+        expect(page.locator("#ideal-ranking")).to_have_count(0)
         expect(page.locator("[data-grades-hidden]")).to_be_visible()
         expect(page.locator("#run-ranking tbody tr")).to_have_count(3)
         assert page.locator("#ideal-ranking, [data-grade], [data-contribution]").count() == 0
