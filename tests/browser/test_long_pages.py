@@ -124,7 +124,7 @@ def test_long_pages_open_with_action_and_numbers_and_stay_short(
         expect(page.locator("#difficulty tbody tr")).to_have_count(10)
         # The run's per-query table is a tab of its own; its chart comes first.
         page.goto(_pages(big)["run"])
-        expect(page.locator("svg.chart").first).to_be_visible()
+        expect(page.locator("svg.chart:visible").first).to_be_visible()
         expect(page.locator("#per-query")).to_have_count(0)
         page.click(QUERIES_TAB)
         expect(page.locator("#per-query tbody tr")).to_have_count(QUERIES)

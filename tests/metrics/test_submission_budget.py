@@ -182,7 +182,7 @@ def test_a_coordinator_without_a_team_is_told_who_submits_runs(world):
         reverse("metrics:run_create", args=[coll.slug]),
         {"tag": "x", "file": SimpleUploadedFile("r.txt", b"q1 Q0 d1 1 1.0 x\n")},
     )
-    assert posted.status_code == 200 and Run.objects.count() == 0
+    assert posted.status_code == 403 and Run.objects.count() == 0
 
 
 def test_a_coordinator_in_a_team_gets_the_upload_form(world):
