@@ -617,6 +617,13 @@ def run_compare(request: HttpRequest, slug: str) -> HttpResponse:
         "all_pairs": all_pairs,
         "every_pair": every_pair,
         "rows": list(zip(comparison.rows, delta_charts, strict=True)) if comparison else [],
+        # The chart's numbers beside it (issue 41): each query's difference per run, signed.
+        "per_query": [
+            (query, [float(row.deltas[i]) for row in comparison.rows])
+            for i, query in enumerate(comparison.queries)
+        ]
+        if comparison and tabs["tab"] == "chart"
+        else [],
         "error": error,
         "several": "baseline" in get and comparison is None,
         "better": _significant(comparison, better=True),

@@ -194,3 +194,22 @@ def test_undefined_values_are_left_out(world):
 @pytest.mark.parametrize(("who", "status"), [("judy", 403), ("stranger", 404)])
 def test_judges_get_403_and_strangers_404(world, who, status):
     assert world.client(who).get(reverse("metrics:compare", args=["trec"])).status_code == status
+
+
+def test_the_chart_tab_lists_each_querys_signed_difference_beside_the_chart(world):
+    """Issue 41: the per-query numbers sit with the chart, with their signs."""
+    run_a, run_b = world.runs["a-bm25"], world.runs["a-thin"]
+    params = [("a", run_a.pk), ("b", run_b.pk), ("measure", "nDCG@10"), ("tab", "chart")]
+    html = world.client("coord").get(url(world, *params)).content.decode()
+    beside = html[html.index('class="chart-beside"') :]
+    table = re.search(r'<table[^>]*id="per-query-deltas".*?</table>', beside, re.S).group(0)
+    shown = dict(re.findall(r'<tr data-query="([^"]+)">.*?data-delta="([^"]+)"', table, re.S))
+    want = {
+        f"q{i + 1}": a - b
+        for i, (a, b) in enumerate(zip(NDCG["a-bm25"], NDCG["a-thin"], strict=True))
+    }
+    assert shown.keys() == want.keys()
+    for qid, delta in want.items():
+        assert float(shown[qid]) == pytest.approx(delta, abs=1e-12)
+    signs = re.findall(r'<span aria-hidden="true">([▲▼=])</span>', table)
+    assert signs == ["▲" if d > 0 else "▼" if d < 0 else "=" for d in want.values()]
