@@ -172,6 +172,13 @@ def test_a_phone_shows_cards_with_the_sorted_measure(browser, live_server, board
         ]
         assert run["y"] < primary["y"] < min(b["y"] for b in others)
         assert len({round(b["x"]) for b in others}) == 2  # two to a line
+        # No value runs out of its cell into the next one (a long measure name wraps).
+        spilled = page.evaluate(
+            "[...document.querySelectorAll('table.leaderboard tbody td')]"
+            ".filter(e => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1)"
+            ".map(e => e.dataset.label)"
+        )
+        assert spilled == []
         # The chooser tells the truth: it counts what the card shows.
         expect(page.locator("[data-columns-count]")).to_have_text(f"({chosen} of {chosen})")
         if SHOTS:
