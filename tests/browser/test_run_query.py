@@ -48,8 +48,8 @@ def test_ranked_list_of_one_query(browser, live_server, console, runs_world, vie
         expect(rows.nth(1).locator("[data-grade]")).to_have_text("unjudged")
         expect(rows.nth(1).locator("[data-pooled]")).to_have_text("pooled")
         expect(rows.nth(2).locator("[data-contribution]")).to_have_text(f"{3 / 2:.4f}")
-        # The ideal ranking sits beside the run's (issue 41: read together, no tab), rank i
-        # of each on one line at a desk; under it on a phone.
+        # The ideal ranking sits beside the run's (issue 41: read together, no tab), the
+        # first rows on one line at a desk; under it on a phone.
         ideal = page.locator("#ideal-ranking tbody tr")
         expect(ideal).to_have_count(2)
         expect(ideal.nth(0)).to_have_attribute("data-docno", "d1")
