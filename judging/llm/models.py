@@ -10,6 +10,8 @@ from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import Q
 
+from judging.job_status import JobStatus
+
 if TYPE_CHECKING:
     from judging.llm.egress import EgressPolicy
 
@@ -216,11 +218,7 @@ class LLMUsage(models.Model):
 class LLMJob(models.Model):
     """One run of an LLM judge over a collection's pool."""
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+    Status = JobStatus
 
     collection = models.ForeignKey(
         "judging.Collection", on_delete=models.CASCADE, related_name="llm_jobs"

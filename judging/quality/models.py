@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models import Q
 
 from judging.grades import GRADE_MAX, GRADE_MIN
+from judging.job_status import JobStatus
 
 
 class GoldPair(models.Model):
@@ -141,11 +142,7 @@ class QualityCheck(models.Model):
     prompt, decoding, scale); only done checks enter the rates and version reports.
     """
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+    Status = JobStatus
 
     collection = models.ForeignKey(
         "judging.Collection", on_delete=models.CASCADE, related_name="%(class)ss"

@@ -9,6 +9,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models
 from django.db.models import Q
 
+from judging.job_status import JobStatus
 from metrics.search import presets
 from metrics.search.client import AUTH_KINDS
 
@@ -213,11 +214,7 @@ class SearchConfigVersion(models.Model):
 class SearchSnapshot(models.Model):
     """One *Run it* of a configuration version: its queries' answers and, done, a run."""
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+    Status = JobStatus
 
     collection = models.ForeignKey(
         "judging.Collection", on_delete=models.CASCADE, related_name="search_snapshots"
