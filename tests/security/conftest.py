@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.db import transaction
 
 from judging import services
 from judging.adjudication import services as services_adjudication
@@ -91,8 +93,7 @@ class Arena:
         return self.made["llm_job"]
 
 
-@pytest.fixture
-def arena(db) -> Arena:
+def _build() -> Arena:
     """Build the collection, its people, a judgment each for judy and jim, and a run."""
     coll = factories.collection("demo")
     other = factories.collection("other")
@@ -131,3 +132,44 @@ def arena(db) -> Arena:
         user=users["tess"],
     )
     return Arena(coll, users, made["judy"], made["jim"], llm, run)
+
+
+@pytest.fixture(scope="module")
+def _arena_keys(django_db_setup, django_db_blocker) -> dict[str, Any]:
+    """Build the arena once per module, in a transaction rolled back after its last test.
+
+    Each test runs in a savepoint inside it (pytest-django's ``db`` fixture nests, as
+    Django's ``TestCase.setUpTestData`` does), so what a test writes is undone before the
+    next one and every test starts from the same rows. Building it took about 70 ms a
+    test, over 3,000 tests: most of the security suite's time (docs/development.md).
+    """
+    with django_db_blocker.unblock():
+        outer = transaction.atomic()
+        outer.__enter__()
+        try:
+            built = _build()
+            yield {
+                "coll": built.coll.pk,
+                "users": {name: user.pk for name, user in built.users.items()},
+                "judgment": built.judgment.pk,
+                "other_judgment": built.other_judgment.pk,
+                "llm": built.llm.pk,
+                "run": built.run.pk,
+            }
+        finally:
+            transaction.set_rollback(True)
+            outer.__exit__(None, None, None)
+
+
+@pytest.fixture
+def arena(_arena_keys, db) -> Arena:
+    """Return the module's arena, read afresh: no test sees another's objects in memory."""
+    users = get_user_model().objects.in_bulk(_arena_keys["users"].values())
+    return Arena(
+        Collection.objects.get(pk=_arena_keys["coll"]),
+        {name: users[pk] for name, pk in _arena_keys["users"].items()},
+        Judgment.objects.get(pk=_arena_keys["judgment"]),
+        Judgment.objects.get(pk=_arena_keys["other_judgment"]),
+        Judge.objects.get(pk=_arena_keys["llm"]),
+        Run.objects.get(pk=_arena_keys["run"]),
+    )
