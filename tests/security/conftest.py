@@ -135,14 +135,19 @@ def _build() -> Arena:
 
 
 @pytest.fixture(scope="module")
-def _arena_keys(django_db_setup, django_db_blocker) -> dict[str, Any]:
+def _arena_keys(request, django_db_setup, django_db_blocker) -> dict[str, Any]:
     """Build the arena once per module, in a transaction rolled back after its last test.
 
     Each test runs in a savepoint inside it (pytest-django's ``db`` fixture nests, as
     Django's ``TestCase.setUpTestData`` does), so what a test writes is undone before the
     next one and every test starts from the same rows. Building it took about 70 ms a
     test, over 3,000 tests: most of the security suite's time (docs/development.md).
+    A transactional or live-server test cannot run inside the open transaction, so a
+    module that has one beside the arena's tests fails here, naming it.
     """
+    transactional = [item.nodeid for item in request.session.items if _commits(item, request)]
+    if transactional:
+        pytest.fail(f"the shared arena cannot host transactional tests: {transactional}")
     with django_db_blocker.unblock():
         outer = transaction.atomic()
         outer.__enter__()
@@ -159,6 +164,17 @@ def _arena_keys(django_db_setup, django_db_blocker) -> dict[str, Any]:
         finally:
             transaction.set_rollback(True)
             outer.__exit__(None, None, None)
+
+
+def _commits(item: pytest.Item, request: pytest.FixtureRequest) -> bool:
+    """Return whether ``item``, of the requesting module, needs real commits."""
+    if getattr(item, "module", None) is not request.module:
+        return False
+    marker = item.get_closest_marker("django_db")
+    names = set(getattr(item, "fixturenames", ()))
+    return bool({"transactional_db", "live_server"} & names) or bool(
+        marker and marker.kwargs.get("transaction")
+    )
 
 
 @pytest.fixture
