@@ -35,6 +35,7 @@ from judging.models import (
     Judge,
     Judgment,
     JudgmentEvent,
+    LiveGrade,
     Membership,
     PoolEntry,
     Query,
@@ -1048,6 +1049,58 @@ def live_grades_rebuild(*, collection: Collection) -> None:
         query_ids=query_ids,
         bulk=True,
     )
+
+
+#: Pairs :func:`live_grades_differences` names one by one before it only counts the rest.
+DIFFERENCES_NAMED = 20
+
+
+def _live_rows(collection_id: int) -> dict[tuple[str, str], tuple]:
+    """Return what runs are scored by and where it came from, per (query, document) id."""
+    return {
+        (q, d): tuple(rest)
+        for q, d, *rest in LiveGrade.objects.filter(collection_id=collection_id).values_list(
+            "query__external_id",
+            "document__external_id",
+            "grade",
+            "abstain_probability",
+            "judge_ids",
+            "adjudicated",
+        )
+    }
+
+
+def live_grades_differences(*, collection: Collection) -> list[str]:
+    """Return how the stored live list differs from a recomputation; change nothing.
+
+    The rebuild (:func:`live_grades_rebuild`, qualification included) runs in a savepoint
+    that is rolled back, so the answer is exactly what a rebuild would change; its
+    after-commit announcements are discarded with it. Empty when the list agrees.
+    """
+    before = _live_rows(collection.pk)
+    with transaction.atomic():
+        live_grades_rebuild(collection=collection)
+        after = _live_rows(collection.pk)
+        transaction.set_rollback(True)
+    problems = []
+    for key in sorted(before.keys() | after.keys()):
+        was, now = before.get(key), after.get(key)
+        if was == now:
+            continue
+        if len(problems) == DIFFERENCES_NAMED:
+            problems.append("… and more (the rebuild changes them all)")
+            break
+        label = f"query {key[0]!r}, document {key[1]!r}"
+        if was is None:
+            problems.append(f"{label}: missing, recomputed grade {now[0]}")
+        elif now is None:
+            problems.append(f"{label}: grade {was[0]} stored, no label counts for it")
+        else:
+            problems.append(
+                f"{label}: grade {was[0]} stored (judges {was[2]}), recomputed "
+                f"{now[0]} (judges {now[2]})"
+            )
+    return problems
 
 
 @dataclass(frozen=True)

@@ -149,3 +149,47 @@ def test_the_page_previews_then_needs_the_box_ticked(client, campaign):
     message = saved.content.decode()  # the saved answer reports the preview's counts
     assert "2 of 3 judges left out for now, 3 of 9 lines kept" in message
     assert "no judge can answer 10" in message  # the warning stays on the tab
+
+
+def test_a_list_left_by_a_bar_saved_before_the_fix_is_found_and_rebuilt(campaign, capsys):
+    """``rebuild_live_list`` finds and mends a list that does not follow its bar.
+
+    As in a collection whose bar was set before the fix (or loaded around the services):
+    the bar is stored but the list still counts every judge; and the bug's own state, an
+    emptied list.
+    """
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    from judging.models import Collection
+
+    coll, *_ = campaign
+    lines = LiveGrade.objects.filter(collection=coll)
+    assert lines.count() == 9
+    call_command("rebuild_live_list", coll.slug, "--check")
+    assert "agrees with a recomputation" in capsys.readouterr().out
+    version = Collection.objects.get(pk=coll.pk).judgments_version
+    Collection.objects.filter(pk=coll.pk).update(qualification_pairs=10, qualification_share=0.8)
+    with pytest.raises(CommandError, match="differ from a recomputation"):
+        call_command("rebuild_live_list", coll.slug, "--check")
+    out = capsys.readouterr().out
+    # ann's and ben's labels wait for qualification: the six lines only they make go
+    assert out.count("no label counts for it") == 6 and "query 'q1', document 'd3'" in out
+    assert lines.count() == 9  # the check changed nothing, the version neither
+    assert Collection.objects.get(pk=coll.pk).judgments_version == version
+    call_command("rebuild_live_list", coll.slug)
+    assert "live judgment list rebuilt" in capsys.readouterr().out
+    assert sorted(lines.values_list("query__external_id", "document__external_id", "grade")) == [
+        ("q0", "d3", 3),
+        ("q0", "d4", 3),
+        ("q0", "d5", 3),
+    ]
+    assert Collection.objects.get(pk=coll.pk).judgments_version == version + 1
+    lines.delete()  # the bug's own state: the bar emptied the list
+    with pytest.raises(CommandError):
+        call_command("rebuild_live_list", "--check")
+    assert capsys.readouterr().out.count("missing, recomputed grade 3") == 3
+    call_command("rebuild_live_list")
+    assert lines.count() == 3
+    call_command("rebuild_live_list", "--check")
+    assert f"{coll.slug}: live judgment list agrees" in capsys.readouterr().out
