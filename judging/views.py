@@ -503,9 +503,6 @@ def collection_agreement(request: HttpRequest, slug: str) -> HttpResponse:
         "version_error": version_error,
         **tabs,
     }
-    if tabs["tab"] == "agreement":  # one table at a time, chosen under the tabs (``part``)
-        parts = tab_context(request.GET, AGREEMENT_PARTS, name="part")
-        context.update(agreement_parts=parts["tabs"], part=parts["tab"])
     if tabs["tab"] in ("judges", "agreement"):
         context["actionable"] = selectors_agreement_judges.actionable_agreement(
             collection=collection
@@ -530,14 +527,6 @@ AGREEMENT_TABS = [
     ("coverage", "Coverage"),
     ("agreement", "Agreement"),
     ("pictures", "Pictures"),
-]
-
-
-#: The Agreement tab's tables, one at a time (``?part=``).
-AGREEMENT_PARTS = [
-    ("overall", "Overall"),
-    ("pairs", "Judge pairs"),
-    ("queries", "Per query"),
 ]
 
 
@@ -566,7 +555,12 @@ def _picture_choice(
 
 
 def _agreement_tab_meant(params: QueryDict) -> str | None:
-    """Return the tab a link without one meant: a sort is coverage, a and b are pictures."""
+    """Return the tab a link without one meant: a sort is coverage, a and b are pictures.
+
+    ``part`` named one of the Agreement tab's tables when they were shown one at a time.
+    """
+    if "part" in params:
+        return "agreement"
     if "sort" in params:
         return "coverage"
     if "a" in params or "b" in params:

@@ -326,9 +326,8 @@ def api_url(setup) -> str:
 def test_page_shows_coverage_judges_and_agreement(client, setup):
     client.force_login(setup.users["cora"])
     html = ""
-    tabs = [{"tab": tab} for tab in ("judges", "coverage", "pictures")]  # a section per tab
-    tabs += [{"tab": "agreement", "part": part} for part in ("overall", "pairs", "queries")]
-    for params in tabs:  # the Agreement tab shows one of its tables at a time
+    tabs = [{"tab": tab} for tab in ("judges", "coverage", "agreement", "pictures")]
+    for params in tabs:  # a section per tab
         response = client.get(page_url(setup), params)
         assert response.status_code == 200
         assert '<progress class="progress" value="7" max="10"' in response.content.decode()
@@ -570,3 +569,22 @@ def test_larger_collection_really_is_larger(setup):
     assert frozenset(("llm-0", "llm-1")) not in names  # judges 4 and 5
     assert {frozenset(("llm-0", "llm-3")), frozenset(("llm-1", "llm-2"))} <= names
     assert Judgment.objects.filter(collection=setup.coll).count() > 1000
+
+
+def test_the_agreement_tab_shows_its_three_tables_together(client, setup):
+    """Overall, every two judges and each query on one page (issue 41), no tabs inside it.
+
+    A low overall figure is read with the pairs and queries that explain it; an older
+    link naming one table (``?part=``) opens the tab.
+    """
+    client.force_login(setup.users["cora"])
+    html = client.get(page_url(setup), {"tab": "agreement"}).content.decode()
+    overall, pairs, queries = (
+        html.index(f'id="{table}"')
+        for table in ("overall-agreement", "pairwise-agreement", "query-agreement")
+    )
+    assert overall < pairs < queries
+    assert 'aria-label="Agreement"><ul class="tabs' not in html  # no second row of tabs
+    assert "part=" not in html
+    older = client.get(page_url(setup), {"part": "pairs"}).content.decode()
+    assert 'id="pairwise-agreement"' in older and 'id="overall-agreement"' in older
