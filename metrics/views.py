@@ -531,8 +531,6 @@ def run_file(request: HttpRequest, slug: str, pk: int) -> FileResponse:
 
 
 #: The comparison's tabs: the table of tests, or the per-query differences as a chart.
-COMPARE_TABS = [("table", "Table"), ("chart", "Per-query chart")]
-
 #: The p-value under which the comparison's key numbers count a run as better or worse.
 SIGNIFICANCE = 0.05
 
@@ -555,7 +553,6 @@ def run_compare(request: HttpRequest, slug: str) -> HttpResponse:
         form = CompareForm(initial={} if every_pair else get.dict(), runs=runs, labels=labels)
     pairs_form = AllPairsForm(get if every_pair else None, runs=runs, labels=labels)
     comparison = error = chosen = all_pairs = None
-    tabs = tab_context(get, COMPARE_TABS)
     delta_charts: list[str | None] = []
     if not who.policy.shows_per_query:
         pass  # a comparison is per-query deltas: the template says why there is none
@@ -596,8 +593,6 @@ def run_compare(request: HttpRequest, slug: str) -> HttpResponse:
                         )
                     )
                 )
-                if tabs["tab"] == "chart"
-                else None
                 for row in comparison.rows
             ]
     compared_runs = (
@@ -622,7 +617,7 @@ def run_compare(request: HttpRequest, slug: str) -> HttpResponse:
             (query, [float(row.deltas[i]) for row in comparison.rows])
             for i, query in enumerate(comparison.queries)
         ]
-        if comparison and tabs["tab"] == "chart"
+        if comparison
         else [],
         "error": error,
         "several": "baseline" in get and comparison is None,
@@ -630,7 +625,6 @@ def run_compare(request: HttpRequest, slug: str) -> HttpResponse:
         "worse": _significant(comparison, better=False),
         "stale": bool(compared_runs) and any_stale(collection=collection, runs=compared_runs),
     }
-    context |= tabs
     return render(request, "metrics/run_compare.html", context)
 
 

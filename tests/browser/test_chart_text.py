@@ -40,7 +40,7 @@ def chart_pages(coll) -> dict[str, str]:
     pages = _pages(coll)
     return {
         "run chart": pages["run"] + "?tab=chart",
-        "compare chart": pages["compare"] + "&tab=chart",
+        "compare chart": pages["compare"],
         "difficulty box plot": pages["difficulty"] + "?tab=chart",
     }
 

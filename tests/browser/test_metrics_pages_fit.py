@@ -1,8 +1,8 @@
 """The metrics pages on every tab (issues 34 and 41), at 1366×768 and 390×844.
 
 The leaderboard, a run (chart, queries, measures, about), one query of a run (its list
-beside the ideal one), compare (table, chart, every pair), topic difficulty (table, box
-plot), the pool and the stability page: each passes the page grammar's checks; a long
+beside the ideal one), compare (table and chart on one page, every pair), topic difficulty
+(table, box plot), the pool and the stability page: each passes the page grammar's checks; a long
 list is as tall as its content and the page scrolls, its table header sticking, and a
 chart in a tab is no taller than the room left and keeps its proportions.
 """
@@ -38,10 +38,9 @@ def _pages(coll) -> dict[str, str]:
         "run measures": detail + "?tab=measures",
         "run about": detail + "?tab=about",
         "run query": ranked,
-        "compare table": compare,
-        "compare chart": compare + "&tab=chart",
+        "compare": compare,
         "compare several": reverse("metrics:compare", args=[slug])
-        + f"?baseline={run.pk}&runs={other.pk}&runs={run.pk}&tab=chart",
+        + f"?baseline={run.pk}&runs={other.pk}&runs={run.pk}",
         "compare pairs": reverse("metrics:compare", args=[slug]) + "?pairs=1",
         "difficulty table": difficulty,
         "difficulty chart": difficulty + "?tab=chart",
@@ -132,14 +131,15 @@ def test_key_numbers_lead_and_tabs_switch(browser, live_server, big, viewport):
             expect(page.locator(selector)).to_be_visible()
             expect(page.locator("svg.chart-bars")).to_have_count(0)
             expect(page.locator("dl.key-numbers")).to_be_visible()
-        # Compare: the result's key numbers come before its tabs.
-        page.goto(_pages(big)["compare table"])
-        numbers = page.locator("[data-result-numbers]").bounding_box()
-        tabs_box = page.locator("nav[aria-label='Table or per-query chart']").bounding_box()
-        assert numbers["y"] < tabs_box["y"]
-        page.click("a:text-is('Per-query chart')")
-        expect(page.locator("svg.chart-deltas:visible")).to_be_visible()
-        expect(page.locator("#compare")).to_have_count(0)
+        # Compare: the result's key numbers, then the tests' table, then the per-query
+        # chart with its numbers, on one page that scrolls (issue 41).
+        page.goto(_pages(big)["compare"])
+        tops = [
+            page.locator(selector).first.bounding_box()["y"]
+            for selector in ("[data-result-numbers]", "#compare", "svg.chart-deltas:visible")
+        ]
+        assert tops == sorted(tops), tops
+        expect(page.locator("#per-query-deltas")).to_be_attached()
         # The metrics tabs (one line on a phone, scrolling sideways) reach the stability
         # page whole, not the panel the collection page loads.
         page.click("nav.tabs-line a:text-is('Stability')")

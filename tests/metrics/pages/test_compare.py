@@ -69,17 +69,14 @@ def test_pair_numbers_equal_stats_compare(world):
     )
     assert f"data-seed>{SEED}<" in html
     assert "data-holm" not in html  # one comparison: nothing to adjust
-    # The key numbers above the tabs: the mean difference, its interval, W/L/T and p.
+    # The key numbers above the table: the mean difference, its interval, W/L/T and p.
     numbers = re.search(r"<dl[^>]*data-result-numbers>(.*?)</dl>", html, re.S).group(1)
     assert f"{expected.mean_diff:+.4f}" in numbers
     assert f"{expected.wins} / {expected.losses} / {expected.ties}" in numbers
-    # The chart tab: the sorted delta chart has one bar per query, largest difference first.
-    html = (
-        world.client("coord")
-        .get(url(world, ("a", run_a.pk), ("b", run_b.pk), ("measure", "nDCG@10"), ("tab", "chart")))
-        .content.decode()
-    )
-    assert 'id="compare"' not in html  # one tab at a time
+    # Below the table on the same page (issue 41): the sorted delta chart, one bar per
+    # query, largest difference first.
+    assert html.index('id="compare"') < html.index('class="chart chart-deltas"')
+    assert "Table or per-query chart" not in html  # no tabs between them
     svg = re.search(r'<svg[^>]*class="chart chart-deltas".*?</svg>', html, re.S).group(0)
     deltas = [float(x) for x in re.findall(r"<title>q\d: ([+-][\d.]+)", svg)]
     assert deltas == sorted(deltas, reverse=True)
@@ -133,9 +130,8 @@ def test_baseline_against_several_runs_applies_holm(world):
         assert not np.allclose(adjusted, raw)  # Holm changed something
     assert "data-holm" in html
     assert "adjusted with Holm's method across the 3 comparisons" in html
-    assert html.count('class="chart chart-deltas"') == 0  # the charts are a tab of their own
-    html = world.client("coord").get(url(world, *params, ("tab", "chart"))).content.decode()
-    # Three charts, each drawn for a desk and for a phone (metrics.charts.for_screens).
+    # Below the table, three charts, each drawn for a desk and for a phone
+    # (metrics.charts.for_screens).
     assert html.count('class="chart-wide"') == 3
     assert html.count('class="chart chart-deltas"') == 6
 
@@ -196,10 +192,10 @@ def test_judges_get_403_and_strangers_404(world, who, status):
     assert world.client(who).get(reverse("metrics:compare", args=["trec"])).status_code == status
 
 
-def test_the_chart_tab_lists_each_querys_signed_difference_beside_the_chart(world):
+def test_each_querys_signed_difference_sits_beside_the_chart(world):
     """Issue 41: the per-query numbers sit with the chart, with their signs."""
     run_a, run_b = world.runs["a-bm25"], world.runs["a-thin"]
-    params = [("a", run_a.pk), ("b", run_b.pk), ("measure", "nDCG@10"), ("tab", "chart")]
+    params = [("a", run_a.pk), ("b", run_b.pk), ("measure", "nDCG@10")]
     html = world.client("coord").get(url(world, *params)).content.decode()
     beside = html[html.index('class="chart-beside"') :]
     table = re.search(r'<table[^>]*id="per-query-deltas".*?</table>', beside, re.S).group(0)
