@@ -10,6 +10,8 @@ first examples, not the inputs) so the suite stays fast.
 
 from __future__ import annotations
 
+import functools
+
 import hypothesis
 import pytest
 import schemathesis
@@ -41,9 +43,14 @@ CHECKS = [
 ]
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def wsgi_app():
-    """Return Django's WSGI app, kept from closing the test's database connection."""
+    """Return Django's WSGI app, kept from closing the test's database connection.
+
+    One app per module, so that its schema and the operations' strategies are built once
+    (:func:`_operations`); the app reads its settings per request (the throttled test
+    overrides the rates after the app exists).
+    """
     request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)
     try:
@@ -92,13 +99,12 @@ def fuzz(
 
     With ``arena``, path parameters name its objects instead of random values.
     """
-    schema = schemathesis.openapi.from_wsgi("/api/v1/schema/", app)
     failures: list[str] = []
-    operations = [result.ok() for result in schema.get_all_operations()]
-    assert len(operations) >= 20, [op.label for op in operations]
-    for operation in operations:
+    operations = _operations(app)
+    assert len(operations) >= 20, [op.label for op, _ in operations]
+    for operation, strategy in operations:
         known = known_path(arena, operation.path) if arena is not None else {}
-        check = _checker(operation, headers, known, examples)
+        check = _checker(operation, strategy, headers, known, examples)
         try:
             check()
         except Exception as exc:
@@ -106,10 +112,25 @@ def fuzz(
     return failures
 
 
-def _checker(operation, headers: dict[str, str], known: dict[str, object], examples: int):
+@functools.cache
+def _operations(app: WSGIHandler) -> list[tuple[object, object]]:
+    """Return every operation of the schema ``app`` serves, with its strategy of cases.
+
+    Built once per app: loading the schema (drf-spectacular generates it) took about 5 s
+    and the strategies' first draws most of the rest of a fuzz run's set-up, which every
+    role and policy repeated.
+    """
+    schema = schemathesis.openapi.from_wsgi("/api/v1/schema/", app)
+    operations = [result.ok() for result in schema.get_all_operations()]
+    return [(operation, operation.as_strategy()) for operation in operations]
+
+
+def _checker(
+    operation, strategy, headers: dict[str, str], known: dict[str, object], examples: int
+):
     """Return the hypothesis test of one operation, its path parameters taken from ``known``."""
 
-    @hypothesis.given(case=operation.as_strategy())
+    @hypothesis.given(case=strategy)
     @hypothesis.settings(SETTINGS, max_examples=examples)
     def check(case: schemathesis.Case) -> None:
         if known and case.path_parameters:
