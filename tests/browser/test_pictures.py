@@ -66,12 +66,17 @@ def test_agreement_and_progress_pictures(browser, live_server, console, world, v
         assert page.evaluate(
             "document.documentElement.scrollWidth <= document.documentElement.clientWidth"
         )
-        # The Agreement tab: one table at a time (overall, judge pairs, per query).
+        # The Agreement tab: its three tables one after the other (overall, every two
+        # judges, per query) on a page that scrolls, no second row of tabs (issue 41).
         page.click("nav .tabs a:has-text('Agreement')")
         expect(page.locator("#overall-agreement tbody tr")).to_have_count(3)
-        page.locator("nav[aria-label=Agreement]").get_by_role("link", name="Judge pairs").click()
         expect(page.locator(".list-box #pairwise-agreement tbody tr")).to_have_count(3)
-        expect(page.locator("#overall-agreement")).to_have_count(0)
+        expect(page.locator("nav[aria-label=Agreement]")).to_have_count(0)
+        tops = [
+            page.locator(f"#{table}").bounding_box()["y"]
+            for table in ("overall-agreement", "pairwise-agreement", "query-agreement")
+        ]
+        assert tops == sorted(tops), tops
         assert page_checks.framed_boxes(page) == []
         page.goto(reverse("judging:collection_detail", args=[slug]))
         page.click("nav .tabs a:has-text('Progress')")  # the collection page's Progress tab
