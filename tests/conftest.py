@@ -36,12 +36,12 @@ def needs_postgres() -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """In the PostgreSQL leg, deselect the tests that touch no database (run on SQLite)."""
+    """In the PostgreSQL leg, deselect the db-free and browser tests (run on SQLite)."""
     if not (dbfree.split_enabled() and dbfree.on_postgres()):
         return
-    keep = [item for item in items if not dbfree.runs_once(item)]
+    keep = [item for item in items if not dbfree.sqlite_leg_only(item)]
     if len(keep) < len(items):
-        config.hook.pytest_deselected(items=[i for i in items if dbfree.runs_once(i)])
+        config.hook.pytest_deselected(items=[i for i in items if dbfree.sqlite_leg_only(i)])
         items[:] = keep
 
 
@@ -49,7 +49,7 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     """Say, in the PostgreSQL leg, that the db-free tests were left to the SQLite leg."""
     if dbfree.split_enabled() and dbfree.on_postgres():
         return (
-            "db-free tests deselected: they ran in the SQLite leg "
+            "db-free and browser tests deselected: they ran in the SQLite leg "
             "(GRADED_DB_FREE_EVERYWHERE=1 runs them here too; see tests/dbfree.py)"
         )
     return None

@@ -17,6 +17,9 @@ Two guards keep the split honest:
   mentions the database URL or vendor is either marked or listed, with its reason, in
   :data:`LEG_INDEPENDENT_MODULES`.
 
+The browser tests (:data:`SQLITE_LEG_DIRS`) use a database but run in the SQLite leg only
+too: they are the browser leg, and nothing they check depends on the backend.
+
 ``GRADED_DB_FREE_EVERYWHERE=1`` runs everything in both legs (the old behaviour).
 """
 
@@ -71,8 +74,31 @@ def uses_database(item: pytest.Item) -> bool:
 
 
 def runs_once(item: pytest.Item) -> bool:
-    """Return whether ``item`` runs in the SQLite leg only (db-free and not marked)."""
+    """Return whether ``item`` is db-free and runs in the SQLite leg only (not marked)."""
     return not uses_database(item) and item.get_closest_marker("both_databases") is None
+
+
+#: Directories whose tests use a database but run in the SQLite leg only, with the reason.
+SQLITE_LEG_DIRS = {
+    "tests/browser/": (
+        "the browser leg: what Chromium gets and does (layout, focus, scripts, axe) does "
+        "not depend on the backend; the views, services and API behind every page run on "
+        "PostgreSQL in their own tests, and a browser test that needs PostgreSQL carries "
+        "@pytest.mark.both_databases"
+    ),
+}
+
+
+def in_sqlite_leg_dir(item: pytest.Item) -> bool:
+    """Return whether ``item`` sits in one of :data:`SQLITE_LEG_DIRS`."""
+    return any(item.nodeid.startswith(prefix) for prefix in SQLITE_LEG_DIRS)
+
+
+def sqlite_leg_only(item: pytest.Item) -> bool:
+    """Return whether CI runs ``item`` in the SQLite leg only (left out on PostgreSQL)."""
+    if item.get_closest_marker("both_databases") is not None:
+        return False
+    return runs_once(item) or in_sqlite_leg_dir(item)
 
 
 def on_postgres() -> bool:

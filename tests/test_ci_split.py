@@ -116,3 +116,24 @@ def test_the_postgresql_leg_leaves_db_free_tests_out(request):
         assert dbfree.runs_once(request.node)
         return
     pytest.fail("a db-free test was collected in the PostgreSQL leg")  # pragma: no cover
+
+
+@pytest.mark.django_db
+def test_browser_tests_run_in_the_sqlite_leg_only_and_the_rest_in_both(request):
+    """A browser test with a database is the browser leg's; a db test elsewhere runs twice.
+
+    In the PostgreSQL leg (split on) no browser test is collected unless it is marked.
+    """
+    items = request.session.items
+    this = _by_nodeid(request)[request.node.nodeid]
+    assert not dbfree.sqlite_leg_only(this)  # a db test outside tests/browser/: both legs
+    browser = [i for i in items if i.nodeid.startswith("tests/browser/")]
+    for item in browser:
+        marked = item.get_closest_marker("both_databases") is not None
+        assert dbfree.sqlite_leg_only(item) is not marked, item.nodeid
+    if dbfree.on_postgres() and dbfree.split_enabled():
+        assert all(i.get_closest_marker("both_databases") for i in browser), [
+            i.nodeid for i in browser
+        ]
+    elif len(items) > 1000:  # the whole suite on SQLite: the browser tests are there
+        assert any(dbfree.uses_database(i) for i in browser)
