@@ -125,9 +125,7 @@ def _operations(app: WSGIHandler) -> list[tuple[object, object]]:
     return [(operation, operation.as_strategy()) for operation in operations]
 
 
-def _checker(
-    operation, strategy, headers: dict[str, str], known: dict[str, object], examples: int
-):
+def _checker(operation, strategy, headers: dict[str, str], known: dict[str, object], examples: int):
     """Return the hypothesis test of one operation, its path parameters taken from ``known``."""
 
     @hypothesis.given(case=strategy)
