@@ -242,6 +242,10 @@ GRADED_LLM_LEASE_SECONDS = float(os.environ.get("GRADED_LLM_LEASE_SECONDS", "60"
 # 403, 404, a model the provider does not know, a refused destination); 0: never.
 GRADED_LLM_FAIL_FAST_AFTER = int(os.environ.get("GRADED_LLM_FAIL_FAST_AFTER", "3"))
 
+# Live search: a finished snapshot's raw answers (kept to re-map it without querying) are
+# dropped this many days after it finished; 0 keeps them for ever.
+GRADED_SEARCH_ANSWERS_KEEP_DAYS = int(os.environ.get("GRADED_SEARCH_ANSWERS_KEEP_DAYS", "90"))
+
 # Judging.
 GRADED_MAX_SECONDS_PER_PAIR = 1800  # client-measured judging time is capped at this
 GRADED_RUN_MAX_BYTES = int(os.environ.get("GRADED_RUN_MAX_BYTES", str(200 * 1024 * 1024)))

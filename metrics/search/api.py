@@ -8,8 +8,11 @@ background, its progress read from ``GET …/search-snapshots/<id>/``.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import exceptions, serializers
@@ -21,7 +24,7 @@ from judging.api.permissions import COORDINATORS
 from judging.api.views import SLUG, CollectionScopedView
 from metrics.models import Team
 from metrics.search import presets, selectors, services
-from metrics.search.models import SearchConfiguration, SearchEndpoint
+from metrics.search.models import SearchConfiguration, SearchEndpoint, SearchSnapshot
 
 ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Id.")
 
@@ -109,9 +112,21 @@ class TrySerializer(serializers.Serializer):
 
 
 class SnapshotBodySerializer(serializers.Serializer):
-    """A snapshot to run."""
+    """A snapshot to run: of a configuration, or a retry or re-map of an earlier snapshot."""
 
-    configuration = serializers.IntegerField(help_text="Configuration id (its current version).")
+    configuration = serializers.IntegerField(
+        required=False, help_text="Configuration id (its current version)."
+    )
+    retry_of = serializers.IntegerField(
+        required=False,
+        help_text="Snapshot id: send its failed or unsent queries again (``query_ids`` "
+        "chooses among them, one alone if you like); its answered queries are copied.",
+    )
+    remap_of = serializers.IntegerField(
+        required=False,
+        help_text="Snapshot id: map its kept raw answers with its configuration's current "
+        "version; nothing is sent (the request must be unchanged).",
+    )
     tag = serializers.CharField(
         max_length=100, required=False, allow_blank=True, help_text="Run tag (default: made)."
     )
@@ -119,8 +134,22 @@ class SnapshotBodySerializer(serializers.Serializer):
         child=serializers.CharField(max_length=500),
         required=False,
         max_length=100_000,
-        help_text="A query set (external ids); default every query of the collection.",
+        help_text="A query set (external ids); default every query of the collection "
+        "(with retry_of: every failed or unsent query of that snapshot).",
     )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        """Require exactly one of configuration, retry_of and remap_of."""
+        given = [name for name in ("configuration", "retry_of", "remap_of") if name in attrs]
+        if len(given) != 1:
+            raise serializers.ValidationError(
+                {"configuration": "Give exactly one of configuration, retry_of and remap_of."}
+            )
+        if "remap_of" in attrs and "query_ids" in attrs:
+            raise serializers.ValidationError(
+                {"query_ids": "A re-map maps every kept answer; query_ids does not apply."}
+            )
+        return attrs
 
 
 class FailedQuerySerializer(serializers.Serializer):
@@ -137,6 +166,17 @@ class SnapshotSerializer(serializers.Serializer):
 
     id = serializers.IntegerField(read_only=True)
     tag = serializers.CharField(read_only=True)
+    origin = serializers.ChoiceField(
+        choices=["run", "retry", "remap"],
+        read_only=True,
+        help_text="run: sent; retry: failed queries sent again; remap: kept answers re-mapped.",
+    )
+    source = serializers.IntegerField(
+        source="source_id",
+        read_only=True,
+        allow_null=True,
+        help_text="The snapshot a retry or re-map reuses.",
+    )
     configuration = serializers.IntegerField(source="version.configuration_id", read_only=True)
     version = serializers.IntegerField(source="version.number", read_only=True)
     status = serializers.CharField(read_only=True)
@@ -334,11 +374,19 @@ class TryView(_SearchView):
     ),
     post=extend_schema(
         summary="Run a search configuration: start a snapshot",
-        description="Sends every query (or the query set given) in the background; the "
-        "snapshot becomes a run of the configuration's team.",
+        description="With configuration: sends every query (or the query set given) in "
+        "the background. With retry_of: a new snapshot of the same version sends that "
+        "snapshot's failed or unsent queries again (or the ones chosen) and copies the "
+        "answered ones. With remap_of: a new snapshot maps that snapshot's kept answers with "
+        "the configuration's current version, at once (201). Each becomes a run of the "
+        "configuration's team; a snapshot's run is never rewritten.",
         parameters=[SLUG],
         request=SnapshotBodySerializer,
-        responses={202: SnapshotSerializer, **error_responses(400, 401, 403, 404)},
+        responses={
+            201: SnapshotSerializer,
+            202: SnapshotSerializer,
+            **error_responses(400, 401, 403, 404),
+        },
     ),
 )
 class SnapshotListView(_SearchView):
@@ -356,13 +404,49 @@ class SnapshotListView(_SearchView):
         body = SnapshotBodySerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
-        snapshot = services.snapshot_start(
-            configuration=self.configuration(data["configuration"]),
-            user=request.user,
-            tag=data.get("tag", ""),
-            query_ids=data.get("query_ids"),
-        )
+        tag = data.get("tag", "")
+        if "retry_of" in data:
+            with _source_named("retry_of"):
+                snapshot = services.snapshot_retry(
+                    snapshot=self.snapshot(data["retry_of"]),
+                    user=request.user,
+                    query_ids=data.get("query_ids"),
+                    tag=tag,
+                )
+        elif "remap_of" in data:
+            with _source_named("remap_of"):
+                snapshot = services.snapshot_remap(
+                    snapshot=self.snapshot(data["remap_of"]), user=request.user, tag=tag
+                )
+            return Response(SnapshotSerializer(snapshot).data, status=201)
+        else:
+            snapshot = services.snapshot_start(
+                configuration=self.configuration(data["configuration"]),
+                user=request.user,
+                tag=tag,
+                query_ids=data.get("query_ids"),
+            )
         return Response(SnapshotSerializer(snapshot).data, status=202)
+
+    def snapshot(self, pk: int) -> SearchSnapshot:
+        """Return the collection's snapshot ``pk`` (a 400 naming the field when there is none)."""
+        found = selectors.snapshots_of(collection=self.collection).filter(pk=pk).first()
+        if found is None:
+            raise DjangoValidationError({"source": "No such snapshot in this collection."})
+        return found
+
+
+@contextlib.contextmanager
+def _source_named(field: str) -> Iterator[None]:
+    """Name the body's field in the services' errors about the source snapshot."""
+    try:
+        yield
+    except DjangoValidationError as exc:
+        if hasattr(exc, "error_dict") and "source" in exc.error_dict:
+            errors = dict(exc.error_dict)
+            errors[field] = errors.pop("source")
+            raise DjangoValidationError(errors) from None
+        raise
 
 
 @extend_schema_view(

@@ -216,6 +216,11 @@ class SearchSnapshot(models.Model):
 
     Status = JobStatus
 
+    class Origin(models.TextChoices):
+        RUN = "run", "Run it"
+        RETRY = "retry", "Retry of failed queries"
+        REMAP = "remap", "Re-mapped from kept answers"
+
     collection = models.ForeignKey(
         "judging.Collection", on_delete=models.CASCADE, related_name="search_snapshots"
     )
@@ -241,6 +246,20 @@ class SearchSnapshot(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    origin = models.CharField(
+        max_length=10,
+        choices=Origin.choices,
+        default=Origin.RUN,
+        help_text="How the answers were got: sent, sent again for failed queries, or re-mapped.",
+    )
+    source = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The snapshot whose answers a retry or a re-map reuses.",
+    )
 
     class Meta:
         ordering = ["-created_at", "-pk"]

@@ -53,3 +53,10 @@ def snapshots_of(*, collection: Collection) -> QuerySet[SearchSnapshot]:
 def failed_queries(*, snapshot: SearchSnapshot) -> QuerySet[SnapshotQuery]:
     """Return the snapshot's failed queries with their query."""
     return snapshot.queries.filter(status=SnapshotQuery.Status.FAILED).select_related("query")
+
+
+def unsent_count(*, snapshot: SearchSnapshot) -> int:
+    """Return how many queries a finished snapshot never sent (it stopped before them)."""
+    if snapshot.status in (SearchSnapshot.Status.QUEUED, SearchSnapshot.Status.RUNNING):
+        return 0
+    return snapshot.queries.filter(status=SnapshotQuery.Status.PENDING).count()

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import json
 import os
 import re
 import zlib
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -30,7 +33,7 @@ from judging import services as judging_services
 from judging.llm.egress import EgressRefused, check_base_url, guarded_client
 from judging.models import Collection, Query
 from metrics import services as metrics_services
-from metrics.models import Team
+from metrics.models import Run, Team
 from metrics.search import client, mapping, presets
 from metrics.search.models import (
     SEARCH_KEY_ENV_MESSAGE,
@@ -285,6 +288,7 @@ def snapshot_start(
     problem = textpolicy.name_problem(tag, what="tag")
     if problem:
         raise ValidationError({"tag": problem})
+    _tag_free(collection, tag)
     queries = collection.queries.all()
     if query_ids is not None:
         queries = queries.filter(external_id__in=query_ids)
@@ -305,6 +309,241 @@ def snapshot_start(
         "metrics.run_search_snapshot", snapshot.pk, thread_name=f"search-snapshot-{snapshot.pk}"
     )
     return snapshot
+
+
+#: What a retry or a re-map copies of an old snapshot's query row.
+_COPIED = (
+    "status",
+    "hits",
+    "errors",
+    "error",
+    "retryable",
+    "raw",
+    "raw_truncated",
+    "attempts",
+    "latency_ms",
+)
+
+
+def _finished(snapshot: SearchSnapshot) -> SearchSnapshot:
+    """Return the snapshot locked, refusing one that is still queued or running."""
+    snapshot = SearchSnapshot.objects.select_for_update().get(pk=snapshot.pk)
+    if snapshot.status not in (SearchSnapshot.Status.DONE, SearchSnapshot.Status.FAILED):
+        raise ValidationError(
+            {
+                "source": f"Snapshot {textpolicy.echo(snapshot.tag)} is still {snapshot.status}; "
+                "wait until it has finished."
+            }
+        )
+    return snapshot
+
+
+def _derived_tag(snapshot: SearchSnapshot, tag: str, suffix: str) -> str:
+    """Return the new snapshot's tag: the one given, else the source's with ``suffix``."""
+    tag = (tag or "").strip() or f"{snapshot.tag[:80]}-{suffix}-{timezone.now():%H%M%S}"
+    problem = textpolicy.name_problem(tag, what="tag")
+    if problem:
+        raise ValidationError({"tag": problem})
+    _tag_free(snapshot.collection, tag)
+    return tag
+
+
+def _tag_free(collection: Collection, tag: str) -> None:
+    """Refuse a tag a run of the collection already has (its run would be refused at the end)."""
+    if Run.objects.filter(collection=collection, tag=tag).exists():
+        raise ValidationError(
+            {"tag": f"Tag {textpolicy.echo(tag)} is already used in this collection."}
+        )
+
+
+def _check_open(version: SearchConfigVersion, collection: Collection, user) -> None:
+    if not endpoint_open_to(endpoint=version.endpoint, collection=collection, user=user):
+        raise ValidationError({"endpoint": "This endpoint is not open to this collection."})
+
+
+@transaction.atomic
+def snapshot_retry(
+    *,
+    snapshot: SearchSnapshot,
+    user: AbstractBaseUser | None,
+    query_ids: list[str] | None = None,
+    tag: str = "",
+) -> SearchSnapshot:
+    """Queue a new snapshot that sends the failed (or unsent) queries of ``snapshot`` again.
+
+    A snapshot's run is a submitted run, never rewritten, so a retry is a new snapshot of
+    the same version: the answered queries' rankings are copied (not sent again), the
+    queries to retry — every failed or unsent one, or the ``query_ids`` chosen among them
+    (one query can be retried alone) — are sent, and the others that failed stay failed
+    with their errors. Its run is a new run beside the old one. Raises
+    ``ValidationError`` by field.
+    """
+    source = _finished(snapshot)
+    _check_open(source.version, source.collection, user)
+    credential_for(source.version.endpoint)
+    rows = list(source.queries.select_related("query"))
+    again = {r.query.external_id for r in rows if r.status != SnapshotQuery.Status.DONE}
+    if query_ids is not None:
+        wrong = sorted(set(query_ids) - again)
+        if wrong:
+            names = ", ".join(textpolicy.echo(q) for q in wrong[:10])
+            raise ValidationError(
+                {"query_ids": f"Not a failed or unsent query of this snapshot: {names}."}
+            )
+        again = set(query_ids)
+    if not again:
+        raise ValidationError({"query_ids": "No query of this snapshot failed; nothing to retry."})
+    retry = SearchSnapshot.objects.create(
+        collection=source.collection,
+        version=source.version,
+        tag=_derived_tag(source, tag, "retry"),
+        total=len(rows),
+        started_by=user,
+        origin=SearchSnapshot.Origin.RETRY,
+        source=source,
+    )
+    copies = []
+    for row in rows:
+        if row.query.external_id in again:
+            copies.append(SnapshotQuery(snapshot=retry, query_id=row.query_id))
+        else:
+            copies.append(
+                SnapshotQuery(
+                    snapshot=retry,
+                    query_id=row.query_id,
+                    **{name: getattr(row, name) for name in _COPIED},
+                )
+            )
+    SnapshotQuery.objects.bulk_create(copies, batch_size=1000)
+    background.start_after_commit(
+        "metrics.run_search_snapshot", retry.pk, thread_name=f"search-snapshot-{retry.pk}"
+    )
+    return retry
+
+
+def _same_request(old: SearchConfigVersion, new: SearchConfigVersion) -> str:
+    """Return why ``new`` cannot re-map ``old``'s answers ("" when it can)."""
+    for name, label in (
+        ("endpoint_id", "endpoint"),
+        ("method", "method"),
+        ("path", "path"),
+        ("template", "request template"),
+    ):
+        if getattr(old, name) != getattr(new, name):
+            return (
+                f"The {label} changed between v{old.number} and v{new.number}, so the kept "
+                "answers are not what it would get: run it again instead."
+            )
+    if new.depth > old.depth:
+        return (
+            f"v{new.number} keeps {new.depth} hits per query but the kept answers were "
+            f"asked for {old.depth}: run it again instead."
+        )
+    return ""
+
+
+def remap_problem(*, snapshot: SearchSnapshot) -> str:
+    """Return why ``snapshot`` cannot be re-mapped now ("" when it can), for the page."""
+    if snapshot.status not in (SearchSnapshot.Status.DONE, SearchSnapshot.Status.FAILED):
+        return "It is still running."
+    current = snapshot.version.configuration.current
+    if current is None or current.pk == snapshot.version_id:
+        return "Its version is the configuration's current one; change the mapping first."
+    return _same_request(snapshot.version, current)
+
+
+@transaction.atomic
+def snapshot_remap(
+    *, snapshot: SearchSnapshot, user: AbstractBaseUser | None, tag: str = ""
+) -> SearchSnapshot:
+    """Map ``snapshot``'s kept raw answers again with its configuration's current version.
+
+    No query is sent: for a change of the response mapping (or a smaller depth), the new
+    snapshot maps each kept answer with the current version and becomes a run at once. The
+    request must be the one that got the answers. A query whose answer was cut at
+    :data:`RAW_KEEP_BYTES` or not kept fails, saying so; a query that failed stays failed.
+    Raises ``ValidationError`` by field.
+    """
+    source = _finished(snapshot)
+    version = source.version.configuration.current
+    assert version is not None
+    _check_open(version, source.collection, user)
+    reason = (
+        f"v{version.number} made this snapshot; change the mapping (a new version) first."
+        if version.pk == source.version_id
+        else _same_request(source.version, version)
+    )
+    if reason:
+        raise ValidationError({"source": reason})
+    rows = list(source.queries.select_related("query"))
+    remap = SearchSnapshot.objects.create(
+        collection=source.collection,
+        version=version,
+        tag=_derived_tag(source, tag, f"v{version.number}"),
+        total=len(rows),
+        started_by=user,
+        origin=SearchSnapshot.Origin.REMAP,
+        source=source,
+        status=SearchSnapshot.Status.RUNNING,
+    )
+    copies = []
+    for row in rows:
+        copy = SnapshotQuery(snapshot=remap, query_id=row.query_id, attempts=0)
+        copy.raw, copy.raw_truncated = row.raw, row.raw_truncated
+        if row.status == SnapshotQuery.Status.DONE and row.raw and not row.raw_truncated:
+            try:
+                data = json.loads(raw_text(row))
+            except (ValueError, RecursionError) as exc:
+                copy.status, copy.error = (
+                    SnapshotQuery.Status.FAILED,
+                    f"The kept answer is not JSON ({exc}).",
+                )
+            else:
+                mapped = mapping.map_answer(
+                    data, version.mapping, kind=version.endpoint.kind, k=version.depth
+                )
+                copy.status = SnapshotQuery.Status.DONE
+                copy.hits = [hit.__dict__ for hit in mapped.hits]
+                copy.errors = mapped.errors[:100]
+        elif row.status == SnapshotQuery.Status.DONE:
+            copy.status = SnapshotQuery.Status.FAILED
+            copy.error = (
+                f"The kept answer was cut at {RAW_KEEP_BYTES:,} bytes and cannot be mapped again"
+                if row.raw
+                else "The answer was not kept (pruned) and cannot be mapped again"
+            ) + "; run the configuration again for this query."
+        else:
+            copy.status, copy.error, copy.retryable = row.status, row.error, row.retryable
+            if copy.status == SnapshotQuery.Status.PENDING:  # never sent (the source stopped)
+                copy.status, copy.error = (
+                    SnapshotQuery.Status.FAILED,
+                    "Not sent by the source snapshot.",
+                )
+        copies.append(copy)
+    SnapshotQuery.objects.bulk_create(copies, batch_size=1000)
+    SearchSnapshot.objects.filter(pk=remap.pk).update(
+        done=sum(c.status == SnapshotQuery.Status.DONE for c in copies),
+        failed=sum(c.status == SnapshotQuery.Status.FAILED for c in copies),
+    )
+    return snapshot_finish(snapshot=remap)
+
+
+@transaction.atomic
+def raw_answers_prune(*, days: int | None = None, now: datetime | None = None) -> int:
+    """Drop the raw answers of snapshots finished more than ``days`` ago; return how many.
+
+    ``days`` defaults to ``GRADED_SEARCH_ANSWERS_KEEP_DAYS`` (0: keep for ever). The mapped
+    rankings, errors and runs stay; only *Re-map* needs the raw answers, and it then says
+    that a query's answer was not kept.
+    """
+    days = settings.GRADED_SEARCH_ANSWERS_KEEP_DAYS if days is None else days
+    if days <= 0:
+        return 0
+    cutoff = (now or timezone.now()) - timedelta(days=days)
+    old = SearchSnapshot.objects.filter(finished_at__lt=cutoff).values("pk")
+    return SnapshotQuery.objects.filter(snapshot__in=old, raw__isnull=False).update(
+        raw=None, raw_truncated=False
+    )
 
 
 def keep_raw(raw: str) -> tuple[bytes, bool]:
@@ -382,6 +621,8 @@ def snapshot_finish(*, snapshot: SearchSnapshot) -> SearchSnapshot:
             lines.append(f"{r.query.external_id} Q0 {hit['docno']} {rank} {value!r} {snapshot.tag}")
     version = snapshot.version
     description = f"Snapshot of {version.configuration.name} v{version.number}."
+    if snapshot.origin != SearchSnapshot.Origin.RUN and snapshot.source is not None:
+        description += f" {snapshot.get_origin_display()} of snapshot {snapshot.source.tag}."
     if snapshot.failed:
         description += f" {snapshot.failed} of {snapshot.total} queries failed."
     try:

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from metrics.search import runner
+from metrics.search import runner, services
 from metrics.search.models import SearchSnapshot
 
 
 @shared_task(name="metrics.run_search_snapshot", acks_late=True, reject_on_worker_lost=True)
 def run_search_snapshot(snapshot_id: int) -> None:
-    """Send a snapshot's pending queries and make its run (resumes where it stopped)."""
+    """Send a snapshot's pending queries and make its run (resumes where it stopped).
+
+    First drops the raw answers past their retention (``raw_answers_prune``).
+    """
+    services.raw_answers_prune()
     snapshot = (
         SearchSnapshot.objects.select_related("version__endpoint", "version__configuration__team")
         .filter(pk=snapshot_id)

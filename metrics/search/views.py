@@ -9,7 +9,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_http_methods
 
 from judging.models import Collection, Membership
 from judging.selectors import collection_for_member
@@ -158,19 +158,49 @@ def configuration_detail(request: HttpRequest, slug: str, pk: int) -> HttpRespon
 
 
 @login_required
-@require_GET
+@require_http_methods(["GET", "POST"])
 def snapshot_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    """Show a snapshot's progress, outcome and failed queries."""
+    """Show a snapshot's progress, outcome and failed queries; retry them, or re-map it.
+
+    ``action=retry`` sends the failed (and unsent) queries again in a new snapshot, or the
+    one named by ``query``; ``action=remap`` maps the kept answers with the
+    configuration's current version. Either redirects to the new snapshot; a refusal is
+    shown here with a 400.
+    """
     collection = _collection(request, slug)
     snapshot = selectors.snapshots_of(collection=collection).filter(pk=pk).first()
     if snapshot is None:
         raise Http404("No such snapshot.")
+    problem = ""
+    action = request.POST.get("action", "") if request.method == "POST" else ""
+    if request.method == "POST":
+        try:
+            if action == "retry":
+                one = request.POST.get("query", "")
+                made = services.snapshot_retry(
+                    snapshot=snapshot, user=request.user, query_ids=[one] if one else None
+                )
+            elif action == "remap":
+                made = services.snapshot_remap(snapshot=snapshot, user=request.user)
+            else:
+                raise ValidationError({"action": "Choose retry or remap."})
+        except ValidationError as exc:
+            problem = " ".join(exc.messages)
+        else:
+            return redirect("metrics:search_snapshot", collection.slug, made.pk)
+    current = snapshot.version.configuration.current
     context = {
         "collection": collection,
         "who": viewer(user=request.user, collection=collection),
         "active": "search",
         "snapshot": snapshot,
         "failed": selectors.failed_queries(snapshot=snapshot)[:500],
+        "unsent": selectors.unsent_count(snapshot=snapshot),
         "running": snapshot.status in ("queued", "running"),
+        "current": current,
+        "remap_problem": services.remap_problem(snapshot=snapshot),
+        "problem": problem,
     }
-    return render(request, "metrics/searchsnapshot_detail.html", context)
+    return render(
+        request, "metrics/searchsnapshot_detail.html", context, status=400 if problem else 200
+    )
