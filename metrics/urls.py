@@ -35,6 +35,11 @@ urlpatterns = [
         name="search_configuration",
     ),
     path(
+        "c/<slug:slug>/search/diff/",
+        views_search.snapshot_diff,
+        name="search_diff",
+    ),
+    path(
         "c/<slug:slug>/search/snapshots/<int:pk>/",
         views_search.snapshot_detail,
         name="search_snapshot",

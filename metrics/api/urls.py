@@ -126,6 +126,11 @@ urlpatterns = [
         name="search-snapshot-list",
     ),
     path(
+        "collections/<slug:slug>/search-diffs/",
+        search_api.SnapshotDiffView.as_view(),
+        name="search-diff",
+    ),
+    path(
         "collections/<slug:slug>/search-snapshots/<int:pk>/",
         search_api.SnapshotDetailView.as_view(),
         name="search-snapshot-detail",

@@ -22,9 +22,11 @@ from rest_framework.response import Response
 from config.api import error_responses
 from judging.api.permissions import COORDINATORS
 from judging.api.views import SLUG, CollectionScopedView
+from metrics.analysis.api import _pick
 from metrics.models import Team
 from metrics.search import presets, selectors, services
 from metrics.search.models import SearchConfiguration, SearchEndpoint, SearchSnapshot
+from metrics.views import _measure_labels
 
 ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Id.")
 
@@ -471,3 +473,156 @@ class SnapshotDetailView(_SearchView):
             raise exceptions.NotFound("No such snapshot in this collection.")
         snapshot.failed_queries = list(selectors.failed_queries(snapshot=snapshot)[:1000])
         return Response(SnapshotDetailSerializer(snapshot).data)
+
+
+class PlacedSerializer(serializers.Serializer):
+    """A document of a diff: its ranks before and after (null: not in that top k), grade."""
+
+    docno = serializers.CharField()
+    before = serializers.IntegerField(allow_null=True)
+    after = serializers.IntegerField(allow_null=True)
+    grade = serializers.FloatField(
+        allow_null=True, help_text="Live grade (a mean under a mean policy); null: unjudged."
+    )
+
+
+class QueryDiffSerializer(serializers.Serializer):
+    """One query of a diff."""
+
+    query_id = serializers.CharField()
+    before = serializers.FloatField(allow_null=True, help_text="The measure for the baseline.")
+    after = serializers.FloatField(allow_null=True)
+    delta = serializers.FloatField(allow_null=True, help_text="after − before.")
+    overlap = serializers.FloatField(help_text="Share of documents both top-k lists hold.")
+    entered = PlacedSerializer(many=True)
+    left = PlacedSerializer(many=True)
+    moved = PlacedSerializer(many=True)
+
+
+class OverallDiffSerializer(serializers.Serializer):
+    """The paired comparison of the two snapshots' runs (as on Compare)."""
+
+    queries = serializers.IntegerField()
+    mean_diff = serializers.FloatField()
+    ci_low = serializers.FloatField()
+    ci_high = serializers.FloatField()
+    confidence = serializers.FloatField()
+    wins = serializers.IntegerField()
+    losses = serializers.IntegerField()
+    ties = serializers.IntegerField()
+    p_values = serializers.DictField(child=serializers.FloatField(allow_null=True))
+
+
+class SnapshotDiffSerializer(serializers.Serializer):
+    """Two snapshots compared query by query and overall."""
+
+    a = serializers.IntegerField(help_text="The baseline snapshot.")
+    b = serializers.IntegerField()
+    measure = serializers.CharField(help_text="Canonical measure name.")
+    k = serializers.IntegerField()
+    overall = OverallDiffSerializer(allow_null=True)
+    problem = serializers.CharField(help_text="Why there is no overall comparison, or empty.")
+    queries = QueryDiffSerializer(many=True)
+
+
+def _placed(rows: list[tuple[Any, float | None]]) -> list[dict[str, Any]]:
+    return [
+        {"docno": p.docno, "before": p.before, "after": p.after, "grade": grade}
+        for p, grade in rows
+    ]
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="Compare two snapshots query by query",
+        description="Documents that entered, left or moved in each query's top k (with their "
+        "live grades), the measure before and after per query, and the paired comparison of "
+        "the two runs (mean difference, bootstrap interval, t, randomization and Wilcoxon "
+        "p-values) — the diff page's numbers.",
+        parameters=[
+            SLUG,
+            OpenApiParameter("a", OpenApiTypes.INT, description="Baseline snapshot id."),
+            OpenApiParameter("b", OpenApiTypes.INT, description="Compared snapshot id."),
+            OpenApiParameter(
+                "measure", OpenApiTypes.STR, description="A collection measure (default: first)."
+            ),
+            OpenApiParameter("k", OpenApiTypes.INT, description="Rankings' depth, 1–100 (10)."),
+        ],
+        responses={200: SnapshotDiffSerializer, **error_responses(400, 401, 403, 404)},
+    )
+)
+class SnapshotDiffView(_SearchView):
+    """Two snapshots compared."""
+
+    serializer_class = SnapshotDiffSerializer
+    http_method_names: ClassVar[list[str]] = ["get", "head", "options"]
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Return the diff."""
+        params = request.query_params
+        errors: dict[str, list[str]] = {}
+        chosen: dict[str, SearchSnapshot] = {}
+        for name in ("a", "b"):
+            value = params.get(name, "")
+            found = None
+            if value.isdigit() and len(value) < 12:
+                found = (
+                    selectors.snapshots_with_runs(collection=self.collection)
+                    .filter(pk=int(value))
+                    .first()
+                )
+            if found is None:
+                errors[name] = ["Give the id of a snapshot of this collection that has a run."]
+            else:
+                chosen[name] = found
+        k = params.get("k", str(selectors.DIFF_K))
+        if not (k.isdigit() and 1 <= int(k) <= 100):
+            errors["k"] = ["Give a whole number from 1 to 100."]
+        labels, _unreadable = _measure_labels(self.collection)
+        try:
+            label = _pick(labels, params.get("measure"))
+        except exceptions.ValidationError as exc:
+            errors.update(exc.detail)
+        if not errors and chosen["a"].pk == chosen["b"].pk:
+            errors["b"] = ["Choose a snapshot other than the baseline."]
+        if errors:
+            raise exceptions.ValidationError(errors)
+        result = selectors.snapshot_diff(
+            a=chosen["a"], b=chosen["b"], measure=label.canonical, k=int(k)
+        )
+        overall = None
+        if result.comparison is not None:
+            row = result.comparison.rows[0]
+            overall = {
+                "queries": len(result.comparison.queries),
+                "mean_diff": row.result.mean_diff,
+                "ci_low": row.result.ci_low,
+                "ci_high": row.result.ci_high,
+                "confidence": result.comparison.confidence,
+                "wins": row.result.wins,
+                "losses": row.result.losses,
+                "ties": row.result.ties,
+                "p_values": row.raw,
+            }
+        body = {
+            "a": result.a.pk,
+            "b": result.b.pk,
+            "measure": result.measure,
+            "k": result.k,
+            "overall": overall,
+            "problem": result.problem,
+            "queries": [
+                {
+                    "query_id": q.query.external_id,
+                    "before": q.before,
+                    "after": q.after,
+                    "delta": q.delta,
+                    "overlap": q.ranking.overlap,
+                    "entered": _placed(q.entered),
+                    "left": _placed(q.left),
+                    "moved": _placed(q.moved),
+                }
+                for q in result.queries
+            ],
+        }
+        return Response(body)

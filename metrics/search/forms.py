@@ -70,3 +70,35 @@ class SnapshotForm(forms.Form):
     """*Run it*: an optional run tag."""
 
     tag = forms.CharField(max_length=100, required=False, help_text="Empty: one is made.")
+
+
+class SnapshotChoiceField(forms.ModelChoiceField):
+    """A snapshot chosen by id, shown as its tag and version."""
+
+    def label_from_instance(self, obj: Any) -> str:
+        """Return the tag and the version that made it."""
+        return f"{obj.tag} ({obj.version})"
+
+
+class DiffForm(forms.Form):
+    """Two snapshots (the baseline first), the measure and the depth of the rankings."""
+
+    a = SnapshotChoiceField(queryset=None, label="Baseline snapshot")
+    b = SnapshotChoiceField(queryset=None, label="Compared snapshot")
+    measure = forms.ChoiceField(label="Measure")
+    k = forms.IntegerField(
+        min_value=1, max_value=100, initial=10, required=False, label="Rankings' depth"
+    )
+
+    def __init__(self, *args: Any, snapshots: Any, measures: list[str], **kwargs: Any) -> None:
+        """Offer the collection's snapshots that became runs, and its measures."""
+        super().__init__(*args, **kwargs)
+        self.fields["a"].queryset = self.fields["b"].queryset = snapshots
+        self.fields["measure"].choices = [(m, m) for m in measures]
+
+    def clean(self) -> dict[str, Any]:
+        """Refuse a snapshot compared with itself."""
+        data = super().clean()
+        if data.get("a") is not None and data.get("a") == data.get("b"):
+            self.add_error("b", "Choose a snapshot other than the baseline.")
+        return data

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q, QuerySet
 
-from judging.models import Collection
+from judging.models import Collection, LiveGrade, Query
+from metrics.analysis.compare import ComparisonError, RunComparison, compare_runs
+from metrics.search import diff
 from metrics.search.models import (
     SearchConfiguration,
     SearchEndpoint,
     SearchSnapshot,
     SnapshotQuery,
 )
+from metrics.selectors import paired_scores
 
 
 def endpoints_in(*, collection: Collection, user: AbstractBaseUser) -> QuerySet[SearchEndpoint]:
@@ -50,6 +56,13 @@ def snapshots_of(*, collection: Collection) -> QuerySet[SearchSnapshot]:
     )
 
 
+def snapshots_with_runs(*, collection: Collection) -> QuerySet[SearchSnapshot]:
+    """Return the collection's snapshots that became runs, newest first."""
+    return (
+        snapshots_of(collection=collection).filter(run__isnull=False).order_by("-created_at", "-pk")
+    )
+
+
 def failed_queries(*, snapshot: SearchSnapshot) -> QuerySet[SnapshotQuery]:
     """Return the snapshot's failed queries with their query."""
     return snapshot.queries.filter(status=SnapshotQuery.Status.FAILED).select_related("query")
@@ -60,3 +73,121 @@ def unsent_count(*, snapshot: SearchSnapshot) -> int:
     if snapshot.status in (SearchSnapshot.Status.QUEUED, SearchSnapshot.Status.RUNNING):
         return 0
     return snapshot.queries.filter(status=SnapshotQuery.Status.PENDING).count()
+
+
+@dataclass(frozen=True)
+class QueryDiff:
+    """One query of a diff: its ranking change, the measure before and after, live grades."""
+
+    query: Query
+    ranking: diff.RankingDiff
+    before: float | None
+    after: float | None
+    grades: dict[str, float]
+
+    def _graded(self, placed: tuple[diff.Placed, ...]) -> list[tuple[diff.Placed, float | None]]:
+        return [(p, self.grades.get(p.docno)) for p in placed]
+
+    @property
+    def entered(self) -> list[tuple[diff.Placed, float | None]]:
+        """Return the documents that entered the top k, each with its live grade (None)."""
+        return self._graded(self.ranking.entered)
+
+    @property
+    def left(self) -> list[tuple[diff.Placed, float | None]]:
+        """Return the documents that left the top k, each with its live grade (None)."""
+        return self._graded(self.ranking.left)
+
+    @property
+    def moved(self) -> list[tuple[diff.Placed, float | None]]:
+        """Return the documents that moved within the top k, each with its live grade."""
+        return self._graded(self.ranking.moved)
+
+    @property
+    def delta(self) -> float | None:
+        """Return after − before, None where either is undefined (or the query unscored)."""
+        if self.before is None or self.after is None:
+            return None
+        return self.after - self.before
+
+
+@dataclass(frozen=True)
+class SnapshotDiff:
+    """Two snapshots compared: per query, and overall (the paired test of their runs)."""
+
+    a: SearchSnapshot
+    b: SearchSnapshot
+    measure: str
+    k: int
+    queries: list[QueryDiff]
+    comparison: RunComparison | None
+    problem: str
+
+
+#: Depth of the rankings a diff compares by default (what judges and nDCG@10 look at).
+DIFF_K = 10
+
+
+def snapshot_diff(
+    *, a: SearchSnapshot, b: SearchSnapshot, measure: str, k: int = DIFF_K
+) -> SnapshotDiff:
+    """Compare snapshot ``b`` with ``a`` (the baseline), query by query and overall.
+
+    Per query of either snapshot: the top ``k`` documents that entered, left or moved
+    (:func:`metrics.search.diff.ranking_diff`) with their live grades (absent: unjudged),
+    and ``measure`` (canonical) before and after, from the runs' live scores; a failed
+    query has an empty ranking. Overall: :func:`metrics.analysis.compare.compare_runs` of
+    the two runs (the compare page's tests and interval), or ``problem`` saying why there
+    is none. Queries are ordered by the size of the change, unscored ones last. Four SQL
+    queries besides the comparison's.
+    """
+    problem = ""
+    comparison = None
+    scores: dict[int, tuple[float | None, float | None]] = {}
+    if a.run_id is None or b.run_id is None:
+        problem = "Both snapshots need a run (a snapshot with no answered query has none)."
+    else:
+        try:
+            comparison = compare_runs(baseline=a.run, runs=[b.run], measure=measure)
+        except ComparisonError as exc:
+            problem = str(exc)
+        found, matrix = paired_scores(runs=[a.run, b.run], measure=measure)
+        for i, query in enumerate(found):
+            before, after = (float(v) for v in matrix[:, i])
+            scores[query.pk] = (
+                before if math.isfinite(before) else None,
+                after if math.isfinite(after) else None,
+            )
+    hits: dict[int, list[list[str]]] = {}
+    queries: dict[int, Query] = {}
+    for index, snap in enumerate((a, b)):
+        for row in snap.queries.select_related("query").filter(status=SnapshotQuery.Status.DONE):
+            queries[row.query_id] = row.query
+            hits.setdefault(row.query_id, [[], []])[index] = [h["docno"] for h in row.hits]
+    docnos = {d for pair in hits.values() for ranked in pair for d in ranked[:k]}
+    grades: dict[int, dict[str, float]] = {}
+    for query_id, docno, grade in LiveGrade.objects.filter(
+        collection_id=a.collection_id, query_id__in=list(hits), document__external_id__in=docnos
+    ).values_list("query_id", "document__external_id", "grade"):
+        grades.setdefault(query_id, {})[docno] = grade
+    rows = [
+        QueryDiff(
+            query=queries[query_id],
+            ranking=diff.ranking_diff(before, after, k),
+            before=scores.get(query_id, (None, None))[0],
+            after=scores.get(query_id, (None, None))[1],
+            grades=grades.get(query_id, {}),
+        )
+        for query_id, (before, after) in hits.items()
+    ]
+    rows.sort(
+        key=lambda r: (
+            r.delta is None,
+            -abs(r.delta or 0.0),
+            not r.ranking.changed,
+            r.query.external_id,
+        )
+    )
+    return SnapshotDiff(
+        a=a, b=b, measure=measure, k=k, queries=rows, comparison=comparison, problem=problem
+    )

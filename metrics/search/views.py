@@ -15,8 +15,9 @@ from judging.models import Collection, Membership
 from judging.selectors import collection_for_member
 from metrics.models import Team
 from metrics.search import selectors, services
-from metrics.search.forms import ConfigurationForm, SnapshotForm
+from metrics.search.forms import ConfigurationForm, DiffForm, SnapshotForm
 from metrics.selectors import viewer
+from metrics.views import _measure_labels
 
 
 def _collection(request: HttpRequest, slug: str) -> Collection:
@@ -204,3 +205,44 @@ def snapshot_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     return render(
         request, "metrics/searchsnapshot_detail.html", context, status=400 if problem else 200
     )
+
+
+@login_required
+@require_http_methods(["GET"])
+def snapshot_diff(request: HttpRequest, slug: str) -> HttpResponse:
+    """Compare two snapshots query by query (``?a=`` the baseline, ``?b=``, measure, k).
+
+    Without a choice, the two newest snapshots that became runs (the older as baseline).
+    """
+    collection = _collection(request, slug)
+    labels, _unreadable = _measure_labels(collection)
+    measures = [label.requested for label in labels]
+    snapshots = selectors.snapshots_with_runs(collection=collection)
+    params: Any = request.GET
+    if not {"a", "b"} & params.keys():
+        newest = list(snapshots[:2])
+        params = None
+        if len(newest) == 2 and measures:
+            params = {"a": newest[1].pk, "b": newest[0].pk, "measure": measures[0]}
+            params["k"] = request.GET.get("k", selectors.DIFF_K)
+    form = DiffForm(params, snapshots=snapshots, measures=measures)
+    result = chosen = None
+    if form.is_bound and form.is_valid():
+        chosen = next(label for label in labels if label.requested == form.cleaned_data["measure"])
+        result = selectors.snapshot_diff(
+            a=form.cleaned_data["a"],
+            b=form.cleaned_data["b"],
+            measure=chosen.canonical,
+            k=form.cleaned_data["k"] or selectors.DIFF_K,
+        )
+    context = {
+        "collection": collection,
+        "who": viewer(user=request.user, collection=collection),
+        "active": "search",
+        "form": form,
+        "diff": result,
+        "chosen": chosen,
+        "row": result.comparison.rows[0] if result and result.comparison else None,
+    }
+    status = 400 if form.is_bound and form.errors else 200
+    return render(request, "metrics/searchsnapshot_diff.html", context, status=status)

@@ -71,3 +71,77 @@ def test_configure_try_and_run_a_search_engine(page, console, engine, viewport, 
     page.click(f"a:has-text('{run.tag}')")
     expect(page.locator("h1")).to_contain_text(run.tag)
     assert console.page_errors == []
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+def test_compare_two_snapshots_in_the_browser(page, console, engine, viewport):
+    """The diff page: the two newest snapshots, key numbers first, a row per query."""
+    from metrics.search import presets, runner, services
+    from metrics.search.models import SearchSnapshot
+
+    coll = factories.collection("energy", name="Energy", measures=["nDCG@10"])
+    for qid, text in (("q1", "solar power"), ("q2", "wind"), ("q3", "coal smoke")):
+        factories.query(coll, qid, text=text)
+    team = Team.objects.create(collection=coll, name="search-team")
+    cora = factories.user("cora")
+    factories.member(coll, cora, Membership.Role.COORDINATOR)
+    endpoint = SearchEndpoint.objects.create(
+        name="local-es",
+        kind="elasticsearch",
+        base_url=engine.url,
+        allowed_private_hosts=["127.0.0.1"],
+    )
+    endpoint.allowed_collections.add(coll)
+    method, _path, template = presets.DEFAULT_REQUESTS[presets.ELASTICSEARCH]
+    fields = services.VersionFields(
+        endpoint=endpoint, path="/docs/_search", template=template, depth=10, method=method
+    )
+    configuration = services.configuration_create(
+        collection=coll, name="bm25", team=team, fields=fields, user=cora
+    )
+    tags = []
+    for extra in ("", " batteries"):
+        if extra:
+            services.configuration_change(
+                configuration=configuration,
+                fields=services.VersionFields(
+                    endpoint=endpoint,
+                    path="/docs/_search",
+                    template={
+                        "size": "{{k}}",
+                        "query": {"match": {"body": "{{query_text}}" + extra}},
+                    },
+                    depth=10,
+                ),
+                user=cora,
+            )
+        snap = services.snapshot_start(configuration=configuration, user=cora)
+        runner.work(SearchSnapshot.objects.get(pk=snap.pk))
+        tags.append(snap.tag)
+    from judging import services as judging_services
+
+    judge = factories.human_judge(factories.user("jo"))
+    factories.member(coll, judge.user)
+    for qid, docno, grade in (("q1", "d1", 3), ("q1", "d5", 2), ("q2", "d2", 2)):
+        judging_services.judgment_record(
+            judge=judge,
+            query=coll.queries.get(external_id=qid),
+            document=coll.documents.get(external_id=docno),
+            grade=grade,
+        )
+    page.set_viewport_size(viewport)
+    log_in(page, f"/c/{coll.slug}/search/", "cora")
+    page.click("a:has-text('Compare two snapshots')")
+    expect(page.locator("h1")).to_have_text("Compare snapshots")
+    expect(page.locator("#diff-title")).to_contain_text(f"{tags[1]} against {tags[0]}")
+    expect(page.locator("[data-diff-numbers]")).to_be_visible()
+    expect(page.locator("#snapshot-diff tbody tr")).to_have_count(3)
+    entered = page.locator("#snapshot-diff tr[data-query=q3] [data-entered]")
+    expect(entered).to_contain_text("d5")  # "batteries" brought it into coal smoke's list
+    expect(entered).to_contain_text("unjudged")  # no grade yet, and the page says so
+    width = page.evaluate("document.documentElement.scrollWidth")
+    wide = page.evaluate("""() => [...document.querySelectorAll('main *')].filter(
+        e => e.getBoundingClientRect().right > innerWidth + 1).slice(0, 8).map(
+        e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))""")
+    assert width <= viewport["width"], f"the diff page scrolls sideways: {width}px {wide}"
+    assert console.page_errors == []

@@ -154,6 +154,8 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("GET", S + "search-snapshots/"):             (401, 404, 403, 403, 403, 403, 404, 200),
     ("POST", S + "search-snapshots/"):            (401, 404, 403, 403, 403, 403, 404, 404),
     ("GET", S + "search-snapshots/<int:pk>/"):    (401, 404, 403, 403, 403, 403, 404, 404),
+    # Two snapshots compared: the arena has none, so a coordinator's bare GET names a and b.
+    ("GET", S + "search-diffs/"):                 (401, 404, 403, 403, 403, 403, 404, 400),
 }  # fmt: skip
 
 
@@ -465,6 +467,7 @@ PAGES = {
     "search/": "search",  # coordinators only: configurations and snapshots
     "search/<int:pk>/": "search_configuration",  # coordinators only
     "search/snapshots/<int:pk>/": "search_snapshot",  # coordinators only
+    "search/diff/": "search_diff",  # coordinators only
 }
 
 

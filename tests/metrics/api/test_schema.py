@@ -34,6 +34,7 @@ PATHS = [
     "/api/v1/collections/{slug}/search-endpoints/",
     "/api/v1/collections/{slug}/search-snapshots/",
     "/api/v1/collections/{slug}/search-snapshots/{id}/",
+    "/api/v1/collections/{slug}/search-diffs/",
 ]
 
 
