@@ -99,9 +99,8 @@ def world(db):
     grades = {"rankings": rankings, "truth": truth, "llm": llm}
     seed = next(
         s
-        for s in range(10_000)
-        if 5 <= len(_sampled(ids, queries, s)) <= 8
-        and _every_interval_has_spread(queries, _sampled(ids, queries, s)[:-1], **grades)
+        for s, drawn in ((s, _sampled(ids, queries, s)) for s in range(10_000))
+        if 5 <= len(drawn) <= 8 and _every_interval_has_spread(queries, drawn[:-1], **grades)
     )
     pool_services.pooling_policy_set(
         collection=coll, actor=cora, strategy="llm-check", audit_percent=50, seed=seed
