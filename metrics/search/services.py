@@ -339,8 +339,29 @@ def _finished(snapshot: SearchSnapshot) -> SearchSnapshot:
 
 
 def _derived_tag(snapshot: SearchSnapshot, tag: str, suffix: str) -> str:
-    """Return the new snapshot's tag: the one given, else the source's with ``suffix``."""
-    tag = (tag or "").strip() or f"{snapshot.tag[:80]}-{suffix}-{timezone.now():%H%M%S}"
+    """Return the new snapshot's tag: the one given, else the source's with ``suffix``.
+
+    A made tag is the first of ``<tag>-<suffix>``, ``<tag>-<suffix>-2``, … that no run
+    or snapshot of the collection has (the source is locked, so two retries of one
+    snapshot cannot both take the same).
+    """
+    if not (tag or "").strip():
+        base = f"{snapshot.tag[:85]}-{suffix}"
+        taken = set(
+            Run.objects.filter(collection=snapshot.collection, tag__startswith=base).values_list(
+                "tag", flat=True
+            )
+        ) | set(
+            SearchSnapshot.objects.filter(
+                collection=snapshot.collection, tag__startswith=base
+            ).values_list("tag", flat=True)
+        )
+        tag = next(
+            t
+            for n in range(1, len(taken) + 2)
+            if (t := base if n == 1 else f"{base}-{n}") not in taken
+        )
+    tag = tag.strip()
     problem = textpolicy.name_problem(tag, what="tag")
     if problem:
         raise ValidationError({"tag": problem})

@@ -289,3 +289,9 @@ def test_raw_answers_are_pruned_after_their_retention_and_a_remap_says_so(flaky,
     )
     call_command("prune_search_answers", "--days", "1")
     assert capsys.readouterr().out.strip() == "3 raw answers dropped"
+
+
+def test_made_tags_name_the_source_and_never_collide(flaky):
+    _coll, boss, _server, _fault, _configuration, first = flaky
+    tags = [services.snapshot_retry(snapshot=first, user=boss).tag for _ in range(3)]
+    assert tags == ["first-retry", "first-retry-2", "first-retry-3"]
