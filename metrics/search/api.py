@@ -121,11 +121,15 @@ class SnapshotBodySerializer(serializers.Serializer):
     )
     retry_of = serializers.IntegerField(
         required=False,
+        min_value=1,
+        max_value=2**63 - 1,
         help_text="Snapshot id: send its failed or unsent queries again (``query_ids`` "
         "chooses among them, one alone if you like); its answered queries are copied.",
     )
     remap_of = serializers.IntegerField(
         required=False,
+        min_value=1,
+        max_value=2**63 - 1,
         help_text="Snapshot id: map its kept raw answers with its configuration's current "
         "version; nothing is sent (the request must be unchanged).",
     )

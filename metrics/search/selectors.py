@@ -126,6 +126,8 @@ class SnapshotDiff:
 
 #: Depth of the rankings a diff compares by default (what judges and nDCG@10 look at).
 DIFF_K = 10
+#: Queries whose live grades one SQL query of a diff reads.
+DIFF_QUERY_CHUNK = 500
 
 
 def snapshot_diff(
@@ -139,7 +141,7 @@ def snapshot_diff(
     query has an empty ranking. Overall: :func:`metrics.analysis.compare.compare_runs` of
     the two runs (the compare page's tests and interval), or ``problem`` saying why there
     is none. Queries are ordered by the size of the change, unscored ones last. Four SQL
-    queries besides the comparison's.
+    queries besides the comparison's (one more per 500 queries).
     """
     problem = ""
     comparison = None
@@ -164,12 +166,15 @@ def snapshot_diff(
         for row in snap.queries.select_related("query").filter(status=SnapshotQuery.Status.DONE):
             queries[row.query_id] = row.query
             hits.setdefault(row.query_id, [[], []])[index] = [h["docno"] for h in row.hits]
-    docnos = {d for pair in hits.values() for ranked in pair for d in ranked[:k]}
+    shown = {q: {d for ranked in pair for d in ranked[:k]} for q, pair in hits.items()}
     grades: dict[int, dict[str, float]] = {}
-    for query_id, docno, grade in LiveGrade.objects.filter(
-        collection_id=a.collection_id, query_id__in=list(hits), document__external_id__in=docnos
-    ).values_list("query_id", "document__external_id", "grade"):
-        grades.setdefault(query_id, {})[docno] = grade
+    ids = sorted(hits)
+    for start in range(0, len(ids), DIFF_QUERY_CHUNK):  # bounded IN lists (SQLite's limit)
+        for query_id, docno, grade in LiveGrade.objects.filter(
+            collection_id=a.collection_id, query_id__in=ids[start : start + DIFF_QUERY_CHUNK]
+        ).values_list("query_id", "document__external_id", "grade"):
+            if docno in shown[query_id]:
+                grades.setdefault(query_id, {})[docno] = grade
     rows = [
         QueryDiff(
             query=queries[query_id],

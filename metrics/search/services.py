@@ -377,7 +377,10 @@ def _tag_free(collection: Collection, tag: str) -> None:
         )
 
 
-def _check_open(version: SearchConfigVersion, collection: Collection, user) -> None:
+def _check_open(
+    version: SearchConfigVersion, collection: Collection, user: AbstractBaseUser | None
+) -> None:
+    """Refuse an endpoint that is not open to ``user`` in ``collection``."""
     if not endpoint_open_to(endpoint=version.endpoint, collection=collection, user=user):
         raise ValidationError({"endpoint": "This endpoint is not open to this collection."})
 
@@ -405,6 +408,8 @@ def snapshot_retry(
     rows = list(source.queries.select_related("query"))
     again = {r.query.external_id for r in rows if r.status != SnapshotQuery.Status.DONE}
     if query_ids is not None:
+        if not query_ids:
+            raise ValidationError({"query_ids": "Choose at least one query to retry."})
         wrong = sorted(set(query_ids) - again)
         if wrong:
             names = ", ".join(textpolicy.echo(q) for q in wrong[:10])

@@ -95,6 +95,8 @@ def test_a_retry_of_every_failed_query_and_what_is_refused(flaky):
     with pytest.raises(ValidationError) as answered:
         services.snapshot_retry(snapshot=first, user=boss, query_ids=["q1", "nope"])
     assert "'nope'" in str(answered.value) and "'q1'" in str(answered.value)
+    with pytest.raises(ValidationError, match="at least one query"):
+        services.snapshot_retry(snapshot=first, user=boss, query_ids=[])
     with pytest.raises(ValidationError, match="nothing to retry"):
         services.snapshot_retry(snapshot=retry, user=boss)
     with pytest.raises(ValidationError, match="already used"):
