@@ -50,6 +50,23 @@ def flaky(setup):
     server.close()
 
 
+def _new_version(configuration, boss, **change):
+    """Add a version of ``configuration``: the current one with ``change`` applied."""
+    old = configuration.current
+    fields = {
+        "endpoint": old.endpoint,
+        "path": old.path,
+        "template": old.template,
+        "depth": old.depth,
+        "method": old.method,
+        "mapping": old.mapping,
+        **change,
+    }
+    services.configuration_change(
+        configuration=configuration, fields=services.VersionFields(**fields), user=boss
+    )
+
+
 def _hits(snap: SearchSnapshot) -> dict[str, list[str]]:
     return {
         r.query.external_id: [h["docno"] for h in r.hits]
@@ -127,19 +144,7 @@ def test_kept_answers_are_mapped_again_with_the_current_version_without_querying
         SearchSnapshot.objects.get(pk=services.snapshot_retry(snapshot=first, user=boss).pk),
         retries=FAST,
     )
-    old = configuration.current
-    services.configuration_change(
-        configuration=configuration,
-        fields=services.VersionFields(
-            endpoint=old.endpoint,
-            path=old.path,
-            template=old.template,
-            depth=old.depth,
-            method=old.method,
-            mapping={"hits": "hits.hits[:1]"},  # only each answer's first hit
-        ),
-        user=boss,
-    )
+    _new_version(configuration, boss, mapping={"hits": "hits.hits[:1]"})  # first hits only
     assert services.remap_problem(snapshot=full) == ""
     server.requests.clear()
     remap = services.snapshot_remap(snapshot=full, user=boss, tag="first-hit")
@@ -163,16 +168,9 @@ def test_a_changed_request_or_a_deeper_k_cannot_reuse_the_kept_answers(flaky):
             "request template changed",
         ),
     ):
-        fields = {
-            "endpoint": old.endpoint,
-            "path": old.path,
-            "template": old.template,
-            "depth": old.depth,
-            "method": old.method,
-            **change,
-        }
-        services.configuration_change(
-            configuration=configuration, fields=services.VersionFields(**fields), user=boss
+        # each change is made to version 1 (the snapshot's), not to the previous change
+        _new_version(
+            configuration, boss, **{"template": old.template, "depth": old.depth, **change}
         )
         assert words in services.remap_problem(snapshot=first)
         with pytest.raises(ValidationError, match=words):
@@ -188,14 +186,7 @@ def test_an_answer_cut_at_the_cap_or_pruned_fails_alone_in_a_remap(flaky):
     )
     SnapshotQuery.objects.filter(snapshot=full, query__external_id="q1").update(raw_truncated=True)
     SnapshotQuery.objects.filter(snapshot=full, query__external_id="q2").update(raw=None)
-    old = configuration.current
-    services.configuration_change(
-        configuration=configuration,
-        fields=services.VersionFields(
-            endpoint=old.endpoint, path=old.path, template=old.template, depth=3
-        ),
-        user=boss,
-    )
+    _new_version(configuration, boss, depth=3)
     remap = services.snapshot_remap(snapshot=full, user=boss)
     errors = {
         r.query.external_id: r.error
@@ -228,14 +219,7 @@ def test_rest_retries_and_remaps_naming_the_field_of_each_refusal(flaky):
         refused = api.post(f"{BASE}/search-snapshots/", payload, format="json")
         assert refused.status_code == 400, (payload, refused.json())
         assert field in {e["field"] for e in errors_of(refused)}, (payload, refused.json())
-    old = configuration.current
-    services.configuration_change(
-        configuration=configuration,
-        fields=services.VersionFields(
-            endpoint=old.endpoint, path=old.path, template=old.template, depth=2
-        ),
-        user=boss,
-    )
+    _new_version(configuration, boss, depth=2)
     remapped = api.post(f"{BASE}/search-snapshots/", {"remap_of": first.pk}, format="json")
     assert remapped.status_code == 201, remapped.json()
     assert remapped.json()["origin"] == "remap" and remapped.json()["run"] is not None
@@ -274,14 +258,7 @@ def test_raw_answers_are_pruned_after_their_retention_and_a_remap_says_so(flaky,
     assert services.raw_answers_prune(now=timezone.now() + timedelta(days=31)) == 3
     assert kept.count() == 0 and first.queries.filter(status="done").get().hits  # rankings stay
     assert services.raw_answers_prune(days=0, now=timezone.now() + timedelta(days=99)) == 0
-    old = configuration.current
-    services.configuration_change(
-        configuration=configuration,
-        fields=services.VersionFields(
-            endpoint=old.endpoint, path=old.path, template=old.template, depth=2
-        ),
-        user=boss,
-    )
+    _new_version(configuration, boss, depth=2)
     remap = services.snapshot_remap(snapshot=first, user=boss)
     assert remap.status == "failed" and remap.run is None  # nothing left to map
     assert "not kept" in remap.queries.get(query__external_id="q1").error
