@@ -569,7 +569,7 @@ class SnapshotDiffView(_SearchView):
         for name in ("a", "b"):
             value = params.get(name, "")
             found = None
-            if value.isdigit() and len(value) < 12:
+            if value.isascii() and value.isdigit() and len(value) < 12:
                 found = (
                     selectors.snapshots_with_runs(collection=self.collection)
                     .filter(pk=int(value))
@@ -580,7 +580,7 @@ class SnapshotDiffView(_SearchView):
             else:
                 chosen[name] = found
         k = params.get("k", str(selectors.DIFF_K))
-        if not (k.isdigit() and 1 <= int(k) <= 100):
+        if not (k.isascii() and k.isdigit() and 1 <= int(k) <= 100):
             errors["k"] = ["Give a whole number from 1 to 100."]
         labels, _unreadable = _measure_labels(self.collection)
         try:

@@ -141,6 +141,8 @@ def test_the_page_and_rest_show_the_same_numbers_and_refuse_bad_choices(two):
         ({"a": first.pk, "b": first.pk}, "b"),
         ({"a": "x", "b": second.pk}, "a"),
         ({"a": first.pk, "b": second.pk, "k": 0}, "k"),
+        ({"a": first.pk, "b": second.pk, "k": "²"}, "k"),  # a digit to isdigit, not to int
+        ({"a": "²", "b": second.pk}, "a"),
         ({"a": first.pk, "b": second.pk, "measure": "nope"}, "measure"),
         ({"a": first.pk, "b": second.pk, "colour": "red"}, "colour"),
     ):
