@@ -555,3 +555,21 @@ def cap_errors(
             tail += f" (reading stopped after {MAX_ERRORS} problems)"
         kept.append({"message": tail})
     return kept
+
+
+_NUMBERS = re.compile(r"(\d+)")
+
+
+def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
+    """Return a sort key that orders ``q2`` before ``q10`` (ids as people read them).
+
+    Runs of decimal digits compare as numbers, the rest case-insensitively. Only
+    ``str.isdecimal`` runs are numbers: ``"²"`` is a digit to ``str.isdigit`` but not a
+    number to ``int``, and an id holding one ("q1²", which the id policy accepts) must sort,
+    not fail.
+    """
+    return tuple(
+        (0, int(part)) if part.isdecimal() else (1, part.lower())
+        for part in _NUMBERS.split(text)
+        if part
+    )

@@ -19,7 +19,6 @@ and :func:`judging.aggregation.dawid_skene`.
 from __future__ import annotations
 
 import math
-import re
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -41,6 +40,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 
+from graded.textpolicy import natural_key
 from judging.aggregation import dawid_skene, llm_only_lower_median
 from judging.agreement import checks
 from judging.agreement.coefficients import (
@@ -436,7 +436,7 @@ def agreement_report(
     given under that version of the guidelines (coverage stays the whole pool's). Three
     SQL queries, whatever the size of the collection (see the module docstring).
     """
-    queries = sorted(_query_coverage(collection), key=lambda q: _natural_key(q.external_id))
+    queries = sorted(_query_coverage(collection), key=lambda q: natural_key(q.external_id))
     stats = _judge_stats(collection, guidelines_version)
     rows = _graded_judgments(collection, guidelines_version)
     pool_pairs = sum(q.pooled for q in queries)
@@ -466,15 +466,6 @@ def agreement_report(
     )
 
 
-def _natural_key(external_id: str) -> tuple[tuple[int, int | str], ...]:
-    """Return a sort key that orders ``q2`` before ``q10``."""
-    return tuple(
-        (0, int(part)) if part.isdigit() else (1, part.lower())
-        for part in re.split(r"(\d+)", external_id)
-        if part
-    )
-
-
 def sorted_query_coverage(
     queries: Sequence[QueryCoverage], sort: str | None
 ) -> tuple[list[QueryCoverage], str]:
@@ -486,7 +477,7 @@ def sorted_query_coverage(
     sort = sort if sort in COVERAGE_SORTS else DEFAULT_COVERAGE_SORT
     field = sort.lstrip("-")
     descending = sort.startswith("-")
-    by_id = sorted(queries, key=lambda q: _natural_key(q.external_id))
+    by_id = sorted(queries, key=lambda q: natural_key(q.external_id))
     if field == "query":
         return (by_id[::-1] if descending else by_id), sort
     sign = -1 if descending else 1
@@ -669,7 +660,7 @@ def actionable_agreement(
         for i, (_pk, external_id, text) in enumerate(query_rows)
         if pairs[i] > 0
     ]
-    queries.sort(key=lambda r: (r.agreement, -r.pairs, _natural_key(r.external_id)))
+    queries.sort(key=lambda r: (r.agreement, -r.pairs, natural_key(r.external_id)))
     return ActionableAgreement(
         threshold=threshold, judges=tuple(judge_rows), queries=tuple(queries)
     )

@@ -36,7 +36,6 @@ queries.
 from __future__ import annotations
 
 import math
-import re
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,6 +46,7 @@ from django.db.models import BinaryField, Count
 from django.db.models.functions import Substr
 from scipy.stats import rankdata
 
+from graded.textpolicy import natural_key
 from judging.aggregation import get_policy
 from judging.agreement.coefficients import (
     AgreementUndefinedWarning,
@@ -226,15 +226,6 @@ def _finite(value: float) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def _natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
-    """Return a sort key that orders ``q2`` before ``q10``."""
-    return tuple(
-        (0, int(part)) if part.isdigit() else (1, part.lower())
-        for part in re.split(r"(\d+)", text)
-        if part
-    )
-
-
 # --- reading ----------------------------------------------------------------------------------
 
 
@@ -375,7 +366,7 @@ def _ranking_check(
             QueryScore(name, _finite(h), _finite(g))
             for name, h, g in zip(names, query_human, query_llm, strict=True)
         ),
-        key=lambda s: _natural_key(s.query),
+        key=lambda s: natural_key(s.query),
     )
     defined = np.isfinite(query_human) & np.isfinite(query_llm)
     query_tau = _coefficient(kendall_tau_b, query_human[defined], query_llm[defined])
@@ -498,7 +489,7 @@ def _query_taus(
         out.append(
             QueryTau(data.query_names.get(query_id, str(query_id)), int(mine.size), _finite(tau))
         )
-    return tuple(sorted(out, key=lambda q: _natural_key(q.query)))
+    return tuple(sorted(out, key=lambda q: natural_key(q.query)))
 
 
 def llm_agreement_report(*, collection: Collection) -> LlmAgreementReport:
