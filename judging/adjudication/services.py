@@ -374,7 +374,7 @@ def quotas_save(*, collection: Collection, memberships: list[Membership], data: 
         if not raw:
             changes.append((membership, None))
             continue
-        if not raw.isdigit() or len(raw) > 9:
+        if not (raw.isascii() and raw.isdigit()) or len(raw) > 9:
             errors.append(f"{membership.user}: give a whole number of pairs, or leave it empty.")
             continue
         changes.append((membership, int(raw)))

@@ -111,7 +111,11 @@ def _say_why_a_judge_cannot_run(
     (*Run it on the pool* on the try page links here; without the message the page would
     show the form with another judge, or none, and no word on why.)
     """
-    if not judge_pk or not judge_pk.isdigit() or runnable.filter(pk=judge_pk).exists():
+    if (
+        not judge_pk
+        or not (judge_pk.isascii() and judge_pk.isdigit())
+        or runnable.filter(pk=judge_pk).exists()
+    ):
         return
     judge = selectors_llm.llm_judges(collection=collection).filter(pk=judge_pk).first()
     if judge is None:

@@ -93,6 +93,10 @@ def test_quotas_on_the_settings_page(client, coll, judge_user):
     client.post(url, {"action": "quota", f"quota-{membership.pk}": "-3"})
     membership.refresh_from_db()
     assert membership.quota == 12  # refused, unchanged
+    refused = client.post(url, {"action": "quota", f"quota-{membership.pk}": "1²"})
+    assert refused.status_code == 303  # refused like "-3" ('²' is a digit to isdigit only)
+    membership.refresh_from_db()
+    assert membership.quota == 12
     client.post(url, {"action": "quota", f"quota-{membership.pk}": ""})
     membership.refresh_from_db()
     assert membership.quota is None

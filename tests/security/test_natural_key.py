@@ -33,3 +33,13 @@ def test_the_agreement_page_sorts_an_id_with_a_superscript(client):
     url = reverse("judging:collection_agreement", args=[coll.slug])
     for tab in ("judges", "coverage", "agreement"):
         assert client.get(url, {"tab": tab}).status_code == 200, tab
+
+
+@pytest.mark.django_db
+def test_a_superscript_digit_in_a_judge_parameter_is_no_500(client):
+    coll = factories.collection("sup2")
+    boss = factories.user("boss")
+    factories.member(coll, boss, Membership.Role.COORDINATOR)
+    client.force_login(boss)
+    url = reverse("judging:llmjob_create", args=[coll.slug])
+    assert client.get(url, {"judge": "²"}).status_code == 200

@@ -40,7 +40,11 @@ class Command(BaseCommand):
         if collection is None:
             raise CommandError(f"No collection {options['slug']!r}.")
         name = options["judge"]
-        judge = Judge.objects.filter(pk=int(name)).first() if name.isdigit() else None
+        judge = (
+            Judge.objects.filter(pk=int(name)).first()
+            if name.isascii() and name.isdigit()
+            else None
+        )
         try:
             path: Path = options["file"]
             fmt = options["format"] or judgment_formats.guess_format(path.name)
