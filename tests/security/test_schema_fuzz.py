@@ -5,11 +5,14 @@ LLM job — and the path parameters naming real objects (so operations reach the
 paths), every operation again under every aggregation policy. Examples are bounded
 (``MAX_EXAMPLES`` per operation, ``POLICY_EXAMPLES`` under each policy: what a policy
 changes is the data the operations answer with, which the path parameters reach on the
-first examples, not the inputs) so the suite stays fast.
+first examples, not the inputs) so the suite stays fast. Hypothesis draws each
+operation's cases once per module (derandomized, they were the same for every role and
+policy); every role and policy replays them.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 
 import hypothesis
@@ -25,6 +28,7 @@ from schemathesis.checks import (
     response_schema_conformance,
     status_code_conformance,
 )
+from schemathesis.core import NOT_SET
 
 from judging import services
 from judging.adjudication import services as services_adjudication
@@ -94,21 +98,31 @@ def fuzz(
     headers: dict[str, str],
     arena: Arena | None = None,
     examples: int = MAX_EXAMPLES,
+    only: str | None = None,
 ) -> list[str]:
-    """Fuzz every operation of the served schema; return a description of each failure.
+    """Send every operation's first ``examples`` cases; return a description of each failure.
 
-    With ``arena``, path parameters name its objects instead of random values.
+    With ``arena``, path parameters name its objects instead of the drawn values; with
+    ``only``, just the operations whose label ends with it are sent. An
+    operation's cases are drawn once (:func:`_cases`) and replayed here, for every role
+    and policy: with ``derandomize`` hypothesis drew the same cases for each of them
+    anyway, and drawing took more than half of a fuzz run's time.
     """
     failures: list[str] = []
-    operations = _operations(app)
-    assert len(operations) >= 20, [op.label for op, _ in operations]
-    for operation, strategy in operations:
+    drawn = _cases(app)
+    assert len(drawn) >= 20, [op.label for op, _ in drawn]
+    for operation, cases in drawn:
+        if only is not None and not operation.label.endswith(only):
+            continue
         known = known_path(arena, operation.path) if arena is not None else {}
-        check = _checker(operation, strategy, headers, known, examples)
-        try:
-            check()
-        except Exception as exc:
-            failures.append(f"{operation.label}: {str(exc)[:2000]}")
+        for case in cases[:examples]:
+            sent = _replay(operation, case, known)
+            try:
+                sent.call_and_validate(headers=headers, checks=CHECKS)
+            # A failed check raises FailureGroup, a BaseExceptionGroup (not an Exception).
+            except (Exception, BaseExceptionGroup) as exc:
+                failures.append(f"{operation.label}: {_described(exc)}\n{sent.as_curl_command()}")
+                break
     return failures
 
 
@@ -116,28 +130,55 @@ def fuzz(
 def _operations(app: WSGIHandler) -> list[tuple[object, object]]:
     """Return every operation of the schema ``app`` serves, with its strategy of cases.
 
-    Built once per app: loading the schema (drf-spectacular generates it) took about 5 s
-    and the strategies' first draws most of the rest of a fuzz run's set-up, which every
-    role and policy repeated.
+    Built once per app: loading the schema (drf-spectacular generates it) took about 5 s.
     """
     schema = schemathesis.openapi.from_wsgi("/api/v1/schema/", app)
     operations = [result.ok() for result in schema.get_all_operations()]
     return [(operation, operation.as_strategy()) for operation in operations]
 
 
-def _checker(operation, strategy, headers: dict[str, str], known: dict[str, object], examples: int):
-    """Return the hypothesis test of one operation, its path parameters taken from ``known``."""
+@functools.cache
+def _cases(app: WSGIHandler) -> list[tuple[object, list[schemathesis.Case]]]:
+    """Return every operation with the ``MAX_EXAMPLES`` cases hypothesis draws for it."""
+    return [(operation, _draw(operation, strategy)) for operation, strategy in _operations(app)]
+
+
+def _draw(operation, strategy) -> list[schemathesis.Case]:
+    """Return the cases hypothesis draws from ``strategy`` under :data:`SETTINGS`."""
+    cases: list[schemathesis.Case] = []
 
     @hypothesis.given(case=strategy)
-    @hypothesis.settings(SETTINGS, max_examples=examples)
-    def check(case: schemathesis.Case) -> None:
-        if known and case.path_parameters:
-            case.path_parameters = {
-                name: known.get(name, value) for name, value in case.path_parameters.items()
-            }
-        case.call_and_validate(headers=headers, checks=CHECKS)
+    @hypothesis.settings(SETTINGS)
+    def draw(case: schemathesis.Case) -> None:
+        cases.append(case)
 
-    return check
+    draw()
+    assert cases, f"{operation.label}: hypothesis drew no case"
+    return cases
+
+
+def _described(exc: BaseException) -> str:
+    """Return ``exc``'s message with each of a group's failures, at most 2,000 characters."""
+    parts = [str(exc)] + [str(inner) for inner in getattr(exc, "exceptions", ())]
+    return "\n".join(parts)[:2000]
+
+
+def _replay(operation, case: schemathesis.Case, known: dict[str, object]) -> schemathesis.Case:
+    """Return a fresh copy of ``case`` (a call must not alter the kept one), path from ``known``."""
+    path = copy.deepcopy(case.path_parameters)
+    if known and path:
+        path = {name: known.get(name, value) for name, value in path.items()}
+    return operation.Case(
+        method=case.method,
+        path_parameters=path,
+        headers=copy.deepcopy(case.headers),
+        cookies=copy.deepcopy(case.cookies),
+        query=copy.deepcopy(case.query),
+        body=copy.deepcopy(case.body, {id(NOT_SET): NOT_SET}),
+        media_type=case.media_type,
+        multipart_content_types=copy.deepcopy(case.multipart_content_types),
+        _meta=copy.deepcopy(case._meta),
+    )
 
 
 def _headers(arena: Arena, role: str) -> dict[str, str]:
@@ -161,6 +202,21 @@ def test_api_as_judge(arena: Arena, wsgi_app: WSGIHandler):
 def test_api_as_team_member(arena: Arena, wsgi_app: WSGIHandler):
     failures = fuzz(wsgi_app, _headers(arena, "tess"), arena)
     assert not failures, "\n\n".join(failures)
+
+
+def test_the_fuzz_reports_a_server_error(arena: Arena, wsgi_app: WSGIHandler, monkeypatch):
+    """The replayed cases are checked: a view that fails is named with its status."""
+    from metrics.api import serializers
+
+    def broken(self, row) -> int:
+        raise RuntimeError("a broken serializer")
+
+    _cases(wsgi_app)  # the schema and cases of the unbroken app, as the others use them
+    monkeypatch.setattr(serializers.LeaderboardRowSerializer, "get_tier", broken)
+    failures = fuzz(wsgi_app, _headers(arena, "cora"), arena, 1, only="/leaderboard/")
+    assert len(failures) == 1, failures
+    assert failures[0].startswith("GET /api/v1/collections/{slug}/leaderboard/: ")
+    assert "Server error" in failures[0] and "Received: 500" in failures[0]
 
 
 @pytest.fixture
