@@ -1,73 +1,18 @@
 """Rankings are stored as int32 document ids (migration 0012 rewrote the int64 ones).
 
-A document id that does not fit is refused with a clear error, never wrapped around.
+A document id that does not fit is refused with a clear error, never wrapped around. The
+migration itself is tested in ``tests/test_data_migrations.py``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from judging.models import Document
 from metrics import services
 from metrics.models import RANKING_MAX_PK, RunQuery, ranking_bytes
 from tests.metrics import factories
-
-BEFORE = [("metrics", "0011_live_score_store")]
-AFTER = [("metrics", "0012_rankings_int32")]
-
-
-def _migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
-@pytest.mark.django_db(transaction=True)
-def test_rankings_are_rewritten_as_int32_and_back_and_a_too_large_id_stops_the_migration():
-    old = _migrate(BEFORE)
-    coll = old.get_model("judging", "Collection").objects.create(slug="r32", name="R32")
-    query = old.get_model("judging", "Query").objects.create(collection=coll, external_id="q")
-    team = old.get_model("metrics", "Team").objects.create(collection=coll, name="t")
-    run = old.get_model("metrics", "Run").objects.create(collection=coll, team=team, tag="a")
-    RunQuery = old.get_model("metrics", "RunQuery")
-    ids = [5, 2**31 - 1, 0, 70_000]
-    stored = RunQuery.objects.create(
-        run=run, query=query, ranking=np.array(ids, "<i8").tobytes(), retrieved=4
-    )
-    empty = RunQuery.objects.create(
-        run=old.get_model("metrics", "Run").objects.create(collection=coll, team=team, tag="b"),
-        query=query,
-        ranking=b"",
-        retrieved=0,
-    )
-    try:
-        new = _migrate(AFTER)
-        rows = new.get_model("metrics", "RunQuery").objects
-        assert bytes(rows.get(pk=stored.pk).ranking) == np.array(ids, "<i4").tobytes()
-        assert bytes(rows.get(pk=empty.pk).ranking) == b""
-        old = _migrate(BEFORE)
-        rows = old.get_model("metrics", "RunQuery").objects
-        assert bytes(rows.get(pk=stored.pk).ranking) == np.array(ids, "<i8").tobytes()
-        rows.filter(pk=stored.pk).update(ranking=np.array([1, 2**31], "<i8").tobytes())
-        with pytest.raises(RuntimeError, match="above 2147483647"):
-            _migrate(AFTER)
-        # nothing half-written: the ranking is as it was, the migration not applied
-        assert bytes(rows.get(pk=stored.pk).ranking) == np.array([1, 2**31], "<i8").tobytes()
-        assert MigrationExecutor(connection).loader.applied_migrations.keys() >= set(BEFORE)
-        assert ("metrics", "0012_rankings_int32") not in (
-            MigrationExecutor(connection).loader.applied_migrations
-        )
-    finally:  # back to the latest state for the rest of the suite
-        connection.cursor().execute(
-            "DELETE FROM metrics_runquery WHERE id IN (%s, %s)", [stored.pk, empty.pk]
-        )
-        executor = MigrationExecutor(connection)
-        executor.loader.build_graph()
-        executor.migrate(executor.loader.graph.leaf_nodes())
 
 
 def test_ranking_bytes_refuses_ids_that_do_not_fit():
