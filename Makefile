@@ -4,7 +4,9 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1:8000
 # pytest runs on every core (pytest-xdist); `make test PYTEST_ARGS=` runs it in one process.
-PYTEST_ARGS ?= -n auto
+# worksteal: a worker that runs out of tests takes the rest of another's queue (with the
+# default, load, one worker idled 200 s at the end of the SQLite leg; docs/development.md).
+PYTEST_ARGS ?= -n auto --dist worksteal
 
 .PHONY: run test install lint format bench clean
 
