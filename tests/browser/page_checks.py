@@ -18,9 +18,31 @@ problems, empty when the page passes:
   screen; long lists scroll in their own ``.list-box``, sections sit behind tabs).
 - :func:`off_screen`: any element matching a selector that is not wholly within the
   viewport (e.g. the phone card's "✓ Saved", Undo and Back after a grade).
+- :func:`axe_violations`: the serious and critical WCAG 2.0/2.1 A and AA violations
+  axe-core finds (vendored: ``tests/browser/vendor/axe-core``, version in its first line,
+  MPL-2.0), evaluated through the DevTools protocol so that the page keeps its Content
+  Security Policy.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
+
+AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"
+WCAG_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+RUN_AXE = """async (tags) => {
+  const result = await axe.run(document, {
+    runOnly: {type: "tag", values: tags},
+    resultTypes: ["violations"],
+  });
+  return result.violations
+    .filter(v => v.impact === "serious" || v.impact === "critical")
+    .map(v => ({
+      id: v.id,
+      impact: v.impact,
+      nodes: v.nodes.slice(0, 4).map(n => n.target.join(" ") + " :: " + n.failureSummary),
+    }));
+}"""
 
 OVERFLOWING_TABLES = """() => {
   const bad = [];
@@ -197,6 +219,13 @@ def primary_off_screen(page) -> list[str]:
 def off_screen(page, selector: str) -> list[str]:
     """Return the shown elements matching ``selector`` that are not wholly in the viewport."""
     return page.evaluate(OFF_SCREEN, selector)
+
+
+def axe_violations(page) -> list[dict]:
+    """Return the serious and critical WCAG A/AA violations axe finds on the page."""
+    if not page.evaluate("typeof axe !== 'undefined'"):
+        page.evaluate(AXE.read_text())
+    return page.evaluate(RUN_AXE, WCAG_AA)
 
 
 def all_problems(page, *, primary: bool = True, one_screen: bool = False) -> dict[str, list[str]]:

@@ -2,13 +2,14 @@
 
 axe-core is vendored (``tests/browser/vendor/axe-core``, version in its first line, MPL-2.0)
 and evaluated in the page through the DevTools protocol, so the pages keep their Content
-Security Policy. Every page every role reaches is checked at the desktop and the phone
-size, with the rules tagged WCAG 2.0/2.1 A and AA; a serious or critical violation fails.
+Security Policy. Every page every role reaches, and each of its tabs, is checked at the
+desktop and the phone size, with the rules tagged WCAG 2.0/2.1 A and AA, by the walk that
+opens them all (``test_pages_phone.test_no_page_scrolls_sideways``: one visit a page for
+every check); a serious or critical violation fails. The states no walk reaches (signed
+out, a card being graded) are checked here.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 from django.urls import reverse
@@ -20,37 +21,14 @@ from tests.browser.test_pages_phone import (
     DESKTOP,
     PHONE,
     log_in,
-    more_pages,
-    pages,
-    settings_tabs,
     world,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 __all__ = ["world"]
 
-AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"
-WCAG_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
-RUN_AXE = """async (tags) => {
-  const result = await axe.run(document, {
-    runOnly: {type: "tag", values: tags},
-    resultTypes: ["violations"],
-  });
-  return result.violations
-    .filter(v => v.impact === "serious" || v.impact === "critical")
-    .map(v => ({
-      id: v.id,
-      impact: v.impact,
-      nodes: v.nodes.slice(0, 4).map(n => n.target.join(" ") + " :: " + n.failureSummary),
-    }));
-}"""
-
-
-def violations(page) -> list[dict]:
-    """Return the serious and critical WCAG A/AA violations axe finds on the page."""
-    if not page.evaluate("typeof axe !== 'undefined'"):
-        page.evaluate(AXE.read_text())
-    return page.evaluate(RUN_AXE, WCAG_AA)
+violations = page_checks.axe_violations
+AXE = page_checks.AXE
 
 
 def test_axe_is_the_vendored_pinned_copy():
@@ -60,40 +38,41 @@ def test_axe_is_the_vendored_pinned_copy():
 
 
 @pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["phone", "desktop"])
-@pytest.mark.parametrize("username", ["cora", "judy", "tess"])
-def test_every_page_meets_wcag_aa(browser, live_server, console, world, viewport, username):
+def test_the_login_page_and_a_judges_card_states_meet_wcag_aa(
+    browser, live_server, console, world, viewport
+):
+    """The states a page walk does not reach: signed out, and the card as a judge works it.
+
+    Every page each role reaches, and each of its tabs, as loaded, is checked by the page
+    walk (``test_pages_phone.test_no_page_scrolls_sideways``), which runs axe on each.
+    """
     context = browser.new_context(base_url=live_server.url, viewport=viewport)
     try:
         page = context.new_page()
         page.on("pageerror", lambda error: console.page_errors.append(str(error)))
         page.goto(reverse("login"))
         found = {"login": violations(page)}
-        log_in(page, username)
-        tabs = settings_tabs(world) if username == "cora" else []
-        for path in [*pages(world, username), *more_pages(world, username), *tabs]:
-            page.goto(path)
-            found[path] = violations(page)
-        if username == "judy":  # a graded card (its grade chip filled in) and the edit page
-            page.goto(reverse("judging:judge_next", args=[world["coll"].slug]))
-            expect(page.locator(".grade-button")).to_have_count(5)
-            page.keyboard.press("e")  # evidence: the first word, by keyboard
-            page.keyboard.press("Enter")
-            page.keyboard.press("Escape")
-            expect(page.locator("[data-evidence-list] li")).to_have_count(1)
-            found["card with evidence"] = violations(page)
-            page.keyboard.press("2")
-            expect(page.locator("#judge-live")).to_contain_text("Saved")
-            page.keyboard.press("Backspace")
-            expect(page.locator(".grade-button.is-current")).to_have_count(1)
-            found["graded card"] = violations(page)
-            judgment = Judgment.objects.get(judge__user__username="judy")
-            page.goto(reverse("judging:judgment_update", args=[world["coll"].slug, judgment.pk]))
-            found["edit page"] = violations(page)
-            history = [world["coll"].slug, judgment.query_id, judgment.document_id]
-            page.goto(reverse("judging:judgment_history", args=history))
-            expect(page.locator("#label-history tbody tr")).to_have_count(1)  # her one grade
-            expect(page.locator("#label-history mark.evidence-mark")).to_have_count(1)
-            found["label history"] = violations(page)
+        log_in(page, "judy")
+        page.goto(reverse("judging:judge_next", args=[world["coll"].slug]))
+        expect(page.locator(".grade-button")).to_have_count(5)
+        page.keyboard.press("e")  # evidence: the first word, by keyboard
+        page.keyboard.press("Enter")
+        page.keyboard.press("Escape")
+        expect(page.locator("[data-evidence-list] li")).to_have_count(1)
+        found["card with evidence"] = violations(page)
+        page.keyboard.press("2")
+        expect(page.locator("#judge-live")).to_contain_text("Saved")
+        page.keyboard.press("Backspace")
+        expect(page.locator(".grade-button.is-current")).to_have_count(1)
+        found["graded card"] = violations(page)
+        judgment = Judgment.objects.get(judge__user__username="judy")
+        page.goto(reverse("judging:judgment_update", args=[world["coll"].slug, judgment.pk]))
+        found["edit page"] = violations(page)
+        history = [world["coll"].slug, judgment.query_id, judgment.document_id]
+        page.goto(reverse("judging:judgment_history", args=history))
+        expect(page.locator("#label-history tbody tr")).to_have_count(1)  # her one grade
+        expect(page.locator("#label-history mark.evidence-mark")).to_have_count(1)
+        found["label history"] = violations(page)
         assert {path: v for path, v in found.items() if v} == {}
         assert console.problems() == []
     finally:

@@ -21,7 +21,7 @@ from judging.models import Judgment, JudgmentEvent, Membership, PoolEntry
 from judging.selectors import pair_pk, pair_ref
 from tests import factories
 from tests.browser import page_checks
-from tests.browser.test_accessibility import violations
+from tests.browser.page_checks import axe_violations as violations
 from tests.browser.test_judging import card, judging_world, log_in, wait_for_new_card
 from tests.browser.test_judging_phone import phone, shot
 

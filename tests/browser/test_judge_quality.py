@@ -23,7 +23,7 @@ from judging.quality import services as quality_services
 from judging.quality.models import GoldPair
 from tests import factories
 from tests.browser import page_checks
-from tests.browser.test_accessibility import violations
+from tests.browser.page_checks import axe_violations as violations
 from tests.browser.test_pages_phone import DESKTOP, PASSWORD, PHONE, log_in
 from tests.judging.llm.fake_server import FakeLLM
 

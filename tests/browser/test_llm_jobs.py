@@ -283,7 +283,7 @@ def test_a_job_that_fails_fast_reads_as_failed_on_one_screen(page, console, worl
     """Issue 34 item 4: every request 404 → 3 sent, a red bar, one group, raw outputs."""
     from judging.llm import runner
     from judging.llm import services as services_llm
-    from tests.browser.test_accessibility import violations
+    from tests.browser.page_checks import axe_violations as violations
 
     coll, llm = world["coll"], world["llm"]
     llm.llm_provider = LLMProvider.objects.get(name="fake")

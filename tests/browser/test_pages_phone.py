@@ -220,7 +220,8 @@ def test_no_page_scrolls_sideways(browser, live_server, console, world, viewport
     One logged-in context per role and size; on each page and each of its tabs, as loaded:
     its primary action on the first screen, no table wider than its box without a sticky
     first column, every text (SVG included) at 4.5:1 or more against what is behind it,
-    and no date broken over two lines.
+    no date broken over two lines, and no serious or critical WCAG 2.1 A/AA violation
+    that axe-core finds (test_accessibility).
     """
     context = browser.new_context(base_url=live_server.url, viewport=viewport)
     grammar: dict[str, dict[str, list[str]]] = {}
@@ -256,6 +257,9 @@ def test_no_page_scrolls_sideways(browser, live_server, console, world, viewport
             )
             assert widths[0] <= widths[1], f"{path} scrolls sideways at {viewport}: {wide}"
             problems = page_checks.all_problems(page)
+            axe = page_checks.axe_violations(page)
+            if axe:
+                problems["axe"] = axe
             if problems:
                 grammar[path] = problems
             # Every tab of the page too (and the pages the tabs lead to): all fit.
