@@ -7,6 +7,10 @@ HOST   ?= 127.0.0.1:8000
 # worksteal: a worker that runs out of tests takes the rest of another's queue (with the
 # default, load, one worker idled 200 s at the end of the SQLite leg; docs/development.md).
 PYTEST_ARGS ?= -n auto --dist worksteal
+# Python may cache what it compiles (some machines set PYTHONDONTWRITEBYTECODE=1): without
+# the cache every pytest worker rewrote the asserts of all 550 test modules again, 16 s of
+# each worker's 25 s start, and every child process recompiled Django (docs/development.md).
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: run test install lint format bench clean
 
