@@ -71,9 +71,17 @@ def _pick(judges: list[JudgeRef], raw: str | None) -> JudgeRef | None:
 
 
 def agreement_pictures(
-    *, collection: Collection, report: AgreementReport, a: str | None, b: str | None
+    *,
+    collection: Collection,
+    report: AgreementReport,
+    a: str | None,
+    b: str | None,
+    with_confusion: bool = True,
 ) -> AgreementPictures:
-    """Return the agreement pictures; ``a``/``b`` pick the confusion matrix's judges."""
+    """Return the agreement pictures; ``a``/``b`` pick the confusion matrix's judges.
+
+    Without ``with_confusion`` the confusion matrix (one more query) is not drawn.
+    """
     judges, matrix = kappa_matrix(report)
     heatmap = mix = legend = confusion = None
     if len(judges) >= 2:
@@ -101,7 +109,7 @@ def agreement_pictures(
     first = report.pairwise[0] if report.pairwise else None
     judge_a = _pick(judges, a) or (first.a if first else None)
     judge_b = _pick(judges, b) or (first.b if first else None)
-    if judge_a is not None and judge_b is not None and judge_a != judge_b:
+    if with_confusion and judge_a is not None and judge_b is not None and judge_a != judge_b:
         counts = confusion_counts(
             collection=collection, a_id=judge_a.judge_id, b_id=judge_b.judge_id
         )

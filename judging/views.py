@@ -507,12 +507,15 @@ def collection_agreement(request: HttpRequest, slug: str) -> HttpResponse:
         context["actionable"] = selectors_agreement_judges.actionable_agreement(
             collection=collection
         )
-    if tabs["tab"] == "pictures":
-        pictures = selectors_pictures.agreement_pictures(
-            collection=collection, report=report, a=request.GET.get("a"), b=request.GET.get("b")
+        # Each picture beside the numbers it draws (issue 41): the grade mix with the judges'
+        # grades, the κ heatmap and two judges' confusion matrix with the pairwise table.
+        context["pictures"] = selectors_pictures.agreement_pictures(
+            collection=collection,
+            report=report,
+            a=request.GET.get("a"),
+            b=request.GET.get("b"),
+            with_confusion=tabs["tab"] == "agreement",
         )
-        context["pictures"] = pictures
-        context.update(_picture_choice(request.GET, pictures))
     return render(
         request,
         "judging/collection_agreement.html",
@@ -522,49 +525,29 @@ def collection_agreement(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 #: The agreement page, a section at a time: what to act on first (page grammar, docs/ui.md).
+#: The pictures are not a tab: each sits with the numbers it draws (issue 41).
 AGREEMENT_TABS = [
     ("judges", "Judges"),
     ("coverage", "Coverage"),
     ("agreement", "Agreement"),
-    ("pictures", "Pictures"),
 ]
-
-
-def _picture_choice(
-    params: QueryDict, pictures: selectors_pictures.AgreementPictures
-) -> dict[str, object]:
-    """Return the pictures there are to choose from and the chosen one (``?pic=``).
-
-    One picture at a time, sized to the screen; a link naming two judges (``a``, ``b``)
-    means their confusion matrix.
-    """
-    choices = [
-        (key, label)
-        for key, label, shown in (
-            ("heatmap", "κ heatmap", pictures.heatmap),
-            ("mix", "Grade mix", pictures.grade_mix),
-            ("confusion", "Two judges", len(pictures.judges) >= 2),
-        )
-        if shown
-    ]
-    if not choices:
-        return {"picture_choices": [], "pic": ""}
-    fallback = "confusion" if ("a" in params or "b" in params) else None
-    pic = tab_context(params, choices, name="pic", fallback=fallback)["tab"]
-    return {"picture_choices": choices, "pic": pic}
 
 
 def _agreement_tab_meant(params: QueryDict) -> str | None:
     """Return the tab a link without one meant: a sort is coverage, a and b are pictures.
 
-    ``part`` named one of the Agreement tab's tables when they were shown one at a time.
+    ``part`` named one of the Agreement tab's tables when they were shown one at a time;
+    ``tab=pictures`` the pictures' own tab, whose grade mix (``pic=mix``) is now on the
+    Judges tab and whose heatmap and confusion matrix are on the Agreement tab.
     """
     if "part" in params:
         return "agreement"
     if "sort" in params:
         return "coverage"
+    if params.get("tab") == "pictures":
+        return "judges" if params.get("pic") == "mix" else "agreement"
     if "a" in params or "b" in params:
-        return "pictures"
+        return "agreement"
     return None
 
 

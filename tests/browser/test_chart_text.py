@@ -93,9 +93,8 @@ def test_agreement_pictures_and_progress_text_is_11_px_or_more(
         slug = pictures["coll"].slug
         agreement = reverse("judging:collection_agreement", args=[slug])
         for name, url in {
-            "heatmap": f"{agreement}?tab=pictures",
-            "grade mix": f"{agreement}?tab=pictures&pic=mix",
-            "confusion": f"{agreement}?tab=pictures&pic=confusion",
+            "grade mix": f"{agreement}?tab=judges",
+            "heatmap and confusion": f"{agreement}?tab=agreement",
             "progress": reverse("judging:collection_detail", args=[slug]) + "?tab=progress",
         }.items():
             page.goto(url)

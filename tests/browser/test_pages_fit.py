@@ -88,11 +88,11 @@ def test_agreement_pictures_keep_their_size_and_the_judge_table_fits(browser, li
     context, page = _open(browser, live_server, DESKTOP, "cora")
     try:
         agreement = reverse("judging:collection_agreement", args=[judged.slug])
-        page.goto(agreement + "?tab=pictures")  # the pictures are a tab of their own
+        page.goto(agreement + "?tab=agreement")  # the heatmap under every two judges' table
         heatmap = page.locator("svg.chart-heatmap")
         box = heatmap.bounding_box()
         assert box["width"] <= 400 and box["height"] <= 400, box  # 2 judges: 2 × 2 cells
-        page.goto(agreement + "?tab=pictures&pic=mix")  # one picture at a time
+        page.goto(agreement + "?tab=judges")  # the grade mix above the judges' grades
         legend = page.locator("ul.chart-legend li")
         expect(legend).to_have_count(5)
         for i in range(5):

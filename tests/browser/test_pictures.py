@@ -35,7 +35,21 @@ def test_agreement_and_progress_pictures(browser, live_server, console, world, v
         expect(page.locator(".site-user")).to_have_text("cora")
         slug = world["coll"].slug
         page.goto(reverse("judging:collection_agreement", args=[slug]))
-        page.click("nav .tabs a:has-text('Pictures')")  # the agreement page's Pictures tab
+        # No Pictures tab (issue 41): each picture sits with the numbers it draws.
+        expect(page.locator("nav .tabs a:has-text('Pictures')")).to_have_count(0)
+        # The Judges tab (the default): the grade mix above the judges' grades.
+        expect(page.locator("svg.chart-grade-mix:visible rect.mix-part")).not_to_have_count(0)
+        mix = page.locator("#grade-mix").bounding_box()
+        grades = page.locator("#judges-grades").bounding_box()
+        assert mix["y"] < grades["y"], (mix, grades)
+        assert page_checks.framed_boxes(page) == []
+        # The Agreement tab: its three tables one after the other (overall, every two
+        # judges, per query) on a page that scrolls, no second row of tabs, and under the
+        # table of every two judges the κ heatmap and two judges' confusion matrix.
+        page.click("nav .tabs a:has-text('Agreement')")
+        expect(page.locator("#overall-agreement tbody tr")).to_have_count(3)
+        expect(page.locator(".list-box #pairwise-agreement tbody tr")).to_have_count(3)
+        expect(page.locator("nav[aria-label=Agreement]")).to_have_count(0)
         heatmap = page.locator("svg.chart-heatmap")
         expect(heatmap).to_be_visible()
         assert heatmap.get_attribute("role") == "img"
@@ -43,17 +57,19 @@ def test_agreement_and_progress_pictures(browser, live_server, console, world, v
             "Quadratic-weighted Cohen's κ, judge × judge"
         )
         expect(heatmap.locator("g.heat-cell")).to_have_count(9)
-        # One picture at a time, chosen under the tabs; no box scrolls on its own.
-        assert page_checks.framed_boxes(page) == []
-        pictures = page.locator("nav[aria-label=Pictures]")
-        pictures.get_by_role("link", name="Grade mix").click()
-        expect(page.locator("svg.chart-grade-mix:visible rect.mix-part")).not_to_have_count(0)
-        expect(heatmap).to_have_count(0)
-        assert page_checks.framed_boxes(page) == []
-        pictures.get_by_role("link", name="Two judges").click()
+        tops = [
+            page.locator(selector).bounding_box()["y"]
+            for selector in (
+                "#overall-agreement",
+                "#pairwise-agreement",
+                "svg.chart-heatmap",
+                "#query-agreement",
+            )
+        ]
+        assert tops == sorted(tops), tops
         confusion = page.locator("svg.chart-confusion")
         expect(confusion.locator("desc")).to_contain_text("6 pairs graded by both")
-        # Any two judges: j1 against j3 share two pairs.
+        # Any two judges: j1 against j3 share two pairs; the page comes back at the matrix.
         j1, _j2, j3 = world["judges"]
         page.select_option("#confusion-a", str(j1.pk))
         page.select_option("#confusion-b", str(j3.pk))
@@ -62,22 +78,12 @@ def test_agreement_and_progress_pictures(browser, live_server, console, world, v
         expect(
             page.locator("svg.chart-confusion g.confusion-cell[data-a='0'][data-b='3'] text")
         ).to_have_text("1")
+        assert page.url.endswith("#confusion"), page.url
+        assert "tab=agreement" in page.url
         assert page_checks.framed_boxes(page) == []
         assert page.evaluate(
             "document.documentElement.scrollWidth <= document.documentElement.clientWidth"
         )
-        # The Agreement tab: its three tables one after the other (overall, every two
-        # judges, per query) on a page that scrolls, no second row of tabs (issue 41).
-        page.click("nav .tabs a:has-text('Agreement')")
-        expect(page.locator("#overall-agreement tbody tr")).to_have_count(3)
-        expect(page.locator(".list-box #pairwise-agreement tbody tr")).to_have_count(3)
-        expect(page.locator("nav[aria-label=Agreement]")).to_have_count(0)
-        tops = [
-            page.locator(f"#{table}").bounding_box()["y"]
-            for table in ("overall-agreement", "pairwise-agreement", "query-agreement")
-        ]
-        assert tops == sorted(tops), tops
-        assert page_checks.framed_boxes(page) == []
         page.goto(reverse("judging:collection_detail", args=[slug]))
         page.click("nav .tabs a:has-text('Progress')")  # the collection page's Progress tab
         chart = page.locator("[data-progress-chart] svg.chart-progress:visible")

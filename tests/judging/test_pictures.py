@@ -71,22 +71,28 @@ def test_progress_is_cumulative_per_day(world):
 def test_pages_carry_the_pictures_with_text(world, client):
     client.force_login(world["coord"])
     agreement = reverse("judging:collection_agreement", args=[world["coll"].slug])
-    # The agreement page's Pictures tab: one picture at a time, chosen by ``pic``.
-    pictures = {
-        pic: client.get(agreement, {"tab": "pictures", "pic": pic}).content.decode()
-        for pic in ("heatmap", "mix", "confusion")
-    }
-    for pic, page in pictures.items():
-        # One picture; the grade mix is drawn for a desk and a phone (chart_text.for_screens).
-        assert page.count('role="img"') == (2 if pic == "mix" else 1), pic
-        assert page.count('class="chart-wide"') == (1 if pic == "mix" else 0), pic
-        assert 'aria-current="page">' in page
-    html = "".join(pictures.values())
-    assert "chart-grade-mix" in pictures["mix"] and "chart-confusion" in pictures["confusion"]
-    default = client.get(agreement, {"tab": "pictures"}).content.decode()
-    assert "chart-heatmap" in default and "chart-confusion" not in default
-    two = client.get(agreement, {"a": world["judges"][0].pk, "b": world["judges"][2].pk})
-    assert "chart-confusion" in two.content.decode()  # a link naming two judges
+    # Each picture beside the numbers it draws (issue 41): the grade mix on the Judges tab,
+    # the heatmap and the confusion matrix of two judges on the Agreement tab.
+    judges = client.get(agreement, {"tab": "judges"}).content.decode()
+    both = client.get(agreement, {"tab": "agreement"}).content.decode()
+    # the grade mix is drawn for a desk and a phone (chart_text.for_screens)
+    assert judges.count('role="img"') == 2 and judges.count('class="chart-wide"') == 1
+    assert "chart-grade-mix" in judges and "chart-heatmap" not in judges
+    assert both.count('role="img"') == 2 and "chart-grade-mix" not in both
+    assert "chart-heatmap" in both and "chart-confusion" in both
+    assert both.index('id="pairwise-agreement"') < both.index("chart-heatmap")
+    assert 'name="pic"' not in both + judges and 'aria-label="Pictures"' not in both + judges
+    coverage = client.get(agreement, {"tab": "coverage"}).content.decode()
+    assert 'role="img"' not in coverage
+    # old links to the Pictures tab open the tab that now holds the picture
+    old_mix = client.get(agreement, {"tab": "pictures", "pic": "mix"}).content.decode()
+    assert "chart-grade-mix" in old_mix
+    old_heatmap = client.get(agreement, {"tab": "pictures"}).content.decode()
+    assert "chart-heatmap" in old_heatmap and "chart-confusion" in old_heatmap
+    one, three = world["judges"][0], world["judges"][2]
+    two = client.get(agreement, {"a": one.pk, "b": three.pk}).content.decode()
+    assert f"Grades of {one.name} (rows) against {three.name} (columns)" in two
+    html = judges + both
     assert "Quadratic-weighted Cohen&#x27;s κ, judge × judge" in html
     assert "<desc>6 pairs graded by both; 3 with the same grade." in html
     detail = client.get(  # the collection page's Progress tab

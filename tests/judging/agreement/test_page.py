@@ -326,7 +326,7 @@ def api_url(setup) -> str:
 def test_page_shows_coverage_judges_and_agreement(client, setup):
     client.force_login(setup.users["cora"])
     html = ""
-    tabs = [{"tab": tab} for tab in ("judges", "coverage", "agreement", "pictures")]
+    tabs = [{"tab": tab} for tab in ("judges", "coverage", "agreement")]
     for params in tabs:  # a section per tab
         response = client.get(page_url(setup), params)
         assert response.status_code == 200
@@ -505,8 +505,9 @@ def test_api_is_documented_and_the_schema_validates():
 
 # session, user, collection (coordinator check), coverage, judge statistics, grades; then
 # per tab (only the chosen one is computed): the per-judge figures (labels, adjudications,
-# queries) on Judges and Agreement, the confusion matrix of two judges on Pictures
-PAGE_QUERIES = {"judges": 9, "coverage": 6, "agreement": 9, "pictures": 7}
+# queries) on Judges and Agreement, and on Agreement the confusion matrix of two judges
+# beside the pairwise table; an old link to the Pictures tab opens Agreement
+PAGE_QUERIES = {"judges": 9, "coverage": 6, "agreement": 10, "pictures": 10}
 # token with user, collection, roles, coverage, judge statistics, grades
 API_QUERIES = 6
 
