@@ -155,7 +155,7 @@ out = {{
           for t in ("visibility", "depth", "pooling", "aggregation", "card", "quotas")],
         ("agreement", reverse("judging:collection_agreement", args=[s])),
         *[(f"agreement-{{t}}", reverse("judging:collection_agreement", args=[s]) + f"?tab={{t}}")
-          for t in ("coverage", "agreement", "pictures")],
+          for t in ("coverage", "agreement")],
         ("collection-stability", reverse("judging:collection_detail", args=[s]) + "?tab=stability"),
         ("compare-holm", reverse("metrics:compare", args=[s])
          + f"?baseline={{runs[0].pk}}&runs={{runs[1].pk}}&runs={{runs[2].pk}}"),
