@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q, QuerySet
 
 from judging.models import Collection, LiveGrade, Query
 from metrics.analysis.compare import ComparisonError, RunComparison, compare_runs
+from metrics.engine import MeasureError
+from metrics.live.scoring import MeasureLabel, measure_labels
+from metrics.models import Scoreboard
 from metrics.search import diff
 from metrics.search.models import (
     SearchConfiguration,
@@ -61,6 +64,79 @@ def snapshots_with_runs(*, collection: Collection) -> QuerySet[SearchSnapshot]:
     return (
         snapshots_of(collection=collection).filter(run__isnull=False).order_by("-created_at", "-pk")
     )
+
+
+#: The coverage measure a snapshot's score is shown with (the leaderboard's).
+COVERAGE = "Judged@10"
+
+
+@dataclass(frozen=True)
+class SnapshotScore:
+    """A snapshot's live score on the collection's first measure, with its coverage.
+
+    ``judged`` is the run's Judged@k (the share of its top k documents with a live grade):
+    shown beside the score so that an unjudged snapshot never looks good or bad by
+    accident (issue 42 item 6). ``thin`` when it is below the collection's coverage
+    threshold, or unknown because no query of the snapshot has a live grade yet (the
+    live list scores only judged queries); ``stale`` while the scores rest on an older
+    judgment-list version.
+    """
+
+    measure: str | None
+    score: float | None
+    coverage: str | None
+    judged: float | None
+    thin: bool
+    stale: bool
+
+
+def score_labels(collection: Collection) -> tuple[MeasureLabel | None, MeasureLabel | None]:
+    """Return the collection's first measure and its Judged@k measure (Judged@10 first)."""
+    labels: list[MeasureLabel] = []
+    for name in collection.measures:
+        try:
+            resolved = measure_labels([name])
+        except MeasureError:  # the settings page names it; scores skip it
+            continue
+        if len(resolved) > 1:  # "P" is P@5 … P@1000: each by its own name, as elsewhere
+            resolved = [replace(r, requested=r.trec_name or r.canonical) for r in resolved]
+        labels += resolved
+    judged = [label for label in labels if label.canonical.startswith("Judged@")]
+    coverage = ([label for label in judged if label.canonical == COVERAGE] or judged or [None])[0]
+    first = next((label for label in labels if label not in judged), None)
+    return first, coverage
+
+
+def snapshot_scores(
+    *, collection: Collection, snapshots: list[SearchSnapshot]
+) -> dict[int, SnapshotScore]:
+    """Return, by snapshot id, the live score and Judged@k of each snapshot that is a run.
+
+    The means are the collection's scoreboard (one read), the numbers every other page
+    shows for the run.
+    """
+    first, coverage = score_labels(collection)
+    runs = [snapshot.run for snapshot in snapshots if snapshot.run is not None]
+    Scoreboard.attach(runs)
+    version = collection.judgments_version
+    scores: dict[int, SnapshotScore] = {}
+    for snapshot in snapshots:
+        run = snapshot.run
+        if run is None:
+            continue
+        judged = run.scores.get(coverage.canonical) if coverage else None
+        if judged is not None and math.isnan(judged):
+            judged = None
+        score = run.scores.get(first.canonical) if first else None
+        scores[snapshot.pk] = SnapshotScore(
+            measure=first.requested if first else None,
+            score=None if score is None or math.isnan(score) else score,
+            coverage=coverage.requested if coverage else None,
+            judged=judged,
+            thin=judged is None or judged < collection.coverage_threshold,
+            stale=run.scored_version < version,
+        )
+    return scores
 
 
 def failed_queries(*, snapshot: SearchSnapshot) -> QuerySet[SnapshotQuery]:

@@ -69,13 +69,18 @@ def configuration_list(request: HttpRequest, slug: str) -> HttpResponse:
             _add_errors(form, exc)
         else:
             return redirect("metrics:search_configuration", collection.slug, configuration.pk)
+    snapshots = list(selectors.snapshots_of(collection=collection)[:50])
+    scores = selectors.snapshot_scores(collection=collection, snapshots=snapshots)
+    measure, coverage = selectors.score_labels(collection)
     context = {
         "collection": collection,
         "who": viewer(user=request.user, collection=collection),
         "active": "search",
         "form": form,
         "configurations": selectors.configurations_of(collection=collection),
-        "snapshots": selectors.snapshots_of(collection=collection)[:50],
+        "snapshots": [(snapshot, scores.get(snapshot.pk)) for snapshot in snapshots],
+        "live_measure": measure.requested if measure else None,
+        "live_coverage": coverage.requested if coverage else None,
     }
     return render(
         request,
@@ -201,6 +206,9 @@ def snapshot_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "current": current,
         "remap_problem": services.remap_problem(snapshot=snapshot),
         "problem": problem,
+        "live": selectors.snapshot_scores(collection=collection, snapshots=[snapshot]).get(
+            snapshot.pk
+        ),
     }
     return render(
         request, "metrics/searchsnapshot_detail.html", context, status=400 if problem else 200

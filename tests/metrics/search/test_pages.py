@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.test import Client
 
+from judging import services
+from judging.models import Document
+from metrics.live import store
+from metrics.live.scoring import canonical_names
 from metrics.search.models import SearchConfiguration, SearchSnapshot
 from tests import factories
 from tests.metrics.search.conftest import endpoint_for
@@ -76,3 +81,52 @@ def test_judges_cannot_open_the_search_pages(setup):
     client = Client()
     client.force_login(judge)
     assert client.get("/c/search/search/").status_code in (403, 404)
+
+
+def _cell(html: str, snapshot_pk: int, field: str) -> str:
+    row = re.search(rf'<tr data-snapshot="{snapshot_pk}">(.*?)</tr>', html, re.S).group(1)
+    return re.sub(r"<[^>]+>", "", re.search(rf'data-field="{field}">(.*?)</td>', row).group(1))
+
+
+@pytest.mark.django_db
+def test_a_snapshot_shows_its_live_score_with_its_judged_share(
+    browser, engine, django_capture_on_commit_callbacks
+):
+    """Issue 42 item 6: coverage beside the score, so an unjudged snapshot never looks bad."""
+    client, team = browser
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/c/search/search/", {**FORM, "team": team.pk})
+        configuration = SearchConfiguration.objects.get(name="bm25")
+        client.post(f"/c/search/search/{configuration.pk}/", {"action": "run", "tag": "s1"})
+    snapshot = SearchSnapshot.objects.get(tag="s1")
+    coll = snapshot.collection
+    listed = client.get("/c/search/search/").content.decode()
+    assert '<th scope="col" class="num">nDCG@10</th>' in listed  # the first measure
+    # nothing judged yet: no score, and the coverage cell says so
+    assert _cell(listed, snapshot.pk, "score").strip() == "—"
+    assert "nothing judged yet" in _cell(listed, snapshot.pk, "judged")
+    detail = client.get(f"/c/search/search/snapshots/{snapshot.pk}/").content.decode()
+    assert "data-thin" in detail and "None of this snapshot" in detail
+    # judge the snapshot's first document of each query relevant
+    judge = factories.human_judge(factories.user("grader"))
+    firsts = {}
+    for row in snapshot.run.rankings.select_related("query"):
+        document = Document.objects.get(pk=int(row.document_ids[0]))
+        firsts[row.query.external_id] = document
+    with django_capture_on_commit_callbacks(execute=True):
+        for external_id, document in firsts.items():
+            services.judgment_record(
+                judge=judge, query=coll.queries.get(external_id=external_id), document=document,
+                grade=3,
+            )  # fmt: skip
+    board = store.board_read(coll.pk).means()[snapshot.run_id]
+    ndcg, judged = (board[name] for name in canonical_names(["nDCG@10", "Judged@10"]))
+    assert ndcg is not None and 0 < judged < 1
+    listed = client.get("/c/search/search/").content.decode()
+    assert _cell(listed, snapshot.pk, "score").strip() == f"{ndcg:.4f}"
+    assert _cell(listed, snapshot.pk, "judged").startswith(f"{round(judged * 100)}%")
+    assert ("low coverage" in _cell(listed, snapshot.pk, "judged")) == (
+        judged < coll.coverage_threshold
+    )
+    detail = client.get(f"/c/search/search/snapshots/{snapshot.pk}/").content.decode()
+    assert f"{ndcg:.4f}" in detail and f"{round(judged * 100)}%" in detail
