@@ -14,7 +14,12 @@ from typing import Any, ClassVar
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_view,
+)
 from rest_framework import exceptions, serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -167,8 +172,30 @@ class FailedQuerySerializer(serializers.Serializer):
     attempts = serializers.IntegerField()
 
 
+class LiveScoreSerializer(serializers.Serializer):
+    """A snapshot's live score on the collection's first measure, beside its coverage."""
+
+    measure = serializers.CharField(allow_null=True, help_text="The collection's first measure.")
+    score = serializers.FloatField(
+        allow_null=True, help_text="The run's mean of it on the live list (null: none judged)."
+    )
+    coverage = serializers.CharField(allow_null=True, help_text="The coverage measure shown.")
+    judged = serializers.FloatField(
+        allow_null=True,
+        help_text="Judged@k: share of the top k documents with a live grade (null: none).",
+    )
+    thin = serializers.BooleanField(
+        help_text="Below the collection's coverage threshold, or nothing judged yet."
+    )
+    stale = serializers.BooleanField(help_text="Scored against an older judgment-list version.")
+
+
 class SnapshotSerializer(serializers.Serializer):
-    """A snapshot's progress and outcome."""
+    """A snapshot's progress and outcome, and its live score once it is a run.
+
+    ``context["scores"]`` (:func:`metrics.search.selectors.snapshot_scores`) holds the
+    live scores by snapshot id; without it ``live`` is null.
+    """
 
     id = serializers.IntegerField(read_only=True)
     tag = serializers.CharField(read_only=True)
@@ -191,6 +218,15 @@ class SnapshotSerializer(serializers.Serializer):
     done = serializers.IntegerField(read_only=True)
     failed = serializers.IntegerField(read_only=True)
     run = serializers.IntegerField(source="run_id", read_only=True, allow_null=True)
+    live = serializers.SerializerMethodField(
+        help_text="The run's live score and Judged@k (null until the snapshot is a run)."
+    )
+
+    @extend_schema_field(LiveScoreSerializer(allow_null=True))
+    def get_live(self, snapshot: SearchSnapshot) -> dict[str, Any] | None:
+        """Return the snapshot's live score with its coverage, if it is a run."""
+        score = self.context.get("scores", {}).get(snapshot.pk)
+        return None if score is None else LiveScoreSerializer(score).data
 
 
 class SnapshotDetailSerializer(SnapshotSerializer):
@@ -402,8 +438,9 @@ class SnapshotListView(_SearchView):
 
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """List them, newest first."""
-        found = selectors.snapshots_of(collection=self.collection)[:200]
-        return Response(SnapshotSerializer(found, many=True).data)
+        found = list(selectors.snapshots_of(collection=self.collection)[:200])
+        scores = selectors.snapshot_scores(collection=self.collection, snapshots=found)
+        return Response(SnapshotSerializer(found, many=True, context={"scores": scores}).data)
 
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Start one."""
@@ -476,7 +513,8 @@ class SnapshotDetailView(_SearchView):
         if snapshot is None:
             raise exceptions.NotFound("No such snapshot in this collection.")
         snapshot.failed_queries = list(selectors.failed_queries(snapshot=snapshot)[:1000])
-        return Response(SnapshotDetailSerializer(snapshot).data)
+        scores = selectors.snapshot_scores(collection=self.collection, snapshots=[snapshot])
+        return Response(SnapshotDetailSerializer(snapshot, context={"scores": scores}).data)
 
 
 class PlacedSerializer(serializers.Serializer):

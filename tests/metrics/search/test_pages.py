@@ -14,6 +14,7 @@ from metrics.live import store
 from metrics.live.scoring import canonical_names
 from metrics.search.models import SearchConfiguration, SearchSnapshot
 from tests import factories
+from tests.api_client import client_for
 from tests.metrics.search.conftest import endpoint_for
 
 
@@ -130,3 +131,11 @@ def test_a_snapshot_shows_its_live_score_with_its_judged_share(
     )
     detail = client.get(f"/c/search/search/snapshots/{snapshot.pk}/").content.decode()
     assert f"{ndcg:.4f}" in detail and f"{round(judged * 100)}%" in detail
+    # and the same numbers over REST, in the list and the detail
+    api = client_for(coll.memberships.get(role="coordinator").user)
+    base = f"/api/v1/collections/{coll.slug}/search-snapshots/"
+    listed = {row["id"]: row for row in api.get(base).json()}
+    for live in (listed[snapshot.pk]["live"], api.get(f"{base}{snapshot.pk}/").json()["live"]):
+        assert (live["measure"], live["coverage"]) == ("nDCG@10", "Judged@10")
+        assert (live["score"], live["judged"]) == (ndcg, judged)
+        assert live["thin"] == (judged < coll.coverage_threshold) and live["stale"] is False
