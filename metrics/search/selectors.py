@@ -139,6 +139,32 @@ def snapshot_scores(
     return scores
 
 
+def score_series(
+    *, snapshots: list[SearchSnapshot], scores: dict[int, SnapshotScore]
+) -> list[tuple[str, list[tuple[float, float]]]]:
+    """Return, per configuration with two scored snapshots or more, its scores in order.
+
+    Each point is (the snapshot's place among the configuration's scored snapshots here,
+    1 = the oldest; its live score), oldest first: the measure over several snapshots
+    (Quepid diffs several; issue 42 item 4). Configurations are named as on the page.
+    """
+    by_configuration: dict[str, list[tuple[object, int, float]]] = {}
+    for snapshot in snapshots:
+        score = scores.get(snapshot.pk)
+        if score is None or score.score is None:
+            continue
+        name = snapshot.version.configuration.name
+        by_configuration.setdefault(name, []).append(
+            (snapshot.created_at, snapshot.pk, score.score)
+        )
+    series = []
+    for name in sorted(by_configuration):
+        points = sorted(by_configuration[name])
+        if len(points) >= 2:
+            series.append((name, [(float(i), value) for i, (*_, value) in enumerate(points, 1)]))
+    return series
+
+
 def failed_queries(*, snapshot: SearchSnapshot) -> QuerySet[SnapshotQuery]:
     """Return the snapshot's failed queries with their query."""
     return snapshot.queries.filter(status=SnapshotQuery.Status.FAILED).select_related("query")

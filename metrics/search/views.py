@@ -9,10 +9,12 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_http_methods
 
 from judging.models import Collection, Membership
 from judging.selectors import collection_for_member
+from metrics import charts
 from metrics.models import Team
 from metrics.search import selectors, services
 from metrics.search.forms import ConfigurationForm, DiffForm, SnapshotForm
@@ -30,6 +32,23 @@ def _form(request: HttpRequest, collection: Collection, **kwargs: Any) -> Config
         teams=Team.objects.filter(collection=collection).order_by("name"),
         endpoints=selectors.endpoints_in(collection=collection, user=request.user),
         **kwargs,
+    )
+
+
+def _trend(series: list, measure: Any) -> SafeString | None:
+    """Return the chart of each configuration's score over its snapshots, if there is one."""
+    if not series or measure is None:
+        return None
+    return mark_safe(  # charts.line_chart escapes every text
+        charts.for_screens(
+            lambda width: charts.line_chart(
+                series,
+                title=f"{measure.requested} per snapshot, per configuration",
+                x_label="snapshot (1 = the oldest shown)",
+                y_label=measure.requested,
+                width=width,
+            )
+        )
     )
 
 
@@ -79,6 +98,7 @@ def configuration_list(request: HttpRequest, slug: str) -> HttpResponse:
         "form": form,
         "configurations": selectors.configurations_of(collection=collection),
         "snapshots": [(snapshot, scores.get(snapshot.pk)) for snapshot in snapshots],
+        "trend": _trend(selectors.score_series(snapshots=snapshots, scores=scores), measure),
         "live_measure": measure.requested if measure else None,
         "live_coverage": coverage.requested if coverage else None,
     }

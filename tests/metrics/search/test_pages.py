@@ -12,6 +12,7 @@ from judging import services
 from judging.models import Document
 from metrics.live import store
 from metrics.live.scoring import canonical_names
+from metrics.search import selectors
 from metrics.search.models import SearchConfiguration, SearchSnapshot
 from tests import factories
 from tests.api_client import client_for
@@ -139,3 +140,41 @@ def test_a_snapshot_shows_its_live_score_with_its_judged_share(
         assert (live["measure"], live["coverage"]) == ("nDCG@10", "Judged@10")
         assert (live["score"], live["judged"]) == (ndcg, judged)
         assert live["thin"] == (judged < coll.coverage_threshold) and live["stale"] is False
+
+
+@pytest.mark.django_db
+def test_the_measure_over_several_snapshots_is_charted_from_the_live_scores(
+    browser, engine, django_capture_on_commit_callbacks
+):
+    """Issue 42 item 4: each configuration's score per snapshot, oldest first, as a chart."""
+    client, team = browser
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/c/search/search/", {**FORM, "team": team.pk})
+        configuration = SearchConfiguration.objects.get(name="bm25")
+        url = f"/c/search/search/{configuration.pk}/"
+        client.post(url, {"action": "run", "tag": "deep"})
+    coll = configuration.collection
+    judge = factories.human_judge(factories.user("grader"))
+    with django_capture_on_commit_callbacks(execute=True):  # grade everything retrieved
+        for row in SearchSnapshot.objects.get(tag="deep").run.rankings.select_related("query"):
+            for pk in row.document_ids:
+                services.judgment_record(
+                    judge=judge, query=row.query, document=Document.objects.get(pk=int(pk)),
+                    grade=int(pk) % 4,
+                )  # fmt: skip
+    page = client.get("/c/search/search/").content.decode()
+    assert "data-snapshot-trend" not in page  # one scored snapshot: nothing to chart yet
+    with django_capture_on_commit_callbacks(execute=True):  # a second, shallower version
+        client.post(url, {**FORM, "action": "save", "depth": "1"})
+        client.post(url, {"action": "run", "tag": "shallow"})
+    snapshots = list(SearchSnapshot.objects.filter(tag__in=["deep", "shallow"]))
+    scores = selectors.snapshot_scores(collection=coll, snapshots=snapshots)
+    means = store.board_read(coll.pk).means()
+    (ndcg,) = canonical_names(["nDCG@10"])
+    by_tag = {s.tag: means[s.run_id][ndcg] for s in snapshots}
+    assert by_tag["deep"] != by_tag["shallow"]
+    series = selectors.score_series(snapshots=snapshots, scores=scores)
+    assert series == [("bm25", [(1.0, by_tag["deep"]), (2.0, by_tag["shallow"])])]
+    page = client.get("/c/search/search/").content.decode()
+    assert "data-snapshot-trend" in page and "nDCG@10 per snapshot, per configuration" in page
+    assert page.count("<polyline") == 2  # one line, drawn for a desk and for a phone
