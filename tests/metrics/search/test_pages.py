@@ -85,6 +85,15 @@ def test_judges_cannot_open_the_search_pages(setup):
     assert client.get("/c/search/search/").status_code in (403, 404)
 
 
+def _configure_and_run(client, team, capture, tag: str) -> SearchConfiguration:
+    """Create the bm25 configuration through the page and run a snapshot ``tag`` of it."""
+    with capture(execute=True):
+        client.post("/c/search/search/", {**FORM, "team": team.pk})
+        configuration = SearchConfiguration.objects.get(name="bm25")
+        client.post(f"/c/search/search/{configuration.pk}/", {"action": "run", "tag": tag})
+    return configuration
+
+
 def _cell(html: str, snapshot_pk: int, field: str) -> str:
     row = re.search(rf'<tr data-snapshot="{snapshot_pk}">(.*?)</tr>', html, re.S).group(1)
     return re.sub(r"<[^>]+>", "", re.search(rf'data-field="{field}">(.*?)</td>', row).group(1))
@@ -96,10 +105,7 @@ def test_a_snapshot_shows_its_live_score_with_its_judged_share(
 ):
     """Issue 42 item 6: coverage beside the score, so an unjudged snapshot never looks bad."""
     client, team = browser
-    with django_capture_on_commit_callbacks(execute=True):
-        client.post("/c/search/search/", {**FORM, "team": team.pk})
-        configuration = SearchConfiguration.objects.get(name="bm25")
-        client.post(f"/c/search/search/{configuration.pk}/", {"action": "run", "tag": "s1"})
+    _configure_and_run(client, team, django_capture_on_commit_callbacks, "s1")
     snapshot = SearchSnapshot.objects.get(tag="s1")
     coll = snapshot.collection
     listed = client.get("/c/search/search/").content.decode()
@@ -148,11 +154,8 @@ def test_the_measure_over_several_snapshots_is_charted_from_the_live_scores(
 ):
     """Issue 42 item 4: each configuration's score per snapshot, oldest first, as a chart."""
     client, team = browser
-    with django_capture_on_commit_callbacks(execute=True):
-        client.post("/c/search/search/", {**FORM, "team": team.pk})
-        configuration = SearchConfiguration.objects.get(name="bm25")
-        url = f"/c/search/search/{configuration.pk}/"
-        client.post(url, {"action": "run", "tag": "deep"})
+    configuration = _configure_and_run(client, team, django_capture_on_commit_callbacks, "deep")
+    url = f"/c/search/search/{configuration.pk}/"
     coll = configuration.collection
     judge = factories.human_judge(factories.user("grader"))
     with django_capture_on_commit_callbacks(execute=True):  # grade everything retrieved
