@@ -50,6 +50,41 @@ class Viewer:
         return bool(self.team_ids)
 
 
+#: The coverage measure shown beside the scores (a share of each run's top 10 judged).
+COVERAGE_MEASURE = "Judged@10"
+
+
+def measure_labels_of(collection: Collection) -> tuple[list[scoring.MeasureLabel], list[str]]:
+    """Return the collection's measures (one per canonical name) and any unreadable names.
+
+    A name that stands for several measures (trec_eval's ``P`` is P@5 … P@1000) yields one
+    label per measure, each headed by its own trec_eval name so that headers stay distinct.
+    """
+    labels: list[scoring.MeasureLabel] = []
+    unreadable: list[str] = []
+    seen: set[str] = set()
+    for name in collection.measures:
+        try:
+            resolved = scoring.measure_labels([name])
+        except scoring.MeasureError:
+            unreadable.append(str(name))
+            continue
+        for label in resolved:
+            if len(resolved) > 1:  # "P" means P@5 … P@1000: give each its own short name
+                label = replace(label, requested=label.trec_name or label.canonical)
+            if label.canonical not in seen:
+                seen.add(label.canonical)
+                labels.append(label)
+    return labels, unreadable
+
+
+def coverage_label(labels: list[scoring.MeasureLabel]) -> scoring.MeasureLabel | None:
+    """Return the Judged@10 measure (or another Judged@k) among the labels, if any."""
+    judged = [label for label in labels if label.canonical.startswith("Judged@")]
+    exact = [label for label in judged if label.canonical == COVERAGE_MEASURE]
+    return (exact or judged or [None])[0]
+
+
 def viewer(*, user: AbstractBaseUser, collection: Collection) -> Viewer:
     """Return what ``user`` may see; judges (only) see no runs at all (judging is blind)."""
     roles = user_roles(user=user, collection=collection)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 from urllib.parse import unquote
 
@@ -49,7 +49,6 @@ from metrics.analysis.difficulty import (
     sort_topics,
     topic_difficulty,
 )
-from metrics.engine.errors import MeasureError
 from metrics.engine.measures import NICKNAMES
 from metrics.forms import (
     AggregationSettingsForm,
@@ -61,7 +60,7 @@ from metrics.forms import (
     RepoolForm,
     RunSubmitForm,
 )
-from metrics.live.scoring import MeasureLabel, canonical_names, expand_measure_sets, measure_labels
+from metrics.live.scoring import MeasureLabel, canonical_names, expand_measure_sets
 from metrics.models import Run, Team
 from metrics.pool.forms import PoolingPolicyForm, strategy_fields
 from metrics.pool.models import RECOMMENDATION, STRATEGY_CHOICES, strategy_name
@@ -74,8 +73,10 @@ from metrics.selectors import (
     Interval,
     Viewer,
     any_stale,
+    coverage_label,
     leaderboard,
     live_state,
+    measure_labels_of,
     rescore_progress,
     run_for_owner,
     run_for_viewer,
@@ -98,37 +99,12 @@ from metrics.visibility.services import BudgetExhausted
 
 Role = Membership.Role
 RUN_ROLES = (Role.COORDINATOR, Role.TEAM)
-COVERAGE_MEASURE = "Judged@10"
 
 
 def _collection_and_viewer(request: HttpRequest, slug: str) -> tuple[Collection, Viewer]:
     """Return the collection and what the user may see of it; 404 for judges and strangers."""
     collection = collection_for_member(user=request.user, slug=slug, roles=RUN_ROLES)
     return collection, viewer(user=request.user, collection=collection)
-
-
-def _measure_labels(collection: Collection) -> tuple[list[MeasureLabel], list[str]]:
-    """Return the collection's measures (one per canonical name) and any unreadable names.
-
-    A name that stands for several measures (trec_eval's ``P`` is P@5 … P@1000) yields one
-    label per measure, each headed by its own trec_eval name so that headers stay distinct.
-    """
-    labels: list[MeasureLabel] = []
-    unreadable: list[str] = []
-    seen: set[str] = set()
-    for name in collection.measures:
-        try:
-            resolved = measure_labels([name])
-        except MeasureError:
-            unreadable.append(str(name))
-            continue
-        for label in resolved:
-            if len(resolved) > 1:  # "P" means P@5 … P@1000: give each its own short name
-                label = replace(label, requested=label.trec_name or label.canonical)
-            if label.canonical not in seen:
-                seen.add(label.canonical)
-                labels.append(label)
-    return labels, unreadable
 
 
 def _measure_sets_note(names: list[str]) -> str:
@@ -149,13 +125,6 @@ def _measure_sets_note(names: list[str]) -> str:
             + (f"; left out {left} (manage.py evaluate prints them)." if left else ".")
         )
     return "".join(notes)
-
-
-def _coverage_label(labels: list[MeasureLabel]) -> MeasureLabel | None:
-    """Return the Judged@10 measure (or another Judged@k) among the labels, if any."""
-    judged = [label for label in labels if label.canonical.startswith("Judged@")]
-    exact = [label for label in judged if label.canonical == COVERAGE_MEASURE]
-    return (exact or judged or [None])[0]
 
 
 def _is_low(value: float | None, threshold: float) -> bool:
@@ -267,8 +236,8 @@ def run_leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
     token, unchanged = _live(request, collection, who)
     if unchanged:
         return HttpResponse(status=204)
-    labels, unreadable = _measure_labels(collection)
-    coverage = _coverage_label(labels)
+    labels, unreadable = measure_labels_of(collection)
+    coverage = coverage_label(labels)
     columns = [label for label in labels if label is not coverage]
     by_name = {label.canonical: label for label in labels}
     by_name |= {label.requested: label for label in labels}
@@ -442,10 +411,10 @@ def run_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     token, unchanged = _live(request, collection, who)
     if unchanged:
         return HttpResponse(status=204)
-    labels, unreadable = _measure_labels(collection)
+    labels, unreadable = measure_labels_of(collection)
     form = MeasureForm(request.GET or None, labels=labels)
     chosen = form.label()
-    coverage = _coverage_label(labels)
+    coverage = coverage_label(labels)
     columns = [label for label in labels if label is not coverage]
     policy = who.policy
     per_query = run_per_query(
@@ -540,7 +509,7 @@ SIGNIFICANCE = 0.05
 def run_compare(request: HttpRequest, slug: str) -> HttpResponse:
     """Compare run A with run B, a baseline with several runs, or every pair, on one measure."""
     collection, who = _collection_and_viewer(request, slug)
-    labels, unreadable = _measure_labels(collection)
+    labels, unreadable = measure_labels_of(collection)
     runs = visible_runs(collection=collection, who=who).order_by("tag")
     get = request.GET
     every_pair = "pairs" in get

@@ -49,7 +49,7 @@ from metrics.engine.errors import MeasureError
 from metrics.engine.pairs import CORRECTIONS
 from metrics.live.scoring import MeasureLabel, measure_labels
 from metrics.pool import selectors as pool_selectors
-from metrics.views import _measure_labels
+from metrics.selectors import measure_labels_of
 
 NO_PER_QUERY = (
     "Judges never see runs; teams get 403 while the collection's score visibility hides "
@@ -279,7 +279,7 @@ class RunCompareView(MetricsScopedView):
                 ids[name] = self._run_ids(name, params.getlist(name))
             except exceptions.ValidationError as exc:
                 errors.update(exc.detail)
-        labels, _unreadable = _measure_labels(self.collection)
+        labels, _unreadable = measure_labels_of(self.collection)
         try:
             label = _pick(labels, params.get("measure"))
         except exceptions.ValidationError as exc:
@@ -482,7 +482,7 @@ class RunPairsView(RunCompareView):
             else:
                 if len(ids) > MAX_PAIR_RUNS:  # refused before any run is read
                     errors["runs"] = [f"Choose at most {MAX_PAIR_RUNS} runs; {len(ids)} given."]
-        labels, _unreadable = _measure_labels(self.collection)
+        labels, _unreadable = measure_labels_of(self.collection)
         try:
             label = _pick(labels, params.get("measure"))
         except exceptions.ValidationError as exc:

@@ -25,15 +25,15 @@ from metrics.analysis.query import run_query_ranking
 from metrics.forms import MeasureForm
 from metrics.live.scoring import MeasureLabel, measure_labels
 from metrics.pool import selectors as pool_selectors
-from metrics.selectors import run_for_viewer
-from metrics.views import _base_context, _collection_and_viewer, _measure_labels
+from metrics.selectors import measure_labels_of, run_for_viewer
+from metrics.views import _base_context, _collection_and_viewer
 
 DEFAULT_NDCG = "nDCG@10"
 
 
 def ndcg_labels(collection: Collection) -> list[MeasureLabel]:
     """Return the collection's NDCG measures, or the default nDCG@10 when it has none."""
-    labels, _unreadable = _measure_labels(collection)
+    labels, _unreadable = measure_labels_of(collection)
     ndcg = [label for label in labels if label.canonical.startswith("nDCG(")]
     return ndcg or measure_labels([DEFAULT_NDCG])
 

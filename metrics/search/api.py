@@ -31,7 +31,7 @@ from metrics.analysis.api import _pick
 from metrics.models import Team
 from metrics.search import presets, selectors, services
 from metrics.search.models import SearchConfiguration, SearchEndpoint, SearchSnapshot
-from metrics.views import _measure_labels
+from metrics.selectors import measure_labels_of
 
 ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Id.")
 
@@ -620,7 +620,7 @@ class SnapshotDiffView(_SearchView):
         k = params.get("k", str(selectors.DIFF_K))
         if not (k.isascii() and k.isdigit() and 1 <= int(k) <= 100):
             errors["k"] = ["Give a whole number from 1 to 100."]
-        labels, _unreadable = _measure_labels(self.collection)
+        labels, _unreadable = measure_labels_of(self.collection)
         try:
             label = _pick(labels, params.get("measure"))
         except exceptions.ValidationError as exc:

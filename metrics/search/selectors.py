@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q, QuerySet
 
 from judging.models import Collection, LiveGrade, Query
 from metrics.analysis.compare import ComparisonError, RunComparison, compare_runs
-from metrics.engine import MeasureError
-from metrics.live.scoring import MeasureLabel, measure_labels
+from metrics.live.scoring import MeasureLabel
 from metrics.models import Scoreboard
 from metrics.search import diff
 from metrics.search.models import (
@@ -20,7 +19,7 @@ from metrics.search.models import (
     SearchSnapshot,
     SnapshotQuery,
 )
-from metrics.selectors import paired_scores
+from metrics.selectors import coverage_label, measure_labels_of, paired_scores
 
 
 def endpoints_in(*, collection: Collection, user: AbstractBaseUser) -> QuerySet[SearchEndpoint]:
@@ -66,10 +65,6 @@ def snapshots_with_runs(*, collection: Collection) -> QuerySet[SearchSnapshot]:
     )
 
 
-#: The coverage measure a snapshot's score is shown with (the leaderboard's).
-COVERAGE = "Judged@10"
-
-
 @dataclass(frozen=True)
 class SnapshotScore:
     """A snapshot's live score on the collection's first measure, with its coverage.
@@ -91,20 +86,14 @@ class SnapshotScore:
 
 
 def score_labels(collection: Collection) -> tuple[MeasureLabel | None, MeasureLabel | None]:
-    """Return the collection's first measure and its Judged@k measure (Judged@10 first)."""
-    labels: list[MeasureLabel] = []
-    for name in collection.measures:
-        try:
-            resolved = measure_labels([name])
-        except MeasureError:  # the settings page names it; scores skip it
-            continue
-        if len(resolved) > 1:  # "P" is P@5 … P@1000: each by its own name, as elsewhere
-            resolved = [replace(r, requested=r.trec_name or r.canonical) for r in resolved]
-        labels += resolved
-    judged = [label for label in labels if label.canonical.startswith("Judged@")]
-    coverage = ([label for label in judged if label.canonical == COVERAGE] or judged or [None])[0]
-    first = next((label for label in labels if label not in judged), None)
-    return first, coverage
+    """Return the leaderboard's default measure and its coverage measure (Judged@10 first).
+
+    The default measure is the first of the collection's measures other than the coverage
+    one, as the leaderboard sorts by it.
+    """
+    labels, _unreadable = measure_labels_of(collection)
+    coverage = coverage_label(labels)
+    return next((label for label in labels if label is not coverage), None), coverage
 
 
 def snapshot_scores(

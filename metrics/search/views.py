@@ -18,8 +18,7 @@ from metrics import charts
 from metrics.models import Team
 from metrics.search import selectors, services
 from metrics.search.forms import ConfigurationForm, DiffForm, SnapshotForm
-from metrics.selectors import viewer
-from metrics.views import _measure_labels
+from metrics.selectors import measure_labels_of, viewer
 
 
 def _collection(request: HttpRequest, slug: str) -> Collection:
@@ -243,7 +242,7 @@ def snapshot_diff(request: HttpRequest, slug: str) -> HttpResponse:
     Without a choice, the two newest snapshots that became runs (the older as baseline).
     """
     collection = _collection(request, slug)
-    labels, _unreadable = _measure_labels(collection)
+    labels, _unreadable = measure_labels_of(collection)
     measures = [label.requested for label in labels]
     snapshots = selectors.snapshots_with_runs(collection=collection)
     params: Any = request.GET
