@@ -94,6 +94,9 @@ Source = str | os.PathLike | bytes | bytearray | memoryview | IO[Any]
 _RUN_LAYOUT = "qid Q0 docno rank score tag"
 _QRELS_LAYOUT = "qid iter docno label"
 _NON_BLANK = re.compile(rb"\S")
+#: How JSON and JSON Lines begin (:func:`detect_format`): the bracket and what follows it.
+_JSON_START = re.compile(rb'\s*\[\s*(?:[{\["\]]|\Z)')
+_JSONL_START = re.compile(rb'\s*\{\s*(?:["}]|\Z)')
 _NUMBER_RE = re.compile(rb"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _ECHO = 60  # longest value echoed in a message
@@ -160,7 +163,10 @@ def _utf8(data: Any, label: str) -> Any:
 def detect_format(data: bytes) -> str:
     """Return ``"json"``, ``"jsonl"`` or ``"trec"``: what :func:`read_run` reads ``data`` as.
 
-    After a byte-order mark: ``[`` starts JSON, ``{`` JSON Lines, anything else TREC.
+    After a byte-order mark and blanks: ``[`` followed by ``{``, ``[``, ``"``, ``]`` or
+    nothing starts JSON, ``{`` followed by ``"``, ``}`` or nothing JSON Lines, anything else
+    TREC. So a TREC file whose first query id is ``[`` or ``{`` (``{ Q0 d1 1 2.5 t``) reads
+    as TREC; a JSON array of numbers (``[1, 2]``) reads as TREC and is refused by column.
     """
     skip, codec, _ = textpolicy.byte_order_mark(data[:4])
     if codec != "utf-8":
@@ -173,11 +179,9 @@ def _detect(data: bytes, fmt: Format) -> str:
         if fmt not in ("trec", "json", "jsonl"):
             raise ValueError(f"unknown format {fmt!r}")
         return fmt
-    first = _NON_BLANK.search(data)
-    head = data[first.start() : first.start() + 1] if first else b""
-    if head == b"[":
+    if _JSON_START.match(data):
         return "json"
-    if head == b"{":
+    if _JSONL_START.match(data):
         return "jsonl"
     return "trec"
 

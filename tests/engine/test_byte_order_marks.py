@@ -162,10 +162,34 @@ IDS = st.text(
     max_size=8,
 ).filter(
     lambda s: (
-        not s.startswith(("#", "\ufeff")) and "\ufeff" not in s and not any(c.isspace() for c in s)
+        not s.startswith(("#", "\ufeff"))
+        and "\ufeff" not in s
+        and not any(c.isspace() for c in s)
+        # a first id such as ``[{`` or ``{"`` begins JSON (io.detect_format); ``[`` alone
+        # does not, and is tested below
+        and not (len(s) > 1 and s[0] in "[{" and s[1] in '{}[]"')
     )
 )
 SCORES = st.floats(allow_nan=False, allow_infinity=False, width=64)
+
+
+@pytest.mark.parametrize("qid", ["[", "{", "[x", "{x"])
+@pytest.mark.parametrize("reader", READERS)
+def test_a_first_query_id_that_is_a_bracket_reads_as_trec(qid, reader):
+    # Found by the property below: ``{ Q0 d1 0 0.0 t`` was sniffed as JSON Lines and
+    # refused ("Expecting property name"), ``[ Q0 ...`` as a JSON array.
+    text = f"{qid} Q0 d1 1 2.5 t\n{qid} Q0 d2 2 1.5 t\n"
+    assert io.detect_format(text.encode()) == "trec"
+    assert read_run(text.encode(), reader=reader).qids == [qid]
+    assert read_run(ENCODINGS["utf-8 with BOM"](text), reader=reader).qids == [qid]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("[]", "json"), ("  [\n  {", "json"), ("[", "json"), ('{"qid"', "jsonl"), ("{", "jsonl")],
+)
+def test_json_is_still_told_by_its_first_brackets(text, expected):
+    assert io.detect_format(text.encode()) == expected
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
