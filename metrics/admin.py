@@ -59,4 +59,5 @@ class RunAdmin(TenantScopedAdmin):
             services.run_delete(run=run)
 
 
+from metrics.schedules import admin as schedules_admin  # noqa: E402, F401
 from metrics.search import admin as search_admin  # noqa: E402, F401

@@ -272,6 +272,11 @@ class DocnoIndexToken(models.Model):
 
 from metrics.answers.models import Answer, AnswerRun  # noqa: E402, F401  (RAG answers)
 from metrics.pool.models import PoolingPolicy  # noqa: E402, F401  (pooling policy versions)
+from metrics.schedules.models import (  # noqa: E402, F401  (scheduled evaluations, alerts)
+    AlertWebhook,
+    ScheduleCheck,
+    SearchSchedule,
+)
 from metrics.search.models import (  # noqa: E402, F401  (live search engines)
     SearchConfiguration,
     SearchConfigVersion,

@@ -1,6 +1,7 @@
 """The metrics app's Celery tasks, one module per capability (found by autodiscovery)."""
 
 from metrics.live.tasks import build_docno_index, rescore_queries
+from metrics.schedules.tasks import search_schedules_tick
 from metrics.search.tasks import run_search_snapshot
 
-__all__ = ["build_docno_index", "rescore_queries", "run_search_snapshot"]
+__all__ = ["build_docno_index", "rescore_queries", "run_search_snapshot", "search_schedules_tick"]

@@ -5,6 +5,7 @@ from django.urls import path
 from metrics import views
 from metrics.analysis import views as analysis_views
 from metrics.pool import views as views_pool
+from metrics.schedules import views as views_schedules
 from metrics.search import views as views_search
 
 app_name = "metrics"
@@ -34,6 +35,12 @@ urlpatterns = [
         views_search.configuration_detail,
         name="search_configuration",
     ),
+    path(
+        "c/<slug:slug>/search/<int:pk>/schedule/",
+        views_schedules.schedule_update,
+        name="search_schedule",
+    ),
+    path("c/<slug:slug>/search/alerts/", views_schedules.alert_list, name="search_alerts"),
     path(
         "c/<slug:slug>/search/diff/",
         views_search.snapshot_diff,

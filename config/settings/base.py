@@ -231,6 +231,13 @@ CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery"
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": int(os.environ.get("GRADED_BROKER_VISIBILITY_SECONDS", "3600"))
 }
+# Celery beat (``celery -A config beat``, one process per deployment) ticks the search
+# schedules every minute; the schedules themselves live in metrics.schedules' tables.
+CELERY_BEAT_SCHEDULE = {
+    "search-schedules": {"task": "metrics.search_schedules_tick", "schedule": 60.0},
+}
+# Alerts' mail: Django's mail settings (EMAIL_HOST, …); the sender:
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "graded@localhost")
 
 # LLM judge jobs are split into chunks of this many pairs; up to GRADED_LLM_JOB_WORKERS
 # Celery workers share one job. A worker holds a chunk under a lease it renews while it

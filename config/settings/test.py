@@ -28,3 +28,4 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
     DATABASES["default"].setdefault("OPTIONS", {})["init_command"] = (  # noqa: F405
         "PRAGMA read_uncommitted = 1;"
     )
+GRADED_WEBHOOK_BACKOFF_BASE = 0.01  # alerts' webhook retries (metrics.schedules.delivery)

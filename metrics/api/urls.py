@@ -8,6 +8,7 @@ from metrics.api import settings as settings_api
 from metrics.api import teams as teams_api
 from metrics.api import views
 from metrics.pool import api as pool_api
+from metrics.schedules import api as schedules_api
 from metrics.search import api as search_api
 from metrics.visibility import api as visibility_api
 
@@ -134,5 +135,15 @@ urlpatterns = [
         "collections/<slug:slug>/search-snapshots/<int:pk>/",
         search_api.SnapshotDetailView.as_view(),
         name="search-snapshot-detail",
+    ),
+    path(
+        "collections/<slug:slug>/search-configurations/<int:pk>/schedule/",
+        schedules_api.ScheduleView.as_view(),
+        name="search-configuration-schedule",
+    ),
+    path(
+        "collections/<slug:slug>/search-checks/",
+        schedules_api.CheckListView.as_view(),
+        name="search-check-list",
     ),
 ]

@@ -220,6 +220,7 @@ class SearchSnapshot(models.Model):
         RUN = "run", "Run it"
         RETRY = "retry", "Retry of failed queries"
         REMAP = "remap", "Re-mapped from kept answers"
+        SCHEDULE = "schedule", "Scheduled"
 
     collection = models.ForeignKey(
         "judging.Collection", on_delete=models.CASCADE, related_name="search_snapshots"

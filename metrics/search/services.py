@@ -271,10 +271,13 @@ def snapshot_start(
     user: AbstractBaseUser | None,
     tag: str = "",
     query_ids: list[str] | None = None,
+    origin: str = SearchSnapshot.Origin.RUN,
 ) -> SearchSnapshot:
     """Queue a snapshot of the configuration's current version over the collection's queries.
 
-    ``query_ids`` (external ids) chooses a query set. Raises ``ValidationError`` by field.
+    ``query_ids`` (external ids) chooses a query set; ``origin`` is ``run`` (a person's
+    *Run it*) or ``schedule`` (:mod:`metrics.schedules`). Raises ``ValidationError`` by
+    field.
     """
     version = configuration.current
     collection = configuration.collection
@@ -300,7 +303,12 @@ def snapshot_start(
     if not ids:
         raise ValidationError({"query_ids": "There are no queries to send."})
     snapshot = SearchSnapshot.objects.create(
-        collection=collection, version=version, tag=tag, total=len(ids), started_by=user
+        collection=collection,
+        version=version,
+        tag=tag,
+        total=len(ids),
+        started_by=user,
+        origin=origin,
     )
     SnapshotQuery.objects.bulk_create(
         [SnapshotQuery(snapshot=snapshot, query_id=pk) for pk in ids], batch_size=1000

@@ -16,6 +16,7 @@ from judging.models import Collection, Membership
 from judging.selectors import collection_for_member
 from metrics import charts
 from metrics.models import Team
+from metrics.schedules.models import SearchSchedule
 from metrics.search import selectors, services
 from metrics.search.forms import ConfigurationForm, DiffForm, SnapshotForm
 from metrics.selectors import measure_labels_of, viewer
@@ -178,6 +179,7 @@ def configuration_detail(request: HttpRequest, slug: str, pk: int) -> HttpRespon
         "run_form": run_form,
         "tried": tried,
         "problem": problem,
+        "schedule": SearchSchedule.objects.filter(configuration=configuration).first(),
     }
     return render(request, "metrics/searchconfiguration_detail.html", context, status=status)
 

@@ -35,6 +35,7 @@ from judging.llm.models import (
 )
 from judging.models import Collection, Judge, Membership, Query
 from metrics import services as metrics_services
+from metrics.schedules.models import AlertWebhook
 from metrics.search.models import SearchEndpoint
 from tests import factories
 
@@ -149,6 +150,11 @@ def world(db) -> World:
     objects[SearchEndpoint] = {
         "op": SearchEndpoint.objects.create(
             name="engine", kind="solr", base_url="http://127.0.0.1:9"
+        )
+    }
+    objects[AlertWebhook] = {
+        "op": AlertWebhook.objects.create(
+            name="ops", url="http://127.0.0.1:9/hook", secret_env="GRADED_WEBHOOK_SECRET_OPS"
         )
     }
     return World(a, b, users, objects)

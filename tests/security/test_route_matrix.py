@@ -156,6 +156,14 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("GET", S + "search-snapshots/<int:pk>/"):    (401, 404, 403, 403, 403, 403, 404, 404),
     # Two snapshots compared: the arena has none, so a coordinator's bare GET names a and b.
     ("GET", S + "search-diffs/"):                 (401, 404, 403, 403, 403, 403, 404, 400),
+    # Schedules and their checks (issue 42 item 5): coordinators only; no configuration.
+    ("GET", S + "search-configurations/<int:pk>/schedule/"):
+                                                  (401, 404, 403, 403, 403, 403, 404, 404),
+    ("PUT", S + "search-configurations/<int:pk>/schedule/"):
+                                                  (401, 404, 403, 403, 403, 403, 404, 404),
+    ("DELETE", S + "search-configurations/<int:pk>/schedule/"):
+                                                  (401, 404, 403, 403, 403, 403, 404, 404),
+    ("GET", S + "search-checks/"):                (401, 404, 403, 403, 403, 403, 404, 200),
 }  # fmt: skip
 
 
@@ -241,6 +249,10 @@ BODIES: dict[tuple[str, str], Callable[[Arena], tuple[Any, str]]] = {
     ),
     ("POST", S + "search-configurations/<int:pk>/tries/"): lambda a: ({}, "json"),
     ("POST", S + "search-snapshots/"): lambda a: ({"configuration": 424242}, "json"),
+    ("PUT", S + "search-configurations/<int:pk>/schedule/"): lambda a: (
+        {"frequency": "daily"},
+        "json",
+    ),
 }
 SECRETS = ("judy", "jim", "q1 need", "bm25.txt")
 
@@ -468,6 +480,8 @@ PAGES = {
     "search/<int:pk>/": "search_configuration",  # coordinators only
     "search/snapshots/<int:pk>/": "search_snapshot",  # coordinators only
     "search/diff/": "search_diff",  # coordinators only
+    "search/<int:pk>/schedule/": "search_schedule",  # coordinators only
+    "search/alerts/": "search_alerts",  # coordinators only
 }
 
 
