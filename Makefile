@@ -66,4 +66,4 @@ bench: install
 	$(BIN)/python -m benchmarks.run
 
 clean:
-	rm -rf $(VENV) db.sqlite3 staticfiles .pytest_cache .test-media
+	rm -rf $(VENV) db.sqlite3 staticfiles .pytest_cache .test-media .test-media-pg

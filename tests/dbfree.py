@@ -1,10 +1,11 @@
 """Which tests touch no database, so that CI runs them once (in the SQLite leg) only.
 
-``.ci/run`` runs ``make test`` twice: on SQLite, then with ``DATABASE_URL`` pointing at
-PostgreSQL. A test that asks for no database (no ``db``/``transactional_db``/``live_server``
-fixture, no ``django_db`` mark, no Django ``TransactionTestCase``) cannot see which backend
-is configured: pytest-django blocks its database access. Running it again in the PostgreSQL
-leg proves nothing new, so ``tests/conftest.py`` deselects it there.
+``.ci/run`` runs ``make test`` twice, side by side: on SQLite, and with ``DATABASE_URL``
+pointing at PostgreSQL. A test that asks for no database (no ``db``, ``transactional_db``
+or ``live_server`` fixture, no ``django_db`` mark, no Django ``TransactionTestCase``)
+cannot see which backend is configured: pytest-django blocks its database access. Running
+it again in the PostgreSQL leg proves nothing new, so ``tests/conftest.py`` deselects it
+there.
 
 Two guards keep the split honest:
 

@@ -10,7 +10,12 @@ STORAGES = {
     **STORAGES,  # noqa: F405
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
-MEDIA_ROOT = BASE_DIR / ".test-media"  # noqa: F405
+# One folder per database: .ci/run runs the SQLite and PostgreSQL legs side by side.
+MEDIA_ROOT = BASE_DIR / (  # noqa: F405
+    ".test-media"
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"  # noqa: F405
+    else ".test-media-pg"
+)
 LOGGING = {"version": 1, "disable_existing_loggers": False}
 # Serve static files straight from the finders, as in development (nothing is collected).
 WHITENOISE_USE_FINDERS = True

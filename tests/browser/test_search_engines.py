@@ -145,3 +145,82 @@ def test_compare_two_snapshots_in_the_browser(page, console, engine, viewport):
         e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))""")
     assert width <= viewport["width"], f"the diff page scrolls sideways: {width}px {wide}"
     assert console.page_errors == []
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+def test_schedule_a_configuration_and_read_its_alert(page, console, engine, viewport, monkeypatch):
+    """Set a schedule (a refused cron named at its field), then read the alert it raised."""
+    from datetime import timedelta
+
+    from metrics.schedules.models import ScheduleCheck
+    from tests.metrics.schedules import conftest as schedules
+    from tests.metrics.search import fake_engine
+
+    coll = factories.collection("energy", name="Energy", measures=["nDCG@10"])
+    for qid, (text, _grades) in schedules.QUERIES.items():
+        factories.query(coll, qid, text=text)
+    team = Team.objects.create(collection=coll, name="search-team")
+    cora = factories.user("cora", email="cora@example.org")
+    factories.member(coll, cora, Membership.Role.COORDINATOR)
+    endpoint = SearchEndpoint.objects.create(
+        name="local-es",
+        kind="elasticsearch",
+        base_url=engine.url,
+        allowed_private_hosts=["127.0.0.1"],
+    )
+    endpoint.allowed_collections.add(coll)
+    from tests.metrics.search.test_engines import configure
+
+    configuration = configure(coll, team, cora, endpoint)
+    page.set_viewport_size(viewport)
+    log_in(page, f"/c/{coll.slug}/search/{configuration.pk}/", "cora")
+    page.click("[data-schedule-link] a")
+    expect(page.locator("h1")).to_have_text(f"Schedule of {configuration.name}")
+    page.select_option("select[name=frequency]", "cron")
+    page.fill("input[name=cron]", "*/5 * * * *")
+    page.click("button:has-text('Save the schedule')")
+    expect(page.locator(".form-errors")).to_contain_text("more often than every 10 minutes")
+    page.fill("input[name=cron]", "30 2 * * 1-5")
+    page.click("button:has-text('Save the schedule')")
+    expect(page.locator("[data-schedule-state]")).to_contain_text("Runs at 30 2 * * 1-5 (UTC)")
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= viewport["width"], f"the schedule page scrolls sideways: {width}px"
+    # Two scheduled snapshots in accelerated time, the engine broken between them.
+    docs = {d: factories.document(coll, d) for d in fake_engine.CORPUS}
+    judge = factories.human_judge(factories.user("jo"))
+    factories.member(coll, judge.user)
+    from judging import services as judging_services
+
+    for qid, (_text, grades) in schedules.QUERIES.items():
+        for docno, grade in grades.items():
+            judging_services.judgment_record(
+                judge=judge,
+                query=coll.queries.get(external_id=qid),
+                document=docs[docno],
+                grade=grade,
+            )
+    from metrics.schedules import services as schedule_services
+
+    schedule_services.schedule_set(
+        configuration=configuration,
+        fields=schedule_services.ScheduleFields(frequency="daily"),
+        user=cora,
+        now=schedules.T0,
+    )
+    schedules.walk(schedules.T0, hours=24, step=timedelta(hours=6))
+    good = fake_engine.rank
+    monkeypatch.setattr(fake_engine, "rank", lambda text, k: good(text, k)[1:])
+    schedules.walk(schedules.T0 + timedelta(days=1), hours=24, step=timedelta(hours=6))
+    schedules.walk(schedules.T0 + timedelta(days=2), hours=0)
+    alert = ScheduleCheck.objects.get(fired=True)
+    page.goto(f"{page.url.split('/c/')[0]}/c/{coll.slug}/")
+    panel = page.locator("[data-search-alerts]")
+    expect(panel).to_contain_text("A drop beyond noise")
+    page.click("a:has-text('Every check of the scheduled snapshots')")
+    expect(page.locator("h1")).to_have_text("Alerts")
+    expect(page.locator(f"[data-check='{alert.pk}']").first).to_contain_text("Alert")
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= viewport["width"], f"the alerts page scrolls sideways: {width}px"
+    page.locator(f"[data-check='{alert.pk}'] a:has-text('Compare with')").first.click()
+    expect(page.locator("h1")).to_have_text("Compare snapshots")
+    assert console.page_errors == []
