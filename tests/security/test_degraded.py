@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import socket
 import subprocess
@@ -70,7 +71,25 @@ def _redis_cache(url: str) -> dict:
 
 
 LOCAL = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
-REAL_REDIS = _redis_cache("redis://127.0.0.1:6379/5")
+
+
+def _redis_db() -> int:
+    """Return this process's Redis database (5–12): ``cache.clear()`` flushes a whole one.
+
+    The two CI legs run side by side, each with its xdist workers; each worker of each leg
+    gets its own database while a leg has at most four workers.
+    """
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    leg = (
+        0
+        if os.environ.get("DATABASE_URL", "").startswith("sqlite")
+        or not os.environ.get("DATABASE_URL")
+        else 1
+    )
+    return 5 + (2 * int(worker or 0) + leg) % 8
+
+
+REAL_REDIS = _redis_cache(f"redis://127.0.0.1:6379/{_redis_db()}")
 # A port bound but never listening, held for the whole run: connections to it are refused,
 # and no other process (another test's redis-server) can take it in the meantime.
 _HELD = socket.socket()
