@@ -123,6 +123,11 @@ class Collection(models.Model):
         help_text="When on, team members may download the live judgment list "
         "(judges never can: judging stays blind).",
     )
+    search_by_teams = models.BooleanField(
+        default=False,
+        help_text="When on, team members may write search configurations for their own "
+        "teams, try and run them, and read their snapshots (coordinators always can).",
+    )
     judgments_version = models.PositiveBigIntegerField(
         default=0,
         help_text="Incremented on every judgment change; scores record the version they used.",

@@ -709,8 +709,11 @@ def collection_settings_update(
     coverage_threshold: float | None = None,
     leaderboard_published: bool | None = None,
     judgments_published: bool | None = None,
+    search_by_teams: bool | None = None,
 ) -> Collection:
     """Change a collection's leaderboard settings; a new measure set rescores every run.
+
+    ``search_by_teams`` lets team members write search configurations for their teams.
 
     trec_eval's sets (``official``, ``all_trec``) are stored as their members a leaderboard
     can show (:func:`metrics.live.scoring.expand_measure_sets`). Every measure name is
@@ -744,6 +747,9 @@ def collection_settings_update(
     if judgments_published is not None:
         collection.judgments_published = judgments_published
         fields.append("judgments_published")
+    if search_by_teams is not None:
+        collection.search_by_teams = search_by_teams
+        fields.append("search_by_teams")
     if fields:
         collection.save(update_fields=fields)
     if "measures" in fields:

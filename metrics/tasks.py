@@ -2,6 +2,12 @@
 
 from metrics.live.tasks import build_docno_index, rescore_queries
 from metrics.schedules.tasks import search_schedules_tick
-from metrics.search.tasks import run_search_snapshot
+from metrics.search.tasks import remap_search_snapshot, run_search_snapshot
 
-__all__ = ["build_docno_index", "rescore_queries", "run_search_snapshot", "search_schedules_tick"]
+__all__ = [
+    "build_docno_index",
+    "remap_search_snapshot",
+    "rescore_queries",
+    "run_search_snapshot",
+    "search_schedules_tick",
+]

@@ -49,6 +49,8 @@ DB_FIXTURES = frozenset(
 # depend on the leg (each reason says why), so they run once.
 LEG_INDEPENDENT_MODULES = {
     "tests/conftest.py": "defines needs_postgres, used only by db tests",
+    "tests/security/test_degraded.py": "reads DATABASE_URL only to pick its own Redis database "
+    "(the legs run side by side and cache.clear() flushes a whole one)",
     "tests/test_ci_split.py": "this check itself: it only reads the names",
     "tests/metrics/test_no_pandas_import.py": "its child drops DATABASE_URL",
     "tests/metrics/test_evaluate_command.py": "its children get unreachable DATABASE_URLs",

@@ -57,11 +57,13 @@ class CollectionSettingsSerializer(serializers.ModelSerializer):
             "coverage_threshold",
             "leaderboard_published",
             "judgments_published",
+            "search_by_teams",
             "pool_depth",
         ]
         extra_kwargs: ClassVar[dict[str, Any]] = {
             "leaderboard_published": {"required": False},
             "judgments_published": {"required": False},
+            "search_by_teams": {"required": False},
         }
 
 

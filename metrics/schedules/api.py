@@ -133,6 +133,7 @@ class ScheduleView(_SearchView):
     """A configuration's schedule."""
 
     serializer_class = ScheduleSerializer
+    team_methods: ClassVar[frozenset[str]] = frozenset()  # schedules and alerts: coordinators
     role_rules: ClassVar[dict[str, frozenset[str]]] = {
         "GET": COORDINATORS,
         "PUT": COORDINATORS,
@@ -216,6 +217,7 @@ class CheckListView(_SearchView):
     """Checks of the collection's schedules, newest first (the latest 500)."""
 
     serializer_class = CheckSerializer
+    team_methods: ClassVar[frozenset[str]] = frozenset()
     http_method_names: ClassVar[list[str]] = ["get", "head", "options"]
 
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:

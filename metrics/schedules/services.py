@@ -261,7 +261,9 @@ class Tick:
 def _tag(configuration: SearchConfiguration, now: datetime) -> str:
     version = configuration.current
     number = version.number if version is not None else 0
-    return f"{configuration.name}-v{number}-{now:%Y%m%d%H%M%S}"[:100]
+    return search_services.unused_tag(
+        configuration.collection, f"{configuration.name}-v{number}-{now:%Y%m%d%H%M%S}"[:95]
+    )
 
 
 def _start_due(schedule: SearchSchedule, now: datetime, tick: Tick) -> None:
@@ -350,7 +352,7 @@ def schedules_tick(*, now: datetime | None = None) -> Tick:
     for pk in due:
         with transaction.atomic():
             schedule = (
-                SearchSchedule.objects.select_for_update(skip_locked=True)
+                SearchSchedule.objects.select_for_update(skip_locked=True, of=("self",))
                 .select_related("configuration__collection", "created_by")
                 .filter(pk=pk, active=True, next_run_at__lte=now)
                 .first()

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from functools import cached_property
 from typing import Any, ClassVar
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -27,6 +29,7 @@ from rest_framework.response import Response
 from config.api import error_responses
 from judging.api.permissions import COORDINATORS
 from judging.api.views import SLUG, CollectionScopedView
+from judging.models import Judge, Membership
 from metrics.analysis.api import _pick
 from metrics.models import Team
 from metrics.search import presets, selectors, services
@@ -92,7 +95,23 @@ class ConfigurationSerializer(serializers.Serializer):
     id = serializers.IntegerField(read_only=True)
     name = serializers.CharField(read_only=True)
     team = serializers.IntegerField(source="team_id", read_only=True)
+    auto_judge = serializers.IntegerField(
+        source="auto_judge_id",
+        read_only=True,
+        allow_null=True,
+        help_text="LLM judge grading each snapshot's unlabelled pairs (null: none).",
+    )
     versions = ConfigurationVersionSerializer(many=True, read_only=True)
+
+
+class ConfigurationPatchSerializer(serializers.Serializer):
+    """What may change outside a version: the automatic LLM judge."""
+
+    auto_judge = serializers.IntegerField(
+        allow_null=True,
+        help_text="Id of an LLM judge of the collection that grades each finished snapshot's "
+        "pairs it has not labelled yet, within its provider's budget; null: none.",
+    )
 
 
 class TryBodySerializer(serializers.Serializer):
@@ -200,9 +219,10 @@ class SnapshotSerializer(serializers.Serializer):
     id = serializers.IntegerField(read_only=True)
     tag = serializers.CharField(read_only=True)
     origin = serializers.ChoiceField(
-        choices=["run", "retry", "remap"],
+        choices=["run", "retry", "remap", "schedule"],
         read_only=True,
-        help_text="run: sent; retry: failed queries sent again; remap: kept answers re-mapped.",
+        help_text="run: sent; retry: failed queries sent again; remap: kept answers "
+        "re-mapped; schedule: sent by the configuration's schedule.",
     )
     source = serializers.IntegerField(
         source="source_id",
@@ -218,6 +238,15 @@ class SnapshotSerializer(serializers.Serializer):
     done = serializers.IntegerField(read_only=True)
     failed = serializers.IntegerField(read_only=True)
     run = serializers.IntegerField(source="run_id", read_only=True, allow_null=True)
+    auto_job = serializers.IntegerField(
+        source="auto_job_id",
+        read_only=True,
+        allow_null=True,
+        help_text="The LLM job grading the snapshot's new pairs (GET …/llm-jobs/<id>/).",
+    )
+    auto_note = serializers.CharField(
+        read_only=True, help_text="Why the automatic LLM judge did not start, or empty."
+    )
     live = serializers.SerializerMethodField(
         help_text="The run's live score and Judged@k (null until the snapshot is a run)."
     )
@@ -236,11 +265,32 @@ class SnapshotDetailSerializer(SnapshotSerializer):
 
 
 class _SearchView(CollectionScopedView):
+    """Coordinators; team members too, for their own teams, where the collection lets them."""
+
     role_rules: ClassVar[dict[str, frozenset[str]]] = {"GET": COORDINATORS, "POST": COORDINATORS}
+    #: Methods a team member may use where the collection has ``search_by_teams`` on.
+    team_methods: ClassVar[frozenset[str]] = frozenset({"GET", "POST"})
     pagination_class = None
 
+    def allowed_roles(self) -> frozenset[str]:
+        """Add the team role for :attr:`team_methods` where teams write configurations."""
+        allowed = super().allowed_roles()
+        method = "GET" if self.request.method in ("HEAD", "OPTIONS") else self.request.method
+        if method in self.team_methods and self.collection.search_by_teams:
+            return allowed | {Membership.Role.TEAM}
+        return allowed
+
+    @cached_property
+    def teams(self) -> QuerySet[Team] | None:
+        """Return the teams whose configurations the user may use (None: every team)."""
+        return selectors.search_teams(collection=self.collection, user=self.request.user)
+
     def configuration(self, pk: Any) -> SearchConfiguration:
-        found = selectors.configurations_of(collection=self.collection).filter(pk=pk).first()
+        found = (
+            selectors.configurations_of(collection=self.collection, teams=self.teams)
+            .filter(pk=pk)
+            .first()
+        )
         if found is None:
             raise exceptions.NotFound("No such configuration in this collection.")
         return found
@@ -305,9 +355,9 @@ class ConfigurationListView(_SearchView):
 
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """List them with their versions."""
-        found = selectors.configurations_of(collection=self.collection).prefetch_related(
-            "versions__endpoint"
-        )
+        found = selectors.configurations_of(
+            collection=self.collection, teams=self.teams
+        ).prefetch_related("versions__endpoint")
         return Response(ConfigurationSerializer(found, many=True).data)
 
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -315,7 +365,8 @@ class ConfigurationListView(_SearchView):
         body = ConfigurationBodySerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
-        team = Team.objects.filter(collection=self.collection, pk=data["team"]).first()
+        teams = self.teams if self.teams is not None else Team.objects.all()
+        team = teams.filter(collection=self.collection, pk=data["team"]).first()
         if team is None:
             raise exceptions.ValidationError({"team": "No such team in this collection."})
         configuration = services.configuration_create(
@@ -333,17 +384,48 @@ class ConfigurationListView(_SearchView):
         summary="Show a search configuration and its versions",
         parameters=[SLUG, ID],
         responses={200: ConfigurationSerializer, **error_responses(401, 403, 404)},
-    )
+    ),
+    patch=extend_schema(
+        summary="Set a search configuration's automatic LLM judge",
+        description="What the engine is asked changes only with a new version (POST "
+        "…/versions/); the automatic judge is not part of a version.",
+        parameters=[SLUG, ID],
+        request=ConfigurationPatchSerializer,
+        responses={200: ConfigurationSerializer, **error_responses(400, 401, 403, 404)},
+    ),
 )
 class ConfigurationDetailView(_SearchView):
     """One configuration."""
 
     serializer_class = ConfigurationSerializer
-    http_method_names: ClassVar[list[str]] = ["get", "head", "options"]
+    role_rules: ClassVar[dict[str, frozenset[str]]] = {
+        "GET": COORDINATORS,
+        "PATCH": COORDINATORS,
+    }
+    team_methods: ClassVar[frozenset[str]] = frozenset({"GET"})  # the LLM judge: coordinators
+    http_method_names: ClassVar[list[str]] = ["get", "patch", "head", "options"]
 
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Show it."""
         return Response(ConfigurationSerializer(self.configuration(kwargs["pk"])).data)
+
+    def patch(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Set or clear the automatic LLM judge."""
+        configuration = self.configuration(kwargs["pk"])
+        body = ConfigurationPatchSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        wanted = body.validated_data["auto_judge"]
+        judge = None
+        if wanted is not None:
+            judge = Judge.objects.filter(pk=wanted).select_related("llm_provider").first()
+            if judge is None:
+                raise exceptions.ValidationError(
+                    {"auto_judge": "Choose an LLM judge of this collection."}
+                )
+        services.configuration_auto_judge(
+            configuration=configuration, judge=judge, user=request.user
+        )
+        return Response(ConfigurationSerializer(configuration).data)
 
 
 @extend_schema_view(
@@ -420,7 +502,8 @@ class TryView(_SearchView):
         "the background. With retry_of: a new snapshot of the same version sends that "
         "snapshot's failed or unsent queries again (or the ones chosen) and copies the "
         "answered ones. With remap_of: a new snapshot maps that snapshot's kept answers with "
-        "the configuration's current version, at once (201). Each becomes a run of the "
+        "the configuration's current version, at once (201), or in the background for more "
+        "than 500 queries (202, queued). Each becomes a run of the "
         "configuration's team; a snapshot's run is never rewritten.",
         parameters=[SLUG],
         request=SnapshotBodySerializer,
@@ -438,7 +521,7 @@ class SnapshotListView(_SearchView):
 
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """List them, newest first."""
-        found = list(selectors.snapshots_of(collection=self.collection)[:200])
+        found = list(selectors.snapshots_of(collection=self.collection, teams=self.teams)[:200])
         scores = selectors.snapshot_scores(collection=self.collection, snapshots=found)
         return Response(SnapshotSerializer(found, many=True, context={"scores": scores}).data)
 
@@ -461,7 +544,8 @@ class SnapshotListView(_SearchView):
                 snapshot = services.snapshot_remap(
                     snapshot=self.snapshot(data["remap_of"]), user=request.user, tag=tag
                 )
-            return Response(SnapshotSerializer(snapshot).data, status=201)
+            queued = snapshot.status == SearchSnapshot.Status.QUEUED  # mapped in the background
+            return Response(SnapshotSerializer(snapshot).data, status=202 if queued else 201)
         else:
             snapshot = services.snapshot_start(
                 configuration=self.configuration(data["configuration"]),
@@ -473,7 +557,11 @@ class SnapshotListView(_SearchView):
 
     def snapshot(self, pk: int) -> SearchSnapshot:
         """Return the collection's snapshot ``pk`` (a 400 naming the field when there is none)."""
-        found = selectors.snapshots_of(collection=self.collection).filter(pk=pk).first()
+        found = (
+            selectors.snapshots_of(collection=self.collection, teams=self.teams)
+            .filter(pk=pk)
+            .first()
+        )
         if found is None:
             raise DjangoValidationError({"source": "No such snapshot in this collection."})
         return found
@@ -508,7 +596,9 @@ class SnapshotDetailView(_SearchView):
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Show it."""
         snapshot = (
-            selectors.snapshots_of(collection=self.collection).filter(pk=kwargs["pk"]).first()
+            selectors.snapshots_of(collection=self.collection, teams=self.teams)
+            .filter(pk=kwargs["pk"])
+            .first()
         )
         if snapshot is None:
             raise exceptions.NotFound("No such snapshot in this collection.")
@@ -609,7 +699,7 @@ class SnapshotDiffView(_SearchView):
             found = None
             if value.isascii() and value.isdigit() and len(value) < 12:
                 found = (
-                    selectors.snapshots_with_runs(collection=self.collection)
+                    selectors.snapshots_with_runs(collection=self.collection, teams=self.teams)
                     .filter(pk=int(value))
                     .first()
                 )

@@ -155,6 +155,15 @@ class SearchConfiguration(models.Model):
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    auto_judge = models.ForeignKey(
+        "judging.Judge",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="LLM judge that grades each finished snapshot's pairs it has not labelled "
+        "yet, within its provider's budget (empty: none).",
+    )
 
     class Meta:
         ordering = ["collection_id", "name"]
@@ -260,6 +269,17 @@ class SearchSnapshot(models.Model):
         on_delete=models.SET_NULL,
         related_name="+",
         help_text="The snapshot whose answers a retry or a re-map reuses.",
+    )
+    auto_job = models.ForeignKey(
+        "judging.LLMJob",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The LLM job the configuration's automatic judge started on its pairs.",
+    )
+    auto_note = models.TextField(
+        blank=True, help_text="Why the automatic LLM judge did not start, in one sentence."
     )
 
     class Meta:

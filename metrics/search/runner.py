@@ -1,11 +1,12 @@
 """Send a snapshot's pending queries to its endpoint, in batches (the Celery task's work).
 
 Up to the endpoint's concurrency limit of requests are in flight, their starts spaced by
-its rate limit (within one worker). Each batch's answers are written before the next batch
-is sent, so a worker killed mid-snapshot loses at most one batch: the task is acknowledged
-late and, run again, sends only the queries still pending. After
-:data:`FAIL_FAST_AFTER` fatal answers in a row (a refused destination, 401/403/404, a
-redirect, a missing credential) the snapshot stops with that one reason.
+its rate limit, within one worker and across every worker (:mod:`metrics.search.limits`).
+Each batch's answers are written before the next batch is sent, so a worker killed
+mid-snapshot loses at most one batch: the task is acknowledged late and, run again, sends
+only the queries still pending. After :data:`FAIL_FAST_AFTER` fatal answers in a row (a
+refused destination, 401/403/404, a redirect, a missing credential) the snapshot stops
+with that one reason.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import asyncio
 from django.core.exceptions import ValidationError
 
 from judging.llm.egress import EgressRefused, guarded_client
-from metrics.search import client, services
+from metrics.search import client, limits, services
 from metrics.search.models import SearchSnapshot, SnapshotQuery
 
 #: Fatal answers in a row after which a snapshot stops.
@@ -25,7 +26,12 @@ BATCH_FACTOR = 4
 
 
 def work(snapshot: SearchSnapshot, *, retries: client.Retries | None = None) -> SearchSnapshot:
-    """Send every pending query of ``snapshot``, record the answers, then finish it."""
+    """Send every pending query of ``snapshot``, record the answers, then finish it.
+
+    A re-map's pending rows are never sent: they are mapped from their kept answers.
+    """
+    if snapshot.origin == SearchSnapshot.Origin.REMAP:
+        return services.remap_work(snapshot)
     SearchSnapshot.objects.filter(
         pk=snapshot.pk, status__in=[SearchSnapshot.Status.QUEUED, SearchSnapshot.Status.RUNNING]
     ).update(status=SearchSnapshot.Status.RUNNING)
@@ -71,6 +77,9 @@ async def _send_all(rows, version, secret, retries):
     endpoint = version.endpoint
     gate = asyncio.Semaphore(max(1, endpoint.concurrency))
     limit = client.RateLimit(endpoint.rate_limit)
+    shared = limits.SharedLimits(
+        endpoint.pk, concurrency=endpoint.concurrency, per_second=endpoint.rate_limit
+    )
 
     async def one(http, row):
         try:
@@ -80,9 +89,10 @@ async def _send_all(rows, version, secret, retries):
         async with gate:
             await limit.wait()
             try:
-                return await client.send(
-                    http, request, timeout=endpoint.timeout_seconds, retries=retries
-                )
+                async with shared.slot():  # the limits across workers (metrics.search.limits)
+                    return await client.send(
+                        http, request, timeout=endpoint.timeout_seconds, retries=retries
+                    )
             except client.SearchFailed as exc:
                 return exc
 

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q, QuerySet
 
-from judging.models import Collection, LiveGrade, Query
+from judging.models import Collection, LiveGrade, Membership, Query
 from metrics.analysis.compare import ComparisonError, RunComparison, compare_runs
 from metrics.live.scoring import MeasureLabel
-from metrics.models import Scoreboard
+from metrics.models import Scoreboard, Team
 from metrics.search import diff
 from metrics.search.models import (
     SearchConfiguration,
@@ -46,22 +46,56 @@ def endpoint_open_to(
     return endpoints_in(collection=collection, user=user).filter(pk=endpoint.pk).exists()
 
 
-def configurations_of(*, collection: Collection) -> QuerySet[SearchConfiguration]:
-    """Return the collection's configurations with their team."""
-    return collection.search_configurations.select_related("team").order_by("name")
+def search_teams(*, collection: Collection, user: AbstractBaseUser) -> QuerySet[Team] | None:
+    """Return the teams whose configurations ``user`` may use; None: every team.
+
+    Coordinators (and superusers) use every configuration. A team member does only where
+    the collection lets teams write configurations (``search_by_teams``), and then only
+    their own teams'; anyone else gets an empty set.
+    """
+    if (
+        user.is_superuser
+        or Membership.objects.filter(
+            collection=collection, user=user, role=Membership.Role.COORDINATOR
+        ).exists()
+    ):
+        return None
+    if (
+        not collection.search_by_teams
+        or not Membership.objects.filter(
+            collection=collection, user=user, role=Membership.Role.TEAM
+        ).exists()
+    ):
+        return Team.objects.none()
+    return Team.objects.filter(collection=collection, members=user).order_by("name")
 
 
-def snapshots_of(*, collection: Collection) -> QuerySet[SearchSnapshot]:
+def configurations_of(
+    *, collection: Collection, teams: QuerySet[Team] | None = None
+) -> QuerySet[SearchConfiguration]:
+    """Return the collection's configurations with their team (of ``teams``, if given)."""
+    found = collection.search_configurations.select_related("team").order_by("name")
+    return found if teams is None else found.filter(team__in=teams)
+
+
+def snapshots_of(
+    *, collection: Collection, teams: QuerySet[Team] | None = None
+) -> QuerySet[SearchSnapshot]:
     """Return the collection's snapshots, newest first, with version and run."""
-    return SearchSnapshot.objects.filter(collection=collection).select_related(
+    found = SearchSnapshot.objects.filter(collection=collection).select_related(
         "version__configuration", "version__endpoint", "run"
     )
+    return found if teams is None else found.filter(version__configuration__team__in=teams)
 
 
-def snapshots_with_runs(*, collection: Collection) -> QuerySet[SearchSnapshot]:
+def snapshots_with_runs(
+    *, collection: Collection, teams: QuerySet[Team] | None = None
+) -> QuerySet[SearchSnapshot]:
     """Return the collection's snapshots that became runs, newest first."""
     return (
-        snapshots_of(collection=collection).filter(run__isnull=False).order_by("-created_at", "-pk")
+        snapshots_of(collection=collection, teams=teams)
+        .filter(run__isnull=False)
+        .order_by("-created_at", "-pk")
     )
 
 

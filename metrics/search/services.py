@@ -30,11 +30,12 @@ from django.utils import timezone
 from graded import textpolicy
 from judging import background
 from judging import services as judging_services
+from judging.llm import services as llm_services
 from judging.llm.egress import EgressRefused, check_base_url, guarded_client
-from judging.models import Collection, Query
+from judging.models import Collection, Judge, Query
 from metrics import services as metrics_services
 from metrics.models import Run, Team
-from metrics.search import client, mapping, presets
+from metrics.search import client, limits, mapping, presets
 from metrics.search.models import (
     SEARCH_KEY_ENV_MESSAGE,
     SEARCH_KEY_ENV_PATTERN,
@@ -50,6 +51,10 @@ from metrics.search.selectors import endpoint_open_to
 RAW_KEEP_BYTES = 1_000_000
 #: Queries *Try it* sends at most.
 TRY_QUERIES = 3
+#: A re-map of more queries than this maps them in the background (the answer is 202).
+REMAP_INLINE_QUERIES = 500
+#: Rows a background re-map maps per transaction.
+REMAP_BATCH = 500
 
 
 def credential_for(endpoint: SearchEndpoint) -> str:
@@ -233,6 +238,10 @@ def try_configuration(
     secret = credential_for(endpoint)
     chosen = queries[:TRY_QUERIES]
 
+    shared = limits.SharedLimits(
+        endpoint.pk, concurrency=endpoint.concurrency, per_second=endpoint.rate_limit
+    )
+
     async def one(http, query: Query) -> dict[str, Any]:
         item: dict[str, Any] = {"query_id": query.external_id}
         try:
@@ -241,9 +250,10 @@ def try_configuration(
             return {**item, "error": str(exc)}
         item["request"] = request.shown()
         try:
-            answer = await client.send(
-                http, request, timeout=endpoint.timeout_seconds, retries=client.Retries(1)
-            )
+            async with shared.slot():  # the endpoint's limits hold for tries too
+                answer = await client.send(
+                    http, request, timeout=endpoint.timeout_seconds, retries=client.Retries(1)
+                )
         except client.SearchFailed as exc:
             return {**item, "error": exc.reason, "status": exc.status, "raw": exc.raw}
         mapped = mapping.map_answer(
@@ -285,9 +295,12 @@ def snapshot_start(
     if not endpoint_open_to(endpoint=version.endpoint, collection=collection, user=user):
         raise ValidationError({"endpoint": "This endpoint is not open to this collection."})
     credential_for(version.endpoint)
-    tag = (tag or "").strip() or (
-        f"{configuration.name}-v{version.number}-{timezone.now():%Y%m%d%H%M%S}"
-    )[:100]
+    if not (tag or "").strip():  # made: two snapshots in one second get -2, -3, …
+        tag = unused_tag(
+            collection,
+            f"{configuration.name}-v{version.number}-{timezone.now():%Y%m%d%H%M%S}"[:95],
+        )
+    tag = tag.strip()
     problem = textpolicy.name_problem(tag, what="tag")
     if problem:
         raise ValidationError({"tag": problem})
@@ -354,27 +367,29 @@ def _derived_tag(snapshot: SearchSnapshot, tag: str, suffix: str) -> str:
     snapshot cannot both take the same).
     """
     if not (tag or "").strip():
-        base = f"{snapshot.tag[:85]}-{suffix}"
-        taken = set(
-            Run.objects.filter(collection=snapshot.collection, tag__startswith=base).values_list(
-                "tag", flat=True
-            )
-        ) | set(
-            SearchSnapshot.objects.filter(
-                collection=snapshot.collection, tag__startswith=base
-            ).values_list("tag", flat=True)
-        )
-        tag = next(
-            t
-            for n in range(1, len(taken) + 2)
-            if (t := base if n == 1 else f"{base}-{n}") not in taken
-        )
+        tag = unused_tag(snapshot.collection, f"{snapshot.tag[:85]}-{suffix}")
     tag = tag.strip()
     problem = textpolicy.name_problem(tag, what="tag")
     if problem:
         raise ValidationError({"tag": problem})
     _tag_free(snapshot.collection, tag)
     return tag
+
+
+def unused_tag(collection: Collection, base: str) -> str:
+    """Return the first of ``base``, ``base-2``, … that no run or snapshot of it has."""
+    taken = set(
+        Run.objects.filter(collection=collection, tag__startswith=base).values_list(
+            "tag", flat=True
+        )
+    ) | set(
+        SearchSnapshot.objects.filter(collection=collection, tag__startswith=base).values_list(
+            "tag", flat=True
+        )
+    )
+    return next(
+        t for n in range(1, len(taken) + 2) if (t := base if n == 1 else f"{base}-{n}") not in taken
+    )
 
 
 def _tag_free(collection: Collection, tag: str) -> None:
@@ -493,9 +508,11 @@ def snapshot_remap(
     """Map ``snapshot``'s kept raw answers again with its configuration's current version.
 
     No query is sent: for a change of the response mapping (or a smaller depth), the new
-    snapshot maps each kept answer with the current version and becomes a run at once. The
-    request must be the one that got the answers. A query whose answer was cut at
-    :data:`RAW_KEEP_BYTES` or not kept fails, saying so; a query that failed stays failed.
+    snapshot maps each kept answer with the current version and becomes a run at once; a
+    snapshot of more than :data:`REMAP_INLINE_QUERIES` queries is returned queued and mapped
+    in the background (:func:`remap_work`). The request must be the one that got the
+    answers. A query whose answer was cut at :data:`RAW_KEEP_BYTES` or not kept fails,
+    saying so; a query that failed stays failed.
     Raises ``ValidationError`` by field.
     """
     source = _finished(snapshot)
@@ -510,6 +527,7 @@ def snapshot_remap(
     if reason:
         raise ValidationError({"source": reason})
     rows = list(source.queries.select_related("query"))
+    background_work = len(rows) > REMAP_INLINE_QUERIES
     remap = SearchSnapshot.objects.create(
         collection=source.collection,
         version=version,
@@ -518,48 +536,99 @@ def snapshot_remap(
         started_by=user,
         origin=SearchSnapshot.Origin.REMAP,
         source=source,
-        status=SearchSnapshot.Status.RUNNING,
+        status=SearchSnapshot.Status.QUEUED if background_work else SearchSnapshot.Status.RUNNING,
     )
     copies = []
     for row in rows:
         copy = SnapshotQuery(snapshot=remap, query_id=row.query_id, attempts=0)
         copy.raw, copy.raw_truncated = row.raw, row.raw_truncated
-        if row.status == SnapshotQuery.Status.DONE and row.raw and not row.raw_truncated:
-            try:
-                data = json.loads(raw_text(row))
-            except (ValueError, RecursionError) as exc:
-                copy.status, copy.error = (
-                    SnapshotQuery.Status.FAILED,
-                    f"The kept answer is not JSON ({exc}).",
-                )
-            else:
-                mapped = mapping.map_answer(
-                    data, version.mapping, kind=version.endpoint.kind, k=version.depth
-                )
-                copy.status = SnapshotQuery.Status.DONE
-                copy.hits = [hit.__dict__ for hit in mapped.hits]
-                copy.errors = mapped.errors[:100]
-        elif row.status == SnapshotQuery.Status.DONE:
-            copy.status = SnapshotQuery.Status.FAILED
-            copy.error = (
-                f"The kept answer was cut at {RAW_KEEP_BYTES:,} bytes and cannot be mapped again"
-                if row.raw
-                else "The answer was not kept (pruned) and cannot be mapped again"
-            ) + "; run the configuration again for this query."
+        copy.status, copy.error, copy.retryable = row.status, row.error, row.retryable
+        answered = row.status == SnapshotQuery.Status.DONE
+        if background_work and answered:
+            copy.status = SnapshotQuery.Status.PENDING  # mapped by the task, from ``raw``
         else:
-            copy.status, copy.error, copy.retryable = row.status, row.error, row.retryable
-            if copy.status == SnapshotQuery.Status.PENDING:  # never sent (the source stopped)
-                copy.status, copy.error = (
-                    SnapshotQuery.Status.FAILED,
-                    "Not sent by the source snapshot.",
-                )
+            _remap_row(copy, version, answered=answered)
         copies.append(copy)
     SnapshotQuery.objects.bulk_create(copies, batch_size=1000)
+    if background_work:
+        background.start_after_commit(
+            "metrics.remap_search_snapshot", remap.pk, thread_name=f"search-remap-{remap.pk}"
+        )
+        return remap
     SearchSnapshot.objects.filter(pk=remap.pk).update(
         done=sum(c.status == SnapshotQuery.Status.DONE for c in copies),
         failed=sum(c.status == SnapshotQuery.Status.FAILED for c in copies),
     )
     return snapshot_finish(snapshot=remap)
+
+
+def _remap_row(copy: SnapshotQuery, version: SearchConfigVersion, *, answered: bool) -> None:
+    """Set a copied query row's outcome under ``version``; ``answered``: its source's was.
+
+    An answered row is mapped from its kept raw answer (it fails, saying so, if the answer
+    was cut at :data:`RAW_KEEP_BYTES`, pruned, or is not JSON); a row that failed stays
+    failed; a row its source never sent fails.
+    """
+    if not answered:
+        if copy.status == SnapshotQuery.Status.PENDING:  # never sent (the source stopped)
+            copy.status, copy.error = (
+                SnapshotQuery.Status.FAILED,
+                "Not sent by the source snapshot.",
+            )
+        return
+    if copy.raw and not copy.raw_truncated:
+        try:
+            data = json.loads(raw_text(copy))
+        except (ValueError, RecursionError) as exc:
+            copy.status = SnapshotQuery.Status.FAILED
+            copy.error = f"The kept answer is not JSON ({exc})."
+            return
+        mapped = mapping.map_answer(
+            data, version.mapping, kind=version.endpoint.kind, k=version.depth
+        )
+        copy.status = SnapshotQuery.Status.DONE
+        copy.hits = [hit.__dict__ for hit in mapped.hits]
+        copy.errors = mapped.errors[:100]
+        return
+    copy.status = SnapshotQuery.Status.FAILED
+    copy.error = (
+        f"The kept answer was cut at {RAW_KEEP_BYTES:,} bytes and cannot be mapped again"
+        if copy.raw
+        else "The answer was not kept (pruned) and cannot be mapped again"
+    ) + "; run the configuration again for this query."
+
+
+def remap_work(snapshot: SearchSnapshot, *, batch: int = REMAP_BATCH) -> SearchSnapshot:
+    """Map a queued re-map's pending rows in batches (the Celery task's work), then finish.
+
+    Each batch is written in its own transaction, so a worker killed mid-way loses at
+    most one batch: the task is acknowledged late and, run again, maps what is pending.
+    """
+    SearchSnapshot.objects.filter(
+        pk=snapshot.pk, status__in=[SearchSnapshot.Status.QUEUED, SearchSnapshot.Status.RUNNING]
+    ).update(status=SearchSnapshot.Status.RUNNING)
+    snapshot = SearchSnapshot.objects.select_related("version__endpoint").get(pk=snapshot.pk)
+    if snapshot.status != SearchSnapshot.Status.RUNNING:
+        return snapshot
+    version = snapshot.version
+    while True:
+        with transaction.atomic():
+            rows = list(
+                snapshot.queries.filter(status=SnapshotQuery.Status.PENDING)
+                .select_for_update()
+                .order_by("pk")[:batch]
+            )
+            if not rows:
+                break
+            for row in rows:
+                _remap_row(row, version, answered=True)
+            SnapshotQuery.objects.bulk_update(rows, ["status", "error", "hits", "errors"])
+    counts = snapshot.queries.values_list("status", flat=True)
+    SearchSnapshot.objects.filter(pk=snapshot.pk).update(
+        done=sum(status == SnapshotQuery.Status.DONE for status in counts),
+        failed=sum(status == SnapshotQuery.Status.FAILED for status in counts),
+    )
+    return snapshot_finish(snapshot=snapshot)
 
 
 @transaction.atomic
@@ -678,8 +747,59 @@ def snapshot_finish(*, snapshot: SearchSnapshot) -> SearchSnapshot:
         return snapshot
     snapshot.run = run
     snapshot.status = SearchSnapshot.Status.DONE
+    _auto_judge(snapshot, [r.query.external_id for r in answered])
     snapshot.save()
     return snapshot
+
+
+def _auto_judge(snapshot: SearchSnapshot, query_ids: list[str]) -> None:
+    """Start the configuration's LLM judge on the snapshot's queries' unlabelled pairs.
+
+    The job grades every pooled pair of those queries the judge has not labelled yet (the
+    snapshot's new pairs joined the pool through the run), within its provider's budget,
+    after this transaction commits. A judge that cannot start says why on the snapshot;
+    the snapshot itself is done either way.
+    """
+    judge = snapshot.version.configuration.auto_judge
+    if judge is None:
+        return
+    try:
+        job = llm_services.llm_job_create(
+            collection=snapshot.collection,
+            judge=judge,
+            queries=query_ids,
+            actor=snapshot.started_by,
+        )
+    except ValidationError as exc:
+        snapshot.auto_note = "The LLM judge did not start: " + " ".join(exc.messages)
+        return
+    llm_services.llm_job_start(job=job)
+    snapshot.auto_job = job
+
+
+@transaction.atomic
+def configuration_auto_judge(
+    *, configuration: SearchConfiguration, judge: Judge | None, user: AbstractBaseUser
+) -> SearchConfiguration:
+    """Set (or clear, ``None``) the LLM judge that grades each snapshot's new pairs.
+
+    Raises ``ValidationError`` on ``auto_judge`` for a judge that is not an LLM judge of
+    the collection, cannot run, or whose provider is not open to the collection.
+    """
+    if judge is not None:
+        if (
+            judge.kind != Judge.Kind.LLM
+            or not judge.collections.filter(pk=configuration.collection_id).exists()
+        ):
+            raise ValidationError({"auto_judge": "Choose an LLM judge of this collection."})
+        try:
+            llm_services.check_runnable(judge)
+            llm_services.check_open_to(judge=judge, collection=configuration.collection, user=user)
+        except ValidationError as exc:
+            raise ValidationError({"auto_judge": " ".join(exc.messages)}) from None
+    configuration.auto_judge = judge
+    configuration.save(update_fields=["auto_judge"])
+    return configuration
 
 
 @transaction.atomic

@@ -25,3 +25,14 @@ def run_search_snapshot(snapshot_id: int) -> None:
         SearchSnapshot.Status.RUNNING,
     ):
         runner.work(snapshot)
+
+
+@shared_task(name="metrics.remap_search_snapshot", acks_late=True, reject_on_worker_lost=True)
+def remap_search_snapshot(snapshot_id: int) -> None:
+    """Map a large re-map's kept answers in batches and make its run (resumes)."""
+    snapshot = SearchSnapshot.objects.filter(pk=snapshot_id).first()
+    if snapshot is not None and snapshot.status in (
+        SearchSnapshot.Status.QUEUED,
+        SearchSnapshot.Status.RUNNING,
+    ):
+        services.remap_work(snapshot)

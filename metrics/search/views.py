@@ -6,15 +6,17 @@ import json
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_http_methods
 
-from judging.models import Collection, Membership
+from judging.models import Collection, Judge, Membership
 from judging.selectors import collection_for_member
 from metrics import charts
+from metrics import services as metrics_services
 from metrics.models import Team
 from metrics.schedules.models import SearchSchedule
 from metrics.search import selectors, services
@@ -22,14 +24,25 @@ from metrics.search.forms import ConfigurationForm, DiffForm, SnapshotForm
 from metrics.selectors import measure_labels_of, viewer
 
 
-def _collection(request: HttpRequest, slug: str) -> Collection:
-    return collection_for_member(user=request.user, slug=slug, roles=(Membership.Role.COORDINATOR,))
+def _scope(request: HttpRequest, slug: str) -> tuple[Collection, QuerySet[Team] | None]:
+    """Return the collection and the teams whose configurations the user may use.
+
+    None: every team (a coordinator). A team member gets their own teams where the
+    collection lets teams write configurations; anyone else the usual refusal.
+    """
+    collection = collection_for_member(user=request.user, slug=slug)
+    teams = selectors.search_teams(collection=collection, user=request.user)
+    if teams is not None and not teams.exists():
+        collection_for_member(user=request.user, slug=slug, roles=(Membership.Role.COORDINATOR,))
+    return collection, teams
 
 
-def _form(request: HttpRequest, collection: Collection, **kwargs: Any) -> ConfigurationForm:
+def _form(
+    request: HttpRequest, collection: Collection, teams: QuerySet[Team] | None, **kwargs: Any
+) -> ConfigurationForm:
     return ConfigurationForm(
         request.POST if request.method == "POST" else None,
-        teams=Team.objects.filter(collection=collection).order_by("name"),
+        teams=teams if teams is not None else Team.objects.filter(collection=collection),
         endpoints=selectors.endpoints_in(collection=collection, user=request.user),
         **kwargs,
     )
@@ -73,8 +86,15 @@ def _add_errors(form: ConfigurationForm, exc: ValidationError) -> None:
 @require_http_methods(["GET", "POST"])
 def configuration_list(request: HttpRequest, slug: str) -> HttpResponse:
     """List configurations and snapshots; create a configuration."""
-    collection = _collection(request, slug)
-    form = _form(request, collection)
+    collection, teams = _scope(request, slug)
+    if request.method == "POST" and request.POST.get("action") == "teams":
+        if teams is not None:
+            raise PermissionDenied("Only a coordinator decides whether teams configure engines.")
+        metrics_services.collection_settings_update(
+            collection=collection, search_by_teams=request.POST.get("search_by_teams") == "on"
+        )
+        return redirect("metrics:search", collection.slug)
+    form = _form(request, collection, teams)
     if request.method == "POST" and form.is_valid():
         try:
             configuration = services.configuration_create(
@@ -88,7 +108,7 @@ def configuration_list(request: HttpRequest, slug: str) -> HttpResponse:
             _add_errors(form, exc)
         else:
             return redirect("metrics:search_configuration", collection.slug, configuration.pk)
-    snapshots = list(selectors.snapshots_of(collection=collection)[:50])
+    snapshots = list(selectors.snapshots_of(collection=collection, teams=teams)[:50])
     scores = selectors.snapshot_scores(collection=collection, snapshots=snapshots)
     measure, coverage = selectors.score_labels(collection)
     context = {
@@ -96,8 +116,9 @@ def configuration_list(request: HttpRequest, slug: str) -> HttpResponse:
         "who": viewer(user=request.user, collection=collection),
         "active": "search",
         "form": form,
-        "configurations": selectors.configurations_of(collection=collection),
+        "configurations": selectors.configurations_of(collection=collection, teams=teams),
         "snapshots": [(snapshot, scores.get(snapshot.pk)) for snapshot in snapshots],
+        "is_coordinator": teams is None,
         "trend": _trend(selectors.score_series(snapshots=snapshots, scores=scores), measure),
         "live_measure": measure.requested if measure else None,
         "live_coverage": coverage.requested if coverage else None,
@@ -114,8 +135,10 @@ def configuration_list(request: HttpRequest, slug: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def configuration_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """Show a configuration; save a new version, *Try it* or *Run it*."""
-    collection = _collection(request, slug)
-    configuration = selectors.configurations_of(collection=collection).filter(pk=pk).first()
+    collection, teams = _scope(request, slug)
+    configuration = (
+        selectors.configurations_of(collection=collection, teams=teams).filter(pk=pk).first()
+    )
     if configuration is None:
         raise Http404("No such configuration.")
     current = configuration.current
@@ -130,7 +153,7 @@ def configuration_detail(request: HttpRequest, slug: str, pk: int) -> HttpRespon
         "mapping": json.dumps(current.mapping),
     }
     action = request.POST.get("action", "") if request.method == "POST" else ""
-    form = _form(request, collection, initial=initial) if action in ("", "save") else None
+    form = _form(request, collection, teams, initial=initial) if action in ("", "save") else None
     if form is None:
         form = ConfigurationForm(
             None,
@@ -152,6 +175,23 @@ def configuration_detail(request: HttpRequest, slug: str, pk: int) -> HttpRespon
         if action == "try":
             queries = list(collection.queries.order_by("external_id")[: services.TRY_QUERIES])
             tried = services.try_configuration(version=current, queries=queries, user=request.user)
+        if action == "auto_judge":
+            if teams is not None:
+                raise PermissionDenied("Only a coordinator chooses the LLM judge of new pairs.")
+            wanted = request.POST.get("auto_judge", "")
+            judge = None
+            if wanted:
+                judge = (
+                    Judge.objects.filter(pk=wanted).first()
+                    if wanted.isascii() and wanted.isdigit() and len(wanted) < 12
+                    else None
+                )
+                if judge is None:
+                    raise ValidationError({"auto_judge": "Choose an LLM judge of this collection."})
+            services.configuration_auto_judge(
+                configuration=configuration, judge=judge, user=request.user
+            )
+            return redirect("metrics:search_configuration", collection.slug, configuration.pk)
         if action == "run" and run_form.is_valid():
             snapshot = services.snapshot_start(
                 configuration=configuration, user=request.user, tag=run_form.cleaned_data["tag"]
@@ -180,6 +220,8 @@ def configuration_detail(request: HttpRequest, slug: str, pk: int) -> HttpRespon
         "tried": tried,
         "problem": problem,
         "schedule": SearchSchedule.objects.filter(configuration=configuration).first(),
+        "llm_judges": collection.llm_judges.filter(kind=Judge.Kind.LLM).order_by("name"),
+        "is_coordinator": teams is None,
     }
     return render(request, "metrics/searchconfiguration_detail.html", context, status=status)
 
@@ -194,8 +236,8 @@ def snapshot_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     configuration's current version. Either redirects to the new snapshot; a refusal is
     shown here with a 400.
     """
-    collection = _collection(request, slug)
-    snapshot = selectors.snapshots_of(collection=collection).filter(pk=pk).first()
+    collection, teams = _scope(request, slug)
+    snapshot = selectors.snapshots_of(collection=collection, teams=teams).filter(pk=pk).first()
     if snapshot is None:
         raise Http404("No such snapshot.")
     problem = ""
@@ -243,10 +285,10 @@ def snapshot_diff(request: HttpRequest, slug: str) -> HttpResponse:
 
     Without a choice, the two newest snapshots that became runs (the older as baseline).
     """
-    collection = _collection(request, slug)
+    collection, teams = _scope(request, slug)
     labels, _unreadable = measure_labels_of(collection)
     measures = [label.requested for label in labels]
-    snapshots = selectors.snapshots_with_runs(collection=collection)
+    snapshots = selectors.snapshots_with_runs(collection=collection, teams=teams)
     params: Any = request.GET
     if not {"a", "b"} & params.keys():
         newest = list(snapshots[:2])

@@ -399,6 +399,7 @@ def test_settings_read_and_change(arena: Arena):
         "coverage_threshold",
         "leaderboard_published",
         "judgments_published",
+        "search_by_teams",
         "pool_depth",
     }
     changed = cora.patch(

@@ -147,6 +147,8 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("GET", S + "search-configurations/"):        (401, 404, 403, 403, 403, 403, 404, 200),
     ("POST", S + "search-configurations/"):       (401, 404, 403, 403, 403, 403, 404, 400),
     ("GET", S + "search-configurations/<int:pk>/"): (401, 404, 403, 403, 403, 403, 404, 404),
+    ("PATCH", S + "search-configurations/<int:pk>/"):
+                                                  (401, 404, 403, 403, 403, 403, 404, 404),
     ("POST", S + "search-configurations/<int:pk>/versions/"):
                                                   (401, 404, 403, 403, 403, 403, 404, 404),
     ("POST", S + "search-configurations/<int:pk>/tries/"):
@@ -249,6 +251,7 @@ BODIES: dict[tuple[str, str], Callable[[Arena], tuple[Any, str]]] = {
     ),
     ("POST", S + "search-configurations/<int:pk>/tries/"): lambda a: ({}, "json"),
     ("POST", S + "search-snapshots/"): lambda a: ({"configuration": 424242}, "json"),
+    ("PATCH", S + "search-configurations/<int:pk>/"): lambda a: ({"auto_judge": None}, "json"),
     ("PUT", S + "search-configurations/<int:pk>/schedule/"): lambda a: (
         {"frequency": "daily"},
         "json",

@@ -35,6 +35,8 @@ PATHS = [
     "/api/v1/collections/{slug}/search-snapshots/",
     "/api/v1/collections/{slug}/search-snapshots/{id}/",
     "/api/v1/collections/{slug}/search-diffs/",
+    "/api/v1/collections/{slug}/search-configurations/{id}/schedule/",
+    "/api/v1/collections/{slug}/search-checks/",
 ]
 
 

@@ -274,3 +274,36 @@ def test_made_tags_name_the_source_and_never_collide(flaky):
     _coll, boss, _server, _fault, _configuration, first = flaky
     tags = [services.snapshot_retry(snapshot=first, user=boss).tag for _ in range(3)]
     assert tags == ["first-retry", "first-retry-2", "first-retry-3"]
+
+
+@pytest.mark.parametrize("batch", [1, 2, 500])
+def test_a_large_remap_runs_in_the_background_and_equals_the_inline_one(flaky, monkeypatch, batch):
+    """Over REMAP_INLINE_QUERIES queries the re-map is queued (202) and mapped in batches
+    by the task; what it makes equals the inline re-map, query by query, whatever the batch
+    (a worker killed between batches resumes from the rows still pending)."""
+    _coll, boss, _server, fault, configuration, first = flaky
+    fault.down.clear()
+    full = runner.work(
+        SearchSnapshot.objects.get(pk=services.snapshot_retry(snapshot=first, user=boss).pk),
+        retries=FAST,
+    )
+    SnapshotQuery.objects.filter(snapshot=full, query__external_id="q2").update(raw=None)
+    _new_version(configuration, boss, mapping={"hits": "hits.hits[:1]"})
+    inline = services.snapshot_remap(snapshot=full, user=boss, tag="inline")
+    monkeypatch.setattr(services, "REMAP_INLINE_QUERIES", 1)
+    calls = []
+    monkeypatch.setattr(
+        services.background, "start_after_commit", lambda name, *args, **kw: calls.append(args)
+    )
+    queued = services.snapshot_remap(snapshot=full, user=boss, tag="queued")
+    assert queued.status == "queued" and queued.run_id is None and calls == [(queued.pk,)]
+    assert queued.queries.filter(status="pending").count() == 3  # every answered query waits
+    done = services.remap_work(queued, batch=batch)
+    assert (done.status, done.done, done.failed) == (inline.status, inline.done, inline.failed)
+    assert _hits(done) == _hits(inline)
+    errors = dict(done.queries.values_list("query__external_id", "error"))
+    assert errors == dict(inline.queries.values_list("query__external_id", "error"))
+    assert services.remap_work(done).run_id == done.run_id  # run again: nothing changes
+    client = client_for(boss)
+    answer = client.post(f"{BASE}/search-snapshots/", {"remap_of": full.pk}, format="json")
+    assert answer.status_code == 202 and answer.json()["status"] == "queued"
