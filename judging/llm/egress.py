@@ -75,6 +75,29 @@ def check_base_url(url: str) -> str:
     return text.rstrip("/")
 
 
+def destination_problems(
+    url: str, private_hosts: object, *, url_field: str = "base_url"
+) -> tuple[str, dict[str, str]]:
+    """Check an operator's destination: its URL and its allowed private hosts.
+
+    Return the URL as :func:`check_base_url` normalises it (unchanged if refused) and the
+    problems by field (``url_field``, ``allowed_private_hosts``). The admin forms of LLM
+    providers, search endpoints and alert webhooks share it.
+    """
+    errors: dict[str, str] = {}
+    try:
+        url = check_base_url(url)
+    except EgressRefused as exc:
+        errors[url_field] = str(exc)
+    try:
+        if not isinstance(private_hosts, list):
+            raise ValueError("Give a JSON list of host names, addresses or networks.")
+        EgressPolicy.from_entries(private_hosts)
+    except ValueError as exc:
+        errors["allowed_private_hosts"] = str(exc)
+    return url, errors
+
+
 def _effective(address: IPAddress) -> IPAddress:
     """Return the IPv4 address an IPv6 form stands for (mapped, 6to4, NAT64…), else it."""
     if isinstance(address, ipaddress.IPv6Address):

@@ -149,23 +149,13 @@ class LLMProvider(models.Model):
         """Refuse a base URL with user info or another scheme, and unreadable host entries."""
         from django.core.exceptions import ValidationError
 
-        from judging.llm.egress import EgressPolicy, EgressRefused, check_base_url
+        from judging.llm.egress import destination_problems
 
-        errors: dict[str, str] = {}
-        try:
-            self.base_url = check_base_url(self.base_url)
-        except EgressRefused as exc:
-            errors["base_url"] = str(exc)
+        self.base_url, errors = destination_problems(self.base_url, self.allowed_private_hosts)
         if not isinstance(self.allowed_models, list) or not all(
             isinstance(m, str) and m for m in self.allowed_models
         ):
             errors["allowed_models"] = 'Give a JSON list of model names, e.g. ["gpt-4o"].'
-        try:
-            if not isinstance(self.allowed_private_hosts, list):
-                raise ValueError("Give a JSON list of host names, addresses or networks.")
-            EgressPolicy.from_entries(self.allowed_private_hosts)
-        except ValueError as exc:
-            errors["allowed_private_hosts"] = str(exc)
         if errors:
             raise ValidationError(errors)
 

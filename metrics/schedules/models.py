@@ -79,19 +79,11 @@ class AlertWebhook(models.Model):
         """Refuse a URL the egress guard refuses and unreadable host entries."""
         from django.core.exceptions import ValidationError
 
-        from judging.llm.egress import EgressPolicy, EgressRefused, check_base_url
+        from judging.llm.egress import destination_problems
 
-        errors: dict[str, str] = {}
-        try:
-            self.url = check_base_url(self.url)
-        except EgressRefused as exc:
-            errors["url"] = str(exc)
-        try:
-            if not isinstance(self.allowed_private_hosts, list):
-                raise ValueError("Give a JSON list of host names, addresses or networks.")
-            EgressPolicy.from_entries(self.allowed_private_hosts)
-        except ValueError as exc:
-            errors["allowed_private_hosts"] = str(exc)
+        self.url, errors = destination_problems(
+            self.url, self.allowed_private_hosts, url_field="url"
+        )
         if errors:
             raise ValidationError(errors)
 

@@ -343,27 +343,39 @@ def schedules_tick(*, now: datetime | None = None) -> Tick:
         .order_by("created_at", "pk")
     )
     for snapshot in unchecked:
-        tick.checked.append(snapshot_check(snapshot=snapshot, now=now))
+        try:
+            tick.checked.append(snapshot_check(snapshot=snapshot, now=now))
+        except Exception:  # one snapshot that cannot be checked must not stop every tick
+            log.exception("snapshot %s could not be checked", snapshot.pk)
+            tick.skipped.append(f"snapshot {snapshot.pk}: could not be checked")
     due = list(
         SearchSchedule.objects.filter(active=True, next_run_at__lte=now)
         .order_by("next_run_at", "pk")
         .values_list("pk", flat=True)
     )
     for pk in due:
-        with transaction.atomic():
-            schedule = (
-                SearchSchedule.objects.select_for_update(skip_locked=True, of=("self",))
-                .select_related("configuration__collection", "created_by")
-                .filter(pk=pk, active=True, next_run_at__lte=now)
-                .first()
-            )
-            if schedule is not None:  # another beat took it, or it was changed meanwhile
-                _start_due(schedule, now, tick)
+        try:
+            with transaction.atomic():
+                schedule = (
+                    SearchSchedule.objects.select_for_update(skip_locked=True, of=("self",))
+                    .select_related("configuration__collection", "created_by")
+                    .filter(pk=pk, active=True, next_run_at__lte=now)
+                    .first()
+                )
+                if schedule is not None:  # another beat took it, or it was changed meanwhile
+                    _start_due(schedule, now, tick)
+        except Exception:  # the other schedules still start; this one is tried next tick
+            log.exception("schedule %s could not start", pk)
+            tick.skipped.append(f"schedule {pk}: could not start")
     pending = ScheduleCheck.objects.filter(fired=True).filter(
         email=ScheduleCheck.Delivery.PENDING
     ) | ScheduleCheck.objects.filter(fired=True, webhook=ScheduleCheck.Delivery.PENDING)
     for check in pending.select_related("schedule__webhook", "snapshot", "baseline"):
-        tick.delivered.append(alert_deliver(check=check))
+        try:
+            tick.delivered.append(alert_deliver(check=check))
+        except Exception:
+            log.exception("alert %s could not be delivered", check.pk)
+            tick.skipped.append(f"alert {check.pk}: could not be delivered")
     return tick
 
 

@@ -115,19 +115,9 @@ class SearchEndpoint(models.Model):
         """Refuse a base URL the egress guard refuses and unreadable host entries."""
         from django.core.exceptions import ValidationError
 
-        from judging.llm.egress import EgressPolicy, EgressRefused, check_base_url
+        from judging.llm.egress import destination_problems
 
-        errors: dict[str, str] = {}
-        try:
-            self.base_url = check_base_url(self.base_url)
-        except EgressRefused as exc:
-            errors["base_url"] = str(exc)
-        try:
-            if not isinstance(self.allowed_private_hosts, list):
-                raise ValueError("Give a JSON list of host names, addresses or networks.")
-            EgressPolicy.from_entries(self.allowed_private_hosts)
-        except ValueError as exc:
-            errors["allowed_private_hosts"] = str(exc)
+        self.base_url, errors = destination_problems(self.base_url, self.allowed_private_hosts)
         if errors:
             raise ValidationError(errors)
 

@@ -83,6 +83,13 @@ def walk(start, hours, step=timedelta(minutes=15)):
     return ticks
 
 
+def set_schedule(configuration, boss, *, now=T0, **fields):
+    """Set ``configuration``'s schedule as ``boss`` at ``now`` (``fields``: ScheduleFields)."""
+    return services.schedule_set(
+        configuration=configuration, fields=services.ScheduleFields(**fields), user=boss, now=now
+    )
+
+
 def alerted(watched, monkeypatch, webhook=None):
     """Two daily snapshots, the second after the engine broke: one alert (delivered)."""
     _coll, boss, configuration = watched

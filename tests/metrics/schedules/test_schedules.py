@@ -22,7 +22,7 @@ from metrics.schedules.models import ScheduleCheck, SearchSchedule
 from metrics.search import runner
 from metrics.search.models import SearchSnapshot
 from metrics.selectors import paired_scores
-from tests.metrics.schedules.conftest import T0, tick, walk
+from tests.metrics.schedules.conftest import T0, set_schedule, tick, walk
 from tests.metrics.search import fake_engine
 from tests.metrics.search.test_engines import FAST
 
@@ -31,12 +31,7 @@ pytestmark = pytest.mark.django_db
 
 def test_an_hourly_schedule_runs_once_an_hour_and_checks_each_snapshot(watched):
     _coll, boss, configuration = watched
-    schedule = services.schedule_set(
-        configuration=configuration,
-        fields=services.ScheduleFields(frequency="hourly"),
-        user=boss,
-        now=T0,
-    )
+    schedule = set_schedule(configuration, boss, frequency="hourly")
     assert schedule.next_run_at == datetime(2026, 12, 7, 10, 0, tzinfo=UTC)
     ticks = walk(T0, hours=24)
     snapshots = list(
@@ -63,12 +58,7 @@ def test_a_real_drop_alerts_with_the_live_lists_numbers_and_mails_the_coordinato
     watched, monkeypatch
 ):
     _coll, boss, configuration = watched
-    services.schedule_set(
-        configuration=configuration,
-        fields=services.ScheduleFields(frequency="daily"),
-        user=boss,
-        now=T0,
-    )
+    set_schedule(configuration, boss, frequency="daily")
     walk(T0, hours=24, step=timedelta(hours=6))  # 02:00 the next day: the first snapshot
     good = fake_engine.rank
     # The engine breaks: it loses its best document for every query.
@@ -94,20 +84,11 @@ def test_a_real_drop_alerts_with_the_live_lists_numbers_and_mails_the_coordinato
 
 def test_a_pinned_baseline_is_what_every_check_compares_with(watched):
     _coll, boss, configuration = watched
-    services.schedule_set(
-        configuration=configuration,
-        fields=services.ScheduleFields(frequency="hourly"),
-        user=boss,
-        now=T0,
-    )
+    set_schedule(configuration, boss, frequency="hourly")
     walk(T0, hours=1)
     pinned = SearchSnapshot.objects.get(origin="schedule")
-    services.schedule_set(
-        configuration=configuration,
-        fields=services.ScheduleFields(frequency="hourly", baseline=pinned),
-        user=boss,
-        now=T0 + timedelta(hours=1),
-    )
+    later_now = T0 + timedelta(hours=1)
+    set_schedule(configuration, boss, frequency="hourly", baseline=pinned, now=later_now)
     walk(T0 + timedelta(hours=1, minutes=15), hours=3)
     later = ScheduleCheck.objects.exclude(snapshot=pinned)
     assert later.count() == 3
@@ -117,12 +98,7 @@ def test_a_pinned_baseline_is_what_every_check_compares_with(watched):
 def test_a_schedule_whose_endpoint_keeps_failing_pauses_itself_and_says_why(watched, engine):
     _coll, boss, configuration = watched
     engine.fault = lambda request, n: (503, "down for maintenance", {})
-    services.schedule_set(
-        configuration=configuration,
-        fields=services.ScheduleFields(frequency="hourly"),
-        user=boss,
-        now=T0,
-    )
+    set_schedule(configuration, boss, frequency="hourly")
     walk(T0, hours=6)
     schedule = SearchSchedule.objects.get()
     assert not schedule.active and schedule.failures == 3
@@ -130,23 +106,13 @@ def test_a_schedule_whose_endpoint_keeps_failing_pauses_itself_and_says_why(watc
     assert SearchSnapshot.objects.filter(origin="schedule").count() == 3  # none after pausing
     # Turning it on again clears the count and the reason.
     engine.fault = None
-    schedule = services.schedule_set(
-        configuration=configuration,
-        fields=services.ScheduleFields(frequency="hourly"),
-        user=boss,
-        now=T0 + timedelta(hours=6),
-    )
+    schedule = set_schedule(configuration, boss, frequency="hourly", now=T0 + timedelta(hours=6))
     assert schedule.active and schedule.failures == 0 and schedule.paused_reason == ""
 
 
 def test_a_schedule_pauses_when_its_owner_is_no_longer_a_coordinator(watched):
     _coll, boss, configuration = watched
-    services.schedule_set(
-        configuration=configuration,
-        fields=services.ScheduleFields(frequency="hourly"),
-        user=boss,
-        now=T0,
-    )
+    set_schedule(configuration, boss, frequency="hourly")
     Membership.objects.filter(user=boss).delete()
     done = tick(T0 + timedelta(hours=1))
     assert done.started == []
@@ -156,12 +122,7 @@ def test_a_schedule_pauses_when_its_owner_is_no_longer_a_coordinator(watched):
 
 def test_a_snapshot_still_running_is_not_started_twice(watched):
     _coll, boss, configuration = watched
-    services.schedule_set(
-        configuration=configuration,
-        fields=services.ScheduleFields(frequency="hourly"),
-        user=boss,
-        now=T0,
-    )
+    set_schedule(configuration, boss, frequency="hourly")
     first = services.schedules_tick(now=T0 + timedelta(hours=1))  # started, not worked
     second = services.schedules_tick(now=T0 + timedelta(hours=2))
     assert len(first.started) == 1 and second.started == []
@@ -213,12 +174,7 @@ def test_a_cron_schedule_runs_at_its_times_only(watched):
 
 def test_the_checks_scores_leave_out_failed_queries(watched, engine):
     _coll, boss, configuration = watched
-    services.schedule_set(
-        configuration=configuration,
-        fields=services.ScheduleFields(frequency="hourly"),
-        user=boss,
-        now=T0,
-    )
+    set_schedule(configuration, boss, frequency="hourly")
     walk(T0, hours=1)
     engine.fault = lambda request, n: (
         (400, "bad query", {}) if "wind turbines" in json.dumps(request["body"]) else None
@@ -228,3 +184,17 @@ def test_the_checks_scores_leave_out_failed_queries(watched, engine):
     assert check.queries == 7
     assert check.reason.endswith("1 query that failed left out.")
     assert np.isfinite(check.mean_before)
+
+
+def test_one_snapshot_that_cannot_be_checked_does_not_stop_the_tick(watched, monkeypatch):
+    _coll, boss, configuration = watched
+    set_schedule(configuration, boss, frequency="hourly")
+    walk(T0, hours=0.5)  # 10:00: one scheduled snapshot, finished, not yet checked
+
+    def broken(**kwargs):
+        raise RuntimeError("the scores went away")
+
+    monkeypatch.setattr(services, "snapshot_check", broken)
+    done = tick(T0 + timedelta(hours=1, minutes=30))  # 11:00
+    assert done.checked == [] and "could not be checked" in done.skipped[0]
+    assert len(done.started) == 1  # the due schedule still started
